@@ -1,0 +1,79 @@
+// Checks the model block: layer names and arguments, labels, and shape inference for every layer.
+import type { Span } from '../diagnostics/diagnostic.js';
+import { Messages, type MessageDef } from '../diagnostics/messages.js';
+import type { DiagnosticSink } from '../diagnostics/sink.js';
+import { didYouMean } from '../diagnostics/suggest.js';
+import { layerKind, layerNames } from '../layers/registry.js';
+import type { ModelBlock } from '../syntax/ast.js';
+import type { Shape } from './arg-spec.js';
+import { bindArgs } from './bind-args.js';
+import type { CheckedLayer, CheckedModel } from './program.js';
+
+export const INPUT_LABEL = 'input';
+
+export function checkModel(block: ModelBlock, sink: DiagnosticSink, lineOf: (offset: number) => number): CheckedModel | undefined {
+  const header = bindArgs(`model ${block.name.name}`, block.params, [{ name: 'input', type: { kind: 'shape' }, required: true }], sink, block.name.span);
+  const input = header.values.input as Shape | undefined;
+  if (block.statements.length === 0 && !block.incomplete) sink.report(Messages.EmptyModel, block.name.span, block.name.name);
+
+  // Labels first, so that a use before the definition can be told apart from a typo.
+  const labels = new Map<string, { index: number; span: Span }>();
+  block.statements.forEach((s, index) => {
+    if (!s.label) return;
+    const name = s.label.name;
+    const previous = labels.get(name);
+    if (name === INPUT_LABEL) sink.report(Messages.ReservedLabel, s.label.span, name);
+    else if (previous) sink.report(Messages.DuplicateLabel, s.label.span, name, lineOf(previous.span.start));
+    else labels.set(name, { index, span: s.label.span });
+  });
+
+  const layers: CheckedLayer[] = [];
+  const shapes: (Shape | undefined)[] = [];
+  let ok = !!input && !block.incomplete;
+  block.statements.forEach((s, index) => {
+    const callee = s.call.callee;
+    const kind = layerKind(callee.name);
+    if (!kind) {
+      sink.report(Messages.UnknownName, callee.span, 'layer', callee.name, didYouMean(callee.name, layerNames), layerNames.join(', '));
+      ok = false;
+      shapes.push(undefined);
+      return;
+    }
+    const errorsBefore = sink.errorCount;
+    const args = bindArgs(kind.name, s.call.args, kind.args, sink, callee.span, { restLabels: kind.reads === 'labels' });
+    let inputs: number[];
+    if (kind.reads === 'labels') {
+      inputs = args.rest.map((ref) => {
+        if (ref.label === INPUT_LABEL) return -1;
+        const def = labels.get(ref.label);
+        if (!def) {
+          if (!block.incomplete) sink.report(Messages.UndefinedLabel, ref.span, ref.label, didYouMean(ref.label, [...labels.keys(), INPUT_LABEL]));
+        } else if (def.index >= index) sink.report(Messages.LabelUsedBeforeDefinition, ref.span, ref.label, lineOf(def.span.start));
+        else return def.index;
+        return NaN;
+      });
+      if (inputs.length < 2) sink.report(Messages.NeedsInputs, callee.span, kind.name, 2, inputs.length);
+    } else {
+      inputs = [index - 1];
+    }
+    if (sink.errorCount > errorsBefore) ok = false;
+    const inShapes = inputs.map((i) => (i === -1 ? input : shapes[i]));
+    let shape: Shape | undefined;
+    if (ok && inShapes.every((x): x is Shape => !!x)) {
+      shape = kind.shape({
+        args,
+        inputs: inShapes,
+        span: callee.span,
+        error: (def: MessageDef, arg: string | undefined, ...rest) => sink.report(def, (arg && args.spans[arg]) || s.call.span, ...rest),
+      });
+    }
+    if (!shape) ok = false;
+    shapes.push(shape);
+    layers.push({ index, kind, label: s.label?.name, args: args.values, inputs, shape: shape ?? [], span: s.call.span });
+  });
+  return ok && input ? { name: block.name.name, input, layers } : undefined;
+}
+
+export function outputShape(model: CheckedModel): Shape {
+  return model.layers.length ? model.layers[model.layers.length - 1].shape : model.input;
+}

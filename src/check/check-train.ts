@@ -1,0 +1,88 @@
+// Checks the train block: its keys, the data source, loss and optimizer, and that the model's input
+// and output fit the data and the loss.
+import type { Span } from '../diagnostics/diagnostic.js';
+import { Messages } from '../diagnostics/messages.js';
+import type { DiagnosticSink } from '../diagnostics/sink.js';
+import { didYouMean } from '../diagnostics/suggest.js';
+import type { Arg, EntriesBlock } from '../syntax/ast.js';
+import { dataSources, type DataShape, type Host } from '../vocabulary/data-sources.js';
+import { losses, metrics } from '../vocabulary/losses.js';
+import { optimizers } from '../vocabulary/optimizers.js';
+import type { ArgSpec } from './arg-spec.js';
+import { bindArgs } from './bind-args.js';
+import { entriesAsArgs } from './entries.js';
+import { resolveRegistryCall } from './registry-call.js';
+import type { CallConfig, CheckedModel, TrainConfig } from './program.js';
+import { checkDataFit } from './data-fit.js';
+
+const plainKeys: ArgSpec[] = [
+  { name: 'validation', type: { kind: 'number', min: 0, max: 1, maxExclusive: true }, default: 0 },
+  { name: 'batch', type: { kind: 'int', min: 1 }, default: 32 },
+  { name: 'epochs', type: { kind: 'int', min: 1 } },
+  { name: 'steps', type: { kind: 'int', min: 0 } },
+  { name: 'metrics', type: { kind: 'choices', values: metrics, what: 'metric' }, default: ['accuracy'] },
+  { name: 'shuffle', type: { kind: 'bool' }, default: true },
+];
+const callKeys = ['data', 'loss', 'optimizer'];
+export const trainKeys = [...callKeys, ...plainKeys.map((k) => k.name)];
+
+export function checkTrain(block: EntriesBlock, model: CheckedModel | undefined, sink: DiagnosticSink, host: Host | undefined): TrainConfig | undefined {
+  const { args } = entriesAsArgs(block, sink);
+  const byKey = new Map(args.map((a) => [a.key!.name, a]));
+  const plain: Arg[] = [];
+  for (const a of args) {
+    const key = a.key!;
+    if (callKeys.includes(key.name)) continue;
+    if (!plainKeys.some((k) => k.name === key.name)) {
+      sink.report(Messages.UnknownTrainKey, key.span, key.name, didYouMean(key.name, trainKeys), trainKeys.join(', '));
+      continue;
+    }
+    plain.push(a);
+  }
+  const errorsBefore = sink.errorCount;
+  const bound = bindArgs('train', plain, plainKeys, sink, block.keyword);
+
+  const required = (key: string): Arg | undefined => {
+    const a = byKey.get(key);
+    if (!a) sink.report(Messages.MissingTrainKey, block.keyword, key);
+    return a;
+  };
+  const dataArg = required('data');
+  const lossArg = required('loss');
+  const optimizerArg = byKey.get('optimizer');
+  const data = dataArg && resolveRegistryCall('data source', dataSources, dataArg.value, sink);
+  const loss = lossArg && resolveRegistryCall('loss', losses, lossArg.value, sink);
+  const optimizer: CallConfig | undefined = optimizerArg
+    ? resolveRegistryCall('optimizer', optimizers, optimizerArg.value, sink)?.config
+    : { name: 'adam', args: bindArgs('adam', [], optimizers.find((o) => o.name === 'adam')!.args, sink, block.keyword).values };
+
+  const hasEpochs = 'epochs' in bound.spans;
+  const hasSteps = 'steps' in bound.spans;
+  if (hasEpochs && hasSteps) sink.report(Messages.EpochsAndSteps, bound.spans.steps);
+  else if (!hasEpochs && !hasSteps) sink.report(Messages.NoEpochsOrSteps, block.keyword);
+
+  let dataShape: DataShape | undefined;
+  if (data && dataArg) {
+    const shape = data.spec.shape(data.config.args, host);
+    if (shape && 'error' in shape) sink.report(Messages.DataFile, dataArg.value.span, shape.error);
+    else dataShape = shape;
+  }
+  if (model && dataShape && loss && dataArg && lossArg) checkDataFit(model, dataShape, loss.spec, { data: dataArg.value.span, loss: lossArg.value.span }, data!.config.name, sink);
+
+  if (sink.errorCount > errorsBefore || !data || !loss || !optimizer) return undefined;
+  const v = bound.values;
+  return {
+    data: data.config,
+    dataShape,
+    validation: v.validation as number,
+    loss: loss.config,
+    optimizer,
+    batch: v.batch as number,
+    epochs: v.epochs as number | undefined,
+    steps: v.steps as number | undefined,
+    metrics: v.metrics as string[],
+    shuffle: v.shuffle as boolean,
+  };
+}
+
+export type FitSpans = { data: Span; loss: Span };

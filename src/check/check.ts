@@ -1,0 +1,57 @@
+// The checker's entry: sorts the blocks, checks each one, and assembles a Program when all is valid.
+import { Messages } from '../diagnostics/messages.js';
+import type { DiagnosticSink } from '../diagnostics/sink.js';
+import { lineStarts, offsetToLineCol } from '../diagnostics/format.js';
+import type { EntriesBlock, ModelBlock, NetFile, Value } from '../syntax/ast.js';
+import type { Host } from '../vocabulary/data-sources.js';
+import { optimizers } from '../vocabulary/optimizers.js';
+import { checkModel } from './check-model.js';
+import { checkTrain } from './check-train.js';
+import { checkEnsemble } from './check-ensemble.js';
+import { checkSchedule } from './check-schedule.js';
+import type { Program, ScheduleConfig } from './program.js';
+
+export interface CheckOptions {
+  /** reads data files (csv headers, idx headers) relative to the .net file */
+  host?: Host;
+}
+
+export function check(file: NetFile, sink: DiagnosticSink, options: CheckOptions = {}): Program | undefined {
+  const starts = lineStarts(file.source);
+  const lineOf = (offset: number) => offsetToLineCol(starts, offset).line;
+
+  const single = <B extends ModelBlock | EntriesBlock>(kind: B['kind']): B | undefined => {
+    const found = file.blocks.filter((b) => b.kind === kind) as B[];
+    for (const extra of found.slice(1)) sink.report(Messages.DuplicateBlock, extra.keyword, kind, lineOf(found[0].keyword.start));
+    return found[0];
+  };
+  const modelBlock = single<ModelBlock>('model');
+  const ensembleBlock = single<EntriesBlock>('ensemble');
+  const trainBlock = single<EntriesBlock>('train');
+
+  if (!modelBlock) sink.report(Messages.MissingModel, { start: 0, length: Math.min(1, file.source.length) });
+  const model = modelBlock && checkModel(modelBlock, sink, lineOf);
+  const train = trainBlock && checkTrain(trainBlock, model, sink, options.host);
+  const ensemble = checkEnsemble(ensembleBlock, { model: modelBlock, optimizer: optimizerName(trainBlock) }, sink);
+
+  const schedules: ScheduleConfig[] = [];
+  for (const block of file.blocks) {
+    if (block.kind !== 'schedule') continue;
+    const schedule = checkSchedule(block, sink);
+    if (!schedule) continue;
+    if (schedules.some((s) => s.name === schedule.name)) sink.report(Messages.DuplicateSchedule, block.name!.span, schedule.name);
+    else schedules.push(schedule);
+  }
+
+  if (sink.errorCount > 0 || !model || !ensemble || (trainBlock && !train)) return undefined;
+  return { path: file.path, model, ensemble, train, schedules };
+}
+
+/** The optimizer a vary path refers to: the train block's, adam by default, undefined if unknown. */
+function optimizerName(train: EntriesBlock | undefined): string | undefined {
+  const entry = train?.entries.find((e) => !e.vary && e.path[0].name === 'optimizer');
+  if (!entry) return 'adam';
+  const v: Value = entry.value;
+  const name = v.kind === 'call' ? v.callee.name : v.kind === 'name' ? v.name : undefined;
+  return optimizers.some((o) => o.name === name) ? name : undefined;
+}

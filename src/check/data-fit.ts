@@ -1,0 +1,55 @@
+// Does the model fit its data and loss? The input must take one example of the data (an image may be
+// fed flat to a model whose input is [h*w*c]); the output must fit the loss and the labels.
+import { Messages } from '../diagnostics/messages.js';
+import type { DiagnosticSink } from '../diagnostics/sink.js';
+import { fmtShape } from '../layers/layer-kind.js';
+import { product } from '../layers/spatial.js';
+import type { DataShape } from '../vocabulary/data-sources.js';
+import type { LossSpec } from '../vocabulary/losses.js';
+import type { Shape } from './arg-spec.js';
+import { outputShape } from './check-model.js';
+import type { CheckedModel } from './program.js';
+import type { FitSpans } from './check-train.js';
+
+const squeeze = (s: Shape) => s.filter((d) => d !== 1);
+
+export function inputFits(data: Shape, input: Shape): boolean {
+  if (fmtShape(data) === fmtShape(input)) return true;
+  if (product(data) !== product(input)) return false;
+  return input.length === 1 || data.length === 1 || fmtShape(squeeze(data)) === fmtShape(squeeze(input));
+}
+
+/** The output size a loss needs for these labels, or a reason it cannot work. */
+export function expectedOutput(loss: LossSpec, labels: DataShape['labels']): number | string | undefined {
+  if (labels.kind === 'values') {
+    if (loss.expects === 'sparse') return labels.columns === 1 ? undefined : `${loss.name} needs one integer label column, the data has ${labels.columns}`;
+    return labels.columns;
+  }
+  const k = labels.classes;
+  switch (loss.expects) {
+    case 'binary':
+      return k === 2 ? 1 : `binary_crossentropy needs 2 classes, the data has ${k}; use categorical_crossentropy or sparse_categorical_crossentropy`;
+    case 'categorical':
+    case 'sparse':
+      return k;
+    case 'regression':
+      return k === 2 ? 1 : k;
+  }
+}
+
+export function checkDataFit(model: CheckedModel, data: DataShape, loss: LossSpec, spans: FitSpans, source: string, sink: DiagnosticSink): void {
+  if (!inputFits(data.features, model.input)) {
+    sink.report(Messages.InputDoesNotFitData, spans.data, fmtShape(model.input), `${source}()`, `examples of shape ${fmtShape(data.features)}`);
+  }
+  const out = outputShape(model);
+  const expected = expectedOutput(loss, data.labels);
+  if (typeof expected === 'string') {
+    sink.report(Messages.OutputDoesNotFitLoss, spans.loss, expected);
+    return;
+  }
+  if (expected === undefined) return;
+  if (out.length !== 1 || out[0] !== expected) {
+    const labels = data.labels.kind === 'classes' ? `${data.labels.classes} classes` : `${data.labels.columns} label column(s)`;
+    sink.report(Messages.OutputDoesNotFitLoss, spans.loss, `the model's output ${fmtShape(out)} does not fit ${loss.name} on ${source}() with ${labels}: the last layer must give [${expected}]`);
+  }
+}

@@ -1,0 +1,80 @@
+// The checker's output: a fully resolved, valid description of one .net file. Later passes trust it.
+import type { Span } from '../diagnostics/diagnostic.js';
+import type { LayerKind } from '../layers/layer-kind.js';
+import type { DataShape } from '../vocabulary/data-sources.js';
+import type { BoundArgs, BoundValue, Shape } from './arg-spec.js';
+
+export type Values = BoundArgs['values'];
+
+export interface CheckedLayer {
+  index: number;
+  kind: LayerKind;
+  label?: string;
+  args: Values;
+  /** indices of the layers read; -1 is the model input */
+  inputs: number[];
+  shape: Shape;
+  span: Span;
+}
+
+export interface CheckedModel {
+  name: string;
+  input: Shape;
+  layers: CheckedLayer[];
+}
+
+export type Space =
+  | { kind: 'list'; values: BoundValue[] }
+  | { kind: 'choice'; values: BoundValue[] }
+  | { kind: 'uniform'; low: number; high: number }
+  | { kind: 'loguniform'; low: number; high: number };
+
+export type VaryTarget = { kind: 'optimizer'; arg: string } | { kind: 'layer'; layer: number; arg: string };
+
+export interface Vary {
+  path: string;
+  target: VaryTarget;
+  space: Space;
+  span: Span;
+}
+
+export interface EnsembleConfig {
+  members: number;
+  seed: number;
+  vary: Vary[];
+}
+
+export interface CallConfig {
+  name: string;
+  args: Values;
+}
+
+export interface TrainConfig {
+  data: CallConfig;
+  /** undefined when the shape is only known once the data loads (gzip idx files) */
+  dataShape?: DataShape;
+  validation: number;
+  loss: CallConfig;
+  optimizer: CallConfig;
+  batch: number;
+  epochs?: number;
+  steps?: number;
+  metrics: string[];
+  shuffle: boolean;
+}
+
+export interface ScheduleConfig {
+  name: string;
+  args: Values;
+  span: Span;
+}
+
+export interface Program {
+  path: string;
+  model: CheckedModel;
+  ensemble: EnsembleConfig;
+  train?: TrainConfig;
+  schedules: ScheduleConfig[];
+}
+
+export const defaultEnsemble: EnsembleConfig = { members: 1, seed: 0, vary: [] };

@@ -1,0 +1,23 @@
+// Reads and compiles one .net file for a command, printing its diagnostics. Shared by every command
+// that starts from a .net file.
+import { readFileSync } from 'node:fs';
+import { hasErrors } from '../diagnostics/diagnostic.js';
+import { formatDiagnostics } from '../diagnostics/format.js';
+import { compile, type CompileState } from '../pipeline.js';
+import { fileHost } from './host.js';
+import type { Io } from './io.js';
+
+export function compileFile(path: string, io: Io, after?: string): CompileState | undefined {
+  let source: string;
+  try {
+    source = readFileSync(path, 'utf8');
+  } catch (e) {
+    io.err(`netc: cannot read '${path}': ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}\n`);
+    return undefined;
+  }
+  const state = compile(source, path, { host: fileHost(path), after });
+  if (state.diagnostics.length) io.err(formatDiagnostics(state.diagnostics, source) + '\n\n');
+  return state;
+}
+
+export const compiledCleanly = (state: CompileState | undefined): boolean => !!state && !hasErrors(state.diagnostics);

@@ -1,0 +1,24 @@
+// The checker's window on the file system: data files are read relative to the .net file's folder.
+import { closeSync, openSync, readSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import type { Host } from '../vocabulary/data-sources.js';
+
+export function fileHost(netFile: string): Host {
+  const base = dirname(resolve(netFile));
+  return {
+    readBytes(path, maxBytes) {
+      try {
+        const fd = openSync(resolve(base, path), 'r');
+        try {
+          const buffer = new Uint8Array(maxBytes);
+          const n = readSync(fd, buffer, 0, maxBytes, 0);
+          return buffer.subarray(0, n);
+        } finally {
+          closeSync(fd);
+        }
+      } catch {
+        return undefined;
+      }
+    },
+  };
+}

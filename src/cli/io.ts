@@ -1,0 +1,18 @@
+// Where the CLI writes. Tests pass their own to capture output; the binary uses the process streams.
+export interface Io {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+export const processIo: Io = {
+  out: (text) => process.stdout.write(text),
+  err: (text) => process.stderr.write(text),
+};
+
+/** Exit codes: 0 clean, 1 errors in the input, 2 bad command-line usage, 70 a bug in netc. */
+export const ExitCode = { ok: 0, errors: 1, usage: 2, internal: 70 } as const;
+
+/** A mistake in how netc was called: printed without a stack trace, exit code 2. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}

@@ -1,0 +1,50 @@
+// The command line. This folder is the only place that reads and writes files and chooses exit codes.
+import { Command, CommanderError } from 'commander';
+import { checkCommand } from './check-command.js';
+import { irCommand } from './ir-command.js';
+import { ExitCode, processIo, UsageError, type Io } from './io.js';
+
+const VERSION = '0.1.0';
+
+export async function main(argv: string[], io: Io = processIo): Promise<number> {
+  let code: number = ExitCode.ok;
+  const program = new Command('netc')
+    .description('Train many small neural networks of one architecture at once.')
+    .version(VERSION)
+    .exitOverride()
+    .configureOutput({ writeOut: io.out, writeErr: io.err })
+    .showHelpAfterError('(run netc --help for usage)');
+
+  program
+    .command('check')
+    .description('check .net files and print a one-line summary of each clean one')
+    .argument('<files...>', '.net files')
+    .action((files: string[]) => {
+      code = checkCommand(files, io);
+    });
+
+  program
+    .command('ir')
+    .description('print the IR of a .net file after a named pass')
+    .argument('<file>', 'a .net file')
+    .option('--after <pass>', 'the pass after which to print', 'verify')
+    .action((file: string, opts: { after: string }) => {
+      code = irCommand(file, opts.after, io);
+    });
+
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return code;
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      // --help and --version end here too, with exit code 0
+      return e.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
+    }
+    if (e instanceof UsageError) {
+      io.err(`netc: ${e.message}\n`);
+      return ExitCode.usage;
+    }
+    io.err(`netc: internal error: ${(e as Error)?.stack ?? String(e)}\nThis is a bug in netc, not in your file; please report it with the file that caused it.\n`);
+    return ExitCode.internal;
+  }
+}

@@ -1,0 +1,77 @@
+// The one catalogue of diagnostics. Codes are stable: never renumber, only add.
+// NET1xxx syntax, NET2xxx names and shapes, NET3xxx ensemble and schedules, NET4xxx training and data.
+// `{0}`, `{1}`, ... are replaced by the arguments given when the diagnostic is reported.
+import type { Category } from './diagnostic.js';
+
+export interface MessageDef {
+  code: number;
+  category: Category;
+  text: string;
+}
+
+const error = (code: number, text: string): MessageDef => ({ code, category: 'error', text });
+const warning = (code: number, text: string): MessageDef => ({ code, category: 'warning', text });
+
+export const Messages = {
+  // --- syntax ---------------------------------------------------------------------------------
+  UnexpectedCharacter: error(1001, "unexpected character '{0}'"),
+  UnterminatedString: error(1002, 'unterminated string: a string must end with " on the same line'),
+  ExpectedToken: error(1003, 'expected {0}, found {1}'),
+  UnexpectedToken: error(1004, 'unexpected {0}; expected {1}'),
+  TrailingInput: error(1005, 'unexpected {0}; a file holds only model, ensemble, train and schedule blocks'),
+  DuplicateBlock: error(1006, "a file holds at most one '{0}' block; the first one is at line {1}"),
+  MissingModel: error(1007, "the file has no 'model' block"),
+  DuplicateSchedule: error(1008, "schedule '{0}' is given twice"),
+
+  // --- names, arguments and shapes -----------------------------------------------------------
+  UnknownName: error(2001, "unknown {0} '{1}'{2}; expected one of: {3}"),
+  UnknownArgument: error(2002, "{0} has no argument '{1}'{2}; its arguments are: {3}"),
+  MissingArgument: error(2003, "{0} needs the argument '{1}'"),
+  WrongType: error(2004, '{0} must be {1}, got {2}'),
+  OutOfRange: error(2005, '{0} must be {1}, got {2}'),
+  TooManyArguments: error(2006, '{0} takes at most {1} positional argument(s)'),
+  ArgumentTwice: error(2007, "argument '{0}' is given twice"),
+  DuplicateLabel: error(2008, "label '{0}' is already defined at line {1}"),
+  UndefinedLabel: error(2009, "'{0}' is not a label defined in this model{1}"),
+  LabelUsedBeforeDefinition: error(2010, "label '{0}' is used before it is defined (at line {1}); a layer can only read earlier outputs"),
+  ReservedLabel: error(2011, "'{0}' is reserved: it names the model's input"),
+  EmptyModel: error(2012, "model '{0}' has no layers"),
+  BadModelInput: error(2013, "model '{0}' needs 'input: [d1, d2, ...]', a list of positive integers (the shape of one example)"),
+  InputRank: error(2014, '{0} expects {1} input, got shape {2}{3}'),
+  KernelTooLarge: error(2015, '{0} window {1} is larger than its input {2} (padding: valid)'),
+  ShapeMismatch: error(2016, '{0}: shapes {1} do not match'),
+  EmptyOutput: error(2017, '{0} produces an empty output {1} from input {2}'),
+  NeedsInputs: error(2018, '{0} needs at least {1} labelled inputs, got {2}'),
+  ShapeOfOutput: error(2019, "the model's output {0} does not fit {1}"),
+
+  // --- ensemble and schedules ----------------------------------------------------------------
+  BadMembers: error(3001, 'members must be an integer >= 1, got {0}'),
+  UnknownEnsembleKey: error(3002, "unknown ensemble key '{0}'{1}; expected one of: {2}"),
+  UnknownVaryPath: error(3003, "vary {0}: {1}"),
+  VaryChangesShape: error(3004, "vary {0}: '{1}' changes the layer's shape, and all members must share one architecture"),
+  BadSpace: error(3005, '{0}'),
+  VaryTwice: error(3006, "'{0}' is varied twice"),
+  DuplicateKey: error(3007, "key '{0}' is given twice in this block"),
+  VaryOutsideEnsemble: error(3008, "'vary' belongs in the ensemble block"),
+  UnknownSchedule: error(3010, "unknown schedule '{0}'{1}; expected one of: {2}"),
+  UnknownScheduleKey: error(3011, "schedule {0} has no key '{1}'{2}; its keys are: {3}"),
+  MissingScheduleKey: error(3012, "schedule {0} needs the key '{1}'"),
+  BadInterval: error(3013, "{0} must be an interval such as '2 epochs' or '500 steps', got {1}"),
+
+  // --- training and data ---------------------------------------------------------------------
+  MissingTrain: error(4001, "the file has no 'train' block, so there is nothing to train"),
+  UnknownTrainKey: error(4002, "unknown train key '{0}'{1}; expected one of: {2}"),
+  EpochsAndSteps: error(4003, "give exactly one of 'epochs' or 'steps', not both"),
+  NoEpochsOrSteps: error(4004, "the train block needs 'epochs' or 'steps'"),
+  MissingTrainKey: error(4005, "the train block needs '{0}'"),
+  InputDoesNotFitData: error(4006, "the model input {0} does not fit the data: {1} gives {2}"),
+  OutputDoesNotFitLoss: error(4007, '{0}'),
+  DataFile: error(4008, '{0}'),
+  ActivationLossMismatch: warning(4009, '{0}'),
+} as const satisfies Record<string, MessageDef>;
+
+export type MessageName = keyof typeof Messages;
+
+export function formatMessage(def: MessageDef, args: readonly (string | number)[]): string {
+  return def.text.replace(/\{(\d+)\}/g, (_, i: string) => String(args[Number(i)] ?? ''));
+}

@@ -1,0 +1,84 @@
+// The compiler's passes, in order, in one place. Each pass takes the state the previous ones left and
+// adds to it; diagnostics stop the pipeline after the pass that reported them. The verifier runs after
+// every pass that produces IR.
+import { hasErrors, type Diagnostic } from './diagnostics/diagnostic.js';
+import { DiagnosticSink } from './diagnostics/sink.js';
+import { parse } from './syntax/parse.js';
+import type { NetFile } from './syntax/ast.js';
+import { check, type CheckOptions } from './check/check.js';
+import type { Program } from './check/program.js';
+import { lowerModel } from './ir/lower.js';
+import type { ModelIR } from './ir/model-ir.js';
+import { verifyModelIR } from './ir/verify.js';
+
+export interface CompileState {
+  path: string;
+  source: string;
+  diagnostics: Diagnostic[];
+  ast?: NetFile;
+  program?: Program;
+  ir?: ModelIR;
+}
+
+export interface Pass {
+  name: string;
+  run(state: CompileState, options: CheckOptions): void;
+}
+
+/** A verifier found broken IR: always a bug in netc, never the user's mistake. */
+export class InternalError extends Error {
+  override name = 'InternalError';
+}
+
+export const passes: readonly Pass[] = [
+  {
+    name: 'parse',
+    run(state) {
+      const { file, diagnostics } = parse(state.source, state.path);
+      state.ast = file;
+      state.diagnostics.push(...diagnostics);
+    },
+  },
+  {
+    name: 'check',
+    run(state, options) {
+      const sink = new DiagnosticSink(state.path);
+      state.program = check(state.ast!, sink, options);
+      state.diagnostics.push(...sink.diagnostics);
+    },
+  },
+  {
+    name: 'lower',
+    run(state) {
+      state.ir = lowerModel(state.program!.model);
+    },
+  },
+  {
+    name: 'verify',
+    run(state) {
+      const problems = verifyModelIR(state.ir!);
+      if (problems.length) throw new InternalError(`the model IR of ${state.path} is invalid:\n  ${problems.join('\n  ')}`);
+    },
+  },
+];
+
+export const passNames = passes.map((p) => p.name);
+
+export interface CompileOptions extends CheckOptions {
+  /** stop after this pass (`netc ir --after`) */
+  after?: string;
+}
+
+/**
+ * Runs the passes over one source text. The parser's diagnostics do not stop the checker (it works on
+ * the recovered AST, so one run reports every mistake); any error stops the pipeline after `check`.
+ */
+export function compile(source: string, path: string, options: CompileOptions = {}): CompileState {
+  const state: CompileState = { path, source, diagnostics: [] };
+  for (const pass of passes) {
+    if (pass.name !== 'check' && hasErrors(state.diagnostics)) break;
+    pass.run(state, options);
+    if (pass.name === options.after) break;
+  }
+  return state;
+}

@@ -1,0 +1,67 @@
+// Tokens of the .net language. Keywords come before Identifier and use `longer_alt`, so `models` is
+// still an identifier.
+import { createToken, Lexer, type TokenType } from 'chevrotain';
+
+export const Identifier = createToken({ name: 'Identifier', pattern: /[A-Za-z_][A-Za-z0-9_]*/, label: 'a name' });
+
+const keyword = (word: string) =>
+  createToken({ name: word[0].toUpperCase() + word.slice(1), pattern: new RegExp(`${word}\\b`), longer_alt: Identifier, label: `'${word}'` });
+
+export const Model = keyword('model');
+export const Ensemble = keyword('ensemble');
+export const Train = keyword('train');
+export const Schedule = keyword('schedule');
+export const Vary = keyword('vary');
+export const True = keyword('true');
+export const False = keyword('false');
+
+export const NumberLiteral = createToken({
+  name: 'NumberLiteral',
+  pattern: /-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?/,
+  label: 'a number',
+});
+export const StringLiteral = createToken({ name: 'StringLiteral', pattern: /"(?:[^"\\\n\r]|\\.)*"/, label: 'a string' });
+export const UnterminatedString = createToken({ name: 'UnterminatedString', pattern: /"(?:[^"\\\n\r]|\\.)*/, label: 'an unterminated string' });
+
+const punct = (name: string, pattern: string) => createToken({ name, pattern, label: `'${pattern}'` });
+export const LCurly = punct('LCurly', '{');
+export const RCurly = punct('RCurly', '}');
+export const LParen = punct('LParen', '(');
+export const RParen = punct('RParen', ')');
+export const LBracket = punct('LBracket', '[');
+export const RBracket = punct('RBracket', ']');
+export const Colon = punct('Colon', ':');
+export const Comma = punct('Comma', ',');
+export const Equals = punct('Equals', '=');
+export const Dot = punct('Dot', '.');
+
+export const Comment = createToken({ name: 'Comment', pattern: /#[^\n\r]*/, group: Lexer.SKIPPED });
+export const WhiteSpace = createToken({ name: 'WhiteSpace', pattern: /\s+/, group: Lexer.SKIPPED, line_breaks: true });
+
+export const allTokens: TokenType[] = [
+  WhiteSpace,
+  Comment,
+  Model,
+  Ensemble,
+  Train,
+  Schedule,
+  Vary,
+  True,
+  False,
+  Identifier,
+  NumberLiteral,
+  StringLiteral,
+  UnterminatedString,
+  LCurly,
+  RCurly,
+  LParen,
+  RParen,
+  LBracket,
+  RBracket,
+  Colon,
+  Comma,
+  Equals,
+  Dot,
+];
+
+export const netLexer = new Lexer(allTokens, { positionTracking: 'onlyOffset', ensureOptimizations: false });

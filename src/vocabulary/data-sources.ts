@@ -1,0 +1,91 @@
+// Data sources and the shapes they give, known at check time: the built-in sets know theirs, and files
+// (csv, idx) are read just far enough to learn theirs through the host.
+import type { ArgSpec, BoundValue, Shape } from '../check/arg-spec.js';
+
+export type Labels =
+  /** one integer class index per example, `classes` distinct values */
+  | { kind: 'classes'; classes: number }
+  /** `columns` numeric label values per example (regression, or already-encoded labels) */
+  | { kind: 'values'; columns: number };
+
+export interface DataShape {
+  features: Shape;
+  labels: Labels;
+}
+
+/** What the checker may ask of the outside world. The CLI gives one backed by the file system. */
+export interface Host {
+  /** resolved against the .net file's folder; undefined when the file cannot be read */
+  readBytes(path: string, maxBytes: number): Uint8Array | undefined;
+}
+
+export interface DataSourceSpec {
+  name: string;
+  args: ArgSpec[];
+  /** the shape, or a message saying why it cannot be known */
+  shape(args: Record<string, BoundValue>, host: Host | undefined): DataShape | { error: string } | undefined;
+}
+
+const n = (value: number): ArgSpec => ({ name: 'n', type: { kind: 'int', min: 1 }, default: value });
+const noise = (value: number): ArgSpec => ({ name: 'noise', type: { kind: 'number', min: 0 }, default: value });
+const limit: ArgSpec = { name: 'limit', type: { kind: 'int', min: 1, max: 10000 }, default: 10000 };
+const images = (): DataShape => ({ features: [28, 28, 1], labels: { kind: 'classes', classes: 10 } });
+
+export const dataSources: DataSourceSpec[] = [
+  { name: 'xor', args: [n(200), noise(0.1)], shape: () => ({ features: [2], labels: { kind: 'classes', classes: 2 } }) },
+  { name: 'moons', args: [n(400), noise(0.1)], shape: () => ({ features: [2], labels: { kind: 'classes', classes: 2 } }) },
+  {
+    name: 'spirals',
+    args: [n(400), { name: 'classes', type: { kind: 'int', min: 2, max: 100 }, default: 2 }, noise(0.1)],
+    shape: (a) => ({ features: [2], labels: { kind: 'classes', classes: a.classes as number } }),
+  },
+  { name: 'iris', args: [], shape: () => ({ features: [4], labels: { kind: 'classes', classes: 3 } }) },
+  { name: 'mnist', args: [limit], shape: images },
+  { name: 'fashion_mnist', args: [limit], shape: images },
+  {
+    name: 'csv',
+    args: [
+      { name: 'path', type: { kind: 'string' }, positional: true, required: true },
+      { name: 'label', type: { kind: 'strings' } },
+    ],
+    shape: (a, host) => csvShape(a.path as string, a.label as string[] | undefined, host),
+  },
+  {
+    name: 'idx',
+    args: [
+      { name: 'images', type: { kind: 'string' }, required: true },
+      { name: 'labels', type: { kind: 'string' }, required: true },
+      { name: 'classes', type: { kind: 'int', min: 2 }, default: 10 },
+    ],
+    shape: (a, host) => idxShape(a.images as string, a.classes as number, host),
+  },
+];
+
+function csvShape(path: string, label: string[] | undefined, host: Host | undefined): DataShape | { error: string } | undefined {
+  if (!host) return undefined;
+  const bytes = host.readBytes(path, 64 * 1024);
+  if (!bytes) return { error: `cannot read the csv file "${path}"` };
+  const header = new TextDecoder().decode(bytes).split(/\r?\n/, 1)[0] ?? '';
+  const columns = header.split(',').map((c) => c.trim().replace(/^"|"$/g, ''));
+  if (columns.length < 2 || columns.some((c) => c === '')) return { error: `the csv file "${path}" needs a header row naming at least two columns` };
+  const labels = label ?? [columns[0]];
+  const missing = labels.find((l) => !columns.includes(l));
+  if (missing) return { error: `the csv file "${path}" has no column "${missing}"; its columns are: ${columns.join(', ')}` };
+  if (labels.length >= columns.length) return { error: `the csv file "${path}" has no feature columns left after the label column(s)` };
+  return { features: [columns.length - labels.length], labels: { kind: 'values', columns: labels.length } };
+}
+
+/** IDX: magic 0x0000 + type byte + rank byte, then rank big-endian uint32 dimensions. */
+function idxShape(path: string, classes: number, host: Host | undefined): DataShape | { error: string } | undefined {
+  if (!host) return undefined;
+  const bytes = host.readBytes(path, 1 << 20);
+  if (!bytes) return { error: `cannot read the idx file "${path}"` };
+  if (bytes[0] === 0x1f && bytes[1] === 0x8b) return undefined; // gzip: the shape is learnt when it loads
+  if (bytes.length < 4 || bytes[0] !== 0 || bytes[1] !== 0) return { error: `"${path}" is not an idx file (bad magic number)` };
+  const rank = bytes[3];
+  if (rank < 2 || bytes.length < 4 + 4 * rank) return { error: `"${path}" is not an idx image file (rank ${rank})` };
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const dims = Array.from({ length: rank }, (_, i) => view.getUint32(4 + 4 * i));
+  const features = dims.slice(1);
+  return { features: features.length === 2 ? [...features, 1] : features, labels: { kind: 'classes', classes } };
+}
