@@ -78,6 +78,7 @@ export function compile(source: string, path: string, options: CompileOptions = 
   for (const pass of passes) {
     if (pass.name !== 'check' && hasErrors(state.diagnostics)) break;
     pass.run(state, options);
+    state.diagnostics.sort((a, b) => a.start - b.start);
     if (pass.name === options.after) break;
   }
   return state;

@@ -4,14 +4,23 @@ import { Messages, type MessageDef } from '../diagnostics/messages.js';
 import type { DiagnosticSink } from '../diagnostics/sink.js';
 import { didYouMean } from '../diagnostics/suggest.js';
 import { layerKind, layerNames } from '../layers/registry.js';
-import type { ModelBlock } from '../syntax/ast.js';
+import { describeValue, type ModelBlock } from '../syntax/ast.js';
 import type { Shape } from './arg-spec.js';
 import { bindArgs } from './bind-args.js';
 import type { CheckedLayer, CheckedModel } from './program.js';
 
 export const INPUT_LABEL = 'input';
+/** the argument every single-input layer accepts to read a labelled output instead of the previous one */
+export const FROM_ARG = 'from';
 
-export function checkModel(block: ModelBlock, sink: DiagnosticSink, lineOf: (offset: number) => number): CheckedModel | undefined {
+export interface ModelCheck {
+  /** the input shape, when the header gives a valid one */
+  input?: Shape;
+  /** the whole model, when every layer checked */
+  model?: CheckedModel;
+}
+
+export function checkModel(block: ModelBlock, sink: DiagnosticSink, lineOf: (offset: number) => number): ModelCheck {
   const header = bindArgs(`model ${block.name.name}`, block.params, [{ name: 'input', type: { kind: 'shape' }, required: true }], sink, block.name.span);
   const input = header.values.input as Shape | undefined;
   if (block.statements.length === 0 && !block.incomplete) sink.report(Messages.EmptyModel, block.name.span, block.name.name);
@@ -29,37 +38,47 @@ export function checkModel(block: ModelBlock, sink: DiagnosticSink, lineOf: (off
 
   const layers: CheckedLayer[] = [];
   const shapes: (Shape | undefined)[] = [];
-  let ok = !!input && !block.incomplete;
+  // A layer's shape is inferred when its inputs' shapes are known and its own call is valid, so one
+  // mistake silences only the layers downstream of it.
   block.statements.forEach((s, index) => {
     const callee = s.call.callee;
     const kind = layerKind(callee.name);
     if (!kind) {
       sink.report(Messages.UnknownName, callee.span, 'layer', callee.name, didYouMean(callee.name, layerNames), layerNames.join(', '));
-      ok = false;
       shapes.push(undefined);
       return;
     }
     const errorsBefore = sink.errorCount;
-    const args = bindArgs(kind.name, s.call.args, kind.args, sink, callee.span, { restLabels: kind.reads === 'labels' });
+    // `from: LABEL` (any layer that reads one input) reads a labelled output instead of the previous one,
+    // so that branches can be written
+    const from = kind.reads === 'previous' ? s.call.args.find((a) => a.key?.name === FROM_ARG) : undefined;
+    const callArgs = s.call.args.filter((a) => a !== from);
+    const args = bindArgs(kind.name, callArgs, kind.args, sink, callee.span, { restLabels: kind.reads === 'labels' });
+    const resolve = (ref: { label: string; span: Span }): number => {
+      if (ref.label === INPUT_LABEL) return -1;
+      const def = labels.get(ref.label);
+      if (!def) {
+        if (!block.incomplete) sink.report(Messages.UndefinedLabel, ref.span, ref.label, didYouMean(ref.label, [...labels.keys(), INPUT_LABEL]));
+      } else if (def.index >= index) sink.report(Messages.LabelUsedBeforeDefinition, ref.span, ref.label, lineOf(def.span.start));
+      else return def.index;
+      return NaN;
+    };
     let inputs: number[];
     if (kind.reads === 'labels') {
-      inputs = args.rest.map((ref) => {
-        if (ref.label === INPUT_LABEL) return -1;
-        const def = labels.get(ref.label);
-        if (!def) {
-          if (!block.incomplete) sink.report(Messages.UndefinedLabel, ref.span, ref.label, didYouMean(ref.label, [...labels.keys(), INPUT_LABEL]));
-        } else if (def.index >= index) sink.report(Messages.LabelUsedBeforeDefinition, ref.span, ref.label, lineOf(def.span.start));
-        else return def.index;
-        return NaN;
-      });
+      inputs = args.rest.map(resolve);
       if (inputs.length < 2) sink.report(Messages.NeedsInputs, callee.span, kind.name, 2, inputs.length);
+    } else if (from) {
+      const v = from.value;
+      if (v.kind !== 'name') {
+        sink.report(Messages.WrongType, v.span, `${kind.name}: ${FROM_ARG}`, 'a label', describeValue(v));
+        inputs = [NaN];
+      } else inputs = [resolve({ label: v.name, span: v.span })];
     } else {
       inputs = [index - 1];
     }
-    if (sink.errorCount > errorsBefore) ok = false;
     const inShapes = inputs.map((i) => (i === -1 ? input : shapes[i]));
     let shape: Shape | undefined;
-    if (ok && inShapes.every((x): x is Shape => !!x)) {
+    if (sink.errorCount === errorsBefore && !block.incomplete && inShapes.every((x): x is Shape => !!x)) {
       shape = kind.shape({
         args,
         inputs: inShapes,
@@ -67,11 +86,11 @@ export function checkModel(block: ModelBlock, sink: DiagnosticSink, lineOf: (off
         error: (def: MessageDef, arg: string | undefined, ...rest) => sink.report(def, (arg && args.spans[arg]) || s.call.span, ...rest),
       });
     }
-    if (!shape) ok = false;
     shapes.push(shape);
     layers.push({ index, kind, label: s.label?.name, args: args.values, inputs, shape: shape ?? [], span: s.call.span });
   });
-  return ok && input ? { name: block.name.name, input, layers } : undefined;
+  const complete = !!input && !block.incomplete && shapes.length === layers.length && shapes.every((x) => !!x);
+  return { input, model: complete ? { name: block.name.name, input, layers } : undefined };
 }
 
 export function outputShape(model: CheckedModel): Shape {

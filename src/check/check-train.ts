@@ -12,7 +12,8 @@ import type { ArgSpec } from './arg-spec.js';
 import { bindArgs } from './bind-args.js';
 import { entriesAsArgs } from './entries.js';
 import { resolveRegistryCall } from './registry-call.js';
-import type { CallConfig, CheckedModel, TrainConfig } from './program.js';
+import type { CallConfig, TrainConfig } from './program.js';
+import type { ModelCheck } from './check-model.js';
 import { checkDataFit } from './data-fit.js';
 
 const plainKeys: ArgSpec[] = [
@@ -26,7 +27,7 @@ const plainKeys: ArgSpec[] = [
 const callKeys = ['data', 'loss', 'optimizer'];
 export const trainKeys = [...callKeys, ...plainKeys.map((k) => k.name)];
 
-export function checkTrain(block: EntriesBlock, model: CheckedModel | undefined, sink: DiagnosticSink, host: Host | undefined): TrainConfig | undefined {
+export function checkTrain(block: EntriesBlock, model: ModelCheck, sink: DiagnosticSink, host: Host | undefined): TrainConfig | undefined {
   const { args } = entriesAsArgs(block, sink);
   const byKey = new Map(args.map((a) => [a.key!.name, a]));
   const plain: Arg[] = [];
@@ -44,7 +45,8 @@ export function checkTrain(block: EntriesBlock, model: CheckedModel | undefined,
 
   const required = (key: string): Arg | undefined => {
     const a = byKey.get(key);
-    if (!a) sink.report(Messages.MissingTrainKey, block.keyword, key);
+    // in a block the parser patched up, a missing key is more likely lost in the syntax error
+    if (!a && !block.incomplete) sink.report(Messages.MissingTrainKey, block.keyword, key);
     return a;
   };
   const dataArg = required('data');
@@ -59,7 +61,7 @@ export function checkTrain(block: EntriesBlock, model: CheckedModel | undefined,
   const hasEpochs = 'epochs' in bound.spans;
   const hasSteps = 'steps' in bound.spans;
   if (hasEpochs && hasSteps) sink.report(Messages.EpochsAndSteps, bound.spans.steps);
-  else if (!hasEpochs && !hasSteps) sink.report(Messages.NoEpochsOrSteps, block.keyword);
+  else if (!hasEpochs && !hasSteps && !block.incomplete) sink.report(Messages.NoEpochsOrSteps, block.keyword);
 
   let dataShape: DataShape | undefined;
   if (data && dataArg) {
@@ -67,7 +69,10 @@ export function checkTrain(block: EntriesBlock, model: CheckedModel | undefined,
     if (shape && 'error' in shape) sink.report(Messages.DataFile, dataArg.value.span, shape.error);
     else dataShape = shape;
   }
-  if (model && dataShape && loss && dataArg && lossArg) checkDataFit(model, dataShape, loss.spec, { data: dataArg.value.span, loss: lossArg.value.span }, data!.config.name, sink);
+  if (dataShape && data && dataArg) {
+    const spans = { data: dataArg.value.span, loss: lossArg?.value.span ?? block.keyword };
+    checkDataFit(model, dataShape, loss?.spec, spans, data.config.name, sink);
+  }
 
   if (sink.errorCount > errorsBefore || !data || !loss || !optimizer) return undefined;
   const v = bound.values;

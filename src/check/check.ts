@@ -30,8 +30,9 @@ export function check(file: NetFile, sink: DiagnosticSink, options: CheckOptions
   const trainBlock = single<EntriesBlock>('train');
 
   if (!modelBlock) sink.report(Messages.MissingModel, { start: 0, length: Math.min(1, file.source.length) });
-  const model = modelBlock && checkModel(modelBlock, sink, lineOf);
-  const train = trainBlock && checkTrain(trainBlock, model, sink, options.host);
+  const modelCheck = modelBlock ? checkModel(modelBlock, sink, lineOf) : {};
+  const model = modelCheck.model;
+  const train = trainBlock && checkTrain(trainBlock, modelCheck, sink, options.host);
   const ensemble = checkEnsemble(ensembleBlock, { model: modelBlock, optimizer: optimizerName(trainBlock) }, sink);
 
   const schedules: ScheduleConfig[] = [];

@@ -1,5 +1,6 @@
 // Does the model fit its data and loss? The input must take one example of the data (an image may be
 // fed flat to a model whose input is [h*w*c]); the output must fit the loss and the labels.
+import { activations } from '../vocabulary/activations.js';
 import { Messages } from '../diagnostics/messages.js';
 import type { DiagnosticSink } from '../diagnostics/sink.js';
 import { fmtShape } from '../layers/layer-kind.js';
@@ -7,9 +8,9 @@ import { product } from '../layers/spatial.js';
 import type { DataShape } from '../vocabulary/data-sources.js';
 import type { LossSpec } from '../vocabulary/losses.js';
 import type { Shape } from './arg-spec.js';
-import { outputShape } from './check-model.js';
-import type { CheckedModel } from './program.js';
+import { outputShape, type ModelCheck } from './check-model.js';
 import type { FitSpans } from './check-train.js';
+import type { CheckedModel } from './program.js';
 
 const squeeze = (s: Shape) => s.filter((d) => d !== 1);
 
@@ -37,19 +38,38 @@ export function expectedOutput(loss: LossSpec, labels: DataShape['labels']): num
   }
 }
 
-export function checkDataFit(model: CheckedModel, data: DataShape, loss: LossSpec, spans: FitSpans, source: string, sink: DiagnosticSink): void {
-  if (!inputFits(data.features, model.input)) {
+/**
+ * Each part is checked as far as what is known allows: the input needs only the model header, the
+ * loss-versus-labels rule only the data, and the output the whole model.
+ */
+export function checkDataFit(model: ModelCheck, data: DataShape, loss: LossSpec | undefined, spans: FitSpans, source: string, sink: DiagnosticSink): void {
+  if (model.input && !inputFits(data.features, model.input)) {
     sink.report(Messages.InputDoesNotFitData, spans.data, fmtShape(model.input), `${source}()`, `examples of shape ${fmtShape(data.features)}`);
   }
-  const out = outputShape(model);
+  if (!loss) return;
   const expected = expectedOutput(loss, data.labels);
   if (typeof expected === 'string') {
     sink.report(Messages.OutputDoesNotFitLoss, spans.loss, expected);
     return;
   }
-  if (expected === undefined) return;
+  if (expected === undefined || !model.model) return;
+  const out = outputShape(model.model);
   if (out.length !== 1 || out[0] !== expected) {
     const labels = data.labels.kind === 'classes' ? `${data.labels.classes} classes` : `${data.labels.columns} label column(s)`;
     sink.report(Messages.OutputDoesNotFitLoss, spans.loss, `the model's output ${fmtShape(out)} does not fit ${loss.name} on ${source}() with ${labels}: the last layer must give [${expected}]`);
+    return;
   }
+  const wanted = loss.expects === 'binary' ? 'sigmoid' : loss.expects === 'regression' ? undefined : 'softmax';
+  const actual = outputActivation(model.model);
+  if (wanted && actual !== wanted) {
+    sink.report(Messages.ActivationLossMismatch, spans.loss, `${loss.name} expects probabilities, but the last layer's activation is ${actual}; use activation: ${wanted}`);
+  }
+}
+
+/** The activation applied last: an activation layer's own, or a layer's `activation:` argument. */
+function outputActivation(model: CheckedModel): string {
+  const last = model.layers[model.layers.length - 1];
+  if (!last) return 'linear';
+  if (typeof last.args.activation === 'string') return last.args.activation;
+  return (activations as readonly string[]).includes(last.kind.name) ? last.kind.name : 'linear';
 }

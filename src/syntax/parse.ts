@@ -24,14 +24,17 @@ export function parse(source: string, path = 'input.net'): ParseResult {
   });
   netParser.input = tokens;
   const cst = netParser.file();
-  // After an error the parser re-synchronises; errors that follow on the same line are usually echoes
-  // of the first one, so only the first syntax error of each line is reported.
+  // After an error the parser re-synchronises; an error on the same line, or within two tokens of the
+  // previous one, is almost always an echo of it and is not reported.
   let lastLine = -1;
+  let lastIndex = -Infinity;
   for (const e of netParser.errors) {
     const line = lineOf(source, tokenSpanOrEnd(e.token, tokens, source).start);
-    if (line === lastLine) continue;
+    const index = Number.isFinite(e.token.startOffset) ? tokens.indexOf(e.token) : tokens.length;
+    const echo = line === lastLine || (index >= 0 && index - lastIndex <= 2);
     lastLine = line;
-    reportParseError(e, tokens, source, sink);
+    lastIndex = index >= 0 ? index : lastIndex;
+    if (!echo) reportParseError(e, tokens, source, sink);
   }
   return { file: buildFile(cst, path, source), diagnostics: sink.diagnostics };
 }

@@ -1,0 +1,128 @@
+// The checker's rules, one line each: a source and the diagnostic it must produce.
+import { describe, expect, it } from 'vitest';
+import { expectClean, expectDiagnostics, expectError, modelSource } from './helpers.js';
+import { formatDiagnostic } from '../src/diagnostics/format.js';
+import { Messages } from '../src/diagnostics/messages.js';
+import { nearest } from '../src/diagnostics/suggest.js';
+import { fileHost } from '../src/cli/host.js';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const mlp = (layers = 'dense(1, activation: sigmoid)') => modelSource([2], layers);
+const withTrain = (body: string, layers?: string) => `${mlp(layers)}train {\n${body}\n}\n`;
+const withEnsemble = (body: string, layers?: string) => `${mlp(layers)}ensemble {\n${body}\n}\ntrain { data: xor() loss: binary_crossentropy epochs: 1 }\n`;
+
+describe('names', () => {
+  it('suggests the nearest layer', () => expectError(mlp('dens(1)'), 2001, "unknown layer 'dens' (did you mean 'dense'?); expected one of: dense, conv2d"));
+  it('checks activations', () => expectError(mlp('dense(1, activation: sigmoud)'), 2001, "unknown activation 'sigmoud' (did you mean 'sigmoid'?)"));
+  it('checks initialisers', () => expectError(mlp('dense(1, init: he_unifrom)'), 2001, "unknown initializer 'he_unifrom' (did you mean 'he_uniform'?)"));
+  it('checks losses', () => expectError(withTrain('data: xor() loss: bce epochs: 1'), 2001, "unknown loss 'bce'"));
+  it('checks optimizers', () => expectError(withTrain('data: xor() loss: mse optimizer: adma epochs: 1'), 2001, "unknown optimizer 'adma' (did you mean 'adam'?)"));
+  it('checks data sources', () => expectError(withTrain('data: minst() loss: mse epochs: 1'), 2001, "unknown data source 'minst' (did you mean 'mnist'?)"));
+  it('does not suggest far-off names', () => expect(nearest('zzzz', ['dense', 'conv2d'])).toBeUndefined());
+});
+
+describe('arguments', () => {
+  it('dense(-5)', () => expectError(mlp('dense(-5)'), 2005, 'dense: units must be an integer >= 1, got -5'));
+  it('dropout(1.5)', () => expectError(mlp('dropout(1.5)'), 2005, 'dropout: rate must be a number in [0, 1), got 1.5'));
+  it('conv2d stride 0', () => expectError(modelSource([8, 8, 1], 'conv2d(4, kernel: 3, stride: 0)'), 2005, 'conv2d: stride must be an integer >= 1, got 0'));
+  it('adam(lr: -1)', () => expectError(withTrain('data: xor() loss: mse optimizer: adam(lr: -1) epochs: 1'), 2005, 'adam: lr must be a number > 0, got -1'));
+  it('dense("twenty")', () => expectError(mlp('dense("twenty")'), 2004, 'dense: units must be an integer, got "twenty"'));
+  it('dense(20, unit: 5)', () => expectError(mlp('dense(20, unit: 5)'), 2002, "dense has no argument 'unit' (did you mean 'units'?)"));
+  it('a missing required argument', () => expectError(mlp('dense()'), 2003, "dense needs the argument 'units'"));
+  it('too many positional arguments', () => expectError(mlp('dense(1, 2)'), 2006, 'dense takes at most 1 positional'));
+  it('an argument given twice', () => expectError(mlp('dense(1, units: 2)'), 2007, "argument 'units' is given twice"));
+  it('a fractional integer', () => expectError(mlp('dense(2.5)'), 2005, 'units must be an integer >= 1, got 2.5'));
+  it('a kernel list of the wrong length', () => expectError(modelSource([8, 8, 1], 'conv2d(4, kernel: [3, 3, 3])'), 2004, 'kernel must be an integer or a list of two integers'));
+  it('a bad model input', () => expectError('model m(input: [0, 2]) { dense(1) }', 2005, 'a list of positive integers'));
+  it('a missing model input', () => expectError('model m() { dense(1) }', 2003, "model m needs the argument 'input'"));
+  it('an empty model', () => expectError('model m(input: [2]) { }', 2012, "model 'm' has no layers"));
+});
+
+describe('labels', () => {
+  it('duplicates', () => expectError(mlp('h = dense(2)\nh = dense(1)'), 2008, "label 'h' is already defined at line 2"));
+  it('undefined', () => expectError(mlp('h = dense(2)\nadd(h, k)'), 2009, "'k' is not a label defined in this model"));
+  it('used before defined', () => expectError(mlp('h = dense(2)\nadd(h, k)\nk = dense(2)'), 2010, "label 'k' is used before it is defined (at line 4)"));
+  it('input is reserved', () => expectError(mlp('input = dense(2)'), 2011, "'input' is reserved"));
+  it('add needs two inputs', () => expectError(mlp('h = dense(2)\nadd(h)'), 2018, 'add needs at least 2 labelled inputs, got 1'));
+  it('add may read the model input', () => expectClean(mlp('h = dense(2)\nadd(h, input)')));
+});
+
+describe('data and loss fit', () => {
+  it('accepts flat mnist for a [784] input', () =>
+    expectClean('model m(input: [784]) { dense(10, activation: softmax) }\ntrain { data: mnist() loss: categorical_crossentropy epochs: 1 }'));
+  it('refuses a wrong input', () => expectError(withTrain('data: mnist() loss: categorical_crossentropy epochs: 1'), 4006, 'the model input [2] does not fit the data: mnist() gives examples of shape [28, 28, 1]'));
+  it('refuses a wrong output size', () =>
+    expectError('model m(input: [784]) { dense(2, activation: softmax) }\ntrain { data: mnist() loss: categorical_crossentropy epochs: 1 }', 4007, 'the last layer must give [10]'));
+  it('xor has 2 features and 1 label', () => expectClean(withTrain('data: xor() loss: binary_crossentropy epochs: 1')));
+  it('binary cross-entropy needs two classes', () =>
+    expectError('model m(input: [4]) { dense(1, activation: sigmoid) }\ntrain { data: iris() loss: binary_crossentropy epochs: 1 }', 4007, 'binary_crossentropy needs 2 classes, the data has 3'));
+  it('warns when a probability loss gets a linear output', () =>
+    expectError(withTrain('data: xor() loss: binary_crossentropy epochs: 1', 'dense(1)'), 4009, 'the last layer\'s activation is linear; use activation: sigmoid'));
+  describe('csv files', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'netc-'));
+    writeFileSync(join(dir, 'points.csv'), 'y,x1,x2\n1,0.5,0.25\n');
+    const host = { host: fileHost(join(dir, 'test.net')) };
+    it('reads the header for the shape', () => expectClean(withTrain('data: csv("points.csv", label: "y") loss: mse epochs: 1'), host));
+    it('reports a missing file', () => expectError(withTrain('data: csv("none.csv") loss: mse epochs: 1'), 4008, 'cannot read the csv file "none.csv"', host));
+    it('reports a missing label column', () => expectError(withTrain('data: csv("points.csv", label: "z") loss: mse epochs: 1'), 4008, 'has no column "z"', host));
+    it('fits the model input to the feature columns', () =>
+      expectError(modelSource([3], 'dense(1)') + 'train { data: csv("points.csv") loss: mse epochs: 1 }', 4006, 'gives examples of shape [2]', host));
+  });
+});
+
+describe('ensemble', () => {
+  it('members >= 1', () => expectError(withEnsemble('members: 0'), 2005, 'members must be an integer >= 1, got 0'));
+  it('members is an integer', () => expectError(withEnsemble('members: 2.5'), 2005, 'members must be an integer >= 1'));
+  it('vary resolves optimizer hyperparameters', () => expectClean(withEnsemble('members: 3 vary lr: [0.1, 0.01] vary beta1: uniform(0.8, 0.95)')));
+  it('vary refuses unknown optimizer hyperparameters', () => expectError(withEnsemble('vary momentum: [0.9]'), 3003, "adam has no hyperparameter 'momentum'"));
+  it('vary resolves layer hyperparameters', () => expectClean(withEnsemble('vary drop.rate: [0.1, 0.2]', 'drop = dropout(0.1)\ndense(1, activation: sigmoid)')));
+  it('vary refuses unknown labels', () => expectError(withEnsemble('vary d.rate: [0.1]'), 3003, "no layer is labelled 'd'"));
+  it('vary refuses shape-changing arguments', () => expectError(withEnsemble('vary h.units: [1, 2]', 'h = dense(4)\ndense(1, activation: sigmoid)'), 3004, "'units' changes the layer's shape"));
+  it('loguniform needs 0 < a < b', () => expectError(withEnsemble('vary lr: loguniform(0, 1)'), 3005, 'loguniform(a, b) needs 0 < a < b'));
+  it('uniform needs a < b', () => expectError(withEnsemble('vary lr: uniform(0.1, 0.01)'), 3005, 'uniform(a, b) needs a < b'));
+  it('spaces stay inside the range', () => expectError(withEnsemble('vary beta1: uniform(0.5, 2)'), 3005, 'every value must be a number in [0, 1)'));
+  it('list values are checked', () => expectError(withEnsemble('vary lr: [0.1, -1]'), 2005, 'vary lr must be a number > 0, got -1'));
+  it('unknown spaces', () => expectError(withEnsemble('vary lr: normal(0, 1)'), 2001, "unknown space 'normal'"));
+  it('choice of values', () => expectClean(withEnsemble('vary lr: choice(0.1, 0.01)')));
+  it('a path varied twice', () => expectError(withEnsemble('vary lr: [0.1] vary lr: [0.2]'), 3006, "'lr' is varied twice"));
+  it('unknown keys', () => expectError(withEnsemble('size: 3'), 3002, "unknown ensemble key 'size'"));
+  it('vary belongs in the ensemble', () => expectError(withTrain('data: xor() loss: mse epochs: 1 vary lr: [1]'), 3008, "'vary' belongs in the ensemble block"));
+});
+
+describe('train', () => {
+  it('batch >= 1', () => expectError(withTrain('data: xor() loss: mse batch: 0 epochs: 1'), 2005, 'batch must be an integer >= 1, got 0'));
+  it('not both epochs and steps', () => expectError(withTrain('data: xor() loss: mse epochs: 1 steps: 5'), 4003, 'exactly one'));
+  it('one of epochs or steps', () => expectError(withTrain('data: xor() loss: mse'), 4004, "needs 'epochs' or 'steps'"));
+  it('validation in [0, 1)', () => expectError(withTrain('data: xor() loss: mse epochs: 1 validation: 1'), 2005, 'validation must be a number in [0, 1), got 1'));
+  it('unknown keys', () => expectError(withTrain('data: xor() loss: mse epochs: 1 lr: 0.1'), 4002, "unknown train key 'lr'"));
+  it('repeated keys', () => expectError(withTrain('data: xor() loss: mse epochs: 1 epochs: 2'), 3007, "key 'epochs' is given twice"));
+  it('data is required', () => expectError(withTrain('loss: mse epochs: 1'), 4005, "the train block needs 'data'"));
+});
+
+describe('schedules', () => {
+  const withSchedule = (s: string) => `${withEnsemble('members: 4')}${s}\n`;
+  it('accepts pbt', () => expectClean(withSchedule('schedule pbt { every: 2 epochs, metric: val_loss, quantile: 0.25, perturb: [0.8, 1.2] }')));
+  it('unknown schedules', () => expectError(withSchedule('schedule hyperband { every: 1 epochs }'), 3010, "unknown schedule 'hyperband'"));
+  it('intervals', () => expectError(withSchedule('schedule halving { every: 3 }'), 3013, "every must be an interval such as '2 epochs'"));
+  it('required keys', () => expectError(withSchedule('schedule early_stopping { metric: loss }'), 2003, "schedule early_stopping needs the argument 'patience'"));
+});
+
+describe('printing', () => {
+  it('prints file(line,col), the code, the line and an underline', () =>
+    expectDiagnostics(
+      'model m(input: [2]) {\n  dense(-5)\n}',
+      `test.net(2,9): error NET2005: dense: units must be an integer >= 1, got -5
+   2 |   dense(-5)
+     |         ~~`,
+    ));
+  it('never underlines past the end of the line', () => {
+    const text = formatDiagnostic({ code: 1, category: 'error', file: 'f', start: 2, length: 99, message: 'm' }, 'abcd\nef');
+    expect(text.split('\n')[2]).toBe('     |   ~~');
+  });
+  it('keeps every code unique', () => {
+    const codes = Object.values(Messages).map((m) => m.code);
+    expect(new Set(codes).size).toBe(codes.length);
+  });
+});

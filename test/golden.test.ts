@@ -1,0 +1,37 @@
+// Golden files: the diagnostics of every examples/errors/*.net file, and the IR of every example.
+// Regenerate deliberately with `npm run test:update`, then read the diff.
+import { readdirSync, readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { compile } from '../src/pipeline.js';
+import { formatDiagnostics } from '../src/diagnostics/format.js';
+import { printModelIR } from '../src/ir/print.js';
+import { fileHost } from '../src/cli/host.js';
+
+const root = new URL('../', import.meta.url);
+const read = (rel: string) => readFileSync(new URL(rel, root), 'utf8');
+const list = (dir: string) => readdirSync(new URL(dir, root)).filter((f) => f.endsWith('.net')).sort();
+
+describe('error baselines', () => {
+  const files = list('examples/errors/');
+  it('there are at least 8', () => expect(files.length).toBeGreaterThanOrEqual(8));
+  for (const file of files) {
+    it(file, async () => {
+      const path = `examples/errors/${file}`;
+      const source = read(path);
+      const { diagnostics } = compile(source, path, { host: fileHost(path) });
+      expect(diagnostics.some((d) => d.category === 'error')).toBe(true);
+      await expect(formatDiagnostics(diagnostics, source) + '\n').toMatchFileSnapshot(`../examples/errors/${file.replace(/\.net$/, '.errors.txt')}`);
+    });
+  }
+});
+
+describe('IR of the examples', () => {
+  for (const file of list('examples/')) {
+    it(file, async () => {
+      const path = `examples/${file}`;
+      const state = compile(read(path), path, { host: fileHost(path) });
+      expect(state.diagnostics).toEqual([]);
+      await expect(printModelIR(state.ir!)).toMatchFileSnapshot(`golden/ir/${file.replace(/\.net$/, '.ir.txt')}`);
+    });
+  }
+});

@@ -1,0 +1,46 @@
+// One-line test helpers, in the esbuild habit: each test states an input and the expected outcome.
+import { expect } from 'vitest';
+import { formatDiagnostics } from '../src/diagnostics/format.js';
+import { compile, type CompileOptions, type CompileState } from '../src/pipeline.js';
+import { hasErrors } from '../src/diagnostics/diagnostic.js';
+import { outputShape } from '../src/check/check-model.js';
+import type { Shape } from '../src/check/arg-spec.js';
+
+export function compileText(source: string, path = 'test.net', options: CompileOptions = {}): CompileState {
+  return compile(source, path, options);
+}
+
+/** The diagnostics of `source` exactly as `netc check` prints them. */
+export function diagnosticsText(source: string): string {
+  return formatDiagnostics(compileText(source).diagnostics, source);
+}
+
+/** Asserts the printed diagnostics; pass '' to assert that the source is clean. */
+export function expectDiagnostics(source: string, expected: string): void {
+  expect(diagnosticsText(source).trim()).toBe(expected.trim());
+}
+
+/** Asserts that the source has an error with this code whose message contains `fragment`. */
+export function expectError(source: string, code: number, fragment = '', options: CompileOptions = {}): void {
+  const { diagnostics } = compileText(source, 'test.net', options);
+  const match = diagnostics.find((d) => d.code === code && d.message.includes(fragment));
+  expect(match, `expected NET${code} containing "${fragment}", got:\n${formatDiagnostics(diagnostics, source)}`).toBeDefined();
+}
+
+export function expectClean(source: string, options: CompileOptions = {}): CompileState {
+  const state = compileText(source, 'test.net', options);
+  expect(formatDiagnostics(state.diagnostics.filter((d) => d.category === 'error'), source)).toBe('');
+  expect(hasErrors(state.diagnostics)).toBe(false);
+  return state;
+}
+
+/** A model around `layers` with the given input, and no train block. */
+export function modelSource(input: Shape, layers: string): string {
+  return `model m(input: [${input.join(', ')}]) {\n${layers}\n}\n`;
+}
+
+/** The inferred output shape of `layers` applied to `input`. */
+export function shapeOf(input: Shape, layers: string): Shape {
+  const state = expectClean(modelSource(input, layers));
+  return outputShape(state.program!.model);
+}
