@@ -65,7 +65,12 @@ describe('data and loss fit', () => {
     writeFileSync(join(dir, 'points.csv'), 'y,x1,x2\n1,0.5,0.25\n');
     const host = { host: fileHost(join(dir, 'test.net')) };
     it('reads the header for the shape', () => expectClean(withTrain('data: csv("points.csv", label: "y") loss: mse epochs: 1'), host));
-    it('reports a missing file', () => expectError(withTrain('data: csv("none.csv") loss: mse epochs: 1'), 4008, 'cannot read the csv file "none.csv"', host));
+    it('warns about a missing file, which may not exist yet', () => {
+      const state = expectClean(withTrain('data: csv("none.csv") loss: mse epochs: 1'), host);
+      expect(state.diagnostics.map((d) => [d.category, d.code, d.message])).toEqual([
+        ['warning', 4010, 'cannot read the csv file "none.csv"; its shape is not checked, and training will fail until it exists'],
+      ]);
+    });
     it('reports a missing label column', () => expectError(withTrain('data: csv("points.csv", label: "z") loss: mse epochs: 1'), 4008, 'has no column "z"', host));
     it('fits the model input to the feature columns', () =>
       expectError(modelSource([3], 'dense(1)') + 'train { data: csv("points.csv") loss: mse epochs: 1 }', 4006, 'gives examples of shape [2]', host));
@@ -89,6 +94,13 @@ describe('ensemble', () => {
   it('a path varied twice', () => expectError(withEnsemble('vary lr: [0.1] vary lr: [0.2]'), 3006, "'lr' is varied twice"));
   it('unknown keys', () => expectError(withEnsemble('size: 3'), 3002, "unknown ensemble key 'size'"));
   it('vary belongs in the ensemble', () => expectError(withTrain('data: xor() loss: mse epochs: 1 vary lr: [1]'), 3008, "'vary' belongs in the ensemble block"));
+});
+
+describe('positional optimizer arguments, as LANGUAGE.md lists them', () => {
+  it('sgd(lr, momentum, nesterov)', () => expectClean(withTrain('data: xor() loss: mse optimizer: sgd(0.1, 0.9, true) epochs: 1', 'dense(1)')));
+  it('adam(lr, beta1, beta2, epsilon)', () => expectClean(withTrain('data: xor() loss: mse optimizer: adam(0.01, 0.8, 0.99, 1e-8) epochs: 1', 'dense(1)')));
+  it('adamw(lr, weight_decay)', () => expectClean(withTrain('data: xor() loss: mse optimizer: adamw(0.01, 0.01) epochs: 1', 'dense(1)')));
+  it('rmsprop(lr, rho, momentum, epsilon)', () => expectClean(withTrain('data: xor() loss: mse optimizer: rmsprop(0.01, 0.9, 0.5, 1e-6) epochs: 1', 'dense(1)')));
 });
 
 describe('train', () => {

@@ -67,6 +67,7 @@ export function checkTrain(block: EntriesBlock, model: ModelCheck, sink: Diagnos
   if (data && dataArg) {
     const shape = data.spec.shape(data.config.args, host);
     if (shape && 'error' in shape) sink.report(Messages.DataFile, dataArg.value.span, shape.error);
+    else if (shape && 'missing' in shape) sink.report(Messages.DataFileMissing, dataArg.value.span, shape.missing);
     else dataShape = shape;
   }
   if (dataShape && data && dataArg) {

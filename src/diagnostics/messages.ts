@@ -68,6 +68,7 @@ export const Messages = {
   OutputDoesNotFitLoss: error(4007, '{0}'),
   DataFile: error(4008, '{0}'),
   ActivationLossMismatch: warning(4009, '{0}'),
+  DataFileMissing: warning(4010, '{0}; its shape is not checked, and training will fail until it exists'),
 } as const satisfies Record<string, MessageDef>;
 
 export type MessageName = keyof typeof Messages;

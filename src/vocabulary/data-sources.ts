@@ -13,6 +13,11 @@ export interface DataShape {
   labels: Labels;
 }
 
+/** A data file that cannot be read: a warning at check time (it may not exist yet), an error when training. */
+export interface MissingFile {
+  missing: string;
+}
+
 /** What the checker may ask of the outside world. The CLI gives one backed by the file system. */
 export interface Host {
   /** resolved against the .net file's folder; undefined when the file cannot be read */
@@ -23,7 +28,7 @@ export interface DataSourceSpec {
   name: string;
   args: ArgSpec[];
   /** the shape, or a message saying why it cannot be known */
-  shape(args: Record<string, BoundValue>, host: Host | undefined): DataShape | { error: string } | undefined;
+  shape(args: Record<string, BoundValue>, host: Host | undefined): DataShape | { error: string } | MissingFile | undefined;
 }
 
 const n = (value: number): ArgSpec => ({ name: 'n', type: { kind: 'int', min: 1 }, default: value });
@@ -61,10 +66,10 @@ export const dataSources: DataSourceSpec[] = [
   },
 ];
 
-function csvShape(path: string, label: string[] | undefined, host: Host | undefined): DataShape | { error: string } | undefined {
+function csvShape(path: string, label: string[] | undefined, host: Host | undefined): ReturnType<DataSourceSpec['shape']> {
   if (!host) return undefined;
   const bytes = host.readBytes(path, 64 * 1024);
-  if (!bytes) return { error: `cannot read the csv file "${path}"` };
+  if (!bytes) return { missing: `cannot read the csv file "${path}"` };
   const header = new TextDecoder().decode(bytes).split(/\r?\n/, 1)[0] ?? '';
   const columns = header.split(',').map((c) => c.trim().replace(/^"|"$/g, ''));
   if (columns.length < 2 || columns.some((c) => c === '')) return { error: `the csv file "${path}" needs a header row naming at least two columns` };
@@ -76,10 +81,10 @@ function csvShape(path: string, label: string[] | undefined, host: Host | undefi
 }
 
 /** IDX: magic 0x0000 + type byte + rank byte, then rank big-endian uint32 dimensions. */
-function idxShape(path: string, classes: number, host: Host | undefined): DataShape | { error: string } | undefined {
+function idxShape(path: string, classes: number, host: Host | undefined): ReturnType<DataSourceSpec['shape']> {
   if (!host) return undefined;
   const bytes = host.readBytes(path, 1 << 20);
-  if (!bytes) return { error: `cannot read the idx file "${path}"` };
+  if (!bytes) return { missing: `cannot read the idx file "${path}"` };
   if (bytes[0] === 0x1f && bytes[1] === 0x8b) return undefined; // gzip: the shape is learnt when it loads
   if (bytes.length < 4 || bytes[0] !== 0 || bytes[1] !== 0) return { error: `"${path}" is not an idx file (bad magic number)` };
   const rank = bytes[3];

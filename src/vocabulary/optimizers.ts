@@ -1,4 +1,5 @@
-// Optimizers and their hyperparameters. Every `hyper` argument may be varied per member. Defaults
+// Optimizers and their hyperparameters, positional in the order LANGUAGE.md lists them
+// (`sgd(lr, momentum, nesterov)`, `adam(lr, beta1, beta2, epsilon)`, ...). Every `hyper` argument may be varied per member. Defaults
 // follow tf.train / Keras.
 import type { ArgSpec } from '../check/arg-spec.js';
 
@@ -8,16 +9,16 @@ export interface OptimizerSpec {
 }
 
 const lr = (value: number): ArgSpec => ({ name: 'lr', type: { kind: 'number', min: 0, minExclusive: true }, positional: true, default: value, hyper: true });
-const epsilon: ArgSpec = { name: 'epsilon', type: { kind: 'number', min: 0, minExclusive: true }, default: 1e-7, hyper: true };
-const beta = (name: string, value: number): ArgSpec => ({ name, type: { kind: 'number', min: 0, max: 1, maxExclusive: true }, default: value, hyper: true });
-const momentum: ArgSpec = { name: 'momentum', type: { kind: 'number', min: 0, max: 1, maxExclusive: true }, default: 0, hyper: true };
+const epsilon: ArgSpec = { name: 'epsilon', type: { kind: 'number', min: 0, minExclusive: true }, positional: true, default: 1e-7, hyper: true };
+const beta = (name: string, value: number): ArgSpec => ({ name, type: { kind: 'number', min: 0, max: 1, maxExclusive: true }, positional: true, default: value, hyper: true });
+const momentum: ArgSpec = { name: 'momentum', type: { kind: 'number', min: 0, max: 1, maxExclusive: true }, positional: true, default: 0, hyper: true };
 /** gradient clipping by global norm, per member; 0 turns it off */
 const clipnorm: ArgSpec = { name: 'clipnorm', type: { kind: 'number', min: 0 }, default: 0, hyper: true };
-const weightDecay = (value: number): ArgSpec => ({ name: 'weight_decay', type: { kind: 'number', min: 0 }, default: value, hyper: true });
+const weightDecay = (value: number, positional = false): ArgSpec => ({ name: 'weight_decay', type: { kind: 'number', min: 0 }, positional, default: value, hyper: true });
 
 export const optimizers: OptimizerSpec[] = [
-  { name: 'sgd', args: [lr(0.01), momentum, { name: 'nesterov', type: { kind: 'bool' }, default: false }, weightDecay(0), clipnorm] },
+  { name: 'sgd', args: [lr(0.01), momentum, { name: 'nesterov', type: { kind: 'bool' }, positional: true, default: false }, weightDecay(0), clipnorm] },
   { name: 'adam', args: [lr(0.001), beta('beta1', 0.9), beta('beta2', 0.999), epsilon, clipnorm] },
-  { name: 'adamw', args: [lr(0.001), weightDecay(0.004), beta('beta1', 0.9), beta('beta2', 0.999), epsilon, clipnorm] },
+  { name: 'adamw', args: [lr(0.001), weightDecay(0.004, true), beta('beta1', 0.9), beta('beta2', 0.999), epsilon, clipnorm] },
   { name: 'rmsprop', args: [lr(0.001), beta('rho', 0.9), momentum, epsilon, clipnorm] },
 ];
