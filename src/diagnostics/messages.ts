@@ -36,16 +36,13 @@ export const Messages = {
   LabelUsedBeforeDefinition: error(2010, "label '{0}' is used before it is defined (at line {1}); a layer can only read earlier outputs"),
   ReservedLabel: error(2011, "'{0}' is reserved: it names the model's input"),
   EmptyModel: error(2012, "model '{0}' has no layers"),
-  BadModelInput: error(2013, "model '{0}' needs 'input: [d1, d2, ...]', a list of positive integers (the shape of one example)"),
   InputRank: error(2014, '{0} expects {1} input, got shape {2}{3}'),
   KernelTooLarge: error(2015, '{0} window {1} is larger than its input {2} (padding: valid)'),
   ShapeMismatch: error(2016, '{0}: shapes {1} do not match'),
   EmptyOutput: error(2017, '{0} produces an empty output {1} from input {2}'),
   NeedsInputs: error(2018, '{0} needs at least {1} labelled inputs, got {2}'),
-  ShapeOfOutput: error(2019, "the model's output {0} does not fit {1}"),
 
   // --- ensemble and schedules ----------------------------------------------------------------
-  BadMembers: error(3001, 'members must be an integer >= 1, got {0}'),
   UnknownEnsembleKey: error(3002, "unknown ensemble key '{0}'{1}; expected one of: {2}"),
   UnknownVaryPath: error(3003, "vary {0}: {1}"),
   VaryChangesShape: error(3004, "vary {0}: '{1}' changes the layer's shape, and all members must share one architecture"),
@@ -55,7 +52,6 @@ export const Messages = {
   VaryOutsideEnsemble: error(3008, "'vary' belongs in the ensemble block"),
   UnknownSchedule: error(3010, "unknown schedule '{0}'{1}; expected one of: {2}"),
   UnknownScheduleKey: error(3011, "schedule {0} has no key '{1}'{2}; its keys are: {3}"),
-  MissingScheduleKey: error(3012, "schedule {0} needs the key '{1}'"),
   BadInterval: error(3013, "{0} must be an interval such as '2 epochs' or '500 steps', got {1}"),
 
   // --- training and data ---------------------------------------------------------------------
