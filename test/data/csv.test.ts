@@ -1,0 +1,90 @@
+// csv(): header, label columns, numbers, and every mistake located by file, line and column.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { formatDataError } from '../../src/data/dataset.js';
+import { call, dataErrorOf, expectMatchesShape, load, tempDir } from './helpers.js';
+
+const dir = tempDir();
+let files = 0;
+/** Writes `text` to a fresh csv file in the temp folder; returns its name. */
+function csv(text: string): string {
+  const name = `f${files++}.csv`;
+  writeFileSync(join(dir, name), text);
+  return name;
+}
+
+describe('csv', () => {
+  it('takes the first column as the label by default', async () => {
+    const path = csv('y,a,b\n1,2,3\n4,5,6\n');
+    const ds = await load('csv', { path }, dir);
+    expectMatchesShape(ds, call('csv', { path }), dir);
+    expect(ds.count).toBe(2);
+    expect(Array.from(ds.x)).toEqual([2, 3, 5, 6]);
+    expect(Array.from(ds.y)).toEqual([1, 4]);
+    expect(ds.labels).toEqual({ kind: 'values', columns: 1 });
+  });
+
+  it('takes named label columns in the order given; the rest are features in file order', async () => {
+    const path = csv('a, y2 ,b,y1,c\n1,2,3,4,5\n-1.5,2e3,.5,+7,0\n');
+    const args = { path, label: ['y1', 'y2'] };
+    const ds = await load('csv', args, dir);
+    expectMatchesShape(ds, call('csv', args), dir);
+    expect(Array.from(ds.x)).toEqual([1, 3, 5, -1.5, 0.5, 0]);
+    expect(Array.from(ds.y)).toEqual([4, 2, 7, 2000]);
+  });
+
+  it('accepts empty lines, CRLF, quotes and a byte order mark', async () => {
+    const path = csv('\uFEFF"y","x"\r\n1,"2"\r\n\r\n3,4\r\n\r\n\r\n');
+    const ds = await load('csv', { path }, dir);
+    expect(ds.count).toBe(2);
+    expect(Array.from(ds.x)).toEqual([2, 4]);
+  });
+
+  it('a header alone gives no examples', async () => {
+    expect((await load('csv', { path: csv('y,x\n') }, dir)).count).toBe(0);
+  });
+
+  it('a non-number names the file, line, column and text', async () => {
+    const path = csv('y,a,b\n1,2,3\n\n4,5,abc\n');
+    const e = await dataErrorOf(() => load('csv', { path }, dir));
+    expect([e.code, e.file, e.line, e.column]).toEqual([4012, join(dir, path), 4, 3]);
+    expect(e.message).toBe('column "b" must hold a number, got "abc"');
+    expect(formatDataError(e)).toBe(`${join(dir, path)}(4,3): error NET4012: column "b" must hold a number, got "abc"`);
+  });
+
+  it('refuses what Number() would wrongly take', async () => {
+    for (const text of ['0x10', 'Infinity', 'NaN', '1;5', '1.2.3']) {
+      const e = await dataErrorOf(() => load('csv', { path: csv(`y,x\n1,${text}\n`) }, dir));
+      expect([e.code, e.line, e.column]).toEqual([4012, 2, 2]);
+      expect(e.message).toContain(text);
+    }
+  });
+
+  it('a missing value is an error', async () => {
+    const e = await dataErrorOf(() => load('csv', { path: csv('y,a,b\n1,2,3\n,5,6\n') }, dir));
+    expect([e.code, e.line, e.column, e.message]).toEqual([4013, 3, 1, 'column "y" has no value']);
+  });
+
+  it('a row with the wrong number of fields is an error', async () => {
+    const short = await dataErrorOf(() => load('csv', { path: csv('y,a,b\n1,2,3\n4,5\n') }, dir));
+    expect([short.code, short.line, short.column, short.message]).toEqual([4014, 3, 3, 'this row has 2 field(s), the header has 3']);
+    const long = await dataErrorOf(() => load('csv', { path: csv('y,a\n1,2\n3,4\n5,6,7\n') }, dir));
+    expect([long.code, long.line, long.column]).toEqual([4014, 4, 3]);
+  });
+
+  it('a missing file is an error naming it', async () => {
+    const e = await dataErrorOf(() => load('csv', { path: 'nowhere.csv' }, dir));
+    expect([e.code, e.file]).toEqual([4011, join(dir, 'nowhere.csv')]);
+    expect(e.message).toContain('"nowhere.csv"');
+  });
+
+  it('an unknown label column, an empty file and an unclosed quote are errors', async () => {
+    const unknown = await dataErrorOf(() => load('csv', { path: csv('y,x\n1,2\n'), label: ['z'] }, dir));
+    expect([unknown.code, unknown.line]).toEqual([4015, 1]);
+    expect(unknown.message).toContain('no column "z"');
+    expect((await dataErrorOf(() => load('csv', { path: csv('') }, dir))).code).toBe(4015);
+    const quote = await dataErrorOf(() => load('csv', { path: csv('y,x\n1,"2\n') }, dir));
+    expect([quote.code, quote.line]).toEqual([4015, 2]);
+  });
+});

@@ -1,0 +1,85 @@
+// idx(): IDX files written here, plain and gzip, ubyte and float32, and the mistakes in them.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { call, dataErrorOf, expectMatchesShape, load, tempDir } from './helpers.js';
+
+const dir = tempDir();
+
+/** An IDX file: magic 0 0, type, rank, big-endian dims, big-endian values. */
+function idxBytes(type: 0x08 | 0x0d, dims: number[], values: number[]): Buffer {
+  const size = type === 0x08 ? 1 : 4;
+  const b = Buffer.alloc(4 + 4 * dims.length + size * values.length);
+  b.writeUInt8(type, 2);
+  b.writeUInt8(dims.length, 3);
+  dims.forEach((d, i) => b.writeUInt32BE(d, 4 + 4 * i));
+  const start = 4 + 4 * dims.length;
+  values.forEach((v, i) => (type === 0x08 ? b.writeUInt8(v, start + i) : b.writeFloatBE(v, start + 4 * i)));
+  return b;
+}
+
+function write(name: string, bytes: Buffer): string {
+  writeFileSync(join(dir, name), bytes);
+  return name;
+}
+
+// 3 images of 2x3 pixels
+const pixels = Array.from({ length: 18 }, (_, i) => i * 15);
+const labels = [2, 0, 1];
+
+describe('idx', () => {
+  for (const gzip of [false, true]) {
+    it(`round-trips ubyte images and labels (${gzip ? 'gzip' : 'plain'})`, async () => {
+      const pack = (b: Buffer) => (gzip ? gzipSync(b) : b);
+      const args = {
+        images: write(`images-${gzip}.idx`, pack(idxBytes(0x08, [3, 2, 3], pixels))),
+        labels: write(`labels-${gzip}.idx`, pack(idxBytes(0x08, [3], labels))),
+        classes: 3,
+      };
+      const ds = await load('idx', args, dir);
+      expectMatchesShape(ds, call('idx', args), dir);
+      expect(ds.featureShape).toEqual([2, 3, 1]);
+      expect(ds.count).toBe(3);
+      expect(Array.from(ds.x)).toEqual(pixels.map((p) => Math.fround(p / 255)));
+      expect(Array.from(ds.y)).toEqual(labels);
+      expect(ds.labels).toEqual({ kind: 'classes', classes: 3 });
+    });
+  }
+
+  it('takes float32 values as they are, and [count, n] files as flat features', async () => {
+    const values = [0.5, -2, 3.25, 1e6, 0, 7];
+    const args = { images: write('f32.idx', idxBytes(0x0d, [2, 3], values)), labels: write('l2.idx', idxBytes(0x08, [2], [9, 0])) };
+    const ds = await load('idx', args, dir);
+    expectMatchesShape(ds, call('idx', args), dir);
+    expect(ds.featureShape).toEqual([3]);
+    expect(Array.from(ds.x)).toEqual(values);
+    expect(ds.labels).toEqual({ kind: 'classes', classes: 10 });
+  });
+
+  it('image and label counts must agree', async () => {
+    const images = write('three.idx', idxBytes(0x08, [3, 2, 3], pixels));
+    const e = await dataErrorOf(() => load('idx', { images, labels: write('two.idx', idxBytes(0x08, [2], [0, 1])) }, dir));
+    expect(e.code).toBe(4016);
+    expect(e.message).toBe('the idx files disagree: "three.idx" holds 3 example(s), "two.idx" holds 2 label(s)');
+  });
+
+  it('labels must be class indices below `classes`', async () => {
+    const images = write('three.idx', idxBytes(0x08, [3, 2, 3], pixels));
+    const e = await dataErrorOf(() => load('idx', { images, labels: write('big.idx', idxBytes(0x08, [3], [0, 5, 1])), classes: 5 }, dir));
+    expect([e.code, e.file]).toEqual([4017, join(dir, 'big.idx')]);
+    expect(e.message).toContain('label 5 of example 1');
+  });
+
+  it('a missing, truncated, foreign or corrupt gzip file is an error naming it', async () => {
+    const labelsFile = write('ok-labels.idx', idxBytes(0x08, [3], labels));
+    const tryImages = (images: string) => dataErrorOf(() => load('idx', { images, labels: labelsFile }, dir));
+    expect((await tryImages('missing.idx')).code).toBe(4011);
+    const truncated = await tryImages(write('short.idx', idxBytes(0x08, [3, 2, 3], pixels).subarray(0, 20)));
+    expect([truncated.code, truncated.file]).toEqual([4015, join(dir, 'short.idx')]);
+    expect(truncated.message).toContain('truncated');
+    expect((await tryImages(write('foreign.idx', Buffer.from('hello, world')))).message).toContain('bad magic number');
+    expect((await tryImages(write('corrupt.idx', gzipSync(idxBytes(0x08, [3, 2, 3], pixels)).subarray(0, 15)))).message).toContain('gzip');
+    expect((await tryImages(labelsFile)).message).toContain('rank is 1');
+  });
+});
