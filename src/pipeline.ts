@@ -10,6 +10,10 @@ import type { Program } from './check/program.js';
 import { lowerModel } from './ir/lower.js';
 import type { ModelIR } from './ir/model-ir.js';
 import { verifyModelIR } from './ir/verify.js';
+import type { Lowering } from './layers/forward.js';
+import type { EnsembleIR } from './ensemble/ensemble-ir.js';
+import { widen } from './ensemble/widen.js';
+import { verifyEnsembleIR } from './ensemble/verify.js';
 
 export interface CompileState {
   path: string;
@@ -18,11 +22,12 @@ export interface CompileState {
   ast?: NetFile;
   program?: Program;
   ir?: ModelIR;
+  ensemble?: EnsembleIR;
 }
 
 export interface Pass {
   name: string;
-  run(state: CompileState, options: CheckOptions): void;
+  run(state: CompileState, options: CompileOptions): void;
 }
 
 /** A verifier found broken IR: always a bug in netc, never the user's mistake. */
@@ -60,6 +65,20 @@ export const passes: readonly Pass[] = [
       if (problems.length) throw new InternalError(`the model IR of ${state.path} is invalid:\n  ${problems.join('\n  ')}`);
     },
   },
+  {
+    name: 'widen',
+    run(state, options) {
+      const members = options.members ?? state.program!.ensemble.members;
+      state.ensemble = widen(state.ir!, options.lowering ?? 'grouped', members);
+    },
+  },
+  {
+    name: 'verify-ensemble',
+    run(state) {
+      const problems = verifyEnsembleIR(state.ensemble!);
+      if (problems.length) throw new InternalError(`the ensemble IR of ${state.path} is invalid:\n  ${problems.join('\n  ')}`);
+    },
+  },
 ];
 
 export const passNames = passes.map((p) => p.name);
@@ -67,6 +86,9 @@ export const passNames = passes.map((p) => p.name);
 export interface CompileOptions extends CheckOptions {
   /** stop after this pass (`netc ir --after`) */
   after?: string;
+  lowering?: Lowering;
+  /** overrides the ensemble block's member count (`--members`) */
+  members?: number;
 }
 
 /**

@@ -1,6 +1,9 @@
 // relu(), sigmoid(), tanh(), softmax(), ...: one stand-alone layer per activation function.
 import { activations } from '../vocabulary/activations.js';
 import type { LayerKind } from './layer-kind.js';
+import { activate } from '../runtime/activations.js';
+import { activateWide } from './activate.js';
+import { blockMembers, blockVector, groupedMembers, groupedVector } from './widened.js';
 
 export const activationLayers: LayerKind[] = activations
   .filter((a) => a !== 'linear')
@@ -11,4 +14,19 @@ export const activationLayers: LayerKind[] = activations
     reads: 'previous' as const,
     shape: (ctx) => ctx.inputs[0],
     params: () => [],
+    // leaky_relu's alpha may differ per member, so its output is per member
+    widen: { keepsShared: name !== 'leaky_relu' },
+    forward: {
+      single: ({ tf, hyper }, [x]) => activate(tf, name, x, name === 'leaky_relu' ? hyper('alpha')[0] : undefined),
+      grouped(ctx, [x]) {
+        if (name !== 'leaky_relu') return activateWide(ctx, name, x);
+        const t = groupedMembers(ctx, x);
+        return activateWide(ctx, name, { t, shared: false }, groupedVector(ctx.tf, ctx.hyper('alpha'), t.rank));
+      },
+      blockdiag(ctx, [x]) {
+        if (name !== 'leaky_relu') return activateWide(ctx, name, x);
+        const t = blockMembers(ctx, x);
+        return activateWide(ctx, name, { t, shared: false }, blockVector(ctx.tf, ctx.hyper('alpha'), t.shape[t.rank - 1] / ctx.members));
+      },
+    },
   }));

@@ -1,5 +1,39 @@
 // batchnorm(): normalises over the batch on the last axis; keeps running statistics per member.
 import type { LayerKind } from './layer-kind.js';
+import type { ForwardContext } from './forward.js';
+import type { Tensor } from '../runtime/tf.js';
+import { blockMembers, blockVector, groupedMembers, groupedVector } from './widened.js';
+
+/**
+ * Normalises x with the batch's statistics (training) or the running ones, and records the new running
+ * statistics. `axes` are the batch axes; `vec` shapes per-member values to broadcast against x, and
+ * `stat` shapes a statistic as the parameter is stored.
+ */
+function normalise(
+  ctx: ForwardContext,
+  x: Tensor,
+  p: Record<string, Tensor>,
+  axes: number[],
+  vec: (values: number[]) => Tensor,
+  param: (t: Tensor) => Tensor,
+  stat: (t: Tensor) => Tensor,
+): Tensor {
+  const { tf } = ctx;
+  let mean: Tensor;
+  let variance: Tensor;
+  if (ctx.training) {
+    ({ mean, variance } = tf.moments(x, axes, true));
+    const keep = vec(ctx.hyper('momentum'));
+    // Keras: moving -= (moving - batch) * (1 - momentum)
+    ctx.update('moving_mean', tf.sub(p.moving_mean, tf.mul(tf.sub(p.moving_mean, stat(mean)), tf.sub(1, keep))));
+    ctx.update('moving_variance', tf.sub(p.moving_variance, tf.mul(tf.sub(p.moving_variance, stat(variance)), tf.sub(1, keep))));
+  } else {
+    mean = param(p.moving_mean);
+    variance = param(p.moving_variance);
+  }
+  const inv = tf.rsqrt(tf.add(variance, vec(ctx.hyper('epsilon'))));
+  return tf.add(tf.mul(tf.mul(tf.sub(x, mean), inv), param(p.gamma)), param(p.beta));
+}
 
 export const batchnorm: LayerKind = {
   name: 'batchnorm',
@@ -18,5 +52,33 @@ export const batchnorm: LayerKind = {
       { name: 'moving_mean', shape: c, init: 'zeros', trainable: false },
       { name: 'moving_variance', shape: c, init: 'ones', trainable: false },
     ];
+  },
+  widen: { keepsShared: false },
+  forward: {
+    single(ctx, [x], p) {
+      const axes = x.shape.slice(0, -1).map((_, i) => i);
+      const stat = (t: Tensor) => ctx.tf.reshape(t, [-1]);
+      return normalise(ctx, x, p, axes, (v) => ctx.tf.scalar(v[0]), (t) => t, stat);
+    },
+    // [N, B, ..., C]: statistics per member over its batch; parameters [N, C] -> [N, 1, ..., C]
+    grouped(ctx, [a], p) {
+      const { tf } = ctx;
+      const x = groupedMembers(ctx, a);
+      const axes = x.shape.slice(1, -1).map((_, i) => i + 1);
+      const [n, c] = [x.shape[0], x.shape[x.rank - 1]];
+      const param = (t: Tensor) => tf.reshape(t, [n, ...axes.map(() => 1), c]);
+      const stat = (t: Tensor) => tf.reshape(t, [n, c]);
+      const vec = (v: number[]) => (v.length === n ? groupedVector(tf, v, x.rank) : tf.scalar(v[0]));
+      return { t: normalise(ctx, x, p, axes, (v) => vec(v), param, stat), shared: false };
+    },
+    // [B, ..., N*C]: every channel already belongs to one member
+    blockdiag(ctx, [a], p) {
+      const { tf } = ctx;
+      const x = blockMembers(ctx, a);
+      const axes = x.shape.slice(0, -1).map((_, i) => i);
+      const width = x.shape[x.rank - 1] / ctx.members;
+      const stat = (t: Tensor) => tf.reshape(t, [-1]);
+      return { t: normalise(ctx, x, p, axes, (v) => blockVector(tf, v, width), (t) => t, stat), shared: false };
+    },
   },
 };

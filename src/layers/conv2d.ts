@@ -3,6 +3,9 @@ import type { Initializer } from '../vocabulary/initializers.js';
 import { paddingArg, weightedArgs } from './common-args.js';
 import type { LayerKind } from './layer-kind.js';
 import { spatialOutput } from './spatial.js';
+import { activate } from '../runtime/activations.js';
+import { conv2d as trainableConv, conv2dOfData, type Padding } from '../runtime/conv.js';
+import { activateWide } from './activate.js';
 
 export const conv2d: LayerKind = {
   name: 'conv2d',
@@ -25,5 +28,40 @@ export const conv2d: LayerKind = {
     const filters = args.filters as number;
     const kernel = { name: 'kernel', shape: [kh, kw, input[2], filters], init: args.init as Initializer, trainable: true };
     return args.bias ? [kernel, { name: 'bias', shape: [filters], init: args.bias_init as Initializer, trainable: true }] : [kernel];
+  },
+  widen: { keepsShared: false, kernels: ['kernel'] },
+  forward: {
+    single({ tf, attrs }, [x], p) {
+      const y = trainableConv(tf, x, p.kernel, attrs.stride as number[], attrs.padding as Padding);
+      return activate(tf, attrs.activation as string, p.bias ? tf.add(y, p.bias) : y);
+    },
+    grouped(ctx, [x], p) {
+      const { tf, attrs, members: n } = ctx;
+      const stride = attrs.stride as number[];
+      const padding = attrs.padding as Padding;
+      const [kh, kw, c, f] = p.kernel.shape.slice(1);
+      let y;
+      if (x.shared) {
+        // one conv for all members: their kernels side by side as N*F output channels
+        const wide = tf.reshape(tf.transpose(tf.reshape(p.kernel, [n, kh * kw * c, f]), [1, 0, 2]), [kh, kw, c, n * f]);
+        const out = conv2dOfData(tf, x.t, wide, stride, padding);
+        const [b, oh, ow] = out.shape;
+        y = tf.reshape(tf.transpose(tf.reshape(out, [b, oh * ow, n, f]), [2, 0, 1, 3]), [n, b, oh, ow, f]);
+      } else {
+        // TF.js has no grouped conv: one conv per member, each on its own input and kernel
+        const xs = tf.unstack(x.t);
+        const ws = tf.unstack(p.kernel);
+        y = tf.stack(xs.map((xi, i) => trainableConv(tf, xi, ws[i], stride, padding)));
+      }
+      if (p.bias) y = tf.add(y, tf.reshape(p.bias, [n, 1, 1, 1, f]));
+      return activateWide(ctx, attrs.activation as string, { t: y, shared: false });
+    },
+    // channels folded: [B, H, W, N*C] with a block-diagonal [kh, kw, N*C, N*F] kernel (or [kh, kw, C, N*F])
+    blockdiag(ctx, [x], p) {
+      const { tf, attrs } = ctx;
+      const conv = x.shared ? conv2dOfData : trainableConv;
+      const y = conv(tf, x.t, p.kernel, attrs.stride as number[], attrs.padding as Padding);
+      return activateWide(ctx, attrs.activation as string, { t: p.bias ? tf.add(y, p.bias) : y, shared: false });
+    },
   },
 };

@@ -3,6 +3,8 @@ import { Messages } from '../diagnostics/messages.js';
 import type { Initializer } from '../vocabulary/initializers.js';
 import { weightedArgs } from './common-args.js';
 import { fmtShape, type LayerKind } from './layer-kind.js';
+import { activate } from '../runtime/activations.js';
+import { activateWide } from './activate.js';
 
 export const dense: LayerKind = {
   name: 'dense',
@@ -21,5 +23,24 @@ export const dense: LayerKind = {
     const units = args.units as number;
     const kernel = { name: 'kernel', shape: [input[0], units], init: args.init as Initializer, trainable: true };
     return args.bias ? [kernel, { name: 'bias', shape: [units], init: args.bias_init as Initializer, trainable: true }] : [kernel];
+  },
+  widen: { keepsShared: false, kernels: ['kernel'] },
+  forward: {
+    single({ tf, attrs }, [x], p) {
+      const y = tf.matMul(x, p.kernel);
+      return activate(tf, attrs.activation as string, p.bias ? tf.add(y, p.bias) : y);
+    },
+    // [N, B, in] x [N, in, out]; a shared [B, in] input broadcasts over the members in the one matMul
+    grouped(ctx, [x], p) {
+      const { tf } = ctx;
+      const xs = x.shared ? tf.expandDims(x.t, 0) : x.t;
+      const y = tf.matMul(xs, p.kernel);
+      return activateWide(ctx, ctx.attrs.activation as string, { t: p.bias ? tf.add(y, tf.expandDims(p.bias, 1)) : y, shared: false });
+    },
+    // [B, N*in] x [N*in, N*out] (block-diagonal), or a shared [B, in] x [in, N*out]
+    blockdiag(ctx, [x], p) {
+      const y = ctx.tf.matMul(x.t, p.kernel);
+      return activateWide(ctx, ctx.attrs.activation as string, { t: p.bias ? ctx.tf.add(y, p.bias) : y, shared: false });
+    },
   },
 };

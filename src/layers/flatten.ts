@@ -9,4 +9,20 @@ export const flatten: LayerKind = {
   reads: 'previous',
   shape: (ctx) => [product(ctx.inputs[0])],
   params: () => [],
+  widen: { keepsShared: true },
+  forward: {
+    single: ({ tf }, [x]) => tf.reshape(x, [x.shape[0], -1]),
+    grouped({ tf }, [x]) {
+      const lead = x.shared ? 1 : 2;
+      return { t: tf.reshape(x.t, [...x.t.shape.slice(0, lead), -1]), shared: x.shared };
+    },
+    // each member flattens its own [H, W, C] in row-major order: [B, H*W, N, C] -> [B, N, H*W*C]
+    blockdiag({ tf, members: n }, [x]) {
+      const [b, ...rest] = x.t.shape;
+      if (x.shared || rest.length === 1) return { t: tf.reshape(x.t, [b, -1]), shared: x.shared };
+      const c = rest[rest.length - 1] / n;
+      const cells = rest.slice(0, -1).reduce((a, d) => a * d, 1);
+      return { t: tf.reshape(tf.transpose(tf.reshape(x.t, [b, cells, n, c]), [0, 2, 1, 3]), [b, -1]), shared: false };
+    },
+  },
 };

@@ -5,6 +5,7 @@ import type { Span } from '../diagnostics/diagnostic.js';
 import type { MessageDef } from '../diagnostics/messages.js';
 import type { ArgSpec, BoundArgs, Shape } from '../check/arg-spec.js';
 import type { Initializer } from '../vocabulary/initializers.js';
+import type { ForwardRules, WidenRule } from './forward.js';
 
 export interface ParamSpec {
   /** the part after `layer/`: kernel, bias, gamma, beta, moving_mean, moving_variance */
@@ -35,6 +36,10 @@ export interface LayerKind {
   shape(ctx: ShapeContext): Shape | undefined;
   /** the parameters of one member, in a fixed order */
   params(args: BoundArgs['values'], input: Shape[]): ParamSpec[];
+  /** how the layer widens to N members */
+  widen: WidenRule;
+  /** how it computes, alone and widened */
+  forward: ForwardRules;
 }
 
 export const fmtShape = (s: Shape): string => `[${s.join(', ')}]`;

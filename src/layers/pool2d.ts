@@ -3,8 +3,16 @@
 import type { LayerKind } from './layer-kind.js';
 import { paddingArg } from './common-args.js';
 import { spatialOutput } from './spatial.js';
+import type { ForwardContext } from './forward.js';
+import type { Tensor } from '../runtime/tf.js';
 
 function pool(name: string, summary: string): LayerKind {
+  const apply = ({ tf, attrs }: ForwardContext, x: Tensor): Tensor => {
+    const size = attrs.size as [number, number];
+    const stride = (attrs.stride as [number, number] | undefined) ?? size;
+    const padding = attrs.padding as 'valid' | 'same';
+    return name === 'maxpool2d' ? tf.maxPool(x as never, size, stride, padding) : tf.avgPool(x as never, size, stride, padding);
+  };
   return {
     name,
     summary,
@@ -21,6 +29,19 @@ function pool(name: string, summary: string): LayerKind {
       return out && [...out, ctx.inputs[0][2]];
     },
     params: () => [],
+    widen: { keepsShared: true },
+    forward: {
+      single: (ctx, [x]) => apply(ctx, x),
+      // pooling never mixes examples, so the members fold into the batch: [N*B, H, W, C]
+      grouped(ctx, [x]) {
+        if (x.shared) return { t: apply(ctx, x.t), shared: true };
+        const [n, b, ...rest] = x.t.shape;
+        const y = apply(ctx, ctx.tf.reshape(x.t, [n * b, ...rest]));
+        return { t: ctx.tf.reshape(y, [n, b, ...y.shape.slice(1)]), shared: false };
+      },
+      // nor channels: the folded [B, H, W, N*C] pools as it is
+      blockdiag: (ctx, [x]) => ({ t: apply(ctx, x.t), shared: x.shared }),
+    },
   };
 }
 

@@ -1,0 +1,32 @@
+// What a valid ensemble IR is: the model IR it widens is valid, the op list matches it one for one, a
+// shared value only comes from shared inputs through a layer that keeps sharing, and each parameter's
+// layout fits its lowering. A failure is a bug in netc.
+import { layerKind } from '../layers/registry.js';
+import { verifyModelIR } from '../ir/verify.js';
+import type { EnsembleIR } from './ensemble-ir.js';
+
+const allowed = { grouped: ['stacked'], blockdiag: ['columns', 'blockdiag'], loop: ['separate'] } as const;
+
+export function verifyEnsembleIR(e: EnsembleIR): string[] {
+  const problems = verifyModelIR(e.model).map((p) => `model: ${p}`);
+  const fail = (msg: string) => problems.push(msg);
+  if (!Number.isInteger(e.members) || e.members < 1) fail(`members must be >= 1, got ${e.members}`);
+  if (e.ops.length !== e.model.ops.length) fail('ensemble ops do not match the model ops');
+  e.ops.forEach((op, i) => {
+    if (op.name !== e.model.ops[i]?.name) fail(`op %${i}: ${op.name} does not match the model's ${e.model.ops[i]?.name}`);
+    if (i === 0) {
+      if (!op.shared) fail('the input must be shared');
+      return;
+    }
+    const kind = layerKind(op.op);
+    const inputsShared = op.inputs.every((x) => e.ops[x]?.shared);
+    if (op.shared && !(inputsShared && kind?.widen.keepsShared && e.lowering !== 'loop')) fail(`op %${i} (${op.name}) is shared, but its inputs or kind do not allow it`);
+  });
+  if (e.params.length !== e.model.params.length) fail('ensemble params do not match the model params');
+  for (const p of e.params) {
+    if (!(allowed[e.lowering] as readonly string[]).includes(p.layout)) fail(`${p.name}: layout ${p.layout} under lowering ${e.lowering}`);
+    if (p.layout === 'blockdiag' && p.shape.length < 2) fail(`${p.name}: a block-diagonal parameter needs two feature axes`);
+    if (!e.ops.some((op) => op.name === p.op && op.params.includes(p.name))) fail(`${p.name}: owned by no op`);
+  }
+  return problems;
+}

@@ -1,0 +1,35 @@
+// The widen pass: model IR -> ensemble IR. It decides, op by op, whether a value is still shared by all
+// members, and from that how each parameter is laid out under the chosen lowering.
+import { layerKind } from '../layers/registry.js';
+import type { Lowering } from '../layers/forward.js';
+import type { ModelIR } from '../ir/model-ir.js';
+import type { EnsembleIR, ParamLayout, WideOp, WideParam } from './ensemble-ir.js';
+
+export function widen(model: ModelIR, lowering: Lowering, members: number): EnsembleIR {
+  const ops: WideOp[] = [];
+  const params: WideParam[] = [];
+  for (const op of model.ops) {
+    if (op.op === 'input') {
+      ops.push({ ...op, shared: true });
+      continue;
+    }
+    const kind = layerKind(op.op)!;
+    const inputsShared = op.inputs.map((i) => ops[i].shared);
+    const allShared = inputsShared.every((s) => s);
+    // the loop lowering computes every member separately, so nothing after the input is shared
+    const shared = lowering !== 'loop' && allShared && kind.widen.keepsShared;
+    ops.push({ ...op, shared });
+    for (const name of op.params) {
+      const p = model.params.find((q) => q.name === name)!;
+      const isKernel = kind.widen.kernels?.includes(name.slice(op.name.length + 1)) ?? false;
+      params.push({ ...p, op: op.name, layout: layoutOf(lowering, isKernel, allShared) });
+    }
+  }
+  return { model, lowering, members, ops, params };
+}
+
+function layoutOf(lowering: Lowering, isKernel: boolean, inputShared: boolean): ParamLayout {
+  if (lowering === 'grouped') return 'stacked';
+  if (lowering === 'loop') return 'separate';
+  return isKernel && !inputShared ? 'blockdiag' : 'columns';
+}

@@ -1,0 +1,51 @@
+// How a layer computes, for one member and widened to N members. Each layer kind gives three rules:
+//  - single:    one member, activations [B, ...shape]; the `loop` lowering runs it once per member.
+//  - grouped:   activations [N, B, ...shape], parameters [N, ...shape] (a leading member axis).
+//  - blockdiag: members folded into the last axis, [B, ..., N*C]; kernels block-diagonal [N*in, N*out].
+// In the widened forms an input may still be shared: [B, ...shape], the same for every member (the
+// model input, and whatever a parameter-free layer computes from it). Layers keep it shared when they
+// can and otherwise use one wider op rather than copying it N times (JAX's three batching cases).
+import type { BoundValue, Shape } from '../check/arg-spec.js';
+import type { TF, Tensor } from '../runtime/tf.js';
+
+export type Lowering = 'grouped' | 'blockdiag' | 'loop';
+export const lowerings: readonly Lowering[] = ['grouped', 'blockdiag', 'loop'];
+
+/** A widened activation: `shared` when every member would compute the same value. */
+export interface Act {
+  t: Tensor;
+  shared: boolean;
+}
+
+export interface ForwardContext {
+  tf: TF;
+  lowering: Lowering;
+  /** members in this population (1 for `single`) */
+  members: number;
+  training: boolean;
+  attrs: Record<string, BoundValue>;
+  /** per-member shapes of the inputs and of the output */
+  inputShapes: Shape[];
+  outShape: Shape;
+  /** per-member values of a numeric layer argument, in population order (varied or not) */
+  hyper(arg: string): number[];
+  /** per-member uniform [0, 1) draws for this op and step: one array of `size` values per member */
+  uniforms(size: number): Float32Array[];
+  /** a new value for a non-trainable parameter (batchnorm's running statistics), applied after the step */
+  update(param: string, value: Tensor): void;
+}
+
+export type Params = Record<string, Tensor>;
+
+export interface ForwardRules {
+  single(ctx: ForwardContext, inputs: Tensor[], params: Params): Tensor;
+  grouped(ctx: ForwardContext, inputs: Act[], params: Params): Act;
+  blockdiag(ctx: ForwardContext, inputs: Act[], params: Params): Act;
+}
+
+export interface WidenRule {
+  /** with only shared inputs, is the output still shared? (no parameters and no randomness) */
+  keepsShared: boolean;
+  /** parameters whose last two axes are (input features, output features): block-diagonal in blockdiag */
+  kernels?: string[];
+}

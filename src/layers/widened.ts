@@ -1,0 +1,59 @@
+// Layout helpers for the widened forms, shared by the layer kinds' forward rules.
+import type { Shape } from '../check/arg-spec.js';
+import type { TF, Tensor } from '../runtime/tf.js';
+import type { Act, ForwardContext } from './forward.js';
+
+/** grouped: a shared [B, ...] activation as [N, B, ...] (a broadcast view where the op allows it). */
+export function groupedMembers(ctx: ForwardContext, a: Act): Tensor {
+  return a.shared ? ctx.tf.broadcastTo(a.t, [ctx.members, ...a.t.shape]) : a.t;
+}
+
+/** blockdiag: a shared [B, ..., C] activation as [B, ..., N*C], member-major on the last axis. */
+export function blockMembers(ctx: ForwardContext, a: Act): Tensor {
+  if (!a.shared) return a.t;
+  return ctx.tf.tile(a.t, [...a.t.shape.slice(0, -1).map(() => 1), ctx.members]);
+}
+
+/** Per-member values as a tensor that broadcasts against a grouped activation of rank `rank`. */
+export function groupedVector(tf: TF, values: number[], rank: number): Tensor {
+  return tf.tensor(values, [values.length, ...new Array(rank - 1).fill(1)]);
+}
+
+/** Per-member values repeated over each member's `width` channels: broadcasts against [.., N*width]. */
+export function blockVector(tf: TF, values: number[], width: number): Tensor {
+  const out = new Float32Array(values.length * width);
+  values.forEach((v, i) => out.fill(v, i * width, (i + 1) * width));
+  return tf.tensor1d(out);
+}
+
+/** blockdiag: [B, ..., N*C] -> [B, ..., N, C], so an op can work per member on the last axis. */
+export function splitMembers(tf: TF, t: Tensor, members: number): Tensor {
+  const c = t.shape[t.rank - 1] / members;
+  return tf.reshape(t, [...t.shape.slice(0, -1), members, c]);
+}
+
+export function joinMembers(tf: TF, t: Tensor): Tensor {
+  return tf.reshape(t, [...t.shape.slice(0, -2), t.shape[t.rank - 2] * t.shape[t.rank - 1]]);
+}
+
+/** Per-member random draws stacked member-first: [N, ...shape]. */
+export function memberDraws(ctx: ForwardContext, shape: Shape): Tensor {
+  const size = shape.reduce((a, b) => a * b, 1);
+  const draws = ctx.uniforms(size);
+  const all = new Float32Array(draws.length * size);
+  draws.forEach((d, i) => all.set(d, i * size));
+  return ctx.tf.tensor(all, [draws.length, ...shape]);
+}
+
+/** [N, B, ..., C] -> [B, ..., N*C]: member-first values in the blockdiag layout. */
+export function membersToBlocks(tf: TF, t: Tensor): Tensor {
+  const perm = [...Array.from({ length: t.rank - 2 }, (_, i) => i + 1), 0, t.rank - 1];
+  return joinMembers(tf, tf.transpose(t, perm));
+}
+
+/** [B, ..., N*C] -> [N, B, ..., C]: the blockdiag layout member-first (for the loss and metrics). */
+export function blocksToMembers(tf: TF, t: Tensor, members: number): Tensor {
+  const split = splitMembers(tf, t, members);
+  const r = split.rank;
+  return tf.transpose(split, [r - 2, ...Array.from({ length: r - 2 }, (_, i) => i), r - 1]);
+}

@@ -1,0 +1,63 @@
+// Initial weights of one member. Member i draws from its own stream, Rng.of(seed, 'init', i), through
+// its parameters in model order, at its own (unwidened) shapes: so it starts at the same point whatever
+// the member count or the lowering. Initialisers follow Keras, fans included.
+import type { Shape } from '../check/arg-spec.js';
+import type { ModelIR } from '../ir/model-ir.js';
+import type { Initializer } from '../vocabulary/initializers.js';
+import { Rng } from './rng.js';
+
+/** Keras' fans: [in, out] for dense, receptive field times channels for convolutions. */
+export function fans(shape: Shape): [number, number] {
+  if (shape.length === 0) return [1, 1];
+  if (shape.length === 1) return [shape[0], shape[0]];
+  if (shape.length === 2) return [shape[0], shape[1]];
+  const field = shape.slice(0, -2).reduce((a, b) => a * b, 1);
+  return [shape[shape.length - 2] * field, shape[shape.length - 1] * field];
+}
+
+/** stddev of a normal truncated at two standard deviations, corrected as Keras does */
+const TRUNCATION = 0.87962566103423978;
+
+export function initialValues(init: Initializer, shape: Shape, rng: Rng): Float32Array {
+  const size = shape.reduce((a, b) => a * b, 1);
+  const out = new Float32Array(size);
+  const [fanIn, fanOut] = fans(shape);
+  const uniform = (limit: number) => {
+    for (let i = 0; i < size; i++) out[i] = rng.range(-limit, limit);
+  };
+  const truncated = (stddev: number) => {
+    for (let i = 0; i < size; i++) out[i] = rng.truncatedNormal() * stddev;
+  };
+  switch (init) {
+    case 'zeros':
+      break;
+    case 'ones':
+      out.fill(1);
+      break;
+    case 'glorot_uniform':
+      uniform(Math.sqrt(6 / (fanIn + fanOut)));
+      break;
+    case 'glorot_normal':
+      truncated(Math.sqrt(2 / (fanIn + fanOut)) / TRUNCATION);
+      break;
+    case 'he_uniform':
+      uniform(Math.sqrt(6 / fanIn));
+      break;
+    case 'he_normal':
+      truncated(Math.sqrt(2 / fanIn) / TRUNCATION);
+      break;
+    case 'lecun_uniform':
+      uniform(Math.sqrt(3 / fanIn));
+      break;
+    case 'lecun_normal':
+      truncated(Math.sqrt(1 / fanIn) / TRUNCATION);
+      break;
+  }
+  return out;
+}
+
+/** All of member `member`'s parameters, by name, in model order. */
+export function initMember(model: ModelIR, seed: number, member: number): Map<string, Float32Array> {
+  const rng = Rng.of(seed, 'init', member);
+  return new Map(model.params.map((p) => [p.name, initialValues(p.init, p.shape, rng)]));
+}

@@ -1,0 +1,228 @@
+// A population: N members of one ensemble IR, living in fused TF.js variables, with their optimizer
+// state and hyperparameters. It runs the widened forward pass op by op, the fused loss (the sum of the
+// members' mean losses, so each member gets exactly its own gradient) and the fused optimizer step.
+import type { EnsembleIR, WideParam } from '../ensemble/ensemble-ir.js';
+import { fusedShape } from '../ensemble/ensemble-ir.js';
+import type { Act, ForwardContext, Params } from '../layers/forward.js';
+import { layerKind } from '../layers/registry.js';
+import { blockMembers, blocksToMembers, blockVector, groupedMembers } from '../layers/widened.js';
+import { blockMask, fuse, unfuse } from './fused.js';
+import { memberAccuracy, memberLosses } from './losses.js';
+import { applyGradients, createState, type OptimizerState, type Slot } from './optimizers.js';
+import { Rng } from './rng.js';
+import type { TF, Tensor, Variable } from './tf.js';
+
+export interface PopulationSpec {
+  tf: TF;
+  ensemble: EnsembleIR;
+  /** the members' ids: they name their random streams, so a member is the same member in any population */
+  memberIds: number[];
+  seed: number;
+  optimizer: string;
+  loss: { name: string; args: Record<string, unknown> };
+  /** per-member hyperparameter value by key (`lr`, `dropout_1.rate`) and member id */
+  hyper(key: string, member: number): number;
+  /** each member's initial parameter values, by name (from initMember or a checkpoint) */
+  initial(member: number): Map<string, Float32Array>;
+}
+
+let populations = 0;
+
+export class Population {
+  readonly tf: TF;
+  readonly ir: EnsembleIR;
+  readonly n: number;
+  readonly memberIds: number[];
+  /** fused variables by parameter name; `separate` parameters have one per member */
+  readonly variables = new Map<string, Variable[]>();
+  readonly masks = new Map<string, Tensor>();
+  readonly slots: Slot[] = [];
+  readonly state: OptimizerState;
+  /** optimizer steps taken */
+  step = 0;
+  private readonly uid = populations++;
+  private hyperCache = new Map<string, Tensor>();
+
+  constructor(readonly spec: PopulationSpec) {
+    const { tf, ensemble } = spec;
+    this.tf = tf;
+    this.ir = ensemble;
+    this.memberIds = spec.memberIds;
+    this.n = spec.memberIds.length;
+    const initial = this.memberIds.map((id) => spec.initial(id));
+    for (const p of ensemble.params) {
+      const own = initial.map((m) => m.get(p.name)!);
+      const name = (m?: number) => `netc${this.uid}/${p.name}${m === undefined ? '' : `#${m}`}`;
+      const vars =
+        p.layout === 'separate'
+          ? own.map((data, m) => tf.variable(tf.tensor(data, p.shape), p.trainable, name(m)))
+          : [tf.variable(tf.tensor(fuse(p.layout, p.shape, own), fusedShape(p.layout, p.shape, this.n)), p.trainable, name())];
+      this.variables.set(p.name, vars);
+      if (p.layout === 'blockdiag') this.masks.set(p.name, tf.tensor(blockMask(p.shape, this.n), fusedShape(p.layout, p.shape, this.n)));
+      if (p.trainable) vars.forEach((v, m) => this.slots.push(this.slot(p, v, p.layout === 'separate' ? m : undefined)));
+    }
+    this.state = createState(tf, spec.optimizer, this.slots, this.n);
+  }
+
+  /** Per-member values of a hyperparameter, in population order. */
+  hyper(key: string): number[] {
+    return this.memberIds.map((id) => this.spec.hyper(key, id));
+  }
+
+  /** Forget cached hyperparameter tensors (after PBT changes a value). */
+  hyperChanged(): void {
+    for (const t of this.hyperCache.values()) t.dispose();
+    this.hyperCache.clear();
+  }
+
+  private slot(p: WideParam, variable: Variable, member?: number): Slot {
+    const { tf } = this;
+    const last = p.shape[p.shape.length - 1];
+    const key = member === undefined ? p.name : `${p.name}#${member}`;
+    return {
+      key,
+      variable,
+      hyper: (values) => {
+        if (member !== undefined) return tf.scalar(values[member]);
+        if (p.layout === 'stacked') return tf.tensor(values, [this.n, ...p.shape.map(() => 1)]);
+        return blockVector(tf, values, last);
+      },
+      memberNorm: (g) => {
+        if (member !== undefined) return tf.norm(g);
+        if (p.layout === 'stacked') return tf.sqrt(tf.sum(tf.square(g), p.shape.map((_, i) => i + 1), true));
+        // columns and blockdiag: the members are blocks of the last axis (off-diagonal gradients are zero)
+        const byMember = tf.reshape(tf.square(g), [-1, this.n, last]);
+        const norms = tf.sqrt(tf.sum(byMember, [0, 2]));
+        return tf.reshape(tf.tile(tf.reshape(norms, [this.n, 1]), [1, last]), [-1]);
+      },
+    };
+  }
+
+  /** Cached per-slot hyperparameter tensors for values that only change when hyperChanged() is called. */
+  private cachedHyper(slot: Slot, key: string): Tensor {
+    const id = `${slot.key}|${key}`;
+    let t = this.hyperCache.get(id);
+    if (!t) {
+      t = this.tf.keep(slot.hyper(this.hyper(key)));
+      this.hyperCache.set(id, t);
+    }
+    return t;
+  }
+
+  /**
+   * The fused forward pass. x: [B, ...input], shared by all members. Returns member-first outputs
+   * [N, B, ...output]. In training, batchnorm's new running statistics are pushed to `updates`.
+   */
+  forward(x: Tensor, training: boolean, updates: [Variable, Tensor][] = []): Tensor {
+    const { tf, ir } = this;
+    const step = this.step;
+    const acts: Act[] = [{ t: x, shared: true }];
+    const perMember: Tensor[][] = [this.memberIds.map(() => x)];
+    for (const op of ir.ops.slice(1)) {
+      const kind = layerKind(op.op)!;
+      const base = {
+        tf,
+        lowering: ir.lowering,
+        training,
+        attrs: op.attrs,
+        inputShapes: op.inputs.map((i) => ir.ops[i].shape),
+        outShape: op.shape,
+      };
+      const draws = (ids: number[]) => (size: number) => ids.map((id) => uniforms(Rng.of(this.spec.seed, 'dropout', op.name, id, step), size));
+      const short = (name: string) => name.slice(op.name.length + 1);
+      if (ir.lowering === 'loop') {
+        perMember[op.id] = this.memberIds.map((id, m) => {
+          const params: Params = {};
+          for (const name of op.params) params[short(name)] = this.variables.get(name)![m];
+          const ctx: ForwardContext = {
+            ...base,
+            members: 1,
+            hyper: (arg) => [this.spec.hyper(`${op.name}.${arg}`, id)],
+            uniforms: draws([id]),
+            update: (param, value) => updates.push([this.variables.get(`${op.name}/${param}`)![m], value]),
+          };
+          return kind.forward.single(ctx, op.inputs.map((i) => perMember[i][m]), params);
+        });
+        continue;
+      }
+      const params: Params = {};
+      for (const name of op.params) {
+        const v = this.variables.get(name)![0];
+        const mask = this.masks.get(name);
+        params[short(name)] = mask ? tf.mul(v, mask) : v;
+      }
+      const ctx: ForwardContext = {
+        ...base,
+        members: this.n,
+        hyper: (arg) => this.hyper(`${op.name}.${arg}`),
+        uniforms: draws(this.memberIds),
+        update: (param, value) => updates.push([this.variables.get(`${op.name}/${param}`)![0], value]),
+      };
+      let act = kind.forward[ir.lowering](ctx, op.inputs.map((i) => acts[i]), params);
+      if (act.shared && !op.shared) act = { t: ir.lowering === 'grouped' ? groupedMembers(ctx, act) : blockMembers(ctx, act), shared: false };
+      acts[op.id] = act;
+    }
+    const out = ir.model.output;
+    if (ir.lowering === 'loop') return tf.stack(perMember[out]);
+    const a = acts[out];
+    if (a.shared) return tf.broadcastTo(a.t, [this.n, ...a.t.shape]);
+    return ir.lowering === 'grouped' ? a.t : blocksToMembers(tf, a.t, this.n);
+  }
+
+  /** One training step on a batch; returns the members' losses [N] (the caller disposes it). */
+  trainStep(x: Tensor, y: Tensor): Tensor {
+    const { tf } = this;
+    const updates: [Variable, Tensor][] = [];
+    let losses: Tensor | undefined;
+    const trainable = this.slots.map((s) => s.variable);
+    const { value, grads } = tf.variableGrads(() => {
+      const out = this.forward(x, true, updates);
+      losses = tf.keep(memberLosses(tf, this.spec.loss.name, this.spec.loss.args, out, y));
+      for (const [, t] of updates) tf.keep(t);
+      return tf.sum(losses);
+    }, trainable);
+    value.dispose();
+    tf.tidy(() => {
+      const byKey = new Map(this.slots.map((s) => [s.key, grads[s.variable.name]]));
+      applyGradients(tf, this.spec.optimizer, this.slots, byKey, this.state, (key) => this.hyper(key), (slot, key) => this.cachedHyper(slot, key));
+      for (const [v, t] of updates) v.assign(t);
+    });
+    for (const g of Object.values(grads)) g.dispose();
+    for (const [, t] of updates) t.dispose();
+    this.step++;
+    return losses!;
+  }
+
+  /** Members' loss and accuracy on a batch, without training (dropout off, running statistics). */
+  evaluate(x: Tensor, y: Tensor): { loss: Tensor; accuracy: Tensor } {
+    const { tf } = this;
+    return tf.tidy(() => {
+      const out = this.forward(x, false);
+      return { loss: memberLosses(tf, this.spec.loss.name, this.spec.loss.args, out, y), accuracy: memberAccuracy(tf, this.spec.loss.name, out, y) };
+    });
+  }
+
+  /** Member m's (population position) parameters, sliced out of the fused tensors. */
+  async memberWeights(m: number): Promise<Map<string, Float32Array>> {
+    const out = new Map<string, Float32Array>();
+    for (const p of this.ir.params) {
+      const vars = this.variables.get(p.name)!;
+      if (p.layout === 'separate') out.set(p.name, (await vars[m].data()) as Float32Array);
+      else out.set(p.name, unfuse(p.layout, p.shape, this.n, (await vars[0].data()) as Float32Array, m));
+    }
+    return out;
+  }
+
+  dispose(): void {
+    this.hyperChanged();
+    for (const vs of this.variables.values()) vs.forEach((v) => v.dispose());
+    for (const t of this.masks.values()) t.dispose();
+    for (const s of this.state.tensors.values()) for (const v of s.values()) v.dispose();
+  }
+}
+
+function uniforms(rng: Rng, size: number): Float32Array {
+  const out = new Float32Array(size);
+  for (let i = 0; i < size; i++) out[i] = rng.uniform();
+  return out;
+}
