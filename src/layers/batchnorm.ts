@@ -17,13 +17,14 @@ function normalise(
   vec: (values: number[]) => Tensor,
   param: (t: Tensor) => Tensor,
   stat: (t: Tensor) => Tensor,
+  statVec: (values: number[]) => Tensor = vec,
 ): Tensor {
   const { tf } = ctx;
   let mean: Tensor;
   let variance: Tensor;
   if (ctx.training) {
     ({ mean, variance } = tf.moments(x, axes, true));
-    const keep = vec(ctx.hyper('momentum'));
+    const keep = statVec(ctx.hyper('momentum'));
     // Keras: moving -= (moving - batch) * (1 - momentum)
     ctx.update('moving_mean', tf.sub(p.moving_mean, tf.mul(tf.sub(p.moving_mean, stat(mean)), tf.sub(1, keep))));
     ctx.update('moving_variance', tf.sub(p.moving_variance, tf.mul(tf.sub(p.moving_variance, stat(variance)), tf.sub(1, keep))));
@@ -68,8 +69,10 @@ export const batchnorm: LayerKind = {
       const [n, c] = [x.shape[0], x.shape[x.rank - 1]];
       const param = (t: Tensor) => tf.reshape(t, [n, ...axes.map(() => 1), c]);
       const stat = (t: Tensor) => tf.reshape(t, [n, c]);
-      const vec = (v: number[]) => (v.length === n ? groupedVector(tf, v, x.rank) : tf.scalar(v[0]));
-      return { t: normalise(ctx, x, p, axes, (v) => vec(v), param, stat), shared: false };
+      const vec = (v: number[]) => groupedVector(tf, v, x.rank);
+      // momentum per member, against statistics stored as [N, C]
+      const statVec = (v: number[]) => ctx.tf.tensor(v, [n, 1]);
+      return { t: normalise(ctx, x, p, axes, vec, param, stat, statVec), shared: false };
     },
     // [B, ..., N*C]: every channel already belongs to one member
     blockdiag(ctx, [a], p) {

@@ -20,8 +20,8 @@ export function activate(tf: TF, name: string, x: Tensor, alpha: number | Tensor
       return tf.mul(tf.mul(x, 0.5), tf.add(1, tf.erf(tf.mul(x, Math.SQRT1_2))));
     case 'swish':
       return tf.mul(x, tf.sigmoid(x));
-    case 'leaky_relu':
-      return tf.where(tf.greater(x, 0), x, tf.mul(x, alpha));
+    case 'leaky_relu': // prelu, not where(x > 0, ...): Greater has no gradient in TF.js
+      return typeof alpha === 'number' ? tf.leakyRelu(x, alpha) : tf.prelu(x, tf.broadcastTo(alpha, x.shape));
     default:
       throw new Error(`unknown activation ${name}`);
   }

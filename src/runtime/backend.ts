@@ -10,6 +10,7 @@
 // tfjs-node and tfjs-node-gpu are optional because their install scripts download libtensorflow, which
 // fails where that download is not reachable; so their absence is normal, and 'auto' passes over them.
 import { existsSync } from 'node:fs';
+import { registerWasmKernels } from './wasm-kernels.js';
 import { createRequire } from 'node:module';
 import { dirname, join, sep } from 'node:path';
 import type * as tfjs from '@tensorflow/tfjs';
@@ -271,6 +272,7 @@ async function activateWasm(tf: TF): Promise<string> {
     wasmPathsSet = true;
   }
   await setBackendOrThrow(tf, 'wasm', 'wasm', 'the wasm backend');
+  registerWasmKernels(tf as never);
   const simd = (await tf.env().getAsync('WASM_HAS_SIMD_SUPPORT')) === true;
   const threads = wasm.getThreadsCount();
   return `${simd ? 'SIMD' : 'no SIMD'}, ${threads === 1 ? 'single-threaded' : `${threads} threads`}`;

@@ -42,6 +42,12 @@ function padInput(tf: TF, x: Tensor, g: Geometry): Tensor {
   return pt || pb || pl || pr ? tf.pad(x, [[0, 0], [pt, pb], [pl, pr], [0, 0]]) : x;
 }
 
+/** dW for an input x (unpadded) and dy, for a kernel of `shape` — also the body of the wasm kernel. */
+export function conv2dFilterGrad(tf: TF, x: Tensor, dy: Tensor, shape: number[], stride: number[], padding: Padding): Tensor {
+  const w = { shape } as Tensor;
+  return filterGrad(tf, padInput(tf, x, geometry(x, w, stride, padding)), dy, w, stride);
+}
+
 /** dW[p,q,c,f] = sum over b,i,j of xpad[b, i*s+p, j*s+q, c] dy[b,i,j,f], as one dilated forward conv. */
 function filterGrad(tf: TF, xpad: Tensor, dy: Tensor, w: Tensor, stride: number[]): Tensor {
   const [kh, kw, c, f] = w.shape;

@@ -48,9 +48,11 @@ export function applyGradients(
   if (optimizer === 'adam' || optimizer === 'adamw') {
     const b1 = hyper('beta1');
     const b2 = hyper('beta2');
-    state.accBeta1 = state.accBeta1.map((a, i) => a * b1[i]);
-    state.accBeta2 = state.accBeta2.map((a, i) => a * b2[i]);
+    // as tf.train.adam keeps them: float32 products of the float32 betas
+    state.accBeta1 = state.accBeta1.map((a, i) => Math.fround(a * Math.fround(b1[i])));
+    state.accBeta2 = state.accBeta2.map((a, i) => Math.fround(a * Math.fround(b2[i])));
   }
+  const oneMinus = (slot: Slot, key: string) => slot.hyper(hyper(key).map((v) => 1 - v));
   for (const slot of slots) {
     let g = grads.get(slot.key);
     if (!g) continue;
@@ -73,8 +75,9 @@ export function applyGradients(
       }
       case 'adam':
       case 'adamw': {
-        const m = tf.add(tf.mul(s.get('m')!, h('beta1')), tf.mul(g, tf.sub(1, h('beta1'))));
-        const v = tf.add(tf.mul(s.get('v')!, h('beta2')), tf.mul(tf.square(g), tf.sub(1, h('beta2'))));
+        // 1 - beta is taken in float64 before it becomes a float32 tensor, as tf.train.adam does
+        const m = tf.add(tf.mul(s.get('m')!, h('beta1')), tf.mul(g, oneMinus(slot, 'beta1')));
+        const v = tf.add(tf.mul(s.get('v')!, h('beta2')), tf.mul(tf.square(g), oneMinus(slot, 'beta2')));
         s.get('m')!.assign(m);
         s.get('v')!.assign(v);
         const mHat = tf.div(m, slot.hyper(state.accBeta1.map((a) => 1 - a)));
@@ -85,7 +88,7 @@ export function applyGradients(
       }
       case 'rmsprop': {
         // tf.train.rmsprop (not centred): ms = rho ms + (1 - rho) g^2; mom = momentum mom + lr g / sqrt(ms + eps)
-        const ms = tf.add(tf.mul(s.get('ms')!, h('rho')), tf.mul(tf.square(g), tf.sub(1, h('rho'))));
+        const ms = tf.add(tf.mul(s.get('ms')!, h('rho')), tf.mul(tf.square(g), oneMinus(slot, 'rho')));
         const mom = tf.add(tf.mul(s.get('mom')!, h('momentum')), tf.div(tf.mul(g, h('lr')), tf.sqrt(tf.add(ms, h('epsilon')))));
         s.get('ms')!.assign(ms);
         s.get('mom')!.assign(mom);

@@ -50,18 +50,23 @@ export class Population {
     this.memberIds = spec.memberIds;
     this.n = spec.memberIds.length;
     const initial = this.memberIds.map((id) => spec.initial(id));
-    for (const p of ensemble.params) {
-      const own = initial.map((m) => m.get(p.name)!);
-      const name = (m?: number) => `netc${this.uid}/${p.name}${m === undefined ? '' : `#${m}`}`;
-      const vars =
-        p.layout === 'separate'
-          ? own.map((data, m) => tf.variable(tf.tensor(data, p.shape), p.trainable, name(m)))
-          : [tf.variable(tf.tensor(fuse(p.layout, p.shape, own), fusedShape(p.layout, p.shape, this.n)), p.trainable, name())];
-      this.variables.set(p.name, vars);
-      if (p.layout === 'blockdiag') this.masks.set(p.name, tf.tensor(blockMask(p.shape, this.n), fusedShape(p.layout, p.shape, this.n)));
-      if (p.trainable) vars.forEach((v, m) => this.slots.push(this.slot(p, v, p.layout === 'separate' ? m : undefined)));
-    }
-    this.state = createState(tf, spec.optimizer, this.slots, this.n);
+    // built in a tidy: a variable copies its initial tensor, which is then disposed
+    tf.tidy(() => {
+      for (const p of ensemble.params) {
+        const own = initial.map((m) => m.get(p.name)!);
+        const name = (m?: number) => `netc${this.uid}/${p.name}${m === undefined ? '' : `#${m}`}`;
+        const vars =
+          p.layout === 'separate'
+            ? own.map((data, m) => tf.variable(tf.tensor(data, p.shape), p.trainable, name(m)))
+            : [tf.variable(tf.tensor(fuse(p.layout, p.shape, own), fusedShape(p.layout, p.shape, this.n)), p.trainable, name())];
+        this.variables.set(p.name, vars);
+        if (p.layout === 'blockdiag') this.masks.set(p.name, tf.keep(tf.tensor(blockMask(p.shape, this.n), fusedShape(p.layout, p.shape, this.n))));
+        if (p.trainable) vars.forEach((v, m) => this.slots.push(this.slot(p, v, p.layout === 'separate' ? m : undefined)));
+      }
+    });
+    let state: OptimizerState | undefined;
+    tf.tidy(() => void (state = createState(tf, spec.optimizer, this.slots, this.n)));
+    this.state = state!;
   }
 
   /** Per-member values of a hyperparameter, in population order. */

@@ -1,0 +1,102 @@
+// One member as an ordinary tfjs-layers model: the same graph built from TF.js's own layers, with
+// Keras-style names. It is the reference that the fused members are tested against, and what
+// extraction writes out.
+import type * as tfjs from '@tensorflow/tfjs';
+import type { ModelIR } from '../ir/model-ir.js';
+import type { TF } from './tf.js';
+
+/** A layer or activation that tfjs-layers cannot express. */
+export class UnsupportedLayerError extends Error {
+  override name = 'UnsupportedLayerError';
+}
+
+// activations tfjs-layers knows by name (leaky_relu is a layer there, not an activation)
+const tfActivations = new Set(['linear', 'relu', 'sigmoid', 'tanh', 'softmax', 'elu', 'gelu', 'swish']);
+
+function activation(name: unknown, where: string): string {
+  const a = String(name ?? 'linear');
+  if (!tfActivations.has(a)) throw new UnsupportedLayerError(`${where}: tfjs-layers has no '${a}' activation for a layer's activation argument; write ${a}() as a layer of its own`);
+  return a;
+}
+
+export function toLayersModel(tf: TF, ir: ModelIR): tfjs.LayersModel {
+  const input = tf.input({ shape: ir.ops[0].shape, name: 'input' });
+  const values: tfjs.SymbolicTensor[] = [input];
+  for (const op of ir.ops.slice(1)) {
+    const a = op.attrs;
+    const name = op.name;
+    const ins = op.inputs.map((i) => values[i]);
+    let layer: tfjs.layers.Layer;
+    switch (op.op) {
+      case 'dense':
+        layer = tf.layers.dense({ units: a.units as number, activation: activation(a.activation, name) as never, useBias: a.bias as boolean, name });
+        break;
+      case 'conv2d':
+        layer = tf.layers.conv2d({
+          filters: a.filters as number,
+          kernelSize: a.kernel as number[],
+          strides: a.stride as number[],
+          padding: a.padding as 'valid' | 'same',
+          activation: activation(a.activation, name) as never,
+          useBias: a.bias as boolean,
+          name,
+        });
+        break;
+      case 'maxpool2d':
+      case 'avgpool2d': {
+        const config = { poolSize: a.size as [number, number], strides: (a.stride ?? a.size) as [number, number], padding: a.padding as 'valid' | 'same', name };
+        layer = op.op === 'maxpool2d' ? tf.layers.maxPooling2d(config) : tf.layers.averagePooling2d(config);
+        break;
+      }
+      case 'flatten':
+        layer = tf.layers.flatten({ name });
+        break;
+      case 'dropout':
+        layer = tf.layers.dropout({ rate: a.rate as number, name });
+        break;
+      case 'batchnorm':
+        layer = tf.layers.batchNormalization({ axis: -1, momentum: a.momentum as number, epsilon: a.epsilon as number, name });
+        break;
+      case 'layernorm':
+        layer = tf.layers.layerNormalization({ axis: -1, epsilon: a.epsilon as number, name });
+        break;
+      case 'add':
+        layer = tf.layers.add({ name });
+        break;
+      case 'concat':
+        layer = tf.layers.concatenate({ axis: -1, name });
+        break;
+      case 'leaky_relu':
+        layer = tf.layers.leakyReLU({ alpha: a.alpha as number, name });
+        break;
+      default:
+        if (!tfActivations.has(op.op)) throw new UnsupportedLayerError(`${name}: tfjs-layers cannot express a '${op.op}' layer`);
+        layer = tf.layers.activation({ activation: op.op as never, name });
+    }
+    values.push(layer.apply(ins.length === 1 ? ins[0] : ins) as tfjs.SymbolicTensor);
+  }
+  return tf.model({ inputs: input, outputs: values[ir.output], name: ir.name });
+}
+
+/** Sets one member's weights, in the IR's parameter order (which is Keras' order for each layer). */
+export function setWeights(tf: TF, model: tfjs.LayersModel, ir: ModelIR, weights: Map<string, Float32Array>): void {
+  for (const op of ir.ops.slice(1)) {
+    if (!op.params.length) continue;
+    const ts = op.params.map((name) => tf.tensor(weights.get(name)!, ir.params.find((p) => p.name === name)!.shape));
+    model.getLayer(op.name).setWeights(ts);
+    ts.forEach((t) => t.dispose());
+  }
+}
+
+/** A member's weights read back from a layers model, by IR parameter name. */
+export function getWeights(model: tfjs.LayersModel, ir: ModelIR): Map<string, Float32Array> {
+  const out = new Map<string, Float32Array>();
+  for (const op of ir.ops.slice(1)) {
+    if (!op.params.length) continue;
+    model
+      .getLayer(op.name)
+      .getWeights()
+      .forEach((w, i) => out.set(op.params[i], w.dataSync() as Float32Array));
+  }
+  return out;
+}

@@ -1,0 +1,103 @@
+// The equivalence harness (JAX's vmap-test habit): a fused population against each member computed
+// alone by plain TF.js — a tfjs-layers model with the member's weights, fed the same batches.
+import * as tf from '@tensorflow/tfjs';
+import '@tensorflow/tfjs-backend-wasm';
+import { expect } from 'vitest';
+import { compile } from '../../src/pipeline.js';
+import type { Lowering } from '../../src/layers/forward.js';
+import { Population } from '../../src/runtime/population.js';
+import { initMember } from '../../src/runtime/init.js';
+import { hyperTable } from '../../src/runtime/hyper.js';
+import { setWeights, toLayersModel } from '../../src/runtime/layers-model.js';
+import type { TF } from '../../src/runtime/tf.js';
+import { Rng } from '../../src/runtime/rng.js';
+import { registerWasmKernels } from '../../src/runtime/wasm-kernels.js';
+import type { ModelIR } from '../../src/ir/model-ir.js';
+import type { Program } from '../../src/check/program.js';
+
+export { tf };
+export const backends = ['cpu', 'wasm'] as const;
+export const TOLERANCE = 1e-5;
+
+export async function useBackend(name: string): Promise<void> {
+  await tf.setBackend(name);
+  await tf.ready();
+  if (name === 'wasm') registerWasmKernels(tf as unknown as TF);
+}
+
+export interface Built {
+  pop: Population;
+  program: Program;
+  ir: ModelIR;
+}
+
+export interface BuildOptions {
+  memberIds?: number[];
+  optimizer?: { name: string; args: Record<string, number | boolean> };
+  loss?: string;
+}
+
+/** A population of `members` for a .net source under a lowering; ids default to 0..members-1. */
+export function build(source: string, lowering: Lowering, members: number, options: BuildOptions = {}): Built {
+  const state = compile(source, 'equivalence.net', { lowering, members });
+  if (!state.ensemble) throw new Error(state.diagnostics.map((d) => d.message).join('\n'));
+  const program = state.program!;
+  if (options.optimizer || options.loss) {
+    program.train = {
+      ...(program.train ?? { data: { name: 'xor', args: {} }, validation: 0, batch: 4, steps: 1, metrics: [], shuffle: false }),
+      optimizer: options.optimizer ?? program.train?.optimizer ?? { name: 'sgd', args: {} },
+      loss: { name: options.loss ?? program.train?.loss.name ?? 'mse', args: {} },
+    };
+  }
+  const memberIds = options.memberIds;
+  const table = hyperTable(program, state.ir!);
+  const ids = memberIds ?? Array.from({ length: members }, (_, i) => i);
+  const pop = new Population({
+    tf: tf as unknown as TF,
+    ensemble: { ...state.ensemble, members: ids.length },
+    memberIds: ids,
+    seed: program.ensemble.seed,
+    optimizer: program.train?.optimizer.name ?? 'sgd',
+    loss: program.train?.loss ?? { name: 'mse', args: {} },
+    hyper: (key, m) => table.value(key, m),
+    initial: (m) => initMember(state.ir!, program.ensemble.seed, m),
+  });
+  return { pop, program, ir: state.ir! };
+}
+
+/** Member `id` alone, as a tfjs-layers model with its initial weights. */
+export function alone(b: Built, id: number): tf.LayersModel {
+  const model = toLayersModel(tf as unknown as TF, b.ir);
+  setWeights(tf as unknown as TF, model, b.ir, initMember(b.ir, b.program.ensemble.seed, id));
+  return model;
+}
+
+/** Reproducible inputs and targets. */
+export function randomBatch(seed: number, shape: number[], scale = 1): tf.Tensor {
+  const rng = Rng.of(seed, 'test-batch');
+  const size = shape.reduce((a, b) => a * b, 1);
+  return tf.tensor(Float32Array.from({ length: size }, () => rng.range(-scale, scale)), shape);
+}
+
+export function maxRelDiff(actual: ArrayLike<number>, expected: ArrayLike<number>): number {
+  let diff = 0;
+  let scale = 0;
+  for (let i = 0; i < expected.length; i++) {
+    diff = Math.max(diff, Math.abs(actual[i] - expected[i]));
+    scale = Math.max(scale, Math.abs(expected[i]));
+  }
+  // a tensor that is all but zero (the bias before a batchnorm, whose gradient vanishes) is compared
+  // on the scale of 1e-2, so float noise around zero does not count as a relative difference
+  return diff / Math.max(scale, 1e-2);
+}
+
+export function expectClose(actual: ArrayLike<number>, expected: ArrayLike<number>, what: string, tolerance = TOLERANCE): void {
+  expect(actual.length, what).toBe(expected.length);
+  const d = maxRelDiff(actual, expected);
+  expect(d, `${what}: max relative difference ${d.toExponential(2)}`).toBeLessThanOrEqual(tolerance);
+}
+
+/** Member m's slice of member-first outputs [N, B, ...]. */
+export function memberRows(out: tf.Tensor, m: number): Float32Array {
+  return tf.tidy(() => tf.squeeze(tf.slice(out, m, 1), [0]).dataSync() as Float32Array);
+}

@@ -1,0 +1,230 @@
+// After K training steps, member i of a fused population has exactly the weights of member i trained
+// alone by plain TF.js (a tfjs-layers model, tf.train optimizers, the same batches): for every layer
+// kind, every lowering, every optimizer, on cpu and wasm.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { lowerings } from '../../src/layers/forward.js';
+import { getWeights } from '../../src/runtime/layers-model.js';
+import { alone, backends, build, expectClose, randomBatch, tf, useBackend, type Built } from './harness.js';
+import { layerCases, source } from './cases.js';
+
+const MEMBERS = 3;
+const BATCH = 4;
+const STEPS = 3;
+const LRS = [0.1, 0.03, 0.2];
+
+/** STEPS batches for a model; targets in the model's output shape. */
+function batches(input: number[], output: number[], onehot = false) {
+  return Array.from({ length: STEPS }, (_, s) => {
+    const x = randomBatch(100 + s, [BATCH, ...input]);
+    const y = onehot ? tf.oneHot(tf.tensor1d([s % 2, 1, 0, (s + 1) % 2], 'int32'), output[0]).toFloat() : randomBatch(200 + s, [BATCH, ...output]);
+    return { x, y };
+  });
+}
+
+async function expectMembersMatch(b: Built, reference: (m: number) => Promise<Map<string, Float32Array>>) {
+  for (let m = 0; m < b.pop.n; m++) {
+    const fused = await b.pop.memberWeights(m);
+    const expected = await reference(m);
+    for (const [name, values] of expected) expectClose(fused.get(name)!, values, `member ${m} ${name}`);
+  }
+}
+
+const withLrs = (c: { input: number[]; layers: string }) => source(c).replace('ensemble { seed: 5 }', `ensemble { seed: 5 vary lr: [${LRS.join(', ')}] }`);
+
+describe.each(backends)('training on %s', (backend) => {
+  beforeAll(() => useBackend(backend));
+  afterAll(() => tf.disposeVariables());
+
+  describe('every layer kind, with sgd and per-member learning rates', () => {
+    for (const [name, c] of Object.entries(layerCases)) {
+      if (name === 'dropout') continue; // its masks are netc's own: see the dropout tests below
+      it.each(lowerings)(`${name}: %s`, async (lowering) => {
+        const b = build(withLrs(c), lowering, MEMBERS, { optimizer: { name: 'sgd', args: {} }, loss: 'mse' });
+        const data = batches(c.input, b.ir.ops[b.ir.output].shape);
+        for (const { x, y } of data) b.pop.trainStep(x, y).dispose();
+        await expectMembersMatch(b, async (m) => {
+          const model = alone(b, m);
+          model.compile({ optimizer: tf.train.sgd(LRS[m]), loss: 'meanSquaredError' });
+          for (const { x, y } of data) await model.trainOnBatch(x, y);
+          const w = getWeights(model, b.ir);
+          model.dispose();
+          return w;
+        });
+        b.pop.dispose();
+      });
+    }
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------
+// Every optimizer against TF.js's own (tf.train.*), or against the formula written out here where TF.js
+// has none (adamw, decoupled weight decay, clipnorm).
+
+const OPT_MODEL = 'model m(input: [3]) {\n  dense(4, activation: tanh)\n  dense(2, activation: softmax)\n}\n';
+const OPT_STEPS = 5;
+
+interface OptimizerCase {
+  optimizer: string;
+  vary: string;
+  /** tf.train optimizer for member m, or undefined to use the hand-written reference */
+  tfjs?: (h: (key: string) => number) => tf.Optimizer;
+  manual?: 'adamw' | 'sgd-decay-clip';
+}
+
+const optimizerCases: Record<string, OptimizerCase> = {
+  sgd: { optimizer: 'sgd', vary: 'vary lr: [0.5, 0.1, 0.02]', tfjs: (h) => tf.train.sgd(h('lr')) },
+  momentum: { optimizer: 'sgd(momentum: 0.9)', vary: 'vary lr: [0.1, 0.05, 0.2]\nvary momentum: [0.9, 0.5, 0.0]', tfjs: (h) => tf.train.momentum(h('lr'), h('momentum')) },
+  nesterov: { optimizer: 'sgd(lr: 0.1, momentum: 0.8, nesterov: true)', vary: 'vary lr: [0.1, 0.05, 0.2]', tfjs: (h) => tf.train.momentum(h('lr'), h('momentum'), true) },
+  adam: {
+    optimizer: 'adam',
+    vary: 'vary lr: [0.01, 0.05, 0.001]\nvary beta1: [0.9, 0.8, 0.95]\nvary beta2: [0.999, 0.99, 0.9]',
+    tfjs: (h) => tf.train.adam(h('lr'), h('beta1'), h('beta2'), h('epsilon')),
+  },
+  rmsprop: { optimizer: 'rmsprop(momentum: 0.5)', vary: 'vary lr: [0.01, 0.003, 0.03]\nvary rho: [0.9, 0.8, 0.99]', tfjs: (h) => tf.train.rmsprop(h('lr'), h('rho'), h('momentum'), h('epsilon')) },
+  adamw: { optimizer: 'adamw', vary: 'vary lr: [0.01, 0.05, 0.001]\nvary weight_decay: [0.1, 0.01, 0.0]', manual: 'adamw' },
+  'sgd with weight decay and clipnorm': { optimizer: 'sgd(lr: 0.5, momentum: 0.9, weight_decay: 0.05)', vary: 'vary clipnorm: [0.0, 0.1, 0.01]', manual: 'sgd-decay-clip' },
+};
+
+/** Keras' formulas, written out for one model (no fused code involved). */
+function manualStep(kind: 'adamw' | 'sgd-decay-clip', vars: tf.Variable[], grads: tf.Tensor[], slots: tf.Tensor[][], acc: number[], h: (key: string) => number) {
+  if (kind === 'adamw') {
+    // beta^t as tf.train.adam keeps it: float32 products
+    acc[0] = Math.fround(acc[0] * Math.fround(h('beta1')));
+    acc[1] = Math.fround(acc[1] * Math.fround(h('beta2')));
+  }
+  vars.forEach((w, i) => {
+    let g = grads[i];
+    if (kind === 'adamw') {
+      const [b1, b2, lr, eps, wd] = [h('beta1'), h('beta2'), h('lr'), h('epsilon'), h('weight_decay')];
+      const decayed = tf.sub(w, tf.mul(w, wd * lr));
+      slots[i][0] = tf.add(tf.mul(slots[i][0], b1), tf.mul(g, 1 - b1));
+      slots[i][1] = tf.add(tf.mul(slots[i][1], b2), tf.mul(tf.square(g), 1 - b2));
+      const mHat = tf.div(slots[i][0], tf.sub(1, acc[0]));
+      const vHat = tf.div(slots[i][1], tf.sub(1, acc[1]));
+      w.assign(tf.add(tf.mul(tf.div(mHat, tf.add(tf.sqrt(vHat), eps)), -lr), decayed));
+    } else {
+      const [lr, m, wd, clip] = [h('lr'), h('momentum'), h('weight_decay'), h('clipnorm')];
+      if (clip > 0) {
+        const norm = tf.norm(g).dataSync()[0];
+        if (norm > clip) g = tf.mul(g, clip / norm);
+      }
+      slots[i][0] = tf.add(tf.mul(slots[i][0], m), g);
+      w.assign(tf.sub(tf.sub(w, tf.mul(w, wd * lr)), tf.mul(slots[i][0], lr)));
+    }
+  });
+}
+
+describe.each(backends)('optimizers on %s', (backend) => {
+  beforeAll(() => useBackend(backend));
+  afterAll(() => tf.disposeVariables());
+  for (const [name, c] of Object.entries(optimizerCases)) {
+    it.each(lowerings)(`${name}: %s`, async (lowering) => {
+      const src = `${OPT_MODEL}ensemble {\n  seed: 2\n  ${c.vary}\n}\ntrain { data: xor() loss: categorical_crossentropy optimizer: ${c.optimizer} steps: ${OPT_STEPS} }\n`.replace(
+        'model m(input: [3])',
+        'model m(input: [2])',
+      );
+      const b = build(src, lowering, MEMBERS);
+      const data = Array.from({ length: OPT_STEPS }, (_, s) => ({
+        x: randomBatch(300 + s, [BATCH, 2], 2),
+        y: tf.oneHot(tf.tensor1d([s % 2, 1, 0, (s + 1) % 2], 'int32'), 2).toFloat(),
+      }));
+      for (const { x, y } of data) b.pop.trainStep(x, y).dispose();
+      await expectMembersMatch(b, async (m) => {
+        const h = (key: string) => b.pop.hyper(key)[m];
+        const model = alone(b, m);
+        if (c.tfjs) {
+          model.compile({ optimizer: c.tfjs(h), loss: 'categoricalCrossentropy' });
+          for (const { x, y } of data) await model.trainOnBatch(x, y);
+        } else {
+          const vars = model.trainableWeights.map((w) => (w as unknown as { val: tf.Variable }).val);
+          const slots = vars.map((v) => [tf.zerosLike(v), tf.zerosLike(v)]);
+          const acc = [1, 1];
+          for (const { x, y } of data) {
+            const { grads } = tf.variableGrads(() => tf.mean(tf.metrics.categoricalCrossentropy(y, model.apply(x) as tf.Tensor)) as tf.Scalar, vars);
+            manualStep(c.manual!, vars, vars.map((v) => grads[v.name]), slots, acc, h);
+          }
+        }
+        const w = getWeights(model, b.ir);
+        model.dispose();
+        return w;
+      });
+      b.pop.dispose();
+    });
+  }
+});
+
+// ---------------------------------------------------------------------------------------------------
+// Member i in a population computes what member i computes alone (a population of one), dropout masks
+// included: its random streams depend on (seed, member) only.
+
+describe.each(backends)('a member alone on %s', (backend) => {
+  beforeAll(() => useBackend(backend));
+  const src = `model m(input: [4]) {\n  dense(6, activation: relu)\n  drop = dropout(0.4)\n  dense(3, activation: softmax)\n}\nensemble {\n  seed: 9\n  vary lr: loguniform(0.001, 0.1)\n  vary drop.rate: [0.1, 0.5, 0.3, 0.2, 0.6]\n}\ntrain { data: iris() loss: categorical_crossentropy optimizer: adam steps: 4 }\n`;
+  it.each(lowerings)('%s', async (lowering) => {
+    const steps = Array.from({ length: 4 }, (_, s) => ({ x: randomBatch(400 + s, [BATCH, 4]), y: tf.oneHot(tf.tensor1d([0, 1, 2, s % 3], 'int32'), 3).toFloat() }));
+    const all = build(src, lowering, 5);
+    for (const { x, y } of steps) all.pop.trainStep(x, y).dispose();
+    for (const id of [0, 3]) {
+      const one = build(src, lowering, 1, { memberIds: [id] });
+      for (const { x, y } of steps) one.pop.trainStep(x, y).dispose();
+      const fused = await all.pop.memberWeights(id);
+      for (const [name, values] of await one.pop.memberWeights(0)) expectClose(fused.get(name)!, values, `member ${id} ${name}`);
+      one.pop.dispose();
+    }
+    all.pop.dispose();
+  });
+
+  it('draws a different dropout mask for each member', () => {
+    const b = build(src.replace('vary drop.rate: [0.1, 0.5, 0.3, 0.2, 0.6]', ''), 'grouped', 3);
+    const out = b.pop.forward(tf.ones([8, 4]), true);
+    const rows = [0, 1, 2].map((m) => Array.from(tf.slice(out, m, 1).dataSync()).join());
+    expect(new Set(rows).size).toBe(3);
+    out.dispose();
+    b.pop.dispose();
+  });
+});
+
+describe('per-member learning rates', () => {
+  beforeAll(() => useBackend('cpu'));
+  it('each member steps by its own lr: w1 - w0 = -lr_i * g_i', async () => {
+    const lrs = [1, 0.1, 0.01];
+    const src = `model m(input: [3]) {\n  dense(2)\n}\nensemble { seed: 4 vary lr: [${lrs.join(', ')}] }\ntrain { data: csv("none.csv") loss: mse optimizer: sgd steps: 1 }\n`;
+    const b = build(src, 'grouped', 3);
+    const x = randomBatch(1, [4, 3]);
+    const y = randomBatch(2, [4, 2]);
+    const before = await Promise.all([0, 1, 2].map((m) => b.pop.memberWeights(m)));
+    b.pop.trainStep(x, y).dispose();
+    const ratios = [];
+    for (let m = 0; m < 3; m++) {
+      const model = alone(b, m);
+      const vars = model.trainableWeights.map((w) => (w as unknown as { val: tf.Variable }).val);
+      const { grads } = tf.variableGrads(() => tf.losses.meanSquaredError(y, model.apply(x) as tf.Tensor) as tf.Scalar, vars);
+      const g = grads[vars[0].name].dataSync();
+      const w0 = before[m].get('dense_1/kernel')!;
+      const w1 = (await b.pop.memberWeights(m)).get('dense_1/kernel')!;
+      ratios.push((w0[0] - w1[0]) / g[0]);
+      model.dispose();
+    }
+    ratios.forEach((r, m) => expect(r).toBeCloseTo(lrs[m], 5));
+    b.pop.dispose();
+  });
+});
+
+describe('memory', () => {
+  beforeAll(() => useBackend('cpu'));
+  it.each(lowerings)('a training run leaks no tensors: %s', (lowering) => {
+    const before = tf.memory().numTensors;
+    const c = layerCases['batchnorm on images'];
+    const b = build(withLrs(c), lowering, MEMBERS, { optimizer: { name: 'adam', args: {} }, loss: 'mse' });
+    const x = randomBatch(1, [BATCH, ...c.input]);
+    const y = randomBatch(9, [BATCH, 2]);
+    for (let s = 0; s < 3; s++) {
+      b.pop.trainStep(x, y).dispose();
+      const { loss, accuracy } = b.pop.evaluate(x, y);
+      tf.dispose([loss, accuracy]);
+    }
+    tf.dispose([x, y]);
+    b.pop.dispose();
+    expect(tf.memory().numTensors).toBe(before);
+  });
+});
