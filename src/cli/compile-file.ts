@@ -3,11 +3,11 @@
 import { readFileSync } from 'node:fs';
 import { hasErrors } from '../diagnostics/diagnostic.js';
 import { formatDiagnostics } from '../diagnostics/format.js';
-import { compile, type CompileState } from '../pipeline.js';
+import { compile, type CompileOptions, type CompileState } from '../pipeline.js';
 import { fileHost } from './host.js';
 import type { Io } from './io.js';
 
-export function compileFile(path: string, io: Io, after?: string): CompileState | undefined {
+export function compileFile(path: string, io: Io, after?: string, options: CompileOptions = {}): CompileState | undefined {
   let source: string;
   try {
     source = readFileSync(path, 'utf8');
@@ -15,7 +15,7 @@ export function compileFile(path: string, io: Io, after?: string): CompileState 
     io.err(`netc: cannot read '${path}': ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}\n`);
     return undefined;
   }
-  const state = compile(source, path, { host: fileHost(path), after });
+  const state = compile(source, path, { ...options, host: fileHost(path), after });
   if (state.diagnostics.length) io.err(formatDiagnostics(state.diagnostics, source) + '\n\n');
   return state;
 }

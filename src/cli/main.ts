@@ -3,6 +3,11 @@ import { Command, CommanderError } from 'commander';
 import { checkCommand } from './check-command.js';
 import { irCommand } from './ir-command.js';
 import { ExitCode, processIo, UsageError, type Io } from './io.js';
+import { trainCommand } from './train-command.js';
+import { choiceOption, intOption } from './options.js';
+import { lowerings } from '../layers/forward.js';
+
+const backends = ['auto', 'node-gpu', 'node', 'webgpu', 'wasm', 'cpu'] as const;
 
 const VERSION = '0.1.0';
 
@@ -30,6 +35,22 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     .option('--after <pass>', 'the pass after which to print', 'verify')
     .action((file: string, opts: { after: string }) => {
       code = irCommand(file, opts.after, io);
+    });
+
+  program
+    .command('train')
+    .description('train every member of a .net file as one fused network')
+    .argument('<file>', 'a .net file')
+    .option('--members <n>', 'number of members (overrides the ensemble block)', intOption(1))
+    .option('--epochs <n>', 'epochs to train (overrides the train block)', intOption(1))
+    .option('--steps <n>', 'optimizer steps to train; 0 writes the untrained population', intOption(0))
+    .option('--seed <n>', 'seed for initialisation, varied hyperparameters, data and dropout', intOption(0))
+    .option('--backend <name>', `TF.js backend: ${backends.join(', ')}`, choiceOption(backends), 'auto')
+    .option('--lowering <name>', `how members are fused: ${lowerings.join(', ')}`, choiceOption(lowerings), 'grouped')
+    .option('--out <dir>', 'run directory (default: runs/<file>-<time>)')
+    .action(async (file: string, opts: Omit<Parameters<typeof trainCommand>[1], 'progress'>) => {
+      if (opts.epochs !== undefined && opts.steps !== undefined) throw new UsageError('give --epochs or --steps, not both');
+      code = await trainCommand(file, { ...opts, progress: process.stderr.isTTY }, io);
     });
 
   try {

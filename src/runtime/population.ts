@@ -24,6 +24,20 @@ export interface PopulationSpec {
   hyper(key: string, member: number): number;
   /** each member's initial parameter values, by name (from initMember or a checkpoint) */
   initial(member: number): Map<string, Float32Array>;
+  /** a straight-line forward pass (a compiled module's); by default the ops run in IR order */
+  forward?(pass: ForwardPass, x: Tensor): Tensor;
+}
+
+/** A value between ops: widened (Act), or one tensor per member under the loop lowering. */
+export type Value = Act | Tensor[];
+
+export interface ForwardPass {
+  /** the model input [B, ...], shared by every member */
+  input(x: Tensor): Value;
+  /** runs op `id` of the ensemble IR on the values of its inputs */
+  op(id: number, inputs: Value[]): Value;
+  /** the output, member-first [N, B, ...] */
+  output(v: Value): Tensor;
 }
 
 let populations = 0;
@@ -117,65 +131,76 @@ export class Population {
   /**
    * The fused forward pass. x: [B, ...input], shared by all members. Returns member-first outputs
    * [N, B, ...output]. In training, batchnorm's new running statistics are pushed to `updates`.
+   * A compiled module (netc compile) may supply its own straight-line version as spec.forward.
    */
   forward(x: Tensor, training: boolean, updates: [Variable, Tensor][] = []): Tensor {
-    const { tf, ir } = this;
-    const step = this.step;
-    const acts: Act[] = [{ t: x, shared: true }];
-    const perMember: Tensor[][] = [this.memberIds.map(() => x)];
-    for (const op of ir.ops.slice(1)) {
-      const kind = layerKind(op.op)!;
-      const base = {
-        tf,
-        lowering: ir.lowering,
-        training,
-        attrs: op.attrs,
-        inputShapes: op.inputs.map((i) => ir.ops[i].shape),
-        outShape: op.shape,
-      };
-      const draws = (ids: number[]) => (size: number) => ids.map((id) => uniforms(Rng.of(this.spec.seed, 'dropout', op.name, id, step), size));
-      const short = (name: string) => name.slice(op.name.length + 1);
-      if (ir.lowering === 'loop') {
-        perMember[op.id] = this.memberIds.map((id, m) => {
-          const params: Params = {};
-          for (const name of op.params) params[short(name)] = this.variables.get(name)![m];
-          const ctx: ForwardContext = {
-            ...base,
-            members: 1,
-            hyper: (arg) => [this.spec.hyper(`${op.name}.${arg}`, id)],
-            uniforms: draws([id]),
-            update: (param, value) => updates.push([this.variables.get(`${op.name}/${param}`)![m], value]),
-          };
-          return kind.forward.single(ctx, op.inputs.map((i) => perMember[i][m]), params);
-        });
-        continue;
-      }
-      const params: Params = {};
-      for (const name of op.params) {
-        const v = this.variables.get(name)![0];
-        const mask = this.masks.get(name);
-        params[short(name)] = mask ? tf.mul(v, mask) : v;
-      }
-      const ctx: ForwardContext = {
-        ...base,
-        members: this.n,
-        hyper: (arg) => this.hyper(`${op.name}.${arg}`),
-        uniforms: draws(this.memberIds),
-        update: (param, value) => updates.push([this.variables.get(`${op.name}/${param}`)![0], value]),
-      };
-      let act = kind.forward[ir.lowering](ctx, op.inputs.map((i) => acts[i]), params);
-      if (act.shared && !op.shared) act = { t: ir.lowering === 'grouped' ? groupedMembers(ctx, act) : blockMembers(ctx, act), shared: false };
-      acts[op.id] = act;
-    }
-    const out = ir.model.output;
-    if (ir.lowering === 'loop') return tf.stack(perMember[out]);
-    const a = acts[out];
-    if (a.shared) return tf.broadcastTo(a.t, [this.n, ...a.t.shape]);
-    return ir.lowering === 'grouped' ? a.t : blocksToMembers(tf, a.t, this.n);
+    const pass = this.pass(training, updates);
+    if (this.spec.forward) return this.spec.forward(pass, x);
+    const values: Value[] = [pass.input(x)];
+    for (const op of this.ir.ops.slice(1)) values[op.id] = pass.op(op.id, op.inputs.map((i) => values[i]));
+    return pass.output(values[this.ir.model.output]);
   }
 
-  /** One training step on a batch; returns the members' losses [N] (the caller disposes it). */
-  trainStep(x: Tensor, y: Tensor): Tensor {
+  /** The ops of one forward pass, to be called in order: what forward() and compiled modules run. */
+  pass(training: boolean, updates: [Variable, Tensor][] = []): ForwardPass {
+    const { tf, ir } = this;
+    const step = this.step;
+    const loop = ir.lowering === 'loop';
+    return {
+      input: (x) => (loop ? this.memberIds.map(() => x) : { t: x, shared: true }),
+      op: (id, inputs) => {
+        const op = ir.ops[id];
+        const kind = layerKind(op.op)!;
+        const base = { tf, lowering: ir.lowering, training, attrs: op.attrs, inputShapes: op.inputs.map((i) => ir.ops[i].shape), outShape: op.shape };
+        const draws = (ids: number[]) => (size: number) => ids.map((m) => uniforms(Rng.of(this.spec.seed, 'dropout', op.name, m, step), size));
+        const short = (name: string) => name.slice(op.name.length + 1);
+        if (loop) {
+          return this.memberIds.map((id, m) => {
+            const params: Params = {};
+            for (const name of op.params) params[short(name)] = this.variables.get(name)![m];
+            const ctx: ForwardContext = {
+              ...base,
+              members: 1,
+              hyper: (arg) => [this.spec.hyper(`${op.name}.${arg}`, id)],
+              uniforms: draws([id]),
+              update: (param, value) => updates.push([this.variables.get(`${op.name}/${param}`)![m], value]),
+            };
+            return kind.forward.single(ctx, inputs.map((v) => (v as Tensor[])[m]), params);
+          });
+        }
+        const params: Params = {};
+        for (const name of op.params) {
+          const v = this.variables.get(name)![0];
+          const mask = this.masks.get(name);
+          params[short(name)] = mask ? tf.mul(v, mask) : v;
+        }
+        const ctx: ForwardContext = {
+          ...base,
+          members: this.n,
+          hyper: (arg) => this.hyper(`${op.name}.${arg}`),
+          uniforms: draws(this.memberIds),
+          update: (param, value) => updates.push([this.variables.get(`${op.name}/${param}`)![0], value]),
+        };
+        const act = kind.forward[ir.lowering as 'grouped' | 'blockdiag'](ctx, inputs as Act[], params);
+        // the ensemble IR decides what is shared; a layer that kept a value shared (dropout outside
+        // training) widens it here, so the next layer's parameters always find the layout they expect
+        if (act.shared && !op.shared) return { t: ir.lowering === 'grouped' ? groupedMembers(ctx, act) : blockMembers(ctx, act), shared: false };
+        return act;
+      },
+      output: (v) => {
+        if (loop) return tf.stack(v as Tensor[]);
+        const a = v as Act;
+        if (a.shared) return tf.broadcastTo(a.t, [this.n, ...a.t.shape]);
+        return ir.lowering === 'grouped' ? a.t : blocksToMembers(tf, a.t, this.n);
+      },
+    };
+  }
+
+  /**
+   * One training step on a batch; returns the members' losses [N] (the caller disposes it). With
+   * `accuracy`, also the members' accuracy on the batch, from the same forward pass.
+   */
+  trainStep(x: Tensor, y: Tensor, accuracy?: (acc: Tensor) => void): Tensor {
     const { tf } = this;
     const updates: [Variable, Tensor][] = [];
     let losses: Tensor | undefined;
@@ -183,6 +208,7 @@ export class Population {
     const { value, grads } = tf.variableGrads(() => {
       const out = this.forward(x, true, updates);
       losses = tf.keep(memberLosses(tf, this.spec.loss.name, this.spec.loss.args, out, y));
+      if (accuracy) accuracy(tf.keep(memberAccuracy(tf, this.spec.loss.name, out, y)));
       for (const [, t] of updates) tf.keep(t);
       return tf.sum(losses);
     }, trainable);

@@ -1,0 +1,17 @@
+// Parsing of numeric command-line values: a bad value is a usage error (exit code 2), never a crash.
+import { InvalidArgumentError } from 'commander';
+
+export function intOption(min: number) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`expected an integer >= ${min}, got '${value}'`);
+    return n;
+  };
+}
+
+export function choiceOption<T extends string>(choices: readonly T[]) {
+  return (value: string): T => {
+    if (!(choices as readonly string[]).includes(value)) throw new InvalidArgumentError(`expected one of ${choices.join(', ')}, got '${value}'`);
+    return value as T;
+  };
+}

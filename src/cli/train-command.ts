@@ -1,0 +1,178 @@
+// `netc train FILE`: compile, load the data, train the fused population with a progress bar, then
+// write the run directory (metrics.jsonl, summary.json, the population) and print the leaderboard.
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { SingleBar } from 'cli-progress';
+import { formatDiagnostics } from '../diagnostics/format.js';
+import { DiagnosticSink } from '../diagnostics/sink.js';
+import { Messages } from '../diagnostics/messages.js';
+import type { Lowering } from '../layers/forward.js';
+import { loadDataset } from '../data/load.js';
+import { DataError, formatDataError } from '../data/dataset.js';
+import { splitValidation } from '../data/split.js';
+import { hyperTable, type HyperTable } from '../runtime/hyper.js';
+import { BackendError, selectBackend, type BackendName } from '../runtime/backend.js';
+import { batchesPerEpoch, train, type EpochReport, type Progress } from '../runtime/trainer.js';
+import { writeAtomic, writeSnapshot } from '../runtime/snapshot.js';
+import type { TF } from '../runtime/tf.js';
+import { compiledCleanly, compileFile } from './compile-file.js';
+import { leaderboard, rank, type MemberRow } from './leaderboard.js';
+import { ExitCode, type Io } from './io.js';
+
+export interface TrainOptions {
+  members?: number;
+  epochs?: number;
+  steps?: number;
+  seed?: number;
+  backend: BackendName | 'auto';
+  lowering: Lowering;
+  out?: string;
+  /** draw a progress bar (a TTY); otherwise one line per epoch */
+  progress?: boolean;
+}
+
+/** The hyperparameters shown for a member: the varied ones, by the path the user wrote; lr otherwise. */
+export function shownHyperparameters(table: HyperTable, member: number): Record<string, number> {
+  const varied = [...table.varied];
+  if (!varied.length) return { lr: table.value('lr', member) };
+  return Object.fromEntries(varied.map(([key, path]) => [path, table.value(key, member)]));
+}
+
+export async function trainCommand(file: string, options: TrainOptions, io: Io): Promise<number> {
+  const state = compileFile(file, io, undefined, { lowering: options.lowering, members: options.members });
+  if (!state) return ExitCode.errors;
+  if (!compiledCleanly(state)) return ExitCode.errors;
+  const program = state.program!;
+  if (!program.train) {
+    const sink = new DiagnosticSink(file);
+    sink.report(Messages.MissingTrain, { start: 0, length: 1 });
+    io.err(formatDiagnostics(sink.diagnostics, readFileSync(file, 'utf8')) + '\n');
+    return ExitCode.errors;
+  }
+  if (options.seed !== undefined) program.ensemble.seed = options.seed;
+  if (options.epochs !== undefined) Object.assign(program.train, { epochs: options.epochs, steps: undefined });
+  if (options.steps !== undefined) Object.assign(program.train, { steps: options.steps, epochs: undefined });
+  const seed = program.ensemble.seed;
+
+  let tf: TF;
+  let backend: BackendName;
+  try {
+    const selected = await selectBackend(options.backend, { log: (line) => io.err(line + '\n') });
+    tf = selected.tf as unknown as TF;
+    backend = selected.name;
+  } catch (e) {
+    if (e instanceof BackendError) {
+      io.err(`netc: ${e.message}\n`);
+      return ExitCode.errors;
+    }
+    throw e;
+  }
+
+  let data;
+  try {
+    const all = await loadDataset(program.train.data, { baseDir: dirname(resolve(file)), seed });
+    data = splitValidation(all, program.train.validation);
+  } catch (e) {
+    if (e instanceof DataError) {
+      io.err(formatDataError(e) + '\n');
+      return ExitCode.errors;
+    }
+    throw e;
+  }
+
+  const table = hyperTable(program, state.ir!);
+  const ensemble = state.ensemble!;
+  const perEpoch = batchesPerEpoch({ program, data });
+  const steps = program.train.steps ?? program.train.epochs! * perEpoch;
+  const epochs = Math.ceil(steps / perEpoch);
+  const runDir = options.out ?? join('runs', `${basename(file, '.net')}-${timestamp()}`);
+  mkdirSync(runDir, { recursive: true });
+  const metricsPath = join(runDir, 'metrics.jsonl');
+  writeFileSync(metricsPath, '');
+  const memberIds = Array.from({ length: ensemble.members }, (_, i) => i);
+  io.err(
+    `training ${ensemble.members} members of ${state.ir!.name} (${ensemble.lowering}) on ${data.train.count} examples` +
+      `${data.validation ? ` (+${data.validation.count} for validation)` : ''}: ${steps} steps, ${epochs} epoch${epochs === 1 ? '' : 's'} of ${perEpoch}\n`,
+  );
+
+  const bar = options.progress
+    ? new SingleBar({
+        stream: process.stderr,
+        format: 'train |{bar}| {value}/{total} steps | epoch {epoch}/{epochs} | {rate} member-steps/s | best loss {best}',
+        hideCursor: true,
+        clearOnComplete: false,
+      })
+    : undefined;
+  bar?.start(steps, 0, { epoch: 1, epochs, rate: '-', best: '-' });
+  let stop = false;
+  const onSigint = () => {
+    if (stop) process.exit(130);
+    stop = true;
+    io.err('\nnetc: stopping after this step (Ctrl-C again to quit at once)\n');
+  };
+  process.on('SIGINT', onSigint);
+  let lastDraw = 0;
+  const onStep = (p: Progress) => {
+    const now = performance.now();
+    if (!bar || (now - lastDraw < 100 && p.step !== p.steps)) return;
+    lastDraw = now;
+    bar.update(p.step, { epoch: p.epoch, epochs: p.epochs, rate: Math.round(p.memberStepsPerSecond), best: Number.isFinite(p.bestLoss) ? p.bestLoss.toFixed(4) : '-' });
+  };
+  const onEpoch = (r: EpochReport) => {
+    const lines = r.metrics.map((metrics, m) => JSON.stringify({ epoch: r.epoch, step: r.step, member: memberIds[m], hyperparameters: shownHyperparameters(table, memberIds[m]), ...metrics }));
+    appendFileSync(metricsPath, lines.join('\n') + '\n');
+    if (!bar) {
+      const best = rank(r.metrics.map((metrics, m) => ({ member: memberIds[m], hyperparameters: {}, metrics })))[0];
+      io.err(`epoch ${r.epoch}/${epochs}: step ${r.step}/${steps}, best member ${best.member}: ${describe(best.metrics)}\n`);
+    }
+  };
+
+  let result;
+  try {
+    result = await train({ tf, program, model: state.ir!, ensemble, hyper: table, data, steps, seed, memberIds }, { onStep, onEpoch, shouldStop: () => stop });
+  } finally {
+    bar?.stop();
+    process.off('SIGINT', onSigint);
+  }
+
+  const hyperKeys = table.keys;
+  await writeSnapshot(runDir, result.population, seed, hyperKeys);
+  const rows: MemberRow[] = result.final.map((metrics, m) => ({ member: memberIds[m], hyperparameters: shownHyperparameters(table, memberIds[m]), metrics }));
+  const summary = {
+    file,
+    model: state.ir!.name,
+    members: ensemble.members,
+    steps: result.steps,
+    epochs,
+    train_seconds: round(result.seconds),
+    member_steps_per_second: round(result.memberStepsPerSecond),
+    backend,
+    lowering: ensemble.lowering,
+    seed,
+    stopped_early: stop,
+    per_member: rows.map((r) => ({ member: r.member, hyperparameters: r.hyperparameters, metrics: r.metrics })),
+  };
+  writeAtomic(join(runDir, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
+  result.population.dispose();
+
+  io.out(leaderboard(rows) + '\n');
+  io.out(
+    `${result.steps} steps x ${ensemble.members} members in ${result.seconds.toFixed(1)} s (${Math.round(result.memberStepsPerSecond)} member-steps/s, ${backend}, ${ensemble.lowering})\n` +
+      `run directory: ${runDir}\n`,
+  );
+  return stop ? ExitCode.errors : ExitCode.ok;
+}
+
+const round = (v: number) => Math.round(v * 1000) / 1000;
+
+function describe(m: { loss: number; accuracy?: number; val_loss?: number; val_accuracy?: number }): string {
+  return Object.entries(m)
+    .map(([k, v]) => `${k} ${(v as number).toFixed(4)}`)
+    .join(', ');
+}
+
+function timestamp(): string {
+  const d = new Date();
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}${p(d.getMonth() + 1)}${p(d.getDate())}-${p(d.getHours())}${p(d.getMinutes())}${p(d.getSeconds())}`;
+}
