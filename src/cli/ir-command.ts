@@ -1,18 +1,20 @@
 // `netc ir FILE [--after PASS]`: prints the IR as it stands after a named pass.
 import { passNames } from '../pipeline.js';
 import { printModelIR } from '../ir/print.js';
+import { printEnsembleIR } from '../ensemble/print.js';
+import type { CompileOptions } from '../pipeline.js';
 import { compiledCleanly, compileFile } from './compile-file.js';
 import { ExitCode, UsageError, type Io } from './io.js';
 
 /** Passes after which there is IR to print. */
 export const irPasses = passNames.slice(passNames.indexOf('lower'));
 
-export function irCommand(file: string, after: string, io: Io): number {
+export function irCommand(file: string, after: string, io: Io, options: Pick<CompileOptions, 'lowering' | 'members'> = {}): number {
   if (!irPasses.includes(after)) {
     throw new UsageError(`--after takes a pass that leaves IR: ${irPasses.join(', ')} (the passes are ${passNames.join(', ')})`);
   }
-  const state = compileFile(file, io, after);
+  const state = compileFile(file, io, after, options);
   if (!compiledCleanly(state)) return ExitCode.errors;
-  io.out(printModelIR(state!.ir!));
+  io.out(state!.ensemble ? printEnsembleIR(state!.ensemble) : printModelIR(state!.ir!));
   return ExitCode.ok;
 }

@@ -5,7 +5,7 @@ import { irCommand } from './ir-command.js';
 import { ExitCode, processIo, UsageError, type Io } from './io.js';
 import { trainCommand } from './train-command.js';
 import { choiceOption, intOption } from './options.js';
-import { lowerings } from '../layers/forward.js';
+import { lowerings, type Lowering } from '../layers/forward.js';
 
 const backends = ['auto', 'node-gpu', 'node', 'webgpu', 'wasm', 'cpu'] as const;
 
@@ -33,8 +33,10 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     .description('print the IR of a .net file after a named pass')
     .argument('<file>', 'a .net file')
     .option('--after <pass>', 'the pass after which to print', 'verify')
-    .action((file: string, opts: { after: string }) => {
-      code = irCommand(file, opts.after, io);
+    .option('--lowering <name>', `how members are fused: ${lowerings.join(', ')}`, choiceOption(lowerings), 'grouped')
+    .option('--members <n>', 'number of members (overrides the ensemble block)', intOption(1))
+    .action((file: string, opts: { after: string; lowering: Lowering; members?: number }) => {
+      code = irCommand(file, opts.after, io, { lowering: opts.lowering, members: opts.members });
     });
 
   program

@@ -6,7 +6,7 @@ import type { ModelIR } from '../ir/model-ir.js';
 import { batchRanges, epochOrder, gatherBatch, labelEncoding } from '../data/batches.js';
 import type { Dataset, LabelEncoding } from '../data/dataset.js';
 import { losses as lossSpecs } from '../vocabulary/losses.js';
-import { Population } from './population.js';
+import { Population, type PopulationSpec } from './population.js';
 import { initMember } from './init.js';
 import type { HyperTable } from './hyper.js';
 import type { TF, Tensor } from './tf.js';
@@ -22,6 +22,8 @@ export interface TrainSetup {
   steps: number;
   seed: number;
   memberIds?: number[];
+  /** a compiled module's straight-line forward pass (see PopulationSpec.forward) */
+  forward?: PopulationSpec['forward'];
 }
 
 export interface MemberMetrics {
@@ -81,6 +83,7 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
     loss: config.loss,
     hyper: (key, m) => setup.hyper.value(key, m),
     initial: (m) => initMember(setup.model, setup.seed, m),
+    forward: setup.forward,
   });
   const expects = lossSpecs.find((l) => l.name === config.loss.name)!.expects;
   const encoding = labelEncoding(expects, setup.data.train.labels);
