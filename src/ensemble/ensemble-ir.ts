@@ -8,8 +8,8 @@ import type { IrOp, IrParam, ModelIR } from '../ir/model-ir.js';
 /**
  * How N members' copies of one parameter form the fused tensor(s):
  *  - stacked:   [N, ...shape]                      (grouped)
- *  - columns:   [..., N*last]   members side by side on the last axis (blockdiag vectors, and kernels
- *               whose input is shared)
+ *  - columns:   [..., N*last]   members side by side on the last axis (blockdiag vectors, and the
+ *               parameters of a layer whose input is shared, in every widened lowering)
  *  - blockdiag: [..., N*in, N*out], member i in block (i, i), zero elsewhere, kept so by a mask
  *  - separate:  one tensor per member, of the member's own shape  (loop)
  */

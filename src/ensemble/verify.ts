@@ -5,7 +5,7 @@ import { layerKind } from '../layers/registry.js';
 import { verifyModelIR } from '../ir/verify.js';
 import type { EnsembleIR } from './ensemble-ir.js';
 
-const allowed = { grouped: ['stacked'], blockdiag: ['columns', 'blockdiag'], loop: ['separate'] } as const;
+const allowed = { grouped: ['stacked', 'columns'], blockdiag: ['columns', 'blockdiag'], loop: ['separate'] } as const;
 
 export function verifyEnsembleIR(e: EnsembleIR): string[] {
   const problems = verifyModelIR(e.model).map((p) => `model: ${p}`);

@@ -22,14 +22,16 @@ export function widen(model: ModelIR, lowering: Lowering, members: number): Ense
     for (const name of op.params) {
       const p = model.params.find((q) => q.name === name)!;
       const isKernel = kind.widen.kernels?.includes(name.slice(op.name.length + 1)) ?? false;
-      params.push({ ...p, op: op.name, layout: layoutOf(lowering, isKernel, allShared) });
+      params.push({ ...p, op: op.name, layout: layoutOf(lowering, isKernel, allShared, (kind.widen.kernels ?? []).length > 0) });
     }
   }
   return { model, lowering, members, ops, params };
 }
 
-function layoutOf(lowering: Lowering, isKernel: boolean, inputShared: boolean): ParamLayout {
-  if (lowering === 'grouped') return 'stacked';
+function layoutOf(lowering: Lowering, isKernel: boolean, inputShared: boolean, opHasKernel: boolean): ParamLayout {
   if (lowering === 'loop') return 'separate';
+  // a layer with a kernel whose input is shared keeps its members side by side on the output axis, so
+  // that one wide matMul or conv serves them all, with no copy of the input and no transpose of weights
+  if (lowering === 'grouped') return opHasKernel && inputShared ? 'columns' : 'stacked';
   return isKernel && !inputShared ? 'blockdiag' : 'columns';
 }

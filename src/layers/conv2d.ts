@@ -39,21 +39,22 @@ export const conv2d: LayerKind = {
       const { tf, attrs, members: n } = ctx;
       const stride = attrs.stride as number[];
       const padding = attrs.padding as Padding;
-      const [kh, kw, c, f] = p.kernel.shape.slice(1);
       let y;
       if (x.shared) {
-        // one conv for all members: their kernels side by side as N*F output channels
-        const wide = tf.reshape(tf.transpose(tf.reshape(p.kernel, [n, kh * kw * c, f]), [1, 0, 2]), [kh, kw, c, n * f]);
-        const out = conv2dOfData(tf, x.t, wide, stride, padding);
+        // one conv for all members: their kernels side by side as N*F output channels, [kh, kw, C, N*F]
+        const f = (p.kernel.shape[3] as number) / n;
+        let out = conv2dOfData(tf, x.t, p.kernel, stride, padding);
+        if (p.bias) out = tf.add(out, p.bias);
         const [b, oh, ow] = out.shape;
         y = tf.reshape(tf.transpose(tf.reshape(out, [b, oh * ow, n, f]), [2, 0, 1, 3]), [n, b, oh, ow, f]);
       } else {
         // TF.js has no grouped conv: one conv per member, each on its own input and kernel
+        const f = p.kernel.shape[4] as number;
         const xs = tf.unstack(x.t);
         const ws = tf.unstack(p.kernel);
         y = tf.stack(xs.map((xi, i) => trainableConv(tf, xi, ws[i], stride, padding)));
+        if (p.bias) y = tf.add(y, tf.reshape(p.bias, [n, 1, 1, 1, f]));
       }
-      if (p.bias) y = tf.add(y, tf.reshape(p.bias, [n, 1, 1, 1, f]));
       return activateWide(ctx, attrs.activation as string, { t: y, shared: false });
     },
     // channels folded: [B, H, W, N*C] with a block-diagonal [kh, kw, N*C, N*F] kernel (or [kh, kw, C, N*F])

@@ -5,6 +5,7 @@ import { weightedArgs } from './common-args.js';
 import { fmtShape, type LayerKind } from './layer-kind.js';
 import { activate } from '../runtime/activations.js';
 import { activateWide } from './activate.js';
+import { matMul, matMulOfData } from '../runtime/matmul.js';
 
 export const dense: LayerKind = {
   name: 'dense',
@@ -27,19 +28,28 @@ export const dense: LayerKind = {
   widen: { keepsShared: false, kernels: ['kernel'] },
   forward: {
     single({ tf, attrs }, [x], p) {
-      const y = tf.matMul(x, p.kernel);
+      const y = matMul(tf, x, p.kernel);
       return activate(tf, attrs.activation as string, p.bias ? tf.add(y, p.bias) : y);
     },
-    // [N, B, in] x [N, in, out]; a shared [B, in] input broadcasts over the members in the one matMul
+    // [N, B, in] x [N, in, out]; a shared [B, in] input meets all members' kernels side by side in one
+    // wide [B, in] x [in, N*out] matMul
     grouped(ctx, [x], p) {
       const { tf } = ctx;
-      const xs = x.shared ? tf.expandDims(x.t, 0) : x.t;
-      const y = tf.matMul(xs, p.kernel);
-      return activateWide(ctx, ctx.attrs.activation as string, { t: p.bias ? tf.add(y, tf.expandDims(p.bias, 1)) : y, shared: false });
+      let y;
+      if (x.shared) {
+        const wide = matMulOfData(tf, x.t, p.kernel);
+        const [b, nOut] = wide.shape;
+        const units = nOut / ctx.members;
+        y = tf.transpose(tf.reshape(p.bias ? tf.add(wide, p.bias) : wide, [b, ctx.members, units]), [1, 0, 2]);
+      } else {
+        y = matMul(tf, x.t, p.kernel);
+        if (p.bias) y = tf.add(y, tf.expandDims(p.bias, 1));
+      }
+      return activateWide(ctx, ctx.attrs.activation as string, { t: y, shared: false });
     },
     // [B, N*in] x [N*in, N*out] (block-diagonal), or a shared [B, in] x [in, N*out]
     blockdiag(ctx, [x], p) {
-      const y = ctx.tf.matMul(x.t, p.kernel);
+      const y = (x.shared ? matMulOfData : matMul)(ctx.tf, x.t, p.kernel);
       return activateWide(ctx, ctx.attrs.activation as string, { t: p.bias ? ctx.tf.add(y, p.bias) : y, shared: false });
     },
   },
