@@ -118,7 +118,10 @@ export async function trainCommand(file: string, options: TrainOptions, io: Io):
     lastDraw = now;
     bar.update(p.step, { epoch: p.epoch, epochs: p.epochs, rate: Math.round(p.memberStepsPerSecond), best: Number.isFinite(p.bestLoss) ? p.bestLoss.toFixed(4) : '-' });
   };
+  let bestLoss = Infinity;
   const onEpoch = (r: EpochReport) => {
+    bestLoss = Math.min(bestLoss, ...r.metrics.map((m) => m.loss).filter((l) => Number.isFinite(l)));
+    bar?.update(r.step, { best: Number.isFinite(bestLoss) ? bestLoss.toFixed(4) : '-' });
     const lines = r.metrics.map((metrics, m) => JSON.stringify({ epoch: r.epoch, step: r.step, member: memberIds[m], hyperparameters: shownHyperparameters(table, memberIds[m]), ...metrics }));
     appendFileSync(metricsPath, lines.join('\n') + '\n');
     if (!bar) {
