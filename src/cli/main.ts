@@ -1,6 +1,7 @@
 // The command line. This folder is the only place that reads and writes files and chooses exit codes.
 import { Command, CommanderError } from 'commander';
 import { checkCommand } from './check-command.js';
+import { compileCommand, type CompileCommandOptions } from './compile-command.js';
 import { irCommand } from './ir-command.js';
 import { ExitCode, processIo, UsageError, type Io } from './io.js';
 import { trainCommand } from './train-command.js';
@@ -53,6 +54,17 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     .action(async (file: string, opts: Omit<Parameters<typeof trainCommand>[1], 'progress'>) => {
       if (opts.epochs !== undefined && opts.steps !== undefined) throw new UsageError('give --epochs or --steps, not both');
       code = await trainCommand(file, { ...opts, progress: process.stderr.isTTY }, io);
+    });
+
+  program
+    .command('compile')
+    .description('compile a .net file to a TypeScript module that trains its ensemble (forward pass as straight-line code)')
+    .argument('<file>', 'a .net file')
+    .option('-o, --out <file>', 'the .ts file to write (default: standard output)')
+    .option('--lowering <name>', `how members are fused: ${lowerings.join(', ')}`, choiceOption(lowerings), 'grouped')
+    .option('--members <n>', 'number of members (overrides the ensemble block)', intOption(1))
+    .action(async (file: string, opts: CompileCommandOptions) => {
+      code = await compileCommand(file, opts, io);
     });
 
   try {

@@ -2,7 +2,7 @@
 // has one value per member: the file's value, unless `vary` gives each member its own. Member i's
 // value depends on (seed, path, i) only: lists cycle over members, spaces draw from the seed.
 import type { BoundValue } from '../check/arg-spec.js';
-import type { Program, Space } from '../check/program.js';
+import type { Program, Space, Vary } from '../check/program.js';
 import type { ModelIR } from '../ir/model-ir.js';
 import { layerKind } from '../layers/registry.js';
 import { optimizers } from '../vocabulary/optimizers.js';
@@ -36,7 +36,13 @@ export function drawFromSpace(space: Space, seed: number, path: string, member: 
 
 const toNumber = (v: BoundValue) => (typeof v === 'boolean' ? Number(v) : (v as number));
 
-export function hyperTable(program: Program, model: ModelIR): HyperTable {
+/** What the table reads of a program: the seed, the vary lines and the optimizer. */
+export interface HyperSource {
+  ensemble: { seed: number; vary: readonly Pick<Vary, 'path' | 'target' | 'space'>[] };
+  train?: Pick<NonNullable<Program['train']>, 'optimizer'>;
+}
+
+export function hyperTable(program: HyperSource, model: ModelIR): HyperTable {
   const seed = program.ensemble.seed;
   const base = new Map<string, number>();
   const optimizer = program.train?.optimizer ?? { name: 'adam', args: {} };

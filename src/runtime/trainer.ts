@@ -13,7 +13,8 @@ import type { TF, Tensor } from './tf.js';
 
 export interface TrainSetup {
   tf: TF;
-  program: Program;
+  /** only the train block is read */
+  program: Pick<Program, 'train'>;
   model: ModelIR;
   ensemble: EnsembleIR;
   hyper: HyperTable;

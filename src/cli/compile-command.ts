@@ -1,0 +1,57 @@
+// `netc compile FILE [-o OUT.ts]`: compiles a .net file to a TypeScript module that trains its ensemble
+// (src/emit/), and writes it to OUT (atomically) or to standard output.
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { formatDiagnostics } from '../diagnostics/format.js';
+import { DiagnosticSink } from '../diagnostics/sink.js';
+import { Messages } from '../diagnostics/messages.js';
+import type { Lowering } from '../layers/forward.js';
+import { emitInfo, emitModule } from '../emit/emit.js';
+import { formatModule } from '../emit/format.js';
+import { compiledCleanly, compileFile } from './compile-file.js';
+import { ExitCode, type Io } from './io.js';
+
+export interface CompileCommandOptions {
+  /** the .ts file to write; standard output when absent */
+  out?: string;
+  lowering: Lowering;
+  members?: number;
+}
+
+export async function compileCommand(file: string, options: CompileCommandOptions, io: Io): Promise<number> {
+  const state = compileFile(file, io, undefined, { lowering: options.lowering, members: options.members });
+  if (!state || !compiledCleanly(state)) return ExitCode.errors;
+  if (!state.program!.train) {
+    const sink = new DiagnosticSink(file);
+    sink.report(Messages.MissingTrain, { start: 0, length: 1 });
+    io.err(formatDiagnostics(sink.diagnostics, readFileSync(file, 'utf8')) + '\n');
+    return ExitCode.errors;
+  }
+  const text = await formatModule(emitModule(state, emitInfo(file, options.out, process.cwd())));
+  if (options.out === undefined) {
+    io.out(text);
+    return ExitCode.ok;
+  }
+  try {
+    writeAtomic(options.out, text);
+  } catch (e) {
+    io.err(`netc: cannot write '${options.out}': ${(e as Error).message}\n`);
+    return ExitCode.errors;
+  }
+  const e = state.ensemble!;
+  io.out(`${options.out}: model ${e.model.name}, ${e.members} member${e.members === 1 ? '' : 's'}, lowering ${e.lowering}\n`);
+  return ExitCode.ok;
+}
+
+/** Writes to a temporary name next to `path`, then renames: a reader never sees half a module. */
+function writeAtomic(path: string, text: string): void {
+  mkdirSync(dirname(path), { recursive: true });
+  const tmp = `${path}.tmp-${process.pid}`;
+  try {
+    writeFileSync(tmp, text);
+    renameSync(tmp, path);
+  } catch (e) {
+    rmSync(tmp, { force: true });
+    throw e;
+  }
+}

@@ -1,0 +1,236 @@
+// netc compile: the emitted module's text (golden files, purity), the command, and the module run on its own,
+// which must train to the very weights `netc train` trains. Golden files: `npm run test:update`, then read the diff.
+import { spawn } from 'node:child_process';
+import fs, { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { compile, type CompileOptions } from '../src/pipeline.js';
+import { fileHost } from '../src/cli/host.js';
+import { main } from '../src/cli/main.js';
+import { printEnsembleIR } from '../src/ensemble/print.js';
+import { emitInfo, emitModule } from '../src/emit/emit.js';
+import { formatModule } from '../src/emit/format.js';
+
+const root = fileURLToPath(new URL('../', import.meta.url));
+const examples = readdirSync(join(root, 'examples')).filter((f) => f.endsWith('.net')).sort();
+
+function compiled(path: string, options: CompileOptions = {}) {
+  const state = compile(readFileSync(join(root, path), 'utf8'), path, { host: fileHost(join(root, path)), ...options });
+  expect(state.diagnostics).toEqual([]);
+  return state;
+}
+
+/** The module for `path`, as `netc compile path -o <name>.ts` run from the repository root writes it. */
+async function emitted(path: string, options: CompileOptions = {}, out = path.replace(/^examples\//, '').replace(/\.net$/, '.ts')) {
+  return formatModule(emitModule(compiled(path, options), emitInfo(path, out, '/repo')));
+}
+
+async function run(...argv: string[]) {
+  let out = '';
+  let err = '';
+  const code = await main(argv, { out: (t) => void (out += t), err: (t) => void (err += t) });
+  return { code, out, err };
+}
+
+// a folder inside the repository, so that the modules' `import ... from 'netc'` resolves to this package
+const scratch = join(root, '.emit-tmp');
+mkdirSync(scratch, { recursive: true });
+const dirs: string[] = [];
+const tempDir = (prefix: string) => {
+  const dir = mkdtempSync(join(scratch, prefix));
+  dirs.push(dir);
+  return dir;
+};
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+describe('the emitted module', () => {
+  const cases: { file: string; options?: CompileOptions; golden: string }[] = [
+    ...examples.map((f) => ({ file: `examples/${f}`, golden: f.replace(/\.net$/, '.ts.txt') })),
+    { file: 'examples/residual.net', options: { lowering: 'blockdiag' }, golden: 'residual.blockdiag.ts.txt' },
+    { file: 'examples/mnist-mlp.net', options: { lowering: 'loop', members: 3 }, golden: 'mnist-mlp.loop.ts.txt' },
+  ];
+  for (const { file, options, golden } of cases) {
+    it(`${file}${options ? ` (${JSON.stringify(options)})` : ''}`, async () => {
+      const text = await emitted(file, options, golden.replace(/\.txt$/, ''));
+      await expect(text).toMatchFileSnapshot(`golden/emit/${golden}`);
+      // one pass.op call per op, in IR order, each after a comment with the output shape printEnsembleIR shows
+      const ensemble = compiled(file, options).ensemble!;
+      const calls = [...text.matchAll(/pass\.op\((\d+), /g)].map((m) => Number(m[1]));
+      expect(calls).toEqual(ensemble.ops.slice(1).map((op) => op.id));
+      const shown = printEnsembleIR(ensemble)
+        .split('\n')
+        .map((line) => /^ {2}%\d+ = .* -> (.*) (shared|per member)$/.exec(line))
+        .filter((m) => m !== null);
+      expect(shown).toHaveLength(ensemble.ops.length);
+      const forward = text.slice(text.indexOf('export function forward'));
+      for (const [, value, where] of shown) expect(forward).toContain(`-> ${value}, ${where}\n`);
+    });
+  }
+
+  it('is pure: the same input gives the same text, without the clock, the files or the working directory', () => {
+    const state = compiled('examples/mnist-mlp.net');
+    const info = emitInfo('examples/mnist-mlp.net', 'out/mlp.ts', '/repo');
+    const before = JSON.stringify([state.ensemble, state.program!.ensemble, state.program!.train]);
+    const first = emitModule(state, info);
+    const spies = (['readFileSync', 'existsSync', 'statSync', 'openSync', 'readdirSync', 'readSync'] as const).map((name) => vi.spyOn(fs, name));
+    syncBuiltinESMExports();
+    const random = vi.spyOn(Math, 'random');
+    const cwd = process.cwd();
+    vi.useFakeTimers();
+    vi.setSystemTime(new Date('2001-02-03T04:05:06Z'));
+    let second: string;
+    try {
+      process.chdir(tmpdir());
+      second = emitModule(state, info);
+    } finally {
+      process.chdir(cwd);
+      vi.useRealTimers();
+      vi.restoreAllMocks();
+      syncBuiltinESMExports();
+    }
+    expect(second).toBe(first);
+    for (const spy of [...spies, random]) expect(spy).not.toHaveBeenCalled();
+    expect(JSON.stringify([state.ensemble, state.program!.ensemble, state.program!.train])).toBe(before);
+  });
+
+  it('keeps data paths relative to the module when it knows where the module goes, absolute otherwise', () => {
+    expect(emitInfo('examples/forum.net', 'forum.ts', '/repo').dataDir).toEqual({ relativeToModule: true, path: 'examples' });
+    expect(emitInfo('examples/forum.net', 'out/deep/forum.ts', '/repo').dataDir).toEqual({ relativeToModule: true, path: '../../examples' });
+    expect(emitInfo('forum.net', 'forum.ts', '/repo').dataDir).toEqual({ relativeToModule: true, path: '.' });
+    expect(emitInfo('examples/forum.net', undefined, '/repo').dataDir).toEqual({ relativeToModule: false, path: '/repo/examples' });
+  });
+});
+
+describe('netc compile', () => {
+  it('writes the module to standard output, its data folder absolute', async () => {
+    const r = await run('compile', 'examples/xor.net');
+    expect(r.code, r.err).toBe(0);
+    expect(r.err).toBe('');
+    expect(r.out).toMatch(/^\/\/ Generated by netc from examples\/xor\.net: model xor, 8 members, lowering grouped\./);
+    expect(r.out).toContain(`export const dataDir = '${join(root, 'examples')}';`);
+  });
+
+  it('writes the module to -o, through a temporary file', async () => {
+    const dir = tempDir('cli-');
+    const out = join(dir, 'sub', 'xor.ts');
+    const r = await run('compile', 'examples/xor.net', '--lowering', 'loop', '--members', '2', '-o', out);
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toBe(`${out}: model xor, 2 members, lowering loop\n`);
+    expect(readFileSync(out, 'utf8')).toContain("export const ensembleIR: EnsembleIR = {\n  model,\n  lowering: 'loop',\n  members: 2,");
+    expect(readdirSync(join(dir, 'sub'))).toEqual(['xor.ts']);
+  });
+
+  it('exits 1 with the diagnostics of a file with errors, and writes nothing', async () => {
+    const out = join(tempDir('cli-'), 'bad.ts');
+    const r = await run('compile', 'examples/errors/labels.net', '-o', out);
+    expect(r.code).toBe(1);
+    expect(r.err).toContain('error NET2009');
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it('exits 1 for a file without a train block', async () => {
+    const net = join(tempDir('cli-'), 'model-only.net');
+    writeFileSync(net, 'model m(input: [2]) {\n  dense(1)\n}\n');
+    const r = await run('compile', net);
+    expect(r.code).toBe(1);
+    expect(r.err).toContain("error NET4001: the file has no 'train' block");
+  });
+
+  it('exits 2 on bad usage', async () => {
+    expect((await run('compile', 'examples/xor.net', '--lowering', 'diagonal')).code).toBe(2);
+    expect((await run('compile', 'examples/xor.net', '--members', '0')).code).toBe(2);
+    expect((await run('compile')).code).toBe(2);
+  });
+});
+
+/** Runs node with `args`; resolves with its stdout, rejects with its output. */
+function runNode(args: string[], cwd: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`node ${args.join(' ')} exited ${code}:\n${out}${err}`))));
+  });
+}
+
+/** Runs a TypeScript file with node --import tsx. */
+const runTs = (file: string, args: string[], cwd: string) => runNode(['--import', 'tsx', file, ...args], cwd);
+
+// Imports the compiled module as a user would, trains it, and writes the members' weights in the layout of
+// netc train's weights.bin (each parameter [N, ...shape], member after member), for the runtime to match.
+const driver = `
+import { writeFileSync } from 'node:fs';
+import type { Population } from 'netc';
+import { createPopulation, dataDir, ensembleIR, train } from './forum.ts';
+
+async function weights(population: Population): Promise<Uint8Array> {
+  const members = await Promise.all(population.memberIds.map((_, m) => population.memberWeights(m)));
+  const chunks = ensembleIR.params.flatMap((p) => members.map((w) => w.get(p.name)!));
+  const all = new Float32Array(chunks.reduce((n, c) => n + c.length, 0));
+  let at = 0;
+  for (const c of chunks) {
+    all.set(c, at);
+    at += c.length;
+  }
+  return new Uint8Array(all.buffer);
+}
+
+const result = await train({ steps: 50, backend: 'cpu' });
+writeFileSync('trained.bin', await weights(result.population));
+result.population.dispose();
+const start = createPopulation();
+writeFileSync('initial.bin', await weights(start));
+start.dispose();
+writeFileSync('report.json', JSON.stringify({ dataDir, steps: result.steps, final: result.final }));
+`;
+
+describe('the emitted module, run on its own', () => {
+  it('trains examples/forum.net to the weights netc train trains, bit for bit', async () => {
+    const started = performance.now();
+    expect(existsSync(join(root, 'dist/emit/module-api.js')), "dist/ is stale: the module imports 'netc' from dist/; run npm run build").toBe(true);
+    const dir = tempDir('forum-');
+    const c = await run('compile', 'examples/forum.net', '-o', join(dir, 'forum.ts'));
+    expect(c.code, c.err).toBe(0);
+    writeFileSync(join(dir, 'driver.ts'), driver);
+    writeFileSync(
+      join(dir, 'tsconfig.json'),
+      JSON.stringify({ extends: '../../tsconfig.json', compilerOptions: { noEmit: true, rootDir: '../..', allowImportingTsExtensions: true }, include: ['*.ts'] }),
+    );
+    // the module type-checks against netc's declarations (strict, as this repository's code)
+    const typed = runNode([join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], dir);
+    // the module imported by a program (run from the module's folder, so data paths cannot lean on the
+    // working directory), the module run as a script, and the runtime in this process, all at once
+    const imported = runTs('driver.ts', [], dir);
+    const script = runTs('forum.ts', ['--steps', '5', '--backend', 'cpu'], dir);
+    // awaited below; until then a failure must not count as an unhandled rejection
+    for (const p of [typed, imported, script]) p.catch(() => {});
+    const trained = await run('train', 'examples/forum.net', '--steps', '50', '--backend', 'cpu', '--out', join(dir, 'run'));
+    expect(trained.code, trained.err).toBe(0);
+    const initial = await run('train', 'examples/forum.net', '--steps', '0', '--backend', 'cpu', '--out', join(dir, 'run0'));
+    expect(initial.code, initial.err).toBe(0);
+    await imported;
+
+    const weights = readFileSync(join(dir, 'trained.bin'));
+    expect(weights.length).toBe(4 * 15 * 81);
+    expect(weights.equals(readFileSync(join(dir, 'run', 'weights.bin')))).toBe(true);
+    expect(readFileSync(join(dir, 'initial.bin')).equals(readFileSync(join(dir, 'run0', 'weights.bin')))).toBe(true);
+    const report = JSON.parse(readFileSync(join(dir, 'report.json'), 'utf8'));
+    const summary = JSON.parse(readFileSync(join(dir, 'run', 'summary.json'), 'utf8'));
+    expect(resolve(report.dataDir)).toBe(join(root, 'examples'));
+    expect(report.steps).toBe(50);
+    expect(report.final).toEqual(summary.per_member.map((m: { metrics: unknown }) => m.metrics));
+
+    await typed;
+    const printed = (await script).trim().split('\n');
+    expect(printed[0]).toMatch(/^5 steps x 15 members in \d+\.\d s$/);
+    expect(printed.slice(1)).toHaveLength(15);
+    expect(printed[15]).toMatch(/^member 14: loss \d\.\d{4}, accuracy \d\.\d{4}, val_loss \d\.\d{4}, val_accuracy \d\.\d{4}$/);
+    console.log(`standalone module test: ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  });
+});
