@@ -1,6 +1,7 @@
 // netc compile: the emitted module's text (golden files, purity), the command, and the module run on its own,
 // which must train to the very weights `netc train` trains. Golden files: `npm run test:update`, then read the diff.
 import { spawn } from 'node:child_process';
+import { paramBytes } from './run-files.js';
 import fs, { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -163,7 +164,7 @@ function runNode(args: string[], cwd: string): Promise<string> {
 const runTs = (file: string, args: string[], cwd: string) => runNode(['--import', 'tsx', file, ...args], cwd);
 
 // Imports the compiled module as a user would, trains it, and writes the members' weights in the layout of
-// netc train's weights.bin (each parameter [N, ...shape], member after member), for the runtime to match.
+// netc train's checkpoint parameters (each parameter [N, ...shape], member after member), for the runtime to match.
 const driver = `
 import { writeFileSync } from 'node:fs';
 import type { Population } from 'netc';
@@ -218,8 +219,8 @@ describe('the emitted module, run on its own', () => {
 
     const weights = readFileSync(join(dir, 'trained.bin'));
     expect(weights.length).toBe(4 * 15 * 81);
-    expect(weights.equals(readFileSync(join(dir, 'run', 'weights.bin')))).toBe(true);
-    expect(readFileSync(join(dir, 'initial.bin')).equals(readFileSync(join(dir, 'run0', 'weights.bin')))).toBe(true);
+    expect(weights.equals(paramBytes(join(dir, 'run')))).toBe(true);
+    expect(readFileSync(join(dir, 'initial.bin')).equals(paramBytes(join(dir, 'run0')))).toBe(true);
     const report = JSON.parse(readFileSync(join(dir, 'report.json'), 'utf8'));
     const summary = JSON.parse(readFileSync(join(dir, 'run', 'summary.json'), 'utf8'));
     expect(resolve(report.dataDir)).toBe(join(root, 'examples'));

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
+import { paramBytes } from './run-files.js';
 
 async function run(...argv: string[]) {
   let out = '';
@@ -34,9 +35,11 @@ describe('netc train', () => {
     expect(lines).toHaveLength(2 * 15);
     expect(lines[0]).toMatchObject({ epoch: 1, step: 160, member: 0 });
     const population = readJson(join(dir, 'population.json'));
+    const runInfo = readJson(join(dir, 'run.json'));
+    expect(runInfo.slicing_map.slices).toHaveLength(15);
     expect(lines[15]).toMatchObject({ epoch: 2, step: 200, member: 0 });
-    expect(population).toMatchObject({ members: 15, step: 200, model: 'forum' });
-    expect(readFileSync(join(dir, 'weights.bin')).length).toBe(4 * 15 * 81);
+    expect(population).toMatchObject({ members: 15, model: 'forum', position: { step: 200 } });
+    expect(paramBytes(dir).length).toBe(4 * 15 * 81);
   });
 
   it('writes the untrained population with --steps 0', async () => {
@@ -44,7 +47,7 @@ describe('netc train', () => {
     const r = await run('train', 'examples/xor.net', '--steps', '0', '--backend', 'cpu', '--out', dir);
     expect(r.code, r.err).toBe(0);
     expect(readJson(join(dir, 'summary.json'))).toMatchObject({ steps: 0, members: 8 });
-    expect(readJson(join(dir, 'population.json')).step).toBe(0);
+    expect(readJson(join(dir, 'population.json')).position.step).toBe(0);
     expect(readJson(join(dir, 'summary.json')).per_member[0].metrics.loss).toBeGreaterThan(0);
   });
 
@@ -53,7 +56,7 @@ describe('netc train', () => {
       const dir = tmp();
       const r = await run('train', 'examples/xor.net', '--steps', '40', '--seed', seed, '--backend', backend, '--out', dir);
       expect(r.code, r.err).toBe(0);
-      return readFileSync(join(dir, 'weights.bin'));
+      return paramBytes(dir);
     };
     for (const backend of ['cpu', 'wasm']) {
       const a = await weights('3', backend);
@@ -66,8 +69,8 @@ describe('netc train', () => {
     const [small, large] = [tmp(), tmp()];
     await run('train', 'examples/xor.net', '--steps', '0', '--members', '2', '--backend', 'cpu', '--out', small);
     await run('train', 'examples/xor.net', '--steps', '0', '--members', '5', '--backend', 'cpu', '--out', large);
-    const a = new Float32Array(readFileSync(join(small, 'weights.bin')).buffer.slice(0));
-    const b = new Float32Array(readFileSync(join(large, 'weights.bin')).buffer.slice(0));
+    const a = new Float32Array(new Uint8Array(paramBytes(small)).buffer);
+    const b = new Float32Array(new Uint8Array(paramBytes(large)).buffer);
     // the first parameter, dense_1/kernel [2, 8]: member 1's 16 values follow member 0's
     expect(Array.from(b.slice(0, 32))).toEqual(Array.from(a.slice(0, 32)));
     expect(readJson(join(large, 'summary.json')).members).toBe(5);

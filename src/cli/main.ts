@@ -51,8 +51,11 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     .option('--backend <name>', `TF.js backend: ${backends.join(', ')}`, choiceOption(backends), 'auto')
     .option('--lowering <name>', `how members are fused: ${lowerings.join(', ')}`, choiceOption(lowerings), 'grouped')
     .option('--out <dir>', 'run directory (default: runs/<file>-<time>)')
+    .option('--resume <run>', 'continue the run in this directory from its last checkpoint')
+    .option('--checkpoint-every <steps>', 'write a checkpoint every this many steps (default: every epoch)', intOption(1))
     .action(async (file: string, opts: Omit<Parameters<typeof trainCommand>[1], 'progress'>) => {
       if (opts.epochs !== undefined && opts.steps !== undefined) throw new UsageError('give --epochs or --steps, not both');
+      if (opts.resume !== undefined && opts.out !== undefined) throw new UsageError('--resume continues in the run directory it names; leave out --out');
       code = await trainCommand(file, { ...opts, progress: process.stderr.isTTY }, io);
     });
 

@@ -1,6 +1,6 @@
 // `netc train FILE`: compile, load the data, train the fused population with a progress bar, then
 // write the run directory (metrics.jsonl, summary.json, the population) and print the leaderboard.
-import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { SingleBar } from 'cli-progress';
 import { formatDiagnostics } from '../diagnostics/format.js';
@@ -13,10 +13,10 @@ import { splitValidation } from '../data/split.js';
 import { hyperTable, type HyperTable } from '../runtime/hyper.js';
 import { BackendError, selectBackend, type BackendName } from '../runtime/backend.js';
 import { batchesPerEpoch, train, type EpochReport, type Progress } from '../runtime/trainer.js';
-import { writeAtomic, writeSnapshot } from '../runtime/snapshot.js';
 import type { TF } from '../runtime/tf.js';
 import { compiledCleanly, compileFile } from './compile-file.js';
 import { leaderboard, rank, type MemberRow } from './leaderboard.js';
+import { fingerprint, readCheckpoint, RunError, writeAtomic, writeCheckpoint, writeRunInfo } from './run-dir.js';
 import { ExitCode, type Io } from './io.js';
 
 export interface TrainOptions {
@@ -27,6 +27,10 @@ export interface TrainOptions {
   backend: BackendName | 'auto';
   lowering: Lowering;
   out?: string;
+  /** continue the run in this directory from its checkpoint */
+  resume?: string;
+  /** write a checkpoint every this many steps (default: every epoch), and always at the end */
+  checkpointEvery?: number;
   /** draw a progress bar (a TTY); otherwise one line per epoch */
   progress?: boolean;
 }
@@ -85,14 +89,49 @@ export async function trainCommand(file: string, options: TrainOptions, io: Io):
   const perEpoch = batchesPerEpoch({ program, data });
   const steps = program.train.steps ?? program.train.epochs! * perEpoch;
   const epochs = Math.ceil(steps / perEpoch);
-  const runDir = options.out ?? join('runs', `${basename(file, '.net')}-${timestamp()}`);
+  const print = fingerprint(state.ir!);
+  let resume;
+  if (options.resume && !existsSync(join(options.resume, 'population.json')) && existsSync(join(options.resume, 'run.json'))) {
+    // killed before its first checkpoint: nothing to continue from, so the run starts over in place
+    io.err(`netc: ${options.resume} has no checkpoint yet; starting it again from step 0\n`);
+  } else if (options.resume) {
+    try {
+      resume = readCheckpoint(options.resume);
+    } catch (e) {
+      if (e instanceof RunError) return failRun(io, file, Messages.RunUnreadable, e.message);
+      throw e;
+    }
+    const m = resume.manifest;
+    if (m.fingerprint !== print || m.members !== ensemble.members) {
+      return failRun(
+        io,
+        file,
+        Messages.CheckpointMismatch,
+        `the checkpoint in ${options.resume} holds ${m.members} members of model '${m.model}' (${m.fingerprint}); ${file} compiles to ${ensemble.members} members of '${state.ir!.name}' (${print}), so it cannot resume it`,
+      );
+    }
+    if (m.seed !== seed) return failRun(io, file, Messages.CheckpointMismatch, `the checkpoint in ${options.resume} was trained with seed ${m.seed}, not ${seed}`);
+  }
+  const runDir = options.resume ?? options.out ?? join('runs', `${basename(file, '.net')}-${timestamp()}`);
   mkdirSync(runDir, { recursive: true });
   const metricsPath = join(runDir, 'metrics.jsonl');
-  writeFileSync(metricsPath, '');
+  if (!resume) {
+    writeFileSync(metricsPath, '');
+    writeRunInfo(runDir, file, readFileSync(file, 'utf8'), program, state.ir!, ensemble);
+  } else {
+    // lines written after the checkpoint was taken will be written again: drop them
+    const at = resume.manifest.position;
+    const pending = at.batch >= perEpoch; // the checkpoint's epoch has ended but was not yet reported
+    const kept = readFileSync(metricsPath, 'utf8')
+      .split('\n')
+      .filter((line) => line && (pending ? JSON.parse(line).step < at.step : JSON.parse(line).step <= at.step));
+    writeAtomic(metricsPath, kept.map((l) => l + '\n').join(''));
+  }
   const memberIds = Array.from({ length: ensemble.members }, (_, i) => i);
   io.err(
     `training ${ensemble.members} members of ${state.ir!.name} (${ensemble.lowering}) on ${data.train.count} examples` +
-      `${data.validation ? ` (+${data.validation.count} for validation)` : ''}: ${steps} steps, ${epochs} epoch${epochs === 1 ? '' : 's'} of ${perEpoch}\n`,
+      `${data.validation ? ` (+${data.validation.count} for validation)` : ''}: ${steps} steps, ${epochs} epoch${epochs === 1 ? '' : 's'} of ${perEpoch}` +
+      `${resume ? `, resuming at step ${resume.manifest.position.step}` : ''}\n`,
   );
 
   const bar = options.progress
@@ -103,7 +142,7 @@ export async function trainCommand(file: string, options: TrainOptions, io: Io):
         clearOnComplete: false,
       })
     : undefined;
-  bar?.start(steps, 0, { epoch: 1, epochs, rate: '-', best: '-' });
+  bar?.start(steps, resume?.manifest.position.step ?? 0, { epoch: (resume?.manifest.position.epoch ?? 0) + 1, epochs, rate: '-', best: '-' });
   let stop = false;
   const onSigint = () => {
     if (stop) process.exit(130);
@@ -132,14 +171,17 @@ export async function trainCommand(file: string, options: TrainOptions, io: Io):
 
   let result;
   try {
-    result = await train({ tf, program, model: state.ir!, ensemble, hyper: table, data, steps, seed, memberIds }, { onStep, onEpoch, shouldStop: () => stop });
+    const checkpoint = (population: Parameters<typeof writeCheckpoint>[1], position: Parameters<typeof writeCheckpoint>[2]) =>
+      writeCheckpoint(runDir, population, position, { fingerprint: print, seed, hyperKeys: table.keys });
+    result = await train(
+      { tf, program, model: state.ir!, ensemble, hyper: table, data, steps, seed, memberIds, resume, checkpointEvery: options.checkpointEvery ?? perEpoch },
+      { onStep, onEpoch, shouldStop: () => stop, checkpoint },
+    );
   } finally {
     bar?.stop();
     process.off('SIGINT', onSigint);
   }
 
-  const hyperKeys = table.keys;
-  await writeSnapshot(runDir, result.population, seed, hyperKeys);
   const rows: MemberRow[] = result.final.map((metrics, m) => ({ member: memberIds[m], hyperparameters: shownHyperparameters(table, memberIds[m]), metrics }));
   const summary = {
     file,
@@ -153,6 +195,7 @@ export async function trainCommand(file: string, options: TrainOptions, io: Io):
     lowering: ensemble.lowering,
     seed,
     stopped_early: stop,
+    resumed_from_step: resume?.manifest.position.step ?? null,
     per_member: rows.map((r) => ({ member: r.member, hyperparameters: r.hyperparameters, metrics: r.metrics })),
   };
   writeAtomic(join(runDir, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
@@ -163,6 +206,7 @@ export async function trainCommand(file: string, options: TrainOptions, io: Io):
     `${result.steps} steps x ${ensemble.members} members in ${result.seconds.toFixed(1)} s (${Math.round(result.memberStepsPerSecond)} member-steps/s, ${backend}, ${ensemble.lowering})\n` +
       `run directory: ${runDir}\n`,
   );
+  if (stop) io.err(`stopped at step ${result.steps}; continue with: netc train ${file} --resume ${runDir}\n`);
   return stop ? ExitCode.errors : ExitCode.ok;
 }
 
@@ -178,4 +222,12 @@ function timestamp(): string {
   const d = new Date();
   const p = (n: number) => String(n).padStart(2, '0');
   return `${d.getFullYear()}${p(d.getMonth() + 1)}${p(d.getDate())}-${p(d.getHours())}${p(d.getMinutes())}${p(d.getSeconds())}`;
+}
+
+/** A run-level error reported as a diagnostic of the .net file, at its start. */
+function failRun(io: Io, file: string, def: (typeof Messages)[keyof typeof Messages], message: string): number {
+  const sink = new DiagnosticSink(file);
+  sink.report(def, { start: 0, length: 0 }, message);
+  io.err(formatDiagnostics(sink.diagnostics, readFileSync(file, 'utf8')) + '\n');
+  return ExitCode.errors;
 }

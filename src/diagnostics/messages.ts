@@ -64,6 +64,8 @@ export const Messages = {
   OutputDoesNotFitLoss: error(4007, '{0}'),
   DataFile: error(4008, '{0}'),
   ActivationLossMismatch: warning(4009, '{0}'),
+  CheckpointMismatch: error(4020, '{0}'),
+  RunUnreadable: error(4021, '{0}'),
   DataFileMissing: warning(4010, '{0}; its shape is not checked, and training will fail until it exists'),
 
   // --- data files, found while loading them (thrown as a DataError that carries file, line and column) --

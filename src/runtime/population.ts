@@ -244,6 +244,56 @@ export class Population {
     return out;
   }
 
+  /**
+   * The population's whole state in the canonical, lowering-free form: each parameter (and each optimizer
+   * slot of it, as `name:m`, `name:v`, ...) as [N, ...shape], member after member.
+   */
+  async exportState(): Promise<Map<string, Float32Array>> {
+    const out = new Map<string, Float32Array>();
+    const canonical = async (p: WideParam, vars: Variable[]) => {
+      const size = p.shape.reduce((a, b) => a * b, 1);
+      const all = new Float32Array(size * this.n);
+      const fused = p.layout === 'separate' ? undefined : ((await vars[0].data()) as Float32Array);
+      for (let m = 0; m < this.n; m++) {
+        all.set(fused ? unfuse(p.layout, p.shape, this.n, fused, m) : ((await vars[m].data()) as Float32Array), m * size);
+      }
+      return all;
+    };
+    for (const p of this.ir.params) {
+      out.set(p.name, await canonical(p, this.variables.get(p.name)!));
+      if (!p.trainable) continue;
+      for (const slotName of this.slotNames()) out.set(`${p.name}:${slotName}`, await canonical(p, this.slotVariables(p, slotName)));
+    }
+    return out;
+  }
+
+  /** Restores what exportState() wrote (for the same model and member count). */
+  importState(state: Map<string, Float32Array>): void {
+    const { tf } = this;
+    const assign = (p: WideParam, vars: Variable[], all: Float32Array) => {
+      const size = p.shape.reduce((a, b) => a * b, 1);
+      const own = Array.from({ length: this.n }, (_, m) => all.subarray(m * size, (m + 1) * size));
+      tf.tidy(() => {
+        if (p.layout === 'separate') vars.forEach((v, m) => v.assign(tf.tensor(own[m], p.shape)));
+        else vars[0].assign(tf.tensor(fuse(p.layout, p.shape, own), vars[0].shape));
+      });
+    };
+    for (const p of this.ir.params) {
+      assign(p, this.variables.get(p.name)!, state.get(p.name)!);
+      if (!p.trainable) continue;
+      for (const slotName of this.slotNames()) assign(p, this.slotVariables(p, slotName), state.get(`${p.name}:${slotName}`)!);
+    }
+  }
+
+  private slotNames(): string[] {
+    return [...(this.state.tensors.values().next().value?.keys() ?? [])];
+  }
+
+  private slotVariables(p: WideParam, slotName: string): Variable[] {
+    const keys = p.layout === 'separate' ? this.memberIds.map((_, m) => `${p.name}#${m}`) : [p.name];
+    return keys.map((k) => this.state.tensors.get(k)!.get(slotName)!);
+  }
+
   dispose(): void {
     this.hyperChanged();
     for (const vs of this.variables.values()) vs.forEach((v) => v.dispose());

@@ -7,6 +7,7 @@ import { batchRanges, epochOrder, gatherBatch, labelEncoding } from '../data/bat
 import type { Dataset, LabelEncoding } from '../data/dataset.js';
 import { losses as lossSpecs } from '../vocabulary/losses.js';
 import { Population, type PopulationSpec } from './population.js';
+import { restore, type CheckpointManifest, type TrainPosition } from './checkpoint.js';
 import { initMember } from './init.js';
 import type { HyperTable } from './hyper.js';
 import type { TF, Tensor } from './tf.js';
@@ -25,6 +26,10 @@ export interface TrainSetup {
   memberIds?: number[];
   /** a compiled module's straight-line forward pass (see PopulationSpec.forward) */
   forward?: PopulationSpec['forward'];
+  /** resume: the checkpoint to continue from */
+  resume?: { manifest: CheckpointManifest; tensors: Map<string, Float32Array> };
+  /** call callbacks.checkpoint every this many steps (0: only at the end and when stopped) */
+  checkpointEvery?: number;
 }
 
 export interface MemberMetrics {
@@ -56,10 +61,14 @@ export interface TrainCallbacks {
   onEpoch?(r: EpochReport): void;
   /** checked after every step: true stops training there (Ctrl-C), keeping what was trained */
   shouldStop?(): boolean;
+  /** write a checkpoint of the population at this position (every checkpointEvery steps, and last) */
+  checkpoint?(population: Population, position: TrainPosition): Promise<void>;
 }
 
 export interface TrainResult {
   population: Population;
+  /** where training stopped: the end, or where shouldStop() stopped it */
+  position: TrainPosition;
   steps: number;
   seconds: number;
   memberStepsPerSecond: number;
@@ -99,17 +108,23 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
   const ranges = batchRanges(setup.data.train.count, config.batch);
   const epochs = Math.ceil(setup.steps / ranges.length);
   const n = memberIds.length;
-  let step = 0;
+  if (setup.resume) restore(population, setup.resume.manifest, setup.resume.tensors);
+  const start = setup.resume?.manifest.position ?? { step: 0, epoch: 0, batch: 0 };
+  let { step, epoch, batch: next } = start;
+  const first = step;
+  const sums = new Sums(tf, n, start.sums);
   let best = NaN;
   let final: MemberMetrics[] = [];
+  let stopped = false;
   const started = performance.now();
-  const rate = () => (n * step) / Math.max(1e-9, (performance.now() - started) / 1000);
+  const rate = () => (n * (step - first)) / Math.max(1e-9, (performance.now() - started) / 1000);
+  const position = async (): Promise<TrainPosition> => ({ step, epoch, batch: next, sums: await sums.snapshot() });
+  const every = setup.checkpointEvery ?? 0;
 
-  for (let epoch = 0; step < setup.steps; epoch++) {
+  while (step < setup.steps && !stopped) {
     const order = epochOrder(setup.data.train.count, config.shuffle, setup.seed, epoch);
-    const sums = new Sums(tf, n);
-    for (const [start, end] of ranges) {
-      if (step >= setup.steps || callbacks.shouldStop?.()) break;
+    while (next < ranges.length && step < setup.steps) {
+      const [start, end] = ranges[next];
       const { x, y, size } = batch(setup.data.train, order, start, end);
       let acc: Tensor | undefined;
       const losses = population.trainStep(x, y, withAccuracy ? (a) => (acc = a) : undefined);
@@ -117,10 +132,18 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
       if (acc) sums.add('accuracy', acc, size);
       tf.dispose([x, y]);
       step++;
+      next++;
       callbacks.onStep?.({ step, steps: setup.steps, epoch: epoch + 1, epochs, memberStepsPerSecond: rate(), bestLoss: best });
+      if (every > 0 && step % every === 0 && step < setup.steps && callbacks.checkpoint) await callbacks.checkpoint(population, await position());
       // let the progress bar draw and signals arrive
       if (step % 20 === 0) await new Promise((r) => setImmediate(r));
+      if (callbacks.shouldStop?.()) {
+        stopped = true;
+        break;
+      }
     }
+    // an epoch cut short by a stop is not reported: its sums go into the checkpoint and continue on resume
+    if (stopped && next < ranges.length) break;
     const metrics = await sums.means();
     const val = setup.data.validation && (await evaluate(setup, population, setup.data.validation, batch, withAccuracy));
     final = metrics.loss.map((loss, m) => ({
@@ -130,11 +153,16 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
     }));
     best = Math.min(Number.isNaN(best) ? Infinity : best, ...metrics.loss.filter((l) => Number.isFinite(l)));
     callbacks.onEpoch?.({ epoch: epoch + 1, step, metrics: final });
-    if (callbacks.shouldStop?.()) break;
+    if (next >= ranges.length) {
+      epoch++;
+      next = 0;
+    }
   }
   const seconds = (performance.now() - started) / 1000;
-  if (setup.steps === 0) final = await evaluateAll(setup, population, batch, withAccuracy);
-  return { population, steps: step, seconds, memberStepsPerSecond: step ? (n * step) / seconds : 0, final };
+  if (!final.length) final = await evaluateAll(setup, population, batch, withAccuracy);
+  const end = await position();
+  await callbacks.checkpoint?.(population, end);
+  return { population, position: end, steps: step, seconds, memberStepsPerSecond: step > first ? (n * (step - first)) / seconds : 0, final };
 }
 
 type BatchFn = (ds: Dataset, order: Int32Array, start: number, end: number) => { x: Tensor; y: Tensor; size: number };
@@ -173,7 +201,19 @@ class Sums {
   constructor(
     private tf: TF,
     private n: number,
-  ) {}
+    from?: TrainPosition['sums'],
+  ) {
+    if (!from) return;
+    this.count = from.count;
+    for (const [name, values] of Object.entries(from.values)) this.totals.set(name, tf.tensor(values));
+  }
+
+  /** The sums as they stand, read without resetting them (for a checkpoint). */
+  async snapshot(): Promise<NonNullable<TrainPosition['sums']>> {
+    const values: Record<string, number[]> = {};
+    for (const [name, t] of this.totals) values[name] = Array.from(await t.data());
+    return { count: this.count, values };
+  }
 
   add(name: string, values: Tensor, size: number): void {
     const { tf } = this;
@@ -192,6 +232,7 @@ class Sums {
       t.dispose();
     }
     this.totals.clear();
+    this.count = 0;
     return out;
   }
 }

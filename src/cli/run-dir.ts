@@ -1,0 +1,82 @@
+// The run directory on disk. run.json says what was trained (the .net source, the configuration, the
+// ensemble IR and its slicing map), population.json and population-STEP.bin hold the latest checkpoint.
+// Every file is written to a temporary name and renamed, and the buffer is written before the manifest
+// that names it: a run killed at any moment leaves the previous checkpoint or the new one, never half.
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Program } from '../check/program.js';
+import type { EnsembleIR } from '../ensemble/ensemble-ir.js';
+import { slicingMap, type SlicingMap } from '../ensemble/slicing-map.js';
+import { printModelIR } from '../ir/print.js';
+import type { ModelIR } from '../ir/model-ir.js';
+import { decodeTensors, encodeCheckpoint, type CheckpointManifest, type TrainPosition } from '../runtime/checkpoint.js';
+import type { Population } from '../runtime/population.js';
+
+export interface RunInfo {
+  format: 'netc-run-1';
+  file: string;
+  source: string;
+  fingerprint: string;
+  program: Pick<Program, 'ensemble' | 'train'>;
+  model: ModelIR;
+  ensemble: EnsembleIR;
+  slicing_map: SlicingMap;
+}
+
+/** Something wrong with a run directory: printed as `netc: <message>`, exit code 1. */
+export class RunError extends Error {
+  override name = 'RunError';
+}
+
+export function writeAtomic(path: string, data: string | Uint8Array): void {
+  const tmp = `${path}.tmp-${process.pid}`;
+  writeFileSync(tmp, data);
+  renameSync(tmp, path);
+}
+
+export const fingerprint = (model: ModelIR): string => createHash('sha256').update(printModelIR(model)).digest('hex').slice(0, 16);
+
+export function writeRunInfo(dir: string, file: string, source: string, program: Program, model: ModelIR, ensemble: EnsembleIR): RunInfo {
+  const info: RunInfo = {
+    format: 'netc-run-1',
+    file,
+    source,
+    fingerprint: fingerprint(model),
+    program: { ensemble: program.ensemble, train: program.train },
+    model,
+    ensemble,
+    slicing_map: slicingMap(ensemble),
+  };
+  writeAtomic(join(dir, 'run.json'), JSON.stringify(info, null, 1) + '\n');
+  return info;
+}
+
+export function readRunInfo(dir: string): RunInfo {
+  const path = join(dir, 'run.json');
+  if (!existsSync(path)) throw new RunError(`'${dir}' is not a netc run directory: it has no run.json`);
+  const info = JSON.parse(readFileSync(path, 'utf8')) as RunInfo;
+  if (info.format !== 'netc-run-1') throw new RunError(`${path}: unknown format '${info.format}'`);
+  return info;
+}
+
+export async function writeCheckpoint(dir: string, population: Population, position: TrainPosition, meta: { fingerprint: string; seed: number; hyperKeys: string[] }): Promise<void> {
+  const data = `population-${position.step}.bin`;
+  const { manifest, bytes } = await encodeCheckpoint(population, position, { ...meta, data });
+  writeAtomic(join(dir, data), bytes);
+  writeAtomic(join(dir, 'population.json'), JSON.stringify(manifest) + '\n');
+  for (const f of readdirSync(dir)) if (/^population-\d+\.bin$/.test(f) && f !== data) rmSync(join(dir, f), { force: true });
+}
+
+export function readCheckpoint(dir: string): { manifest: CheckpointManifest; tensors: Map<string, Float32Array> } {
+  const path = join(dir, 'population.json');
+  if (!existsSync(path)) throw new RunError(`'${dir}' holds no checkpoint (no population.json)`);
+  const manifest = JSON.parse(readFileSync(path, 'utf8')) as CheckpointManifest;
+  if (manifest.format !== 'netc-checkpoint-1') throw new RunError(`${path}: unknown format '${manifest.format}'`);
+  const bin = join(dir, manifest.data);
+  if (!existsSync(bin)) throw new RunError(`${path} names ${manifest.data}, which is missing`);
+  const bytes = readFileSync(bin);
+  const expected = 4 * manifest.tensors.reduce((n, t) => n + t.length, 0);
+  if (bytes.length !== expected) throw new RunError(`${bin} has ${bytes.length} bytes, the manifest describes ${expected}`);
+  return { manifest, tensors: decodeTensors(manifest, new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length)) };
+}
