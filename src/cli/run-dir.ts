@@ -10,8 +10,11 @@ import type { EnsembleIR } from '../ensemble/ensemble-ir.js';
 import { slicingMap, type SlicingMap } from '../ensemble/slicing-map.js';
 import { printModelIR } from '../ir/print.js';
 import type { ModelIR } from '../ir/model-ir.js';
-import { decodeTensors, encodeCheckpoint, type CheckpointManifest, type TrainPosition } from '../runtime/checkpoint.js';
-import type { Population } from '../runtime/population.js';
+import { decodeTensors, encodeCheckpoint, memberParams, restore, type CheckpointManifest, type TrainPosition } from '../runtime/checkpoint.js';
+import { Population } from '../runtime/population.js';
+import type { TF } from '../runtime/tf.js';
+import type { Lowering } from '../layers/forward.js';
+import { widen } from '../ensemble/widen.js';
 
 export interface RunInfo {
   format: 'netc-run-1';
@@ -79,4 +82,35 @@ export function readCheckpoint(dir: string): { manifest: CheckpointManifest; ten
   const expected = 4 * manifest.tensors.reduce((n, t) => n + t.length, 0);
   if (bytes.length !== expected) throw new RunError(`${bin} has ${bytes.length} bytes, the manifest describes ${expected}`);
   return { manifest, tensors: decodeTensors(manifest, new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length)) };
+}
+
+/** A run brought back to life: its description, checkpoint and a population holding its weights. */
+export interface OpenRun {
+  info: RunInfo;
+  manifest: CheckpointManifest;
+  population: Population;
+}
+
+/**
+ * Rebuilds a run's population on `tf`, with the checkpoint's weights, optimizer state and per-member
+ * hyperparameters, under the lowering it was trained with (or `lowering`).
+ */
+export function openRun(dir: string, tf: TF, lowering?: Lowering): OpenRun {
+  const info = readRunInfo(dir);
+  const { manifest, tensors } = readCheckpoint(dir);
+  if (manifest.fingerprint !== info.fingerprint) throw new RunError(`${dir}: the checkpoint is of another model than run.json describes`);
+  const ensemble = lowering && lowering !== info.ensemble.lowering ? widen(info.model, lowering, manifest.members) : { ...info.ensemble, members: manifest.members };
+  const position = new Map(manifest.member_ids.map((id, m) => [id, m]));
+  const population = new Population({
+    tf,
+    ensemble,
+    memberIds: manifest.member_ids,
+    seed: manifest.seed,
+    optimizer: manifest.optimizer,
+    loss: info.program.train?.loss ?? { name: 'mse', args: {} },
+    hyper: (key, id) => manifest.hyperparameters[position.get(id)!]?.[key] ?? NaN,
+    initial: (id) => memberParams(manifest, tensors, position.get(id)!),
+  });
+  restore(population, manifest, tensors);
+  return { info, manifest, population };
 }

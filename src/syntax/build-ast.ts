@@ -139,7 +139,7 @@ function buildCall(n: CstNode, calleeKey: string): A.CallValue | undefined {
   return { kind: 'call', callee, args: argList ? buildArgs(argList) : [], span };
 }
 
-function buildValue(n: CstNode): A.Value | undefined {
+export function buildValue(n: CstNode): A.Value | undefined {
   const c = n.children;
   const num = node(c, 'numberOrQuantity');
   if (num) {
