@@ -5,6 +5,8 @@ import { compileCommand, type CompileCommandOptions } from './compile-command.js
 import { irCommand } from './ir-command.js';
 import { ExitCode, processIo, UsageError, type Io } from './io.js';
 import { trainCommand } from './train-command.js';
+import { extractCommand, rankMetrics, type ExtractOptions } from './extract-command.js';
+import { importCommand } from './import-command.js';
 import { choiceOption, intOption } from './options.js';
 import { lowerings, type Lowering } from '../layers/forward.js';
 
@@ -68,6 +70,30 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     .option('--members <n>', 'number of members (overrides the ensemble block)', intOption(1))
     .action(async (file: string, opts: CompileCommandOptions) => {
       code = await compileCommand(file, opts, io);
+    });
+
+  program
+    .command('extract')
+    .description('write members of a trained run as TF.js LayersModels (model.json + weights.bin)')
+    .argument('<run>', 'a run directory')
+    .option('--member <k>', 'the member with this number', intOption(0))
+    .option('--best', 'the best member (by the leaderboard, or --metric)')
+    .option('--metric <name>', `with --best: ${rankMetrics.join(', ')}`, choiceOption(rankMetrics))
+    .option('--all', 'every member, each into DIR/member-K/')
+    .requiredOption('--out <dir>', 'where to write')
+    .option('--backend <name>', `TF.js backend: ${backends.join(', ')}`, choiceOption(backends), 'auto')
+    .action(async (run: string, opts: ExtractOptions) => {
+      code = await extractCommand(run, opts, io);
+    });
+
+  program
+    .command('import')
+    .description("put a TF.js LayersModel's weights into member K of a run (warm starts, seeding PBT)")
+    .argument('<model-dir>', 'a folder with model.json and its weights')
+    .requiredOption('--into <run>', 'the run directory')
+    .requiredOption('--member <k>', 'the member to replace', intOption(0))
+    .action((modelDir: string, opts: { into: string; member: number }) => {
+      code = importCommand(modelDir, opts.into, opts.member, io);
     });
 
   try {

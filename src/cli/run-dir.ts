@@ -66,9 +66,14 @@ export function readRunInfo(dir: string): RunInfo {
 export async function writeCheckpoint(dir: string, population: Population, position: TrainPosition, meta: { fingerprint: string; seed: number; hyperKeys: string[] }): Promise<void> {
   const data = `population-${position.step}.bin`;
   const { manifest, bytes } = await encodeCheckpoint(population, position, { ...meta, data });
-  writeAtomic(join(dir, data), bytes);
+  writeCheckpointFiles(dir, manifest, bytes);
+}
+
+/** The buffer first, then the manifest naming it, then older buffers go. */
+export function writeCheckpointFiles(dir: string, manifest: CheckpointManifest, bytes: Uint8Array): void {
+  writeAtomic(join(dir, manifest.data), bytes);
   writeAtomic(join(dir, 'population.json'), JSON.stringify(manifest) + '\n');
-  for (const f of readdirSync(dir)) if (/^population-\d+\.bin$/.test(f) && f !== data) rmSync(join(dir, f), { force: true });
+  for (const f of readdirSync(dir)) if (/^population-\d+\.bin$/.test(f) && f !== manifest.data) rmSync(join(dir, f), { force: true });
 }
 
 export function readCheckpoint(dir: string): { manifest: CheckpointManifest; tensors: Map<string, Float32Array> } {

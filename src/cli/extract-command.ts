@@ -1,0 +1,73 @@
+// `netc extract RUN (--member K | --best [--metric M] | --all) --out DIR`: members out of the fused
+// population as ordinary TF.js LayersModels (model.json + weights.bin), through the slicing map.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { memberParams } from '../runtime/checkpoint.js';
+import { selectBackend, type BackendName } from '../runtime/backend.js';
+import { setWeights, toLayersModel, UnsupportedLayerError } from '../runtime/layers-model.js';
+import { fileSaveHandler } from '../runtime/file-io.js';
+import type { TF } from '../runtime/tf.js';
+import type { MemberMetrics } from '../runtime/trainer.js';
+import { readCheckpoint, readRunInfo, RunError } from './run-dir.js';
+import { rank, type MemberRow } from './leaderboard.js';
+import { ExitCode, UsageError, type Io } from './io.js';
+
+export const rankMetrics = ['loss', 'val_loss', 'accuracy', 'val_accuracy'] as const;
+
+export interface ExtractOptions {
+  member?: number;
+  best?: boolean;
+  all?: boolean;
+  metric?: (typeof rankMetrics)[number];
+  out: string;
+  backend: BackendName | 'auto';
+}
+
+/** Members best first by `metric` (default: the leaderboard's ranking) from the run's summary.json. */
+function bestMember(run: string, metric?: ExtractOptions['metric']): number {
+  const path = join(run, 'summary.json');
+  if (!existsSync(path)) throw new RunError(`${run} has no summary.json yet (the run has not finished): choose a member with --member`);
+  const rows = (JSON.parse(readFileSync(path, 'utf8')) as { per_member: MemberRow[] }).per_member;
+  if (metric && !rows.some((r) => r.metrics[metric as keyof MemberMetrics] !== undefined)) {
+    throw new RunError(`${run} has no '${metric}' for its members; it has: ${Object.keys(rows[0]?.metrics ?? {}).join(', ')}`);
+  }
+  if (!metric) return rank(rows)[0].member;
+  const higher = metric.endsWith('accuracy');
+  const score = (r: MemberRow) => {
+    const v = r.metrics[metric];
+    return v === undefined || !Number.isFinite(v) ? -Infinity : higher ? v : -v;
+  };
+  return [...rows].sort((a, b) => score(b) - score(a) || a.member - b.member)[0].member;
+}
+
+export async function extractCommand(run: string, options: ExtractOptions, io: Io): Promise<number> {
+  const chosen = [options.member !== undefined, !!options.best, !!options.all].filter(Boolean).length;
+  if (chosen !== 1) throw new UsageError('choose the members with exactly one of --member K, --best or --all');
+  if (options.metric && !options.best) throw new UsageError('--metric goes with --best');
+  try {
+    const info = readRunInfo(run);
+    const { manifest, tensors } = readCheckpoint(run);
+    const ids = options.all ? manifest.member_ids : [options.best ? bestMember(run, options.metric) : options.member!];
+    for (const id of ids) {
+      if (!manifest.member_ids.includes(id)) throw new RunError(`${run} has no member ${id}; its members are ${manifest.member_ids[0]}..${manifest.member_ids[manifest.member_ids.length - 1]}`);
+    }
+    const { tf } = await selectBackend(options.backend, { log: (line) => io.err(line + '\n') });
+    for (const id of ids) {
+      const m = manifest.member_ids.indexOf(id);
+      const dir = options.all ? join(options.out, `member-${id}`) : options.out;
+      const model = toLayersModel(tf as unknown as TF, info.model);
+      setWeights(tf as unknown as TF, model, info.model, memberParams(manifest, tensors, m));
+      const netc = { member: id, step: manifest.position.step, run, hyperparameters: manifest.hyperparameters[m] };
+      await model.save(fileSaveHandler(tf as unknown as TF, dir, { netc }));
+      model.dispose();
+      io.out(`member ${id} (step ${manifest.position.step}) -> ${join(dir, 'model.json')}\n`);
+    }
+    return ExitCode.ok;
+  } catch (e) {
+    if (e instanceof RunError || e instanceof UnsupportedLayerError) {
+      io.err(`netc: ${e.message}\n`);
+      return ExitCode.errors;
+    }
+    throw e;
+  }
+}

@@ -1,0 +1,80 @@
+// `netc import MODEL_DIR --into RUN --member K`: the inverse of extract. An existing LayersModel's
+// weights go into member K's slot of the run's checkpoint (a warm start, or seeding PBT); that member's
+// optimizer state starts afresh. Names and shapes must match the run's model.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Messages } from '../diagnostics/messages.js';
+import { DiagnosticSink } from '../diagnostics/sink.js';
+import { formatDiagnostics } from '../diagnostics/format.js';
+import { didYouMean } from '../diagnostics/suggest.js';
+import { readCheckpoint, readRunInfo, RunError, writeCheckpointFiles } from './run-dir.js';
+import { ExitCode, type Io } from './io.js';
+
+interface WeightSpec {
+  name: string;
+  shape: number[];
+  dtype: string;
+}
+
+export function importCommand(modelDir: string, run: string, member: number, io: Io): number {
+  try {
+    const info = readRunInfo(run);
+    const { manifest, tensors } = readCheckpoint(run);
+    const m = manifest.member_ids.indexOf(member);
+    if (m < 0) throw new RunError(`${run} has no member ${member}`);
+    const modelJson = join(modelDir, 'model.json');
+    if (!existsSync(modelJson)) throw new RunError(`'${modelDir}' holds no model.json`);
+    const text = readFileSync(modelJson, 'utf8');
+    const model = JSON.parse(text) as { weightsManifest: { paths: string[]; weights: WeightSpec[] }[] };
+    // weights in manifest order, from the files the groups name
+    const incoming = new Map<string, Float32Array>();
+    const sink = new DiagnosticSink(modelJson);
+    const specs: WeightSpec[] = [];
+    for (const group of model.weightsManifest) {
+      const bytes = Buffer.concat(group.paths.map((p) => readFileSync(join(modelDir, p))));
+      let offset = 0;
+      for (const spec of group.weights) {
+        const size = spec.shape.reduce((a, b) => a * b, 1);
+        if (spec.dtype !== 'float32') throw new RunError(`${modelJson}: weight ${spec.name} is ${spec.dtype}; netc reads float32 weights`);
+        incoming.set(spec.name, new Float32Array(bytes.buffer.slice(bytes.byteOffset + offset, bytes.byteOffset + offset + 4 * size)));
+        specs.push(spec);
+        offset += 4 * size;
+      }
+    }
+    const at = (name: string) => {
+      const i = text.indexOf(`"${name}"`);
+      return { start: Math.max(0, i), length: name.length + 2 };
+    };
+    const expected = info.model.params.map((p) => p.name);
+    for (const spec of specs) {
+      const param = info.model.params.find((p) => p.name === spec.name);
+      if (!param) sink.report(Messages.CheckpointMismatch, at(spec.name), `the run's model '${info.model.name}' has no weight '${spec.name}'${didYouMean(spec.name, expected)}; its weights are: ${expected.join(', ')}`);
+      else if (param.shape.join() !== spec.shape.join()) sink.report(Messages.CheckpointMismatch, at(spec.name), `weight '${spec.name}' has shape [${spec.shape.join(', ')}]; the run's model needs [${param.shape.join(', ')}]`);
+    }
+    for (const name of expected) if (!incoming.has(name)) sink.report(Messages.CheckpointMismatch, { start: 0, length: 1 }, `the model has no weight '${name}', which the run's model '${info.model.name}' needs`);
+    if (sink.errorCount) {
+      io.err(formatDiagnostics(sink.diagnostics, text.length > 20000 ? '' : text) + '\n');
+      return ExitCode.errors;
+    }
+    for (const t of manifest.tensors) {
+      const [name, slot] = t.name.split(':');
+      const size = t.length / manifest.members;
+      const own = tensors.get(t.name)!;
+      if (slot) own.fill(0, m * size, (m + 1) * size);
+      else own.set(incoming.get(name)!, m * size);
+    }
+    manifest.acc_beta1[m] = 1;
+    manifest.acc_beta2[m] = 1;
+    const all = new Float32Array(manifest.tensors.reduce((n, t) => n + t.length, 0));
+    for (const t of manifest.tensors) all.set(tensors.get(t.name)!, t.offset);
+    writeCheckpointFiles(run, manifest, new Uint8Array(all.buffer));
+    io.out(`${modelDir} -> member ${member} of ${run} (step ${manifest.position.step}; its optimizer state starts afresh)\n`);
+    return ExitCode.ok;
+  } catch (e) {
+    if (e instanceof RunError) {
+      io.err(`netc: ${e.message}\n`);
+      return ExitCode.errors;
+    }
+    throw e;
+  }
+}

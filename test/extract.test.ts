@@ -1,0 +1,164 @@
+// Extraction: members come out of the fused population as ordinary TF.js LayersModels that load with
+// plain @tensorflow/tfjs, predict what the fused member predicts, and train on alone (model.fit) to what
+// netc trained. Import puts a model back into a member's slot.
+import { createServer } from 'node:http';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as tf from '@tensorflow/tfjs';
+import { main } from '../src/cli/main.js';
+import { lowerings } from '../src/layers/forward.js';
+import { openRun, readCheckpoint } from '../src/cli/run-dir.js';
+import { memberParams } from '../src/runtime/checkpoint.js';
+import { registerFileScheme } from '../src/runtime/file-io.js';
+import type { TF } from '../src/runtime/tf.js';
+import { expectClose } from './equivalence/harness.js';
+
+const tmp = () => mkdtempSync(join(tmpdir(), 'netc-extract-'));
+async function netc(...argv: string[]) {
+  let out = '';
+  let err = '';
+  const code = await main(argv, { out: (t) => void (out += t), err: (t) => void (err += t) });
+  return { code, out, err };
+}
+
+const MODEL = `model m(input: [4]) {
+  h = dense(8, activation: relu)
+  b = batchnorm()
+  r = dense(8, activation: tanh)
+  add(b, r)
+  dense(3, activation: softmax)
+}
+ensemble { members: 4 seed: 6 vary lr: [0.01, 0.03, 0.003, 0.02] }
+train { data: iris() validation: 0.2 loss: categorical_crossentropy optimizer: adam batch: 16 epochs: 1 }
+`;
+
+// a static file server on loopback: plain TF.js loads over http with no netc code at all
+let base = '';
+const server = createServer((req, res) => {
+  try {
+    res.end(readFileSync(decodeURIComponent(new URL(req.url!, 'http://x').pathname)));
+  } catch {
+    res.statusCode = 404;
+    res.end();
+  }
+});
+beforeAll(async () => {
+  await tf.setBackend('cpu');
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+});
+afterAll(() => void server.close());
+
+describe.each(lowerings)('extract under %s', (lowering) => {
+  it('every member loads in plain TF.js and predicts what its fused self predicts', async () => {
+    const dir = tmp();
+    writeFileSync(join(dir, 'm.net'), MODEL);
+    const run = join(dir, 'run');
+    expect((await netc('train', join(dir, 'm.net'), '--lowering', lowering, '--backend', 'cpu', '--out', run)).code).toBe(0);
+    const r = await netc('extract', run, '--all', '--out', join(dir, 'models'), '--backend', 'cpu');
+    expect(r.code, r.err).toBe(0);
+    const x = tf.randomUniform([7, 4], -1, 1, 'float32', 3);
+    const { population } = openRun(run, tf as unknown as TF);
+    const fused = population.forward(x, false);
+    for (let m = 0; m < 4; m++) {
+      const model = await tf.loadLayersModel(`${base}${join(dir, 'models', `member-${m}`, 'model.json')}`);
+      const mine = tf.squeeze(tf.slice(fused, m, 1), [0]);
+      expectClose((model.predict(x) as tf.Tensor).dataSync(), mine.dataSync(), `member ${m}`);
+      model.dispose();
+    }
+    population.dispose();
+  });
+});
+
+describe('extract', () => {
+  it('loads from file:// in plain TF.js once registerFileScheme has taught it the scheme', async () => {
+    const dir = tmp();
+    writeFileSync(join(dir, 'm.net'), MODEL);
+    await netc('train', join(dir, 'm.net'), '--steps', '0', '--backend', 'cpu', '--out', join(dir, 'run'));
+    expect((await netc('extract', join(dir, 'run'), '--member', '2', '--out', join(dir, 'm2'), '--backend', 'cpu')).code).toBe(0);
+    registerFileScheme(tf as unknown as TF);
+    const model = await tf.loadLayersModel(pathToFileURL(join(dir, 'm2', 'model.json')).href);
+    expect(model.layers.map((l) => l.name)).toEqual(['input', 'dense_1', 'batchnorm_1', 'dense_2', 'add_1', 'dense_3']);
+    // the untrained population: member 2's initial weights
+    const { manifest, tensors } = readCheckpoint(join(dir, 'run'));
+    expect(Array.from(model.getLayer('dense_1').getWeights()[0].dataSync())).toEqual(Array.from(memberParams(manifest, tensors, 2).get('dense_1/kernel')!));
+  });
+
+  it('--best follows the leaderboard, or --metric', async () => {
+    const dir = tmp();
+    writeFileSync(join(dir, 'm.net'), MODEL);
+    await netc('train', join(dir, 'm.net'), '--backend', 'cpu', '--out', join(dir, 'run'));
+    const summary = JSON.parse(readFileSync(join(dir, 'run', 'summary.json'), 'utf8'));
+    const byLoss = [...summary.per_member].sort((a, b) => a.metrics.loss - b.metrics.loss)[0].member;
+    const r = await netc('extract', join(dir, 'run'), '--best', '--metric', 'loss', '--out', join(dir, 'best'), '--backend', 'cpu');
+    expect(r.out).toContain(`member ${byLoss} `);
+    expect(JSON.parse(readFileSync(join(dir, 'best', 'model.json'), 'utf8')).netc.member).toBe(byLoss);
+  });
+
+  it('refuses a layer tfjs-layers cannot express, and bad choices', async () => {
+    const dir = tmp();
+    writeFileSync(join(dir, 'm.net'), 'model m(input: [2]) { dense(3, activation: leaky_relu) dense(1) }\ntrain { data: xor() loss: mse steps: 1 }\n');
+    await netc('train', join(dir, 'm.net'), '--backend', 'cpu', '--out', join(dir, 'run'));
+    const r = await netc('extract', join(dir, 'run'), '--member', '0', '--out', join(dir, 'x'), '--backend', 'cpu');
+    expect(r.code).toBe(1);
+    expect(r.err).toContain("dense_1: tfjs-layers has no 'leaky_relu' activation");
+    expect((await netc('extract', join(dir, 'run'), '--member', '5', '--out', join(dir, 'x'))).err).toContain('has no member 5');
+    expect((await netc('extract', join(dir, 'run'), '--out', join(dir, 'x'))).code).toBe(2);
+    expect((await netc('extract', join(dir, 'nope'), '--all', '--out', join(dir, 'x'))).err).toContain('is not a netc run directory');
+  });
+});
+
+describe('an extracted initial member trained alone with model.fit matches netc', () => {
+  it('same data order, same batches, same weights', async () => {
+    const dir = tmp();
+    const rows = Array.from({ length: 40 }, (_, i) => {
+      const a = Math.sin(i * 1.7);
+      const b = Math.cos(i * 0.9);
+      return [a * b > 0 ? 1 : 0, a, b];
+    });
+    writeFileSync(join(dir, 'points.csv'), 'y,a,b\n' + rows.map((r) => r.join(',')).join('\n') + '\n');
+    writeFileSync(
+      join(dir, 'm.net'),
+      'model m(input: [2]) { dense(6, activation: tanh) dense(1, activation: sigmoid) }\nensemble { members: 3 seed: 4 vary lr: [0.05, 0.01, 0.1] }\n' +
+        'train { data: csv("points.csv", label: "y") validation: 0.25 loss: binary_crossentropy optimizer: adam batch: 8 epochs: 3 shuffle: false }\n',
+    );
+    await netc('train', join(dir, 'm.net'), '--steps', '0', '--backend', 'cpu', '--out', join(dir, 'untrained'));
+    await netc('train', join(dir, 'm.net'), '--backend', 'cpu', '--out', join(dir, 'trained'));
+    await netc('extract', join(dir, 'untrained'), '--member', '1', '--out', join(dir, 'm1'), '--backend', 'cpu');
+    const model = await tf.loadLayersModel(`${base}${join(dir, 'm1', 'model.json')}`);
+    model.compile({ optimizer: tf.train.adam(0.01), loss: 'binaryCrossentropy' });
+    const x = tf.tensor(rows.map((r) => [r[1], r[2]]));
+    const y = tf.tensor(rows.map((r) => [r[0]]));
+    await model.fit(x, y, { batchSize: 8, epochs: 3, shuffle: false, validationSplit: 0.25, verbose: 0 });
+    const { manifest, tensors } = readCheckpoint(join(dir, 'trained'));
+    const trained = memberParams(manifest, tensors, 1);
+    expectClose(model.getLayer('dense_1').getWeights()[0].dataSync(), trained.get('dense_1/kernel')!, 'dense_1/kernel');
+    expectClose(model.getLayer('dense_2').getWeights()[1].dataSync(), trained.get('dense_2/bias')!, 'dense_2/bias');
+  });
+});
+
+describe('import', () => {
+  it("puts a model's weights into a member's slot, and explains mismatches", async () => {
+    const dir = tmp();
+    writeFileSync(join(dir, 'm.net'), MODEL);
+    const run = join(dir, 'run');
+    await netc('train', join(dir, 'm.net'), '--steps', '3', '--backend', 'cpu', '--out', run);
+    await netc('extract', run, '--member', '3', '--out', join(dir, 'm3'), '--backend', 'cpu');
+    const r = await netc('import', join(dir, 'm3'), '--into', run, '--member', '0');
+    expect(r.code, r.err).toBe(0);
+    const { manifest, tensors } = readCheckpoint(run);
+    for (const [name, values] of memberParams(manifest, tensors, 3)) expect(Array.from(memberParams(manifest, tensors, 0).get(name)!), name).toEqual(Array.from(values));
+    expect(manifest.acc_beta1[0]).toBe(1);
+    // a renamed weight and a reshaped one
+    const json = JSON.parse(readFileSync(join(dir, 'm3', 'model.json'), 'utf8'));
+    json.weightsManifest[0].weights[0].name = 'dense_1/kernal';
+    writeFileSync(join(dir, 'm3', 'model.json'), JSON.stringify(json));
+    const bad = await netc('import', join(dir, 'm3'), '--into', run, '--member', '0');
+    expect(bad.code).toBe(1);
+    expect(bad.err).toContain("error NET4020: the run's model 'm' has no weight 'dense_1/kernal' (did you mean 'dense_1/kernel'?)");
+    expect(bad.err).toContain("the model has no weight 'dense_1/kernel'");
+  });
+});
