@@ -200,11 +200,20 @@ export async function trainCommand(file: string, options: TrainOptions, io: Io):
   };
   writeAtomic(join(runDir, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
   result.population.dispose();
+  // the report loads vega lazily; a report that fails does not fail the training run
+  const { writeReport } = await import('../report/report.js');
+  let reportLine = '';
+  try {
+    reportLine = `report: ${await writeReport(runDir)}\n`;
+  } catch (e) {
+    io.err(`netc: could not write ${join(runDir, 'report.html')}: ${(e as Error).message}\n`);
+  }
 
   io.out(leaderboard(rows) + '\n');
   io.out(
     `${result.steps} steps x ${ensemble.members} members in ${result.seconds.toFixed(1)} s (${Math.round(result.memberStepsPerSecond)} member-steps/s, ${backend}, ${ensemble.lowering})\n` +
-      `run directory: ${runDir}\n`,
+      `run directory: ${runDir}\n` +
+      reportLine,
   );
   if (stop) io.err(`stopped at step ${result.steps}; continue with: netc train ${file} --resume ${runDir}\n`);
   return stop ? ExitCode.errors : ExitCode.ok;

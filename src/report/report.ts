@@ -1,0 +1,85 @@
+// The training report: RUN/report.html, one self-contained page (inline SVG charts drawn with
+// vega-lite, inline CSS, no script) with the learning curves, each varied hyperparameter against the
+// ranking metric, the leaderboard and, when the run has events.jsonl, the lineage of the population.
+import { randomBytes } from 'node:crypto';
+import { rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { TopLevelSpec } from 'vega-lite';
+import { rank, rankKey } from '../cli/leaderboard.js';
+import { curvesSpec } from './curves-spec.js';
+import { lineageSpec } from './lineage-spec.js';
+import { page, type Figure } from './page.js';
+import { renderSvg } from './render-svg.js';
+import { readRun, type ReportInput } from './run-data.js';
+import { useLogScale } from './scales.js';
+import { scatterSpec, variedHyperparameters } from './scatter-spec.js';
+
+/** A chart to draw: its figure id (also the prefix of its SVG ids), caption and vega-lite spec. */
+interface Chart {
+  id: string;
+  title: string;
+  caption: string;
+  spec: TopLevelSpec;
+}
+
+export type { ReportInput, RunSummary, MetricsLine, MemberSummary, RunEvent, ExploitEvent, StopEvent } from './run-data.js';
+export { readRun, RunDataError } from './run-data.js';
+
+/** Reads summary.json, metrics.jsonl and (optional) events.jsonl in runDir and writes runDir/report.html atomically; returns its path. */
+export async function writeReport(runDir: string): Promise<string> {
+  const html = await renderReport(await readRun(runDir));
+  const path = join(runDir, 'report.html');
+  const tmp = `${path}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+  try {
+    await writeFile(tmp, html);
+    await rename(tmp, path);
+  } catch (e) {
+    await rm(tmp, { force: true });
+    throw e;
+  }
+  return path;
+}
+
+/** The report page for a run's data (pure: nothing is read or written). */
+export async function renderReport(input: ReportInput): Promise<string> {
+  const members = input.summary.per_member;
+  const ranked = rank(members);
+  const rankedBy = rankKey(members);
+  const best = ranked[0]?.member ?? -1;
+  const bestNote = ranked.length ? `Grey: each member; coloured: member ${best}, the best by final ${rankedBy.key}.` : '';
+
+  const curves: Chart[] = [];
+  for (const metric of ['loss', 'accuracy'] as const) {
+    const spec = curvesSpec(input.metrics, metric, best);
+    if (spec) curves.push({ id: `curve-${metric}`, title: metric === 'loss' ? 'Loss' : 'Accuracy', caption: `Per epoch, training and validation. ${bestNote}`, spec });
+  }
+  const scatters: Chart[] = [];
+  const varied = variedHyperparameters(members);
+  for (const [i, param] of varied.entries()) {
+    const spec = scatterSpec(members, param, rankedBy.key, best);
+    const log = useLogScale(members.map((m) => m.hyperparameters[param]).filter((v) => Number.isFinite(v)));
+    if (spec) scatters.push({ id: `hyper-${i}`, title: param, caption: `Each member's ${param}${log ? ' (log scale)' : ''} against its final ${rankedBy.key}.`, spec });
+  }
+  let lineage: Chart | undefined;
+  if (input.events) {
+    const steps = input.summary.steps ?? Math.max(0, ...input.metrics.map((l) => l.step));
+    const spec = lineageSpec(input.events, members.map((m) => m.member), steps, best);
+    if (spec) lineage = { id: 'lineage-chart', title: 'Exploits and stops', caption: 'Each member from step 0 to where it stopped or the run ended; a segment where a member took the weights (and hyperparameters) of its source, the arrowhead on the member.', spec };
+  }
+
+  const render = async (c: Chart): Promise<Figure> => ({ id: c.id, title: c.title, caption: c.caption, svg: await renderSvg(c.spec, c.id) });
+  const [curveFigures, scatterFigures, lineageFigure] = await Promise.all([Promise.all(curves.map(render)), Promise.all(scatters.map(render)), lineage ? render(lineage) : undefined]);
+
+  const first = members[0]?.hyperparameters ?? {};
+  const shared = Object.fromEntries(Object.entries(first).filter(([k]) => !varied.includes(k)));
+  return page({
+    summary: input.summary,
+    ranked,
+    rankedBy,
+    finishedAt: input.finishedAt,
+    curves: curveFigures,
+    scatters: scatterFigures,
+    shared: varied.length ? {} : shared,
+    lineage: input.events ? { figure: lineageFigure, events: input.events } : undefined,
+  });
+}

@@ -1,0 +1,125 @@
+// What the training report is drawn from: a run directory's summary.json, metrics.jsonl and (when
+// population-based training wrote one) events.jsonl, read into plain typed data. Metrics that JSON
+// could not hold (NaN, Infinity of a diverged member are written as null) come back as NaN.
+import { existsSync } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { MemberMetrics } from '../runtime/trainer.js';
+
+export type MetricName = keyof MemberMetrics;
+export const metricNames: readonly MetricName[] = ['loss', 'accuracy', 'val_loss', 'val_accuracy'];
+
+/** One line of metrics.jsonl: one member at the end of one epoch. */
+export interface MetricsLine extends MemberMetrics {
+  epoch: number;
+  step: number;
+  member: number;
+  hyperparameters: Record<string, number>;
+}
+
+/** One member's final hyperparameters and metrics (summary.json `per_member`). */
+export interface MemberSummary {
+  member: number;
+  hyperparameters: Record<string, number>;
+  metrics: MemberMetrics;
+}
+
+/** summary.json. Only `per_member` is required; the rest is shown when present. */
+export interface RunSummary {
+  file?: string;
+  model?: string;
+  members?: number;
+  steps?: number;
+  epochs?: number;
+  train_seconds?: number;
+  member_steps_per_second?: number;
+  backend?: string;
+  lowering?: string;
+  seed?: number;
+  stopped_early?: boolean;
+  /** the step a resumed run continued from (null when it was not resumed) */
+  resumed_from_step?: number | null;
+  per_member: MemberSummary[];
+}
+
+/** Population-based training copied `source`'s weights into `member` and gave it `hyperparameters`. */
+export interface ExploitEvent {
+  step: number;
+  event: 'exploit';
+  member: number;
+  source: number;
+  hyperparameters: Record<string, number>;
+}
+
+/** A schedule (halving, early stopping, ...) stopped `member`. */
+export interface StopEvent {
+  step: number;
+  event: 'stop';
+  member: number;
+  reason: string;
+}
+
+/** An event of a kind this report does not draw; listed in the events table only. */
+export interface OtherEvent {
+  step: number;
+  event: string;
+  member: number;
+  [key: string]: unknown;
+}
+
+export type RunEvent = ExploitEvent | StopEvent | OtherEvent;
+
+export interface ReportInput {
+  summary: RunSummary;
+  /** metrics.jsonl, in file order */
+  metrics: MetricsLine[];
+  /** events.jsonl when the run has one; undefined (no lineage section) otherwise */
+  events?: RunEvent[];
+  /** when the run finished (shown in the title block); writeReport uses summary.json's modification time */
+  finishedAt?: Date | string;
+}
+
+export class RunDataError extends Error {
+  override name = 'RunDataError';
+}
+
+export const isExploit = (e: RunEvent): e is ExploitEvent => e.event === 'exploit' && typeof (e as ExploitEvent).source === 'number';
+export const isStop = (e: RunEvent): e is StopEvent => e.event === 'stop';
+
+/** Reads summary.json, metrics.jsonl and, if present, events.jsonl from a run directory. */
+export async function readRun(runDir: string): Promise<ReportInput> {
+  const summaryPath = join(runDir, 'summary.json');
+  if (!existsSync(summaryPath)) throw new RunDataError(`${summaryPath}: not found (is '${runDir}' a netc run directory?)`);
+  const summary = parseJson(await readFile(summaryPath, 'utf8'), summaryPath) as RunSummary;
+  if (!Array.isArray(summary?.per_member)) throw new RunDataError(`${summaryPath}: no per_member list`);
+  summary.per_member = summary.per_member.map((m) => ({ ...m, hyperparameters: m.hyperparameters ?? {}, metrics: numericMetrics(m.metrics ?? {}) as MemberMetrics }));
+
+  const metricsPath = join(runDir, 'metrics.jsonl');
+  const metrics = existsSync(metricsPath) ? parseJsonLines<MetricsLine>(await readFile(metricsPath, 'utf8'), metricsPath).map((l) => numericMetrics(l)) : [];
+  const eventsPath = join(runDir, 'events.jsonl');
+  const events = existsSync(eventsPath) ? parseJsonLines<RunEvent>(await readFile(eventsPath, 'utf8'), eventsPath) : undefined;
+  const finishedAt = (await stat(summaryPath)).mtime;
+  return { summary, metrics, events, finishedAt };
+}
+
+function numericMetrics<T extends object>(row: T): T {
+  const out: Record<string, unknown> = { ...(row as Record<string, unknown>) };
+  for (const k of metricNames) if (k in out && (out[k] === null || typeof out[k] === 'string')) out[k] = out[k] === null ? NaN : Number(out[k]);
+  return out as T;
+}
+
+function parseJson(text: string, where: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new RunDataError(`${where}: ${(e as Error).message}`);
+  }
+}
+
+function parseJsonLines<T>(text: string, path: string): T[] {
+  const out: T[] = [];
+  text.split('\n').forEach((line, i) => {
+    if (line.trim()) out.push(parseJson(line, `${path}(${i + 1})`) as T);
+  });
+  return out;
+}

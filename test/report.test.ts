@@ -1,0 +1,153 @@
+// The training report (RUN/report.html): charts rendered to inline SVG, nothing fetched from the
+// network, the leaderboard best first, the best member highlighted, lineage only for runs with events,
+// and the file replaced atomically.
+import { closeSync, cpSync, existsSync, fstatSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { rank } from '../src/cli/leaderboard.js';
+import { curvePoints } from '../src/report/curves-spec.js';
+import { BEST_COLOR } from '../src/report/render-svg.js';
+import { readRun, renderReport, writeReport, type ReportInput } from '../src/report/report.js';
+import { logTicks } from '../src/report/scales.js';
+import { scatterSpec, variedHyperparameters } from '../src/report/scatter-spec.js';
+
+const FIXTURE = 'test/fixtures/run';
+const count = (html: string, re: RegExp) => (html.match(re) ?? []).length;
+const svgs = (html: string) => html.match(/<svg[\s\S]*?<\/svg>/g) ?? [];
+const rowMembers = (html: string) => [...html.matchAll(/<tr data-member="(\d+)"/g)].map((m) => Number(m[1]));
+
+let input: ReportInput;
+let withEvents: string;
+let withoutEvents: string;
+
+beforeAll(async () => {
+  input = { ...(await readRun(FIXTURE)), finishedAt: '2026-01-02T03:04:05Z' };
+  [withEvents, withoutEvents] = await Promise.all([renderReport(input), renderReport({ ...input, events: undefined })]);
+});
+
+describe('reading a run directory', () => {
+  it('reads summary.json, metrics.jsonl and events.jsonl; null metrics (diverged) become NaN', () => {
+    expect(input.summary.per_member).toHaveLength(6);
+    expect(input.metrics).toHaveLength(23);
+    expect(input.events?.map((e) => e.event)).toEqual(['exploit', 'exploit', 'stop']);
+    expect(input.metrics.find((l) => l.member === 5 && l.epoch === 1)?.loss).toBeNaN();
+  });
+
+  it('has no events when the run has no events.jsonl', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'netc-report-'));
+    cpSync(FIXTURE, dir, { recursive: true });
+    rmSync(join(dir, 'events.jsonl'));
+    expect((await readRun(dir)).events).toBeUndefined();
+  });
+});
+
+describe('renderReport', () => {
+  it('draws the loss, accuracy, one scatter per varied hyperparameter and the lineage as inline SVG', () => {
+    expect(variedHyperparameters(input.summary.per_member)).toEqual(['lr', 'drop.rate']);
+    expect(svgs(withEvents)).toHaveLength(5);
+    expect(svgs(withoutEvents)).toHaveLength(4);
+    for (const id of ['curve-loss', 'curve-accuracy', 'hyper-0', 'hyper-1', 'lineage-chart']) expect(withEvents).toContain(`<figure id="${id}">`);
+    // every chart has drawn marks (not an empty frame)
+    for (const svg of svgs(withEvents)) expect(count(svg, /<path|<line/g)).toBeGreaterThan(10);
+  });
+
+  it('shows the lineage section only when the run has events', () => {
+    expect(withEvents).toContain('<section id="lineage">');
+    expect(withEvents).toMatch(/<td>200<\/td><td class="text">exploit<\/td><td>4<\/td><td>1<\/td>/);
+    expect(withEvents).toContain('halving: bottom half by val_loss');
+    expect(withoutEvents).not.toContain('id="lineage"');
+    expect(withoutEvents).not.toContain('events.jsonl');
+  });
+
+  it('shows a lineage section without a chart when events.jsonl has nothing to draw', async () => {
+    const html = await renderReport({ ...input, events: [] });
+    expect(html).toContain('<section id="lineage">');
+    expect(svgs(html)).toHaveLength(4);
+  });
+
+  it('is self-contained: no script, no remote or external references', () => {
+    for (const html of [withEvents, withoutEvents]) {
+      expect(html).not.toMatch(/(src|href)\s*=\s*["']?\s*(https?:)?\/\//i);
+      expect(html).not.toMatch(/<script|<link|<img|<iframe|@import|url\(\s*["']?(https?:)?\/\//i);
+    }
+  });
+
+  it('gives every SVG id a chart prefix, so ids are unique in the page', () => {
+    const ids = [...withEvents.matchAll(/\bid="([^"]+)"/g)].map((m) => m[1]);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const ref of withEvents.matchAll(/url\(#([^)]+)\)/g)) expect(ids).toContain(ref[1]);
+  });
+
+  it('lists the leaderboard best first, ranked as the CLI ranks', () => {
+    const expected = rank(input.summary.per_member).map((r) => r.member);
+    expect(expected).toEqual([1, 4, 2, 5, 3, 0]);
+    expect(rowMembers(withEvents)).toEqual(expected);
+    expect(withEvents).toContain('<tr data-member="1" class="best">');
+    expect(count(withEvents, /<tr[^>]*class="best"/g)).toBe(1);
+    expect(withEvents).toContain('<th class="key">val_accuracy</th>');
+    // the stopped member says where and why
+    expect(withEvents).toMatch(/<tr data-member="0">.*<td class="text" title="halving: bottom half by val_loss">step 300<\/td><\/tr>/);
+  });
+
+  it('highlights the best member in the curves', () => {
+    const points = curvePoints(input.metrics, 'loss', 1);
+    expect(new Set(points.filter((p) => p.best).map((p) => p.member))).toEqual(new Set([1]));
+    expect(points.filter((p) => p.best)).toHaveLength(8); // 4 epochs, train and validation
+    expect(points.find((p) => p.member === 5 && p.epoch === 1)?.value).toBeNull(); // diverged: a gap
+    const loss = svgs(withEvents)[0];
+    expect(loss).toMatch(new RegExp(`<path[^>]*stroke="${BEST_COLOR}"[^>]*stroke-width="3"`));
+    expect(withEvents).toContain('member 1 (best)');
+  });
+
+  it('puts a hyperparameter spanning more than a factor of 20 on a log scale', () => {
+    const scale = (param: string) => JSON.stringify(scatterSpec(input.summary.per_member, param, 'val_accuracy', 1));
+    expect(scale('lr')).toContain('"type":"log"');
+    expect(scale('drop.rate')).not.toContain('"type":"log"');
+    expect(logTicks([1e-4, 3e-3])).toEqual([0.0001, 0.0002, 0.0005, 0.001, 0.002]);
+  });
+
+  it('says so when no hyperparameter varies, and draws no scatter', async () => {
+    const same = input.summary.per_member.map((m) => ({ ...m, hyperparameters: { lr: 0.02 } }));
+    const html = await renderReport({ ...input, summary: { ...input.summary, per_member: same }, events: undefined });
+    expect(svgs(html)).toHaveLength(2);
+    expect(html).toContain('No hyperparameter differs between the members (lr = 0.02 for all)');
+  });
+
+  it('shows the model, file, members, steps, backend, lowering and time in the title block', () => {
+    expect(withEvents).toContain('<title>netc report: fixture (examples/fixture.net)</title>');
+    for (const fact of ['<dt>members</dt><dd>6</dd>', '<dd>400 (4 epochs)</dd>', '<dd>cpu</dd>', '<dd>grouped</dd>', '<dd>2026-01-02 03:04 UTC</dd>', '<dd>1.2 s (1945 member-steps/s)</dd>']) {
+      expect(withEvents).toContain(fact);
+    }
+  });
+});
+
+describe('writeReport', () => {
+  it('writes RUN/report.html by renaming a temporary file over the old one', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'netc-report-'));
+    cpSync(FIXTURE, dir, { recursive: true });
+    const path = join(dir, 'report.html');
+    writeFileSync(path, 'old report');
+    const old = openSync(path, 'r');
+    try {
+      expect(await writeReport(dir)).toBe(path);
+      // a new file took the name; a reader of the old one still sees the old one, whole
+      expect(statSync(path).ino).not.toBe(fstatSync(old).ino);
+      const buf = Buffer.alloc(64);
+      expect(buf.toString('utf8', 0, readSync(old, buf, 0, 64, 0))).toBe('old report');
+    } finally {
+      closeSync(old);
+    }
+    const html = readFileSync(path, 'utf8');
+    expect(html.startsWith('<!doctype html>')).toBe(true);
+    expect(svgs(html)).toHaveLength(5);
+    expect(readdirSync(dir).filter((f) => f.includes('.tmp'))).toEqual([]);
+  });
+
+  it('writes nothing when the run directory has no summary.json', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'netc-report-'));
+    await expect(writeReport(dir)).rejects.toThrow(/summary\.json: not found/);
+    expect(existsSync(join(dir, 'report.html'))).toBe(false);
+    expect(readdirSync(dir)).toEqual([]);
+  });
+});
