@@ -4,6 +4,7 @@
 // info only (no clock, no files, no working directory), so golden files can pin it; src/emit/format.ts
 // lays it out and the CLI writes it.
 import { posix, relative, resolve, sep } from 'node:path';
+import { slicingMap } from '../ensemble/slicing-map.js';
 import type { BoundValue } from '../check/arg-spec.js';
 import type { EnsembleIR, WideOp } from '../ensemble/ensemble-ir.js';
 import { formatAttr } from '../ir/print.js';
@@ -74,7 +75,7 @@ export function emitModule(state: CompileState, info: EmitInfo): string {
   L.push(`import { parseArgs } from 'node:util';`);
   L.push(`import * as tf from '@tensorflow/tfjs';`);
   L.push(
-    'import { batchesPerEpoch, hyperTable, initMember, loadDataset, Population, selectBackend, splitValidation, ' +
+    'import { batchesPerEpoch, hyperTable, initMember, loadDataset, Population, selectBackend, splitValidation, type SlicingMap, ' +
       'train as trainPopulation, type BackendName, type EnsembleIR, type ForwardPass, type ModelIR, type ModuleEnsemble, ' +
       "type TrainConfig, type TrainResult } from 'netc';",
   );
@@ -122,6 +123,12 @@ export function emitModule(state: CompileState, info: EmitInfo): string {
   L.push(
     `export const ensembleIR: EnsembleIR = { model, lowering: ${literal(ensemble.lowering)}, members: ${n}, ops: ${literal(ensemble.ops)}, params: ${literal(ensemble.params)} };`,
   );
+  L.push('');
+  L.push('/**');
+  L.push(" * The inverse of widening: for member i, slicingMap.slices[i]['dense_1/kernel'] says which fused tensor holds");
+  L.push(' * that parameter and where: tf.slice(fused, begin, size), reshaped to shape (blockdiag kernels also name their mask).');
+  L.push(' */');
+  L.push(`export const slicingMap: SlicingMap = ${literal(slicingMap(ensemble))};`);
   L.push('');
 
   // ---- forward
