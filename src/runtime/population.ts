@@ -10,6 +10,7 @@ import { blockMask, fuse, unfuse } from './fused.js';
 import { memberAccuracy, memberLosses } from './losses.js';
 import { applyGradients, createState, type OptimizerState, type Slot } from './optimizers.js';
 import { Rng } from './rng.js';
+import { gatherMembers } from './member-axis.js';
 import type { TF, Tensor, Variable } from './tf.js';
 
 export interface PopulationSpec {
@@ -26,6 +27,15 @@ export interface PopulationSpec {
   initial(member: number): Map<string, Float32Array>;
   /** a straight-line forward pass (a compiled module's); by default the ops run in IR order */
   forward?(pass: ForwardPass, x: Tensor): Tensor;
+}
+
+/** What gather() hands a new population: fused tensors by parameter name and by slot key. */
+interface Gathered {
+  params: Map<string, Tensor[]>;
+  slots: Map<string, Map<string, Tensor>>;
+  accBeta1: number[];
+  accBeta2: number[];
+  step: number;
 }
 
 /** A value between ops: widened (Act), or one tensor per member under the loop lowering. */
@@ -57,22 +67,31 @@ export class Population {
   private readonly uid = populations++;
   private hyperCache = new Map<string, Tensor>();
 
-  constructor(readonly spec: PopulationSpec) {
+  /**
+   * `from` (used by gather()) gives the fused tensors to start from, parameters and optimizer slots, in
+   * place of the members' initial values.
+   */
+  constructor(
+    readonly spec: PopulationSpec,
+    from?: Gathered,
+  ) {
     const { tf, ensemble } = spec;
     this.tf = tf;
     this.ir = ensemble;
     this.memberIds = spec.memberIds;
     this.n = spec.memberIds.length;
-    const initial = this.memberIds.map((id) => spec.initial(id));
+    const initial = from ? [] : this.memberIds.map((id) => spec.initial(id));
     // built in a tidy: a variable copies its initial tensor, which is then disposed
     tf.tidy(() => {
       for (const p of ensemble.params) {
-        const own = initial.map((m) => m.get(p.name)!);
         const name = (m?: number) => `netc${this.uid}/${p.name}${m === undefined ? '' : `#${m}`}`;
-        const vars =
-          p.layout === 'separate'
-            ? own.map((data, m) => tf.variable(tf.tensor(data, p.shape), p.trainable, name(m)))
-            : [tf.variable(tf.tensor(fuse(p.layout, p.shape, own), fusedShape(p.layout, p.shape, this.n)), p.trainable, name())];
+        let start: Tensor[];
+        if (from) start = from.params.get(p.name)!;
+        else {
+          const own = initial.map((m) => m.get(p.name)!);
+          start = p.layout === 'separate' ? own.map((data) => tf.tensor(data, p.shape)) : [tf.tensor(fuse(p.layout, p.shape, own), fusedShape(p.layout, p.shape, this.n))];
+        }
+        const vars = start.map((t, m) => tf.variable(t, p.trainable, name(p.layout === 'separate' ? m : undefined)));
         this.variables.set(p.name, vars);
         if (p.layout === 'blockdiag') this.masks.set(p.name, tf.keep(tf.tensor(blockMask(p.shape, this.n), fusedShape(p.layout, p.shape, this.n))));
         if (p.trainable) vars.forEach((v, m) => this.slots.push(this.slot(p, v, p.layout === 'separate' ? m : undefined)));
@@ -81,6 +100,55 @@ export class Population {
     let state: OptimizerState | undefined;
     tf.tidy(() => void (state = createState(tf, spec.optimizer, this.slots, this.n)));
     this.state = state!;
+    if (from) {
+      tf.tidy(() => {
+        for (const [key, slots] of this.state.tensors) for (const [slotName, v] of slots) v.assign(from.slots.get(key)!.get(slotName)!);
+      });
+      this.state.accBeta1 = from.accBeta1;
+      this.state.accBeta2 = from.accBeta2;
+      this.step = from.step;
+    }
+  }
+
+  /**
+   * A new population whose member i is this one's member at positions[i] (weights, optimizer state,
+   * Adam's beta powers), named ids[i]. Compaction passes the positions that stay; PBT passes, for each
+   * member, the one it copies. This population is left as it was; dispose it when done.
+   */
+  gather(positions: number[], ids: number[] = positions.map((p) => this.memberIds[p])): Population {
+    const { tf } = this;
+    const k = positions.length;
+    const params = new Map<string, Tensor[]>();
+    const slots = new Map<string, Map<string, Tensor>>();
+    const take = (p: WideParam, vars: Variable[]): Tensor[] => {
+      if (p.layout === 'separate') return positions.map((i) => tf.clone(vars[i]));
+      const g = gatherMembers(tf, vars[0], p.layout, p.shape, this.n, positions);
+      if (p.layout !== 'blockdiag') return [g];
+      // a gathered block-diagonal tensor carries stray off-diagonal blocks: mask them away
+      const masked = tf.mul(g, tf.tensor(blockMask(p.shape, k), g.shape));
+      return [masked];
+    };
+    tf.tidy(() => {
+      for (const p of this.ir.params) {
+        params.set(p.name, take(p, this.variables.get(p.name)!).map((t) => tf.keep(t)));
+        if (!p.trainable) continue;
+        for (const slotName of this.slotNames()) {
+          const gathered = take(p, this.slotVariables(p, slotName)).map((t) => tf.keep(t));
+          const keys = p.layout === 'separate' ? gathered.map((_, m) => `${p.name}#${m}`) : [p.name];
+          keys.forEach((key, i) => {
+            if (!slots.has(key)) slots.set(key, new Map());
+            slots.get(key)!.set(slotName, gathered[i]);
+          });
+        }
+      }
+    });
+    const next = new Population(
+      { ...this.spec, memberIds: ids, ensemble: { ...this.ir, members: k } },
+      { params, slots, accBeta1: positions.map((i) => this.state.accBeta1[i]), accBeta2: positions.map((i) => this.state.accBeta2[i]), step: this.step },
+    );
+    for (const ts of params.values()) tf.dispose(ts);
+    for (const m of slots.values()) tf.dispose([...m.values()]);
+    return next;
   }
 
   /** Per-member values of a hyperparameter, in population order. */
