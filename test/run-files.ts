@@ -6,6 +6,6 @@ import { join } from 'node:path';
 export function paramBytes(dir: string): Buffer {
   const manifest = JSON.parse(readFileSync(join(dir, 'population.json'), 'utf8'));
   const bytes = readFileSync(join(dir, manifest.data));
-  const params = manifest.tensors.filter((t: { name: string }) => !t.name.includes(':'));
+  const params = manifest.tensors.filter((t: { name: string }) => !t.name.includes(':') && !t.name.includes('@'));
   return Buffer.concat(params.map((t: { offset: number; length: number }) => bytes.subarray(4 * t.offset, 4 * (t.offset + t.length))));
 }

@@ -7,6 +7,8 @@ export interface MemberRow {
   member: number;
   hyperparameters: Record<string, number>;
   metrics: MemberMetrics;
+  /** members that left the population early (halving, early stopping, divergence) */
+  stopped?: { step: number; reason: string };
 }
 
 export function rankKey(rows: MemberRow[]): { key: keyof MemberMetrics; higherIsBetter: boolean } {
@@ -38,7 +40,8 @@ export function leaderboard(rows: MemberRow[], limit = 20): string {
     style: { head: [], border: [], compact: true },
     colAligns: ['right', 'right', ...hyper.map(() => 'right' as const), ...metrics.map(() => 'right' as const)],
   });
-  ranked.slice(0, limit).forEach((r, i) => table.push([i + 1, r.member, ...hyper.map((h) => fmt(r.hyperparameters[h])), ...metrics.map((m) => fmt(r.metrics[m]))]));
+  const member = (r: MemberRow) => (r.stopped ? `${r.member} (stopped @${r.stopped.step})` : String(r.member));
+  ranked.slice(0, limit).forEach((r, i) => table.push([i + 1, member(r), ...hyper.map((h) => fmt(r.hyperparameters[h])), ...metrics.map((m) => fmt(r.metrics[m]))]));
   const more = ranked.length > limit ? `\n(${ranked.length - limit} more members in summary.json)` : '';
   return table.toString() + more;
 }

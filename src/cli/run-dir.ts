@@ -10,7 +10,7 @@ import type { EnsembleIR } from '../ensemble/ensemble-ir.js';
 import { slicingMap, type SlicingMap } from '../ensemble/slicing-map.js';
 import { printModelIR } from '../ir/print.js';
 import type { ModelIR } from '../ir/model-ir.js';
-import { decodeTensors, encodeCheckpoint, memberParams, restore, type CheckpointManifest, type TrainPosition } from '../runtime/checkpoint.js';
+import { decodeTensors, encodeCheckpoint, memberParams, restore, type CheckpointManifest, type RetiredMember, type StateSource, type TrainPosition } from '../runtime/checkpoint.js';
 import { Population } from '../runtime/population.js';
 import type { TF } from '../runtime/tf.js';
 import type { Lowering } from '../layers/forward.js';
@@ -63,7 +63,12 @@ export function readRunInfo(dir: string): RunInfo {
   return info;
 }
 
-export async function writeCheckpoint(dir: string, population: Population, position: TrainPosition, meta: { fingerprint: string; seed: number; hyperKeys: string[] }): Promise<void> {
+export async function writeCheckpoint(
+  dir: string,
+  population: Population | StateSource,
+  position: TrainPosition,
+  meta: { fingerprint: string; seed: number; hyperKeys: string[]; retired?: RetiredMember[] },
+): Promise<void> {
   const data = `population-${position.step}.bin`;
   const { manifest, bytes } = await encodeCheckpoint(population, position, { ...meta, data });
   writeCheckpointFiles(dir, manifest, bytes);

@@ -12,7 +12,9 @@ import { DataError, formatDataError } from '../data/dataset.js';
 import { splitValidation } from '../data/split.js';
 import { hyperTable, type HyperTable } from '../runtime/hyper.js';
 import { BackendError, selectBackend, type BackendName } from '../runtime/backend.js';
-import { batchesPerEpoch, train, type EpochReport, type Progress } from '../runtime/trainer.js';
+import { batchesPerEpoch, DivergenceError, train, type EpochReport, type PopulationEvent, type Progress } from '../runtime/trainer.js';
+import { makeSchedules } from '../runtime/schedules.js';
+import type { RetiredMember } from '../runtime/checkpoint.js';
 import type { TF } from '../runtime/tf.js';
 import { compiledCleanly, compileFile } from './compile-file.js';
 import { leaderboard, rank, type MemberRow } from './leaderboard.js';
@@ -31,6 +33,8 @@ export interface TrainOptions {
   resume?: string;
   /** write a checkpoint every this many steps (default: every epoch), and always at the end */
   checkpointEvery?: number;
+  /** train in waves of this many members, the rest waiting in host memory */
+  resident?: number;
   /** draw a progress bar (a TTY); otherwise one line per epoch */
   progress?: boolean;
 }
@@ -158,31 +162,65 @@ export async function trainCommand(file: string, options: TrainOptions, io: Io):
     bar.update(p.step, { epoch: p.epoch, epochs: p.epochs, rate: Math.round(p.memberStepsPerSecond), best: Number.isFinite(p.bestLoss) ? p.bestLoss.toFixed(4) : '-' });
   };
   let bestLoss = Infinity;
+  const timings: { epoch: number; step: number; members: number; seconds: number }[] = [];
   const onEpoch = (r: EpochReport) => {
+    timings.push({ epoch: r.epoch, step: r.step, members: r.members.length, seconds: Math.round(r.seconds * 1000) / 1000 });
     bestLoss = Math.min(bestLoss, ...r.metrics.map((m) => m.loss).filter((l) => Number.isFinite(l)));
     bar?.update(r.step, { best: Number.isFinite(bestLoss) ? bestLoss.toFixed(4) : '-' });
-    const lines = r.metrics.map((metrics, m) => JSON.stringify({ epoch: r.epoch, step: r.step, member: memberIds[m], hyperparameters: shownHyperparameters(table, memberIds[m]), ...metrics }));
-    appendFileSync(metricsPath, lines.join('\n') + '\n');
-    if (!bar) {
-      const best = rank(r.metrics.map((metrics, m) => ({ member: memberIds[m], hyperparameters: {}, metrics })))[0];
-      io.err(`epoch ${r.epoch}/${epochs}: step ${r.step}/${steps}, best member ${best.member}: ${describe(best.metrics)}\n`);
+    const lines = r.metrics.map((metrics, m) => JSON.stringify({ epoch: r.epoch, step: r.step, member: r.members[m], hyperparameters: shownHyperparameters(table, r.members[m]), ...metrics }));
+    if (lines.length) appendFileSync(metricsPath, lines.join('\n') + '\n');
+    if (!bar && r.metrics.length) {
+      const best = rank(r.metrics.map((metrics, m) => ({ member: r.members[m], hyperparameters: {}, metrics })))[0];
+      io.err(`epoch ${r.epoch}/${epochs}: step ${r.step}/${steps}, ${r.members.length} members, best member ${best.member}: ${describe(best.metrics)}\n`);
     }
+  };
+  const eventsPath = join(runDir, 'events.jsonl');
+  const onEvent = (e: PopulationEvent) => {
+    appendFileSync(eventsPath, JSON.stringify(e) + '\n');
+    if (e.event === 'stop' && e.reason?.startsWith('diverged')) io.err(`\nnetc: member ${e.member} ${e.reason}; it is stopped, the others go on\n`);
   };
 
   let result;
   try {
-    const checkpoint = (population: Parameters<typeof writeCheckpoint>[1], position: Parameters<typeof writeCheckpoint>[2]) =>
-      writeCheckpoint(runDir, population, position, { fingerprint: print, seed, hyperKeys: table.keys });
+    const checkpoint = (population: Parameters<typeof writeCheckpoint>[1], position: Parameters<typeof writeCheckpoint>[2], retired: RetiredMember[]) =>
+      writeCheckpoint(runDir, population, position, { fingerprint: print, seed, hyperKeys: table.keys, retired });
+    const schedules = makeSchedules(program.schedules, program.ensemble.vary, (path) => [...table.varied].find(([, p]) => p === path)![0], seed);
     result = await train(
-      { tf, program, model: state.ir!, ensemble, hyper: table, data, steps, seed, memberIds, resume, checkpointEvery: options.checkpointEvery ?? perEpoch },
-      { onStep, onEpoch, shouldStop: () => stop, checkpoint },
+      {
+        tf,
+        program,
+        model: state.ir!,
+        ensemble,
+        hyper: table,
+        data,
+        steps,
+        seed,
+        memberIds,
+        resume,
+        checkpointEvery: options.checkpointEvery ?? perEpoch,
+        schedules,
+        resident: options.resident,
+      },
+      { onStep, onEpoch, onEvent, shouldStop: () => stop, checkpoint },
     );
+  } catch (e) {
+    if (e instanceof DivergenceError) {
+      bar?.stop();
+      io.err(`\nnetc: ${e.message}\n`);
+      return ExitCode.errors;
+    }
+    throw e;
   } finally {
     bar?.stop();
     process.off('SIGINT', onSigint);
   }
 
-  const rows: MemberRow[] = result.final.map((metrics, m) => ({ member: memberIds[m], hyperparameters: shownHyperparameters(table, memberIds[m]), metrics }));
+  const stoppedAt = new Map(result.retired.map((r) => [r.member, r]));
+  const rows: MemberRow[] = result.final.map((metrics, m) => {
+    const id = result.memberIds[m];
+    const retired = stoppedAt.get(id);
+    return { member: id, hyperparameters: shownHyperparameters(table, id), metrics, ...(retired ? { stopped: { step: retired.step, reason: retired.reason } } : {}) };
+  });
   const summary = {
     file,
     model: state.ir!.name,
@@ -196,7 +234,8 @@ export async function trainCommand(file: string, options: TrainOptions, io: Io):
     seed,
     stopped_early: stop,
     resumed_from_step: resume?.manifest.position.step ?? null,
-    per_member: rows.map((r) => ({ member: r.member, hyperparameters: r.hyperparameters, metrics: r.metrics })),
+    epoch_timings: timings,
+    per_member: rows.map((r) => ({ member: r.member, hyperparameters: r.hyperparameters, metrics: r.metrics, ...(r.stopped ? { stopped: r.stopped } : {}) })),
   };
   writeAtomic(join(runDir, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
   result.population.dispose();

@@ -10,8 +10,8 @@ export interface TrainPosition {
   /** the next batch: epoch (from 0) and batch index within it */
   epoch: number;
   batch: number;
-  /** the current epoch's example-weighted metric sums so far, and how many examples they cover */
-  sums?: { count: number; values: Record<string, number[]> };
+  /** the current epoch's example-weighted metric sums so far, per member id, and how many examples they cover */
+  sums?: { count: number; values: Record<string, number[]>; ids?: number[]; counts?: number[] };
 }
 
 export interface CheckpointManifest {
@@ -29,43 +29,98 @@ export interface CheckpointManifest {
   acc_beta2: number[];
   /** per member (population order): every hyperparameter key -> value */
   hyperparameters: Record<string, number>[];
+  /** members that stopped; their parameters are the tensors named `param@member` */
+  retired?: { member: number; step: number; reason: string; hyperparameters: Record<string, number> }[];
   /** the buffer's file, next to the manifest */
   data: string;
   tensors: { name: string; shape: number[]; offset: number; length: number }[];
 }
 
+/** A member that stopped (halving, early stopping, divergence): kept for extraction and the report. */
+export interface RetiredMember {
+  member: number;
+  step: number;
+  reason: string;
+  /** its parameters when it stopped, by name */
+  params: Map<string, Float32Array>;
+  hyperparameters: Record<string, number>;
+}
+
+/**
+ * The population's state in canonical form (what Population.exportState gives), from a resident
+ * population or from the host store of a run trained in waves.
+ */
+export interface StateSource {
+  model: string;
+  lowering: string;
+  optimizer: string;
+  memberIds: number[];
+  state: Map<string, Float32Array>;
+  accBeta1: number[];
+  accBeta2: number[];
+  /** parameter shapes by name (slots share their parameter's shape) */
+  shapes: Map<string, number[]>;
+  hyper(key: string, member: number): number;
+}
+
+export async function populationSource(population: Population): Promise<StateSource> {
+  return {
+    model: population.ir.model.name,
+    lowering: population.ir.lowering,
+    optimizer: population.spec.optimizer,
+    memberIds: population.memberIds,
+    state: await population.exportState(),
+    accBeta1: population.state.accBeta1,
+    accBeta2: population.state.accBeta2,
+    shapes: new Map(population.ir.params.map((p) => [p.name, p.shape])),
+    hyper: (k, id) => population.spec.hyper(k, id),
+  };
+}
+
 export async function encodeCheckpoint(
-  population: Population,
+  population: Population | StateSource,
   position: TrainPosition,
-  meta: { fingerprint: string; seed: number; hyperKeys: string[]; data: string },
+  meta: { fingerprint: string; seed: number; hyperKeys: string[]; data: string; retired?: RetiredMember[] },
 ): Promise<{ manifest: CheckpointManifest; bytes: Uint8Array }> {
-  const state = await population.exportState();
+  const source = 'state' in population && population.state instanceof Map ? (population as StateSource) : await populationSource(population as Population);
+  const n = source.memberIds.length;
   const tensors: CheckpointManifest['tensors'] = [];
+  const data = new Map(source.state);
+  for (const r of meta.retired ?? []) for (const [name, values] of r.params) data.set(`${name}@${r.member}`, values);
   let offset = 0;
-  for (const [name, values] of state) {
-    const own = population.ir.params.find((p) => p.name === name.split(':')[0])!.shape;
-    tensors.push({ name, shape: [population.n, ...own], offset, length: values.length });
+  for (const [name, values] of data) {
+    const own = source.shapes.get(name.split(/[:@]/)[0])!;
+    tensors.push({ name, shape: name.includes('@') ? own : [n, ...own], offset, length: values.length });
     offset += values.length;
   }
   const all = new Float32Array(offset);
-  for (const t of tensors) all.set(state.get(t.name)!, t.offset);
+  for (const t of tensors) all.set(data.get(t.name)!, t.offset);
   const manifest: CheckpointManifest = {
     format: 'netc-checkpoint-1',
-    model: population.ir.model.name,
+    model: source.model,
     fingerprint: meta.fingerprint,
-    members: population.n,
-    member_ids: population.memberIds,
-    lowering: population.ir.lowering,
+    members: n,
+    member_ids: source.memberIds,
+    lowering: source.lowering,
     seed: meta.seed,
-    optimizer: population.spec.optimizer,
+    optimizer: source.optimizer,
     position,
-    acc_beta1: population.state.accBeta1,
-    acc_beta2: population.state.accBeta2,
-    hyperparameters: population.memberIds.map((id) => Object.fromEntries(meta.hyperKeys.map((k) => [k, population.spec.hyper(k, id)]))),
+    acc_beta1: source.accBeta1,
+    acc_beta2: source.accBeta2,
+    hyperparameters: source.memberIds.map((id) => Object.fromEntries(meta.hyperKeys.map((k) => [k, source.hyper(k, id)]))),
+    retired: (meta.retired ?? []).map((r) => ({ member: r.member, step: r.step, reason: r.reason, hyperparameters: r.hyperparameters })),
     data: meta.data,
     tensors,
   };
   return { manifest, bytes: new Uint8Array(all.buffer) };
+}
+
+/** The retired members of a checkpoint, with their parameters. */
+export function retiredMembers(manifest: CheckpointManifest, tensors: Map<string, Float32Array>): RetiredMember[] {
+  return (manifest.retired ?? []).map((r) => ({
+    ...r,
+    params: new Map(manifest.tensors.filter((t) => t.name.endsWith(`@${r.member}`)).map((t) => [t.name.split('@')[0], tensors.get(t.name)!])),
+  }));
 }
 
 /** The tensors of a checkpoint's buffer, by name. */
@@ -83,11 +138,11 @@ export function restore(population: Population, manifest: CheckpointManifest, te
   population.state.accBeta2 = [...manifest.acc_beta2];
 }
 
-/** Member m's own parameters from a checkpoint, by name. */
+/** Member m's (population position) own parameters from a checkpoint, by name. */
 export function memberParams(manifest: CheckpointManifest, tensors: Map<string, Float32Array>, m: number): Map<string, Float32Array> {
   const out = new Map<string, Float32Array>();
   for (const t of manifest.tensors) {
-    if (t.name.includes(':')) continue;
+    if (t.name.includes(':') || t.name.includes('@')) continue;
     const size = t.length / manifest.members;
     out.set(t.name, tensors.get(t.name)!.slice(m * size, (m + 1) * size));
   }

@@ -7,7 +7,8 @@ import { batchRanges, epochOrder, gatherBatch, labelEncoding } from '../data/bat
 import type { Dataset, LabelEncoding } from '../data/dataset.js';
 import { losses as lossSpecs } from '../vocabulary/losses.js';
 import { Population, type PopulationSpec } from './population.js';
-import { restore, type CheckpointManifest, type TrainPosition } from './checkpoint.js';
+import { restore, retiredMembers, type CheckpointManifest, type RetiredMember, type StateSource, type TrainPosition } from './checkpoint.js';
+import type { Decisions, Schedule, ScheduleMetric } from './schedules.js';
 import { initMember } from './init.js';
 import type { HyperTable } from './hyper.js';
 import type { TF, Tensor } from './tf.js';
@@ -30,6 +31,10 @@ export interface TrainSetup {
   resume?: { manifest: CheckpointManifest; tensors: Map<string, Float32Array> };
   /** call callbacks.checkpoint every this many steps (0: only at the end and when stopped) */
   checkpointEvery?: number;
+  /** schedules acting between intervals (PBT, halving, early stopping) */
+  schedules?: Schedule[];
+  /** keep at most this many members on the device, training the population in waves */
+  resident?: number;
 }
 
 export interface MemberMetrics {
@@ -42,8 +47,26 @@ export interface MemberMetrics {
 export interface EpochReport {
   epoch: number;
   step: number;
-  /** per member, in population order */
+  /** the active members' ids, in the order of `metrics` */
+  members: number[];
   metrics: MemberMetrics[];
+  /** wall-clock seconds since the previous report (training and validation) */
+  seconds: number;
+}
+
+/** A change to the population, as events.jsonl records it. */
+export interface PopulationEvent {
+  step: number;
+  event: 'exploit' | 'stop';
+  member: number;
+  source?: number;
+  hyperparameters?: Record<string, number>;
+  reason?: string;
+}
+
+/** A member diverged where its NaN would reach the others (blockdiag): the run cannot go on. */
+export class DivergenceError extends Error {
+  override name = 'DivergenceError';
 }
 
 export interface Progress {
@@ -62,17 +85,24 @@ export interface TrainCallbacks {
   /** checked after every step: true stops training there (Ctrl-C), keeping what was trained */
   shouldStop?(): boolean;
   /** write a checkpoint of the population at this position (every checkpointEvery steps, and last) */
-  checkpoint?(population: Population, position: TrainPosition): Promise<void>;
+  checkpoint?(population: Population | StateSource, position: TrainPosition, retired: RetiredMember[]): Promise<void>;
+  /** a member stopped, or copied another (PBT) */
+  onEvent?(e: PopulationEvent): void;
 }
 
 export interface TrainResult {
+  /** the members still training at the end (all of them, resident, when trained in waves) */
   population: Population;
+  /** every member's id, in the original order of `final` */
+  memberIds: number[];
+  /** members that stopped early, with their parameters */
+  retired: RetiredMember[];
   /** where training stopped: the end, or where shouldStop() stopped it */
   position: TrainPosition;
   steps: number;
   seconds: number;
   memberStepsPerSecond: number;
-  /** the last epoch's metrics (the untrained population's, evaluated, after --steps 0) */
+  /** every member's last epoch metrics, in memberIds order (the untrained population's, after --steps 0) */
   final: MemberMetrics[];
 }
 
@@ -83,11 +113,11 @@ export function batchesPerEpoch(setup: Pick<TrainSetup, 'program' | 'data'>): nu
 export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): Promise<TrainResult> {
   const { tf, program } = setup;
   const config = program.train!;
-  const memberIds = setup.memberIds ?? Array.from({ length: setup.ensemble.members }, (_, i) => i);
-  const population = new Population({
+  const allIds = setup.memberIds ?? Array.from({ length: setup.ensemble.members }, (_, i) => i);
+  const spec = (ids: number[]): PopulationSpec => ({
     tf,
-    ensemble: setup.ensemble,
-    memberIds,
+    ensemble: { ...setup.ensemble, members: ids.length },
+    memberIds: ids,
     seed: setup.seed,
     optimizer: config.optimizer.name,
     loss: config.loss,
@@ -106,63 +136,398 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
   };
 
   const ranges = batchRanges(setup.data.train.count, config.batch);
-  const epochs = Math.ceil(setup.steps / ranges.length);
-  const n = memberIds.length;
-  if (setup.resume) restore(population, setup.resume.manifest, setup.resume.tensors);
+  const perEpoch = ranges.length;
+  const epochs = Math.ceil(setup.steps / perEpoch);
   const start = setup.resume?.manifest.position ?? { step: 0, epoch: 0, batch: 0 };
   let { step, epoch, batch: next } = start;
   const first = step;
-  const sums = new Sums(tf, n, start.sums);
+
+  // the members: resident in one population, or (with `resident`) kept on the host and trained in waves
+  const resumed = setup.resume;
+  const active = resumed ? [...resumed.manifest.member_ids] : [...allIds];
+  const retired: RetiredMember[] = resumed ? retiredMembers(resumed.manifest, resumed.tensors) : [];
+  const waves = setup.resident !== undefined && setup.resident < active.length ? setup.resident : 0;
+  let population: Population | undefined;
+  let store: HostStore | undefined;
+  if (waves) store = await HostStore.create(tf, spec, active, resumed);
+  else {
+    population = new Population(spec(active));
+    if (resumed) restore(population, resumed.manifest, resumed.tensors);
+  }
+
+  const epochSums = new HostSums(start.sums);
+  const intervalSums = new HostSums();
+  const lastMetrics = new Map<number, MemberMetrics>();
   let best = NaN;
-  let final: MemberMetrics[] = [];
   let stopped = false;
+  let trained = 0;
   const started = performance.now();
-  const rate = () => (n * (step - first)) / Math.max(1e-9, (performance.now() - started) / 1000);
-  const position = async (): Promise<TrainPosition> => ({ step, epoch, batch: next, sums: await sums.snapshot() });
+  let epochStarted = started;
+  const rate = () => trained / Math.max(1e-9, (performance.now() - started) / 1000);
+  const position = (): TrainPosition => ({ step, epoch, batch: next, sums: epochSums.toJSON() });
   const every = setup.checkpointEvery ?? 0;
+  const schedules = setup.schedules ?? [];
+  const due = (s: number) => schedules.filter((sc) => s % sc.everySteps(perEpoch) === 0);
+  const checkpoint = async () => {
+    if (!callbacks.checkpoint) return;
+    const source = population ?? store!.source(setup.hyper);
+    await callbacks.checkpoint(source, position(), retired);
+  };
+
+  /** Trains `ids` (a population) for steps [from, to) of the current epoch; false if told to stop. */
+  const runSteps = async (pop: Population, from: number, to: number, order: Int32Array): Promise<number[]> => {
+    const diverged: number[] = [];
+    for (let b = from; b < to; b++) {
+      const [s0, s1] = ranges[b];
+      const { x, y, size } = batch(setup.data.train, order, s0, s1);
+      let acc: Tensor | undefined;
+      const losses = pop.trainStep(x, y, withAccuracy ? (a) => (acc = a) : undefined);
+      const lossValues = Array.from(await losses.data());
+      const accValues = acc ? Array.from(await acc.data()) : undefined;
+      tf.dispose([x, y, losses, acc as Tensor]);
+      pop.memberIds.forEach((id, m) => {
+        if (!Number.isFinite(lossValues[m])) {
+          if (!diverged.includes(id)) diverged.push(id);
+          return;
+        }
+        epochSums.add(id, lossValues[m], accValues?.[m], size);
+        intervalSums.add(id, lossValues[m], accValues?.[m], size);
+      });
+      trained += pop.n;
+    }
+    return diverged;
+  };
 
   while (step < setup.steps && !stopped) {
     const order = epochOrder(setup.data.train.count, config.shuffle, setup.seed, epoch);
-    while (next < ranges.length && step < setup.steps) {
-      const [start, end] = ranges[next];
-      const { x, y, size } = batch(setup.data.train, order, start, end);
-      let acc: Tensor | undefined;
-      const losses = population.trainStep(x, y, withAccuracy ? (a) => (acc = a) : undefined);
-      sums.add('loss', losses, size);
-      if (acc) sums.add('accuracy', acc, size);
-      tf.dispose([x, y]);
-      step++;
-      next++;
-      callbacks.onStep?.({ step, steps: setup.steps, epoch: epoch + 1, epochs, memberStepsPerSecond: rate(), bestLoss: best });
-      if (every > 0 && step % every === 0 && step < setup.steps && callbacks.checkpoint) await callbacks.checkpoint(population, await position());
-      // let the progress bar draw and signals arrive
-      if (step % 20 === 0) await new Promise((r) => setImmediate(r));
-      if (callbacks.shouldStop?.()) {
-        stopped = true;
-        break;
+    while (next < perEpoch && step < setup.steps) {
+      // the next boundary: a step where a schedule acts, a checkpoint is due, the epoch ends, or training does
+      let to = next + 1;
+      while (to < perEpoch && step + (to - next) < setup.steps && !boundary(step + (to - next))) to++;
+      const steps = to - next;
+      let diverged: number[];
+      if (population) {
+        diverged = [];
+        for (let b = next; b < to; b++) {
+          diverged.push(...(await runSteps(population, b, b + 1, order)).filter((d) => !diverged.includes(d)));
+          step++;
+          next++;
+          callbacks.onStep?.({ step, steps: setup.steps, epoch: epoch + 1, epochs, memberStepsPerSecond: rate(), bestLoss: best });
+          if (diverged.length) break;
+          if (step % 20 === 0) await new Promise((r) => setImmediate(r));
+          if (callbacks.shouldStop?.()) {
+            stopped = true;
+            break;
+          }
+        }
+      } else {
+        diverged = [];
+        for (const wave of store!.waves(waves)) {
+          const pop = store!.load(wave);
+          diverged.push(...(await runSteps(pop, next, to, order)));
+          await store!.save(pop);
+          pop.dispose();
+        }
+        step += steps;
+        next = to;
+        callbacks.onStep?.({ step, steps: setup.steps, epoch: epoch + 1, epochs, memberStepsPerSecond: rate(), bestLoss: best });
+        await new Promise((r) => setImmediate(r));
+        if (callbacks.shouldStop?.()) stopped = true;
       }
+      if (diverged.length) {
+        if (setup.ensemble.lowering === 'blockdiag' && (population?.n ?? 0) > diverged.length) {
+          throw new DivergenceError(
+            `member${diverged.length > 1 ? 's' : ''} ${diverged.join(', ')} diverged (a non-finite loss) at step ${step}; under the blockdiag lowering a non-finite member spreads to every other (0 x NaN = NaN in the masked matMul), so the population is no longer valid. Use --lowering grouped, which stops a diverged member and leaves the others untouched.`,
+          );
+        }
+        await apply({ stop: diverged.map((member) => ({ member, reason: `diverged: a non-finite loss at step ${step}` })), exploit: [] });
+      }
+      // an epoch that ends here is reported before schedules act on it, so every member's last epoch shows
+      const epochEnded = next >= perEpoch || (step >= setup.steps && !stopped);
+      if (epochEnded) await reportEpoch();
+      for (const sc of due(step)) {
+        const ids = population?.memberIds ?? store!.ids;
+        if (!ids.length) break;
+        const metric = await scheduleMetric(sc.metric, ids);
+        await apply(sc.decide({ step, members: ids, metric, hyper: (key, m) => setup.hyper.value(key, m) }));
+      }
+      if (every > 0 && step % every === 0 && step < setup.steps) await checkpoint();
+      if (!(population?.n ?? store!.ids.length)) stopped = true;
+      if (stopped) break;
     }
-    // an epoch cut short by a stop is not reported: its sums go into the checkpoint and continue on resume
-    if (stopped && next < ranges.length) break;
-    const metrics = await sums.means();
-    const val = setup.data.validation && (await evaluate(setup, population, setup.data.validation, batch, withAccuracy));
-    final = metrics.loss.map((loss, m) => ({
-      loss,
-      ...(withAccuracy ? { accuracy: metrics.accuracy[m] } : {}),
-      ...(val ? { val_loss: val.loss[m], ...(withAccuracy ? { val_accuracy: val.accuracy[m] } : {}) } : {}),
-    }));
-    best = Math.min(Number.isNaN(best) ? Infinity : best, ...metrics.loss.filter((l) => Number.isFinite(l)));
-    callbacks.onEpoch?.({ epoch: epoch + 1, step, metrics: final });
-    if (next >= ranges.length) {
+    if (next >= perEpoch) {
       epoch++;
       next = 0;
     }
   }
+
+  async function reportEpoch() {
+    const ids = population?.memberIds ?? store!.ids;
+    const val = setup.data.validation && ids.length ? await evaluateMembers(setup.data.validation) : undefined;
+    const metrics = ids.map((id, m) => {
+      const t = epochSums.mean(id);
+      const row: MemberMetrics = {
+        loss: t.loss,
+        ...(withAccuracy ? { accuracy: t.accuracy } : {}),
+        ...(val ? { val_loss: val.loss[m], ...(withAccuracy ? { val_accuracy: val.accuracy[m] } : {}) } : {}),
+      };
+      lastMetrics.set(id, row);
+      return row;
+    });
+    epochSums.clear();
+    best = Math.min(Number.isNaN(best) ? Infinity : best, ...metrics.map((m) => m.loss).filter((l) => Number.isFinite(l)));
+    const now = performance.now();
+    callbacks.onEpoch?.({ epoch: epoch + 1, step, members: ids, metrics, seconds: (now - epochStarted) / 1000 });
+    epochStarted = now;
+  }
+
+  function boundary(s: number): boolean {
+    return due(s).length > 0 || (every > 0 && s % every === 0);
+  }
+
+  /** The metric a schedule ranks by, for the active members: validation evaluated now, or the interval's training average. */
+  async function scheduleMetric(metric: ScheduleMetric, ids: number[]): Promise<number[]> {
+    if (metric.startsWith('val_')) {
+      if (!setup.data.validation) throw new Error(`a schedule ranks by ${metric}, but there is no validation data`);
+      const val = await evaluateMembers(setup.data.validation);
+      return metric === 'val_loss' ? val.loss : val.accuracy;
+    }
+    const values = ids.map((id) => intervalSums.mean(id)[metric === 'loss' ? 'loss' : 'accuracy'] ?? NaN);
+    intervalSums.clear();
+    return values;
+  }
+
+  async function evaluateMembers(ds: Dataset): Promise<Record<string, number[]>> {
+    if (population) return evaluate(setup, population, ds, batch, withAccuracy);
+    const out: Record<string, number[]> = { loss: [], accuracy: [] };
+    for (const wave of store!.waves(waves)) {
+      const pop = store!.load(wave);
+      const r = await evaluate(setup, pop, ds, batch, withAccuracy);
+      out.loss.push(...r.loss);
+      out.accuracy.push(...r.accuracy);
+      pop.dispose();
+    }
+    return out;
+  }
+
+  /** Carries out a schedule's decisions: stops first (their members leave), then PBT's copies. */
+  async function apply(d: Decisions) {
+    const ids = population?.memberIds ?? store!.ids;
+    const stopping = d.stop.filter((s) => ids.includes(s.member));
+    if (stopping.length) {
+      const state = population ? await population.exportState() : store!.state;
+      for (const s of stopping) {
+        const m = ids.indexOf(s.member);
+        const params = new Map<string, Float32Array>();
+        for (const p of setup.model.params) {
+          const size = p.shape.reduce((a, b) => a * b, 1);
+          params.set(p.name, state.get(p.name)!.slice(m * size, (m + 1) * size));
+        }
+        const hyperparameters = Object.fromEntries(setup.hyper.keys.map((k) => [k, setup.hyper.value(k, s.member)]));
+        retired.push({ member: s.member, step, reason: s.reason, params, hyperparameters });
+        if (!lastMetrics.has(s.member)) lastMetrics.set(s.member, { loss: epochSums.mean(s.member).loss });
+        callbacks.onEvent?.({ step, event: 'stop', member: s.member, reason: s.reason });
+      }
+      const keep = ids.map((id, m) => (stopping.some((s) => s.member === id) ? -1 : m)).filter((m) => m >= 0);
+      if (population) {
+        const next = population.gather(keep);
+        population.dispose();
+        population = next;
+      } else store!.keep(keep);
+    }
+    const now = population?.memberIds ?? store!.ids;
+    const exploit = d.exploit.filter((e) => now.includes(e.member) && now.includes(e.source));
+    if (exploit.length) {
+      const sources = now.map((id) => {
+        const e = exploit.find((x) => x.member === id);
+        return now.indexOf(e ? e.source : id);
+      });
+      for (const e of exploit) {
+        for (const [key, value] of Object.entries(e.hyperparameters)) setup.hyper.set(key, e.member, value);
+        callbacks.onEvent?.({ step, event: 'exploit', member: e.member, source: e.source, hyperparameters: shown(e.member) });
+      }
+      if (population) {
+        const next = population.gather(sources, now);
+        population.dispose();
+        population = next;
+      } else store!.copy(sources);
+    }
+  }
+
+  function shown(member: number): Record<string, number> {
+    return Object.fromEntries([...setup.hyper.varied].map(([key, path]) => [path, setup.hyper.value(key, member)]));
+  }
+
   const seconds = (performance.now() - started) / 1000;
-  if (!final.length) final = await evaluateAll(setup, population, batch, withAccuracy);
-  const end = await position();
-  await callbacks.checkpoint?.(population, end);
-  return { population, position: end, steps: step, seconds, memberStepsPerSecond: step > first ? (n * (step - first)) / seconds : 0, final };
+  if (!lastMetrics.size && (population?.n || store?.ids.length)) {
+    const ids = population?.memberIds ?? store!.ids;
+    const tr = await evaluateMembers(setup.data.train);
+    const val = setup.data.validation && (await evaluateMembers(setup.data.validation));
+    ids.forEach((id, m) =>
+      lastMetrics.set(id, {
+        loss: tr.loss[m],
+        ...(withAccuracy ? { accuracy: tr.accuracy[m] } : {}),
+        ...(val ? { val_loss: val.loss[m], ...(withAccuracy ? { val_accuracy: val.accuracy[m] } : {}) } : {}),
+      }),
+    );
+  }
+  await checkpoint();
+  const final = allIds.map((id) => lastMetrics.get(id) ?? { loss: NaN });
+  const resultPopulation = population ?? store!.materialize();
+  return { population: resultPopulation, position: position(), steps: step, seconds, memberStepsPerSecond: step > first ? trained / seconds : 0, final, retired, memberIds: allIds };
+}
+
+/** Per-member example-weighted sums of loss and accuracy, on the host, keyed by member id. */
+class HostSums {
+  private sums = new Map<number, { loss: number; accuracy: number; count: number }>();
+  constructor(from?: TrainPosition['sums']) {
+    if (!from?.ids) return;
+    from.ids.forEach((id, i) => this.sums.set(id, { loss: from.values.loss?.[i] ?? 0, accuracy: from.values.accuracy?.[i] ?? 0, count: from.counts?.[i] ?? from.count }));
+  }
+
+  add(id: number, loss: number, accuracy: number | undefined, size: number): void {
+    const s = this.sums.get(id) ?? { loss: 0, accuracy: 0, count: 0 };
+    s.loss += loss * size;
+    s.accuracy += (accuracy ?? 0) * size;
+    s.count += size;
+    this.sums.set(id, s);
+  }
+
+  mean(id: number): { loss: number; accuracy: number } {
+    const s = this.sums.get(id);
+    return s && s.count ? { loss: s.loss / s.count, accuracy: s.accuracy / s.count } : { loss: NaN, accuracy: NaN };
+  }
+
+  clear(): void {
+    this.sums.clear();
+  }
+
+  toJSON(): NonNullable<TrainPosition['sums']> {
+    const ids = [...this.sums.keys()];
+    const v = ids.map((id) => this.sums.get(id)!);
+    return { count: v[0]?.count ?? 0, ids, counts: v.map((x) => x.count), values: { loss: v.map((x) => x.loss), accuracy: v.map((x) => x.accuracy) } };
+  }
+}
+
+/**
+ * Members kept on the host, for populations larger than `--resident`: each wave is built from here,
+ * trained for an interval, and written back. The state is canonical (Population.exportState's form).
+ */
+class HostStore {
+  ids: number[];
+  state = new Map<string, Float32Array>();
+  accBeta1 = new Map<number, number>();
+  accBeta2 = new Map<number, number>();
+  step = 0;
+  private sizes = new Map<string, number>();
+
+  private constructor(
+    private tf: TF,
+    private spec: (ids: number[]) => PopulationSpec,
+    ids: number[],
+  ) {
+    this.ids = ids;
+  }
+
+  static async create(tf: TF, spec: (ids: number[]) => PopulationSpec, ids: number[], resumed?: TrainSetup['resume']): Promise<HostStore> {
+    const store = new HostStore(tf, spec, ids);
+    // built in waves of one member at a time would be slow; the initial state is made member by member
+    const probe = new Population(spec(ids.slice(0, 1)));
+    for (const [name, values] of await probe.exportState()) store.sizes.set(name, values.length);
+    probe.dispose();
+    if (resumed) {
+      for (const [name] of store.sizes) store.state.set(name, resumed.tensors.get(name)!.slice());
+      ids.forEach((id, m) => {
+        store.accBeta1.set(id, resumed.manifest.acc_beta1[m]);
+        store.accBeta2.set(id, resumed.manifest.acc_beta2[m]);
+      });
+      store.step = resumed.manifest.position.step;
+      return store;
+    }
+    for (const [name, size] of store.sizes) store.state.set(name, new Float32Array(size * ids.length));
+    for (let i = 0; i < ids.length; i += 16) {
+      const chunk = ids.slice(i, i + 16);
+      const pop = new Population(spec(chunk));
+      await store.save(pop);
+      pop.dispose();
+    }
+    return store;
+  }
+
+  *waves(size: number): Generator<number[]> {
+    for (let i = 0; i < this.ids.length; i += size) yield this.ids.slice(i, i + size);
+  }
+
+  /** A population of these members, with their state. */
+  load(ids: number[]): Population {
+    const pop = new Population(this.spec(ids));
+    const state = new Map<string, Float32Array>();
+    for (const [name, all] of this.state) {
+      const size = this.sizes.get(name)!;
+      const out = new Float32Array(size * ids.length);
+      ids.forEach((id, m) => out.set(all.subarray(this.ids.indexOf(id) * size, (this.ids.indexOf(id) + 1) * size), m * size));
+      state.set(name, out);
+    }
+    pop.importState(state);
+    pop.state.accBeta1 = ids.map((id) => this.accBeta1.get(id) ?? 1);
+    pop.state.accBeta2 = ids.map((id) => this.accBeta2.get(id) ?? 1);
+    pop.step = this.step;
+    return pop;
+  }
+
+  async save(pop: Population): Promise<void> {
+    for (const [name, values] of await pop.exportState()) {
+      const size = this.sizes.get(name)!;
+      pop.memberIds.forEach((id, m) => this.state.get(name)!.set(values.subarray(m * size, (m + 1) * size), this.ids.indexOf(id) * size));
+    }
+    pop.memberIds.forEach((id, m) => {
+      this.accBeta1.set(id, pop.state.accBeta1[m]);
+      this.accBeta2.set(id, pop.state.accBeta2[m]);
+    });
+    this.step = pop.step;
+  }
+
+  /** Keeps the members at these positions. */
+  keep(positions: number[]): void {
+    this.copy(positions, positions.map((p) => this.ids[p]));
+  }
+
+  /** Member i becomes a copy of the member at positions[i] (named ids[i]). */
+  copy(positions: number[], ids: number[] = this.ids): void {
+    for (const [name, all] of this.state) {
+      const size = this.sizes.get(name)!;
+      const out = new Float32Array(size * positions.length);
+      positions.forEach((p, m) => out.set(all.subarray(p * size, (p + 1) * size), m * size));
+      this.state.set(name, out);
+    }
+    const b1 = positions.map((p) => this.accBeta1.get(this.ids[p])!);
+    const b2 = positions.map((p) => this.accBeta2.get(this.ids[p])!);
+    this.ids = ids;
+    ids.forEach((id, m) => {
+      this.accBeta1.set(id, b1[m]);
+      this.accBeta2.set(id, b2[m]);
+    });
+  }
+
+  source(hyper: HyperTable): StateSource {
+    const spec = this.spec(this.ids);
+    return {
+      model: spec.ensemble.model.name,
+      lowering: spec.ensemble.lowering,
+      optimizer: spec.optimizer,
+      memberIds: this.ids,
+      state: this.state,
+      accBeta1: this.ids.map((id) => this.accBeta1.get(id)!),
+      accBeta2: this.ids.map((id) => this.accBeta2.get(id)!),
+      shapes: new Map(spec.ensemble.params.map((p) => [p.name, p.shape])),
+      hyper: (k, id) => hyper.value(k, id),
+    };
+  }
+
+  /** All members in one population (for callers that want the trained result resident). */
+  materialize(): Population {
+    return this.load(this.ids);
+  }
 }
 
 type BatchFn = (ds: Dataset, order: Int32Array, start: number, end: number) => { x: Tensor; y: Tensor; size: number };
