@@ -2,7 +2,7 @@
 // population as ordinary TF.js LayersModels (model.json + weights.bin), through the slicing map.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { memberParams } from '../runtime/checkpoint.js';
+import { memberParams, retiredMembers } from '../runtime/checkpoint.js';
 import { selectBackend, type BackendName } from '../runtime/backend.js';
 import { setWeights, toLayersModel, UnsupportedLayerError } from '../runtime/layers-model.js';
 import { fileSaveHandler } from '../runtime/file-io.js';
@@ -47,20 +47,25 @@ export async function extractCommand(run: string, options: ExtractOptions, io: I
   try {
     const info = readRunInfo(run);
     const { manifest, tensors } = readCheckpoint(run);
-    const ids = options.all ? manifest.member_ids : [options.best ? bestMember(run, options.metric) : options.member!];
+    const retired = retiredMembers(manifest, tensors);
+    const known = [...manifest.member_ids, ...retired.map((r) => r.member)].sort((a, b) => a - b);
+    const ids = options.all ? known : [options.best ? bestMember(run, options.metric) : options.member!];
     for (const id of ids) {
-      if (!manifest.member_ids.includes(id)) throw new RunError(`${run} has no member ${id}; its members are ${manifest.member_ids[0]}..${manifest.member_ids[manifest.member_ids.length - 1]}`);
+      if (!known.includes(id)) throw new RunError(`${run} has no member ${id}; its members are ${known[0]}..${known[known.length - 1]}`);
     }
     const { tf } = await selectBackend(options.backend, { log: (line) => io.err(line + '\n') });
     for (const id of ids) {
       const m = manifest.member_ids.indexOf(id);
+      const gone = retired.find((r) => r.member === id);
       const dir = options.all ? join(options.out, `member-${id}`) : options.out;
       const model = toLayersModel(tf as unknown as TF, info.model);
-      setWeights(tf as unknown as TF, model, info.model, memberParams(manifest, tensors, m));
-      const netc = { member: id, step: manifest.position.step, run, hyperparameters: manifest.hyperparameters[m] };
+      // a member that stopped early is extracted as it was when it stopped
+      setWeights(tf as unknown as TF, model, info.model, gone ? gone.params : memberParams(manifest, tensors, m));
+      const step = gone ? gone.step : manifest.position.step;
+      const netc = { member: id, step, run, hyperparameters: gone ? gone.hyperparameters : manifest.hyperparameters[m], ...(gone ? { stopped: gone.reason } : {}) };
       await model.save(fileSaveHandler(tf as unknown as TF, dir, { netc }));
       model.dispose();
-      io.out(`member ${id} (step ${manifest.position.step}) -> ${join(dir, 'model.json')}\n`);
+      io.out(`member ${id} (step ${step}${gone ? ', stopped' : ''}) -> ${join(dir, 'model.json')}\n`);
     }
     return ExitCode.ok;
   } catch (e) {

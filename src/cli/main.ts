@@ -5,6 +5,9 @@ import { compileCommand, type CompileCommandOptions } from './compile-command.js
 import { irCommand } from './ir-command.js';
 import { ExitCode, processIo, UsageError, type Io } from './io.js';
 import { trainCommand } from './train-command.js';
+import { predictCommand, predictHelp, type PredictOptions } from './predict-command.js';
+import { evalCommand, evalHelp, type EvalOptions } from './eval-command.js';
+import { combineModes } from '../runtime/inference.js';
 import { extractCommand, rankMetrics, type ExtractOptions } from './extract-command.js';
 import { importCommand } from './import-command.js';
 import { choiceOption, intOption } from './options.js';
@@ -55,6 +58,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     .option('--out <dir>', 'run directory (default: runs/<file>-<time>)')
     .option('--resume <run>', 'continue the run in this directory from its last checkpoint')
     .option('--checkpoint-every <steps>', 'write a checkpoint every this many steps (default: every epoch)', intOption(1))
+    .option('--resident <k>', 'keep at most K members on the device: train the population in waves of K', intOption(1))
     .action(async (file: string, opts: Omit<Parameters<typeof trainCommand>[1], 'progress'>) => {
       if (opts.epochs !== undefined && opts.steps !== undefined) throw new UsageError('give --epochs or --steps, not both');
       if (opts.resume !== undefined && opts.out !== undefined) throw new UsageError('--resume continues in the run directory it names; leave out --out');
@@ -94,6 +98,36 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     .requiredOption('--member <k>', 'the member to replace', intOption(0))
     .action((modelDir: string, opts: { into: string; member: number }) => {
       code = importCommand(modelDir, opts.into, opts.member, io);
+    });
+
+  program
+    .command('predict')
+    .description("a trained run's predictions on data: each member's, and the ensemble's")
+    .argument('<run>', 'a run directory')
+    .requiredOption('--data <source>', "the data, as a data source: 'mnist(limit: 500)', 'csv(\"new.csv\", label: \"y\")'")
+    .option('--combine <mode>', `the ensemble's prediction: ${combineModes.join(', ')}`, choiceOption(combineModes), 'mean')
+    .option('--format <format>', 'csv or json', choiceOption(['csv', 'json'] as const), 'csv')
+    .option('--output <file>', 'write to this file (atomically) instead of standard output')
+    .option('--backend <name>', `TF.js backend: ${backends.join(', ')}`, choiceOption(backends), 'auto')
+    .option('--seed <n>', "seed of generated data (xor, moons, spirals); default: the run's", intOption(0))
+    .option('--batch <n>', 'examples per forward pass', intOption(1), 256)
+    .addHelpText('after', predictHelp)
+    .action(async (run: string, opts: PredictOptions) => {
+      code = await predictCommand(run, opts, io);
+    });
+
+  program
+    .command('eval')
+    .description("each member's and the ensemble's (mean, vote) loss and accuracy on data")
+    .argument('<run>', 'a run directory')
+    .requiredOption('--data <source>', "the data, as a data source: 'mnist(limit: 2000)'")
+    .option('--format <format>', 'table or json', choiceOption(['table', 'json'] as const), 'table')
+    .option('--backend <name>', `TF.js backend: ${backends.join(', ')}`, choiceOption(backends), 'auto')
+    .option('--seed <n>', "seed of generated data (xor, moons, spirals); default: the run's", intOption(0))
+    .option('--batch <n>', 'examples per forward pass', intOption(1), 256)
+    .addHelpText('after', evalHelp)
+    .action(async (run: string, opts: EvalOptions) => {
+      code = await evalCommand(run, opts, io);
     });
 
   try {

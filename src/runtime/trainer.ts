@@ -245,7 +245,8 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
       // an epoch that ends here is reported before schedules act on it, so every member's last epoch shows
       const epochEnded = next >= perEpoch || (step >= setup.steps && !stopped);
       if (epochEnded) await reportEpoch();
-      for (const sc of due(step)) {
+      // nothing is left to gain from a schedule acting after the last step
+      for (const sc of step < setup.steps ? due(step) : []) {
         const ids = population?.memberIds ?? store!.ids;
         if (!ids.length) break;
         const metric = await scheduleMetric(sc.metric, ids);
