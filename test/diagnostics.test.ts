@@ -119,6 +119,10 @@ describe('schedules', () => {
   it('unknown schedules', () => expectError(withSchedule('schedule hyperband { every: 1 epochs }'), 3010, "unknown schedule 'hyperband'"));
   it('intervals', () => expectError(withSchedule('schedule halving { every: 3 }'), 3013, "every must be an interval such as '2 epochs'"));
   it('required keys', () => expectError(withSchedule('schedule early_stopping { metric: loss }'), 2003, "schedule early_stopping needs the argument 'patience'"));
+  it('a validation metric needs validation data', () =>
+    expectError(withSchedule('schedule halving { every: 1 epochs }'), 3014, 'schedule halving ranks members by val_loss, but there is no validation data, so it ranks them by loss instead'));
+  it('a training metric needs none', () => expectClean(withSchedule('schedule halving { every: 1 epochs, metric: loss }')));
+  it('pbt with nothing varied warns', () => expectError(withSchedule('schedule pbt { every: 1 epochs, metric: loss }'), 3015, 'nothing varies'));
 });
 
 describe('printing', () => {

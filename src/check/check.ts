@@ -44,6 +44,12 @@ export function check(file: NetFile, sink: DiagnosticSink, options: CheckOptions
     else schedules.push(schedule);
   }
 
+  for (const s of schedules) {
+    const metric = s.args.metric as string | undefined;
+    if (metric?.startsWith('val_') && train && train.validation === 0) sink.report(Messages.ScheduleNeedsValidation, s.span, s.name, metric, metric.slice(4));
+    if (s.name === 'pbt' && ensemble && ensemble.vary.length === 0) sink.report(Messages.NothingVaries, s.span);
+  }
+
   if (sink.errorCount > 0 || !model || !ensemble || (trainBlock && !train)) return undefined;
   return { path: file.path, model, ensemble, train, schedules };
 }

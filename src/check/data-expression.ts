@@ -17,7 +17,7 @@ export function parseDataSource(text: string, name = '--data'): { config?: CallC
   netParser.input = lexed.tokens;
   const cst = netParser.value();
   const rest = netParser.errors[0];
-  if (rest) sink.report(Messages.UnexpectedToken, { start: Number.isFinite(rest.token.startOffset) ? rest.token.startOffset : text.length, length: 1 }, rest.token.image ? `'${rest.token.image}'` : 'the end of the input', 'a data source such as mnist(limit: 1000)');
+  if (rest) sink.report(Messages.UnexpectedToken, { start: Number.isFinite(rest.token.startOffset) ? rest.token.startOffset : text.length, length: 1 }, rest.token.image ? `'${rest.token.image}'` : 'end of input', 'a data source such as mnist(limit: 1000)');
   const value = sink.errorCount ? undefined : buildValue(cst);
   if (!value) {
     if (!sink.errorCount) sink.report(Messages.UnexpectedToken, { start: 0, length: text.length }, JSON.stringify(text), 'a data source such as mnist(limit: 1000)');

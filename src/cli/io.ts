@@ -9,6 +9,12 @@ export const processIo: Io = {
   err: (text) => process.stderr.write(text),
 };
 
+// `netc ... | head` closes stdout early: end quietly, as Unix tools do, instead of failing with EPIPE
+process.stdout.on?.('error', (e: NodeJS.ErrnoException) => {
+  if (e.code === 'EPIPE') process.exit(0);
+  throw e;
+});
+
 /** Exit codes: 0 clean, 1 errors in the input, 2 bad command-line usage, 70 a bug in netc. */
 export const ExitCode = { ok: 0, errors: 1, usage: 2, internal: 70 } as const;
 

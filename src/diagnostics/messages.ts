@@ -52,6 +52,8 @@ export const Messages = {
   VaryOutsideEnsemble: error(3008, "'vary' belongs in the ensemble block"),
   UnknownSchedule: error(3010, "unknown schedule '{0}'{1}; expected one of: {2}"),
   UnknownScheduleKey: error(3011, "schedule {0} has no key '{1}'{2}; its keys are: {3}"),
+  ScheduleNeedsValidation: warning(3014, "schedule {0} ranks members by {1}, but there is no validation data, so it ranks them by {2} instead; set 'validation' in the train block (e.g. validation: 0.2) to rank by {1}"),
+  NothingVaries: warning(3015, 'schedule pbt perturbs varied hyperparameters, and nothing varies: members will only copy each other'),
   BadInterval: error(3013, "{0} must be an interval such as '2 epochs' or '500 steps', got {1}"),
 
   // --- training and data ---------------------------------------------------------------------
