@@ -1,9 +1,10 @@
 // `netc extract RUN (--member K | --best [--metric M] | --all) --out DIR`: members out of the fused
 // population as ordinary TF.js LayersModels (model.json + weights.bin), through the slicing map.
 import { existsSync, readFileSync } from 'node:fs';
+import { chooseBackend } from './backend-option.js';
 import { join } from 'node:path';
 import { memberParams, retiredMembers } from '../runtime/checkpoint.js';
-import { selectBackend, type BackendName } from '../runtime/backend.js';
+import type { BackendName } from '../runtime/backend.js';
 import { setWeights, toLayersModel, UnsupportedLayerError } from '../runtime/layers-model.js';
 import { fileSaveHandler } from '../runtime/file-io.js';
 import type { TF } from '../runtime/tf.js';
@@ -53,7 +54,9 @@ export async function extractCommand(run: string, options: ExtractOptions, io: I
     for (const id of ids) {
       if (!known.includes(id)) throw new RunError(`${run} has no member ${id}; its members are ${known[0]}..${known[known.length - 1]}`);
     }
-    const { tf } = await selectBackend(options.backend, { log: (line) => io.err(line + '\n') });
+    const chosen = await chooseBackend(options.backend, io);
+    if (!chosen) return ExitCode.errors;
+    const { tf } = chosen;
     for (const id of ids) {
       const m = manifest.member_ids.indexOf(id);
       const gone = retired.find((r) => r.member === id);

@@ -2,6 +2,7 @@
 // batchnorm's running statistics), and the ensemble's prediction combined from theirs. Also the part
 // `netc eval` shares: opening the run and loading and checking the data.
 import { existsSync } from 'node:fs';
+import { chooseBackend } from './backend-option.js';
 import { join } from 'node:path';
 import { expectedOutput, inputFits } from '../check/data-fit.js';
 import { parseDataSource } from '../check/data-expression.js';
@@ -11,7 +12,7 @@ import { formatDiagnostics } from '../diagnostics/format.js';
 import { DiagnosticSink } from '../diagnostics/sink.js';
 import { Messages } from '../diagnostics/messages.js';
 import { fmtShape } from '../layers/layer-kind.js';
-import { BackendError, selectBackend, type BackendName } from '../runtime/backend.js';
+import type { BackendName } from '../runtime/backend.js';
 import { isClassificationLoss, predictBatches, type BatchPrediction, type Combine } from '../runtime/inference.js';
 import type { TF } from '../runtime/tf.js';
 import { losses as lossSpecs } from '../vocabulary/losses.js';
@@ -94,16 +95,9 @@ export async function prepareInference(runDir: string, options: InferenceCommand
     return undefined;
   }
 
-  let tf: TF;
-  let backend: BackendName;
-  try {
-    const selected = await selectBackend(options.backend, { log: (line) => io.err(line + '\n') });
-    tf = selected.tf as unknown as TF;
-    backend = selected.name;
-  } catch (e) {
-    if (e instanceof BackendError) return fail(io, e.message);
-    throw e;
-  }
+  const chosen = await chooseBackend(options.backend, io);
+  if (!chosen) return undefined;
+  const { tf, name: backend } = chosen;
   let run: OpenRun;
   try {
     run = openRun(runDir, tf);

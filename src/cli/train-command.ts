@@ -1,6 +1,7 @@
 // `netc train FILE`: compile, load the data, train the fused population with a progress bar, then
 // write the run directory (metrics.jsonl, summary.json, the population) and print the leaderboard.
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chooseBackend } from './backend-option.js';
 import { basename, dirname, join, resolve } from 'node:path';
 import { SingleBar } from 'cli-progress';
 import { formatDiagnostics } from '../diagnostics/format.js';
@@ -11,11 +12,10 @@ import { loadDataset } from '../data/load.js';
 import { DataError, formatDataError } from '../data/dataset.js';
 import { splitValidation } from '../data/split.js';
 import { hyperTable, type HyperTable } from '../runtime/hyper.js';
-import { BackendError, selectBackend, type BackendName } from '../runtime/backend.js';
+import type { BackendName } from '../runtime/backend.js';
 import { batchesPerEpoch, DivergenceError, train, type EpochReport, type PopulationEvent, type Progress } from '../runtime/trainer.js';
 import { makeSchedules } from '../runtime/schedules.js';
 import type { RetiredMember } from '../runtime/checkpoint.js';
-import type { TF } from '../runtime/tf.js';
 import { compiledCleanly, compileFile } from './compile-file.js';
 import { leaderboard, rank, type MemberRow } from './leaderboard.js';
 import { fingerprint, readCheckpoint, RunError, writeAtomic, writeCheckpoint, writeRunInfo } from './run-dir.js';
@@ -62,19 +62,9 @@ export async function trainCommand(file: string, options: TrainOptions, io: Io):
   if (options.steps !== undefined) Object.assign(program.train, { steps: options.steps, epochs: undefined });
   const seed = program.ensemble.seed;
 
-  let tf: TF;
-  let backend: BackendName;
-  try {
-    const selected = await selectBackend(options.backend, { log: (line) => io.err(line + '\n') });
-    tf = selected.tf as unknown as TF;
-    backend = selected.name;
-  } catch (e) {
-    if (e instanceof BackendError) {
-      io.err(`netc: ${e.message}\n`);
-      return ExitCode.errors;
-    }
-    throw e;
-  }
+  const chosen = await chooseBackend(options.backend, io);
+  if (!chosen) return ExitCode.errors;
+  const { tf, name: backend } = chosen;
 
   let data;
   try {
