@@ -4,7 +4,7 @@ import { paddingArg, weightedArgs } from './common-args.js';
 import type { LayerKind } from './layer-kind.js';
 import { spatialOutput } from './spatial.js';
 import { activate } from '../runtime/activations.js';
-import { conv2d as trainableConv, conv2dOfData, type Padding } from '../runtime/conv.js';
+import { conv2d as trainableConv, conv2dOfData, groupedConv2d, type Padding } from '../runtime/conv.js';
 import { activateWide } from './activate.js';
 
 export const conv2d: LayerKind = {
@@ -50,9 +50,7 @@ export const conv2d: LayerKind = {
       } else {
         // TF.js has no grouped conv: one conv per member, each on its own input and kernel
         const f = p.kernel.shape[4] as number;
-        const xs = tf.unstack(x.t);
-        const ws = tf.unstack(p.kernel);
-        y = tf.stack(xs.map((xi, i) => trainableConv(tf, xi, ws[i], stride, padding)));
+        y = groupedConv2d(tf, x.t, p.kernel, stride, padding);
         if (p.bias) y = tf.add(y, tf.reshape(p.bias, [n, 1, 1, 1, f]));
       }
       return activateWide(ctx, attrs.activation as string, { t: y, shared: false });

@@ -3,6 +3,7 @@
 // both gradients through forward convs trains on every backend (see shared/PERF-NOTES.md). One
 // implementation everywhere keeps the lowerings and backends computing the same thing.
 import type { TF, Tensor, Tensor4D } from './tf.js';
+import { memberSlices } from './matmul.js';
 
 type GradFunc = Parameters<TF['customGrad']>[0];
 const as4d = (t: Tensor) => t as Tensor4D;
@@ -90,8 +91,68 @@ export function conv2dOfData(tf: TF, x: Tensor, w: Tensor, stride: number[], pad
     save([wi, xpad]);
     return {
       value: tf.conv2d(as4d(xpad), as4d(wi), stride as [number, number], 'valid'),
-      gradFunc: (dy: Tensor, saved: Tensor[]) => [filterGrad(tf, saved[1], dy, saved[0], stride)],
+      gradFunc: (dy: Tensor, saved: Tensor[]) => [patchesCheaper(saved[0]) ? filterGradByPatches(tf, saved[1], dy, saved[0], stride) : filterGrad(tf, saved[1], dy, saved[0], stride)],
     };
   }) as unknown as GradFunc);
   return (f as unknown as (a: Tensor) => Tensor)(w);
+}
+
+/**
+ * Whether dW is cheaper through patches: extracting them costs K multiply-adds per patch element
+ * (K = kh*kw*C), the product K*F per output position, so with K <= F the patches cost no more than the
+ * product itself. That is the first layer's case: a shared input with few channels and all members'
+ * filters side by side (LeNet's first conv at N=30: K=25, F=180).
+ */
+function patchesCheaper(w: Tensor): boolean {
+  const [kh, kw, c, f] = w.shape;
+  return kh * kw * c <= f;
+}
+
+/**
+ * dW as one plain matMul of the input's patches with dy. The patches come from a forward conv with an
+ * identity kernel (each output channel copies one input element of the window), so they are exact.
+ * The dilated forward conv of filterGrad() has a huge kernel (dy) and a tiny output (kh x kw), which
+ * XNNPACK runs at a fraction of its speed: LeNet's first conv at N=30 took 101 ms that way.
+ */
+function filterGradByPatches(tf: TF, xpad: Tensor, dy: Tensor, w: Tensor, stride: number[]): Tensor {
+  const [kh, kw, c, f] = w.shape;
+  const k = kh * kw * c;
+  const eye = new Float32Array(k * k);
+  for (let i = 0; i < k; i++) eye[i * k + i] = 1;
+  // kernel [kh, kw, c, k]: window element (p, q, ch) goes to channel (p * kw + q) * c + ch, W's own order
+  const patches = tf.conv2d(as4d(xpad), as4d(tf.tensor4d(eye, [kh, kw, c, k])), stride as [number, number], 'valid');
+  const rows = patches.size / k;
+  const dw = tf.matMul(tf.transpose(tf.reshape(patches, [rows, k])), tf.reshape(dy, [rows, f]));
+  return tf.reshape(dw, [kh, kw, c, f]);
+}
+
+/**
+ * The grouped lowering's per-member convolutions as one differentiable op: x [N, B, H, W, C] and
+ * w [N, kh, kw, C, F] give [N, B, OH, OW, F], member m convolving its own input with its own kernel.
+ * Each member's input and kernel are copied out once (memberSlices) and its padded input kept for the
+ * backward pass, which runs the same forward-conv gradients as conv2d() member by member. Stacking
+ * per-member conv2d() calls instead costs an Unpack of x, w and dy per step, each of which copies the
+ * whole tensor once per member on wasm (Unpack: 131 ms of a 932 ms step at LeNet's N=30).
+ */
+export function groupedConv2d(tf: TF, x: Tensor, w: Tensor, stride: number[], padding: Padding): Tensor {
+  const n = x.shape[0];
+  const f = tf.customGrad(((xs: Tensor, ws: Tensor, save: (ts: Tensor[]) => void) => {
+    const xm = memberSlices(tf, xs);
+    const wm = memberSlices(tf, ws);
+    const g = geometry(xm[0], wm[0], stride, padding);
+    const padded = xm.map((xi) => padInput(tf, xi, g));
+    // the input gradient needs only the unpadded input's shape
+    const unpadded = { shape: xm[0].shape } as Tensor;
+    save([...wm, ...padded]);
+    return {
+      value: tf.stack(padded.map((xp, i) => tf.conv2d(as4d(xp), as4d(wm[i]), stride as [number, number], 'valid'))),
+      gradFunc: (dy: Tensor, saved: Tensor[]) => {
+        const dys = memberSlices(tf, dy);
+        const dx = dys.map((d, i) => inputGrad(tf, unpadded, d, saved[i], stride, g));
+        const dw = dys.map((d, i) => filterGrad(tf, saved[n + i], d, saved[i], stride));
+        return [tf.stack(dx), tf.stack(dw)];
+      },
+    };
+  }) as unknown as GradFunc);
+  return (f as unknown as (a: Tensor, b: Tensor) => Tensor)(x, w);
 }

@@ -8,7 +8,7 @@ import { layerKind } from '../layers/registry.js';
 import { blockMembers, blocksToMembers, blockVector, groupedMembers } from '../layers/widened.js';
 import { blockMask, fuse, unfuse } from './fused.js';
 import { memberAccuracy, memberLosses } from './losses.js';
-import { applyGradients, createState, type OptimizerState, type Slot } from './optimizers.js';
+import { applyGradients, createState, hyperValues, sharedValue, type OptimizerState, type Slot } from './optimizers.js';
 import { Rng } from './rng.js';
 import { gatherMembers } from './member-axis.js';
 import type { TF, Tensor, Variable } from './tf.js';
@@ -66,6 +66,7 @@ export class Population {
   step = 0;
   private readonly uid = populations++;
   private hyperCache = new Map<string, Tensor>();
+  private sharedCache = new Map<string, Tensor | undefined>();
 
   /**
    * `from` (used by gather()) gives the fused tensors to start from, parameters and optimizer slots, in
@@ -160,6 +161,8 @@ export class Population {
   hyperChanged(): void {
     for (const t of this.hyperCache.values()) t.dispose();
     this.hyperCache.clear();
+    for (const t of this.sharedCache.values()) t?.dispose();
+    this.sharedCache.clear();
   }
 
   private slot(p: WideParam, variable: Variable, member?: number): Slot {
@@ -185,12 +188,20 @@ export class Population {
     };
   }
 
-  /** Cached per-slot hyperparameter tensors for values that only change when hyperChanged() is called. */
-  private cachedHyper(slot: Slot, key: string): Tensor {
-    const id = `${slot.key}|${key}`;
+  /** A hyperparameter (or a derived key, `1-beta1`) as a cached scalar, or undefined where the members' values differ. */
+  private cachedShared(key: string): Tensor | undefined {
+    if (!this.sharedCache.has(key)) {
+      const t = sharedValue(this.tf, hyperValues((k) => this.hyper(k), key));
+      this.sharedCache.set(key, t && this.tf.keep(t));
+    }
+    return this.sharedCache.get(key);
+  }
+
+  /** Cached hyperparameter tensors, for values that only change when hyperChanged() is called. */
+  private cached(id: string, make: () => Tensor): Tensor {
     let t = this.hyperCache.get(id);
     if (!t) {
-      t = this.tf.keep(slot.hyper(this.hyper(key)));
+      t = this.tf.keep(make());
       this.hyperCache.set(id, t);
     }
     return t;
@@ -283,7 +294,16 @@ export class Population {
     value.dispose();
     tf.tidy(() => {
       const byKey = new Map(this.slots.map((s) => [s.key, grads[s.variable.name]]));
-      applyGradients(tf, this.spec.optimizer, this.slots, byKey, this.state, (key) => this.hyper(key), (slot, key) => this.cachedHyper(slot, key));
+      applyGradients(
+        tf,
+        this.spec.optimizer,
+        this.slots,
+        byKey,
+        this.state,
+        (key) => this.hyper(key),
+        (slot, key) => this.cached(`${slot.key}|${key}`, () => slot.hyper(hyperValues((k) => this.hyper(k), key))),
+        (key) => this.cachedShared(key),
+      );
       for (const [v, t] of updates) v.assign(t);
     });
     for (const g of Object.values(grads)) g.dispose();

@@ -1,0 +1,374 @@
+// npm run bench [-- --quick] [-- --out DIR] [-- --only forum,lenet,compile]
+//
+// Time per training step of netc's fused ensembles against a naive loop of separate tf.sequential models,
+// memory per configuration, and compile time of every example; writes DIR/results.json and DIR/RESULTS.md
+// (DIR: bench/, or bench/quick/ for the quick smoke run, so that it never overwrites a full run's). Every configuration runs in a worker process of its own (bench/worker.ts), one after
+// another, so that its peak RSS is its own and no two measurements share the machine.
+import { spawn } from 'node:child_process';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+import type { Lowering } from '../src/layers/forward.js';
+import type { BackendChoice, CompileResult, Job, ModelName, NaiveMethod, StepResult, Timing } from './lib.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = dirname(here);
+
+// ---- options --------------------------------------------------------------------------------------
+
+const argv = process.argv.slice(2);
+const quick = argv.includes('--quick');
+const outIndex = argv.indexOf('--out');
+const outDir = outIndex >= 0 ? argv[outIndex + 1] : quick ? join(here, 'quick') : here;
+const onlyIndex = argv.indexOf('--only');
+const only = new Set(onlyIndex >= 0 ? argv[onlyIndex + 1].split(',') : ['forum', 'lenet', 'compile']);
+
+/** The measured configurations. Quick mode: small sizes, short budgets (a smoke run). */
+const plan = quick
+  ? {
+      forumN: [1, 5, 15],
+      forumSmallLoweringsUpTo: 15,
+      naiveMaxMembers: 15,
+      lenetN: [1, 2],
+      lenetOtherLoweringsAt: [2],
+      lenetCpuCheck: false,
+      fast: { warmup: 2, budgetMs: 150, minSteps: 5, maxSteps: 2000 } as Timing,
+      slow: { warmup: 1, budgetMs: 200, minSteps: 2, maxSteps: 20 } as Timing,
+      compileRuns: 3,
+    }
+  : {
+      forumN: [1, 5, 15, 100, 1000],
+      forumSmallLoweringsUpTo: 100,
+      naiveMaxMembers: 100,
+      lenetN: [1, 8, 30],
+      lenetOtherLoweringsAt: [8],
+      lenetCpuCheck: true,
+      fast: { warmup: 5, budgetMs: 1000, minSteps: 10, maxSteps: 5000 } as Timing,
+      slow: { warmup: 1, budgetMs: 3000, minSteps: 5, maxSteps: 30 } as Timing,
+      compileRuns: 9,
+    };
+
+// ---- running workers ------------------------------------------------------------------------------
+
+interface Row {
+  model: ModelName;
+  impl: 'naive' | 'netc';
+  lowering?: Lowering;
+  backend: BackendChoice;
+  method?: NaiveMethod;
+  n: number;
+  /** naive: models really trained (fewer than n: msPerStep is extrapolated) */
+  measuredMembers: number;
+  extrapolated: boolean;
+  /** ms per step for all n members (extrapolated where `extrapolated`) */
+  msPerStep: number;
+  /** the measured ms per step of measuredMembers */
+  measured?: StepResult;
+  error?: string;
+  membersPerGbRss?: number;
+  membersPerGbTf?: number;
+}
+
+async function runWorker<T>(job: Job): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'worker.ts'), JSON.stringify(job)], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    child.on('close', (code) => {
+      const line = out.split('\n').find((l) => l.startsWith('RESULT '));
+      if (code === 0 && line) resolve(JSON.parse(line.slice(7)) as T);
+      else reject(new Error(`worker exited with ${code}: ${lastLines(err || out)}`));
+    });
+  });
+}
+
+function lastLines(text: string): string {
+  const lines = text.split('\n').filter((l) => l.trim() !== '' && l.length < 400);
+  return lines.slice(-3).join(' | ');
+}
+
+const log = (line: string) => process.stdout.write(line + '\n');
+const fmt = (ms: number) => (ms >= 100 ? ms.toFixed(0) : ms >= 10 ? ms.toFixed(1) : ms >= 1 ? ms.toFixed(2) : ms.toFixed(3));
+const mb = (bytes: number) => (bytes / 1e6).toFixed(1);
+
+async function measure(row: Omit<Row, 'msPerStep' | 'measured' | 'extrapolated'>, job: Job): Promise<Row> {
+  const label = `${row.model} N=${row.n} ${row.impl === 'naive' ? `naive ${row.method}` : `netc ${row.lowering}`} on ${row.backend}`;
+  try {
+    const r = await runWorker<StepResult>(job);
+    const scale = row.n / row.measuredMembers;
+    const result: Row = {
+      ...row,
+      extrapolated: scale !== 1,
+      msPerStep: r.msMedian * scale,
+      measured: r,
+      membersPerGbRss: row.measuredMembers / (Math.max(r.peakRss - r.baselineRss, 1) / 1e9),
+      membersPerGbTf: row.measuredMembers / (Math.max(r.tfBytes, 1) / 1e9),
+    };
+    const extra = result.extrapolated ? ` (extrapolated from ${row.measuredMembers} members: ${fmt(r.msMedian)} ms)` : '';
+    log(`  ${label}: ${fmt(result.msPerStep)} ms/step${extra}, median of ${r.steps} (mean ${fmt(r.msMean * scale)}), peak RSS ${mb(r.peakRss)} MB, tf ${mb(r.tfBytes)} MB`);
+    return result;
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    log(`  ${label}: FAILED ${message}`);
+    return { ...row, extrapolated: false, msPerStep: NaN, error: message };
+  }
+}
+
+// ---- the runs -------------------------------------------------------------------------------------
+
+const started = performance.now();
+const rows: Row[] = [];
+const naiveChoice: Partial<Record<ModelName, { backend: BackendChoice; method: NaiveMethod; candidates: Row[]; note: string }>> = {};
+let compileResult: CompileResult | undefined;
+let compileError: string | undefined;
+
+log(`netc benchmark${quick ? ' (quick mode: small sizes, short budgets; a smoke run, not a measurement)' : ''}`);
+log(`machine: ${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB; Node ${process.version}; load average at start ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+
+async function chooseNaive(model: ModelName, candidates: { backend: BackendChoice; method: NaiveMethod; timing: Timing }[]): Promise<void> {
+  log(`${model}: the naive loop's fastest backend and method, at N=1`);
+  const measured: Row[] = [];
+  for (const c of candidates) {
+    measured.push(await measure({ model, impl: 'naive', backend: c.backend, method: c.method, n: 1, measuredMembers: 1 }, { kind: 'naive', model, n: 1, members: 1, backend: c.backend, method: c.method, ...c.timing }));
+  }
+  const best = measured.filter((r) => Number.isFinite(r.msPerStep)).sort((a, b) => a.msPerStep - b.msPerStep)[0];
+  if (!best) throw new Error(`no naive ${model} configuration ran`);
+  const note = `naive loop: ${best.method === 'minimize' ? 'optimizer.minimize' : 'model.trainOnBatch'} on ${best.backend}, the fastest of ${measured.map((r) => `${r.method}/${r.backend} ${fmt(r.msPerStep)} ms`).join(', ')} at N=1`;
+  log(`  -> ${note}`);
+  naiveChoice[model] = { backend: best.backend, method: best.method!, candidates: measured, note };
+}
+
+if (only.has('forum')) {
+  const t = plan.fast;
+  await chooseNaive('forum', [
+    { backend: 'cpu', method: 'trainOnBatch', timing: t },
+    { backend: 'cpu', method: 'minimize', timing: t },
+    { backend: 'wasm', method: 'trainOnBatch', timing: t },
+    { backend: 'wasm', method: 'minimize', timing: t },
+  ]);
+  const naive = naiveChoice.forum!;
+  for (const n of plan.forumN) {
+    log(`forum N=${n}`);
+    const members = Math.min(n, plan.naiveMaxMembers);
+    const naiveTiming = { ...t, minSteps: Math.min(t.minSteps, 5) };
+    rows.push(await measure({ model: 'forum', impl: 'naive', backend: naive.backend, method: naive.method, n, measuredMembers: members }, { kind: 'naive', model: 'forum', n, members, backend: naive.backend, method: naive.method, ...naiveTiming }));
+    const lowerings: Lowering[] = n <= plan.forumSmallLoweringsUpTo ? ['grouped', 'blockdiag', 'loop'] : ['grouped'];
+    for (const lowering of lowerings) {
+      const profile = lowering === 'grouped' && n >= 15;
+      rows.push(await measure({ model: 'forum', impl: 'netc', lowering, backend: 'wasm', n, measuredMembers: n }, { kind: 'netc', model: 'forum', lowering, n, backend: 'wasm', profile, ...t }));
+    }
+  }
+}
+
+if (only.has('lenet')) {
+  const t = plan.slow;
+  const candidates: { backend: BackendChoice; method: NaiveMethod; timing: Timing }[] = [
+    { backend: 'wasm', method: 'trainOnBatch', timing: t },
+    { backend: 'wasm', method: 'minimize', timing: t },
+  ];
+  // the cpu backend's Conv2DBackpropFilter takes seconds per step: two steps show it
+  if (plan.lenetCpuCheck) candidates.push({ backend: 'cpu', method: 'minimize', timing: { warmup: 1, budgetMs: 0, minSteps: 1, maxSteps: 1 } });
+  await chooseNaive('lenet', candidates);
+  naiveChoice.lenet!.note +=
+    '; wasm has no Conv2DBackpropFilter kernel of its own: the naive models train on wasm only because selectBackend registers netc\'s (src/runtime/wasm-kernels.ts)';
+  if (!plan.lenetCpuCheck) naiveChoice.lenet!.note += '; cpu not measured in quick mode';
+  const naive = naiveChoice.lenet!;
+  for (const n of plan.lenetN) {
+    log(`lenet N=${n}`);
+    rows.push(await measure({ model: 'lenet', impl: 'naive', backend: naive.backend, method: naive.method, n, measuredMembers: n }, { kind: 'naive', model: 'lenet', n, members: n, backend: naive.backend, method: naive.method, ...t }));
+    const lowerings: Lowering[] = plan.lenetOtherLoweringsAt.includes(n) ? ['grouped', 'blockdiag', 'loop'] : ['grouped'];
+    for (const lowering of lowerings) {
+      const profile = lowering === 'grouped' && n === plan.lenetN[plan.lenetN.length - 1];
+      rows.push(await measure({ model: 'lenet', impl: 'netc', lowering, backend: 'wasm', n, measuredMembers: n }, { kind: 'netc', model: 'lenet', lowering, n, backend: 'wasm', profile, ...t }));
+    }
+  }
+}
+
+if (only.has('compile')) {
+  log('compile time of examples/*.net (parse through verify-ensemble)');
+  const files = readdirSync(join(root, 'examples'))
+    .filter((f) => f.endsWith('.net'))
+    .sort()
+    .map((f) => `examples/${f}`);
+  try {
+    compileResult = await runWorker<CompileResult>({ kind: 'compile', files, runs: plan.compileRuns });
+    for (const f of compileResult.files) log(`  ${f.file}: median ${fmt(f.medianMs)} ms of ${f.runs} (first, cold: ${fmt(f.coldMs)} ms)`);
+  } catch (error) {
+    compileError = error instanceof Error ? error.message : String(error);
+    log(`  FAILED ${compileError}`);
+  }
+}
+
+// ---- speed-ups and targets ------------------------------------------------------------------------
+
+interface Target {
+  name: string;
+  required: string;
+  measured: string;
+  pass: boolean | null;
+  value?: number;
+}
+
+const find = (model: ModelName, impl: 'naive' | 'netc', n: number, lowering?: Lowering) =>
+  rows.find((r) => r.model === model && r.impl === impl && r.n === n && (impl === 'naive' || r.lowering === lowering) && Number.isFinite(r.msPerStep));
+const speedup = (model: ModelName, n: number, lowering: Lowering) => {
+  const naive = find(model, 'naive', n);
+  const netc = find(model, 'netc', n, lowering);
+  return naive && netc ? naive.msPerStep / netc.msPerStep : undefined;
+};
+
+const targets: Target[] = [];
+const ratioTarget = (model: ModelName, n: number, required: number, what: string) => {
+  const s = speedup(model, n, 'grouped');
+  targets.push({ name: `${what}: naive / netc grouped at N=${n}`, required: `>= ${required}x`, measured: s === undefined ? 'not measured' : `${s.toFixed(1)}x`, pass: s === undefined ? null : s >= required, value: s });
+};
+ratioTarget('forum', 15, 15, 'forum MLP');
+ratioTarget('forum', 100, 50, 'forum MLP');
+ratioTarget('forum', 1000, 150, 'forum MLP');
+{
+  const g = find('lenet', 'netc', 30, 'grouped');
+  targets.push({ name: 'LeNet-5: netc grouped at N=30 on wasm, time per step', required: '<= 2000 ms', measured: g ? `${fmt(g.msPerStep)} ms` : 'not measured', pass: g ? g.msPerStep <= 2000 : null, value: g?.msPerStep });
+  ratioTarget('lenet', 30, 10, 'LeNet-5');
+}
+if (compileResult) {
+  const worst = compileResult.files.reduce((a, b) => (b.medianMs > a.medianMs ? b : a));
+  const worstCold = compileResult.files.reduce((a, b) => (b.coldMs > a.coldMs ? b : a));
+  targets.push({
+    name: 'compiling any example (median)',
+    required: '< 1000 ms',
+    measured: `${fmt(worst.medianMs)} ms (${worst.file}); slowest first run ${fmt(worstCold.coldMs)} ms`,
+    pass: worst.medianMs < 1000 && worstCold.coldMs < 1000,
+    value: worst.medianMs,
+  });
+}
+
+const seconds = (performance.now() - started) / 1000;
+log('');
+for (const line of speedTables()) log(line);
+log('targets (naive / netc at the same N in this run; netc on wasm, the embedded default):');
+for (const t of targets) log(`  ${t.pass === null ? 'n/a ' : t.pass ? 'PASS' : 'MISS'}  ${t.name}: ${t.measured} (target ${t.required})`);
+log(`total ${seconds.toFixed(1)} s`);
+
+// ---- files ----------------------------------------------------------------------------------------
+
+const require = createRequire(import.meta.url);
+const version = (pkg: string) => {
+  try {
+    return (require(`${pkg}/package.json`) as { version: string }).version;
+  } catch {
+    return undefined;
+  }
+};
+
+const results = {
+  generated: new Date().toISOString(),
+  quick,
+  seconds,
+  machine: { cpu: cpus()[0]?.model, cores: cpus().length, memoryBytes: totalmem(), node: process.version, platform: process.platform, loadAverageAtEnd: loadavg() },
+  versions: { tfjs: version('@tensorflow/tfjs'), tfjsBackendWasm: version('@tensorflow/tfjs-backend-wasm') },
+  method: {
+    step: 'one optimizer step of every member on the same batch, then every member\'s loss read back (dataSync); warm-up steps first, then steps are timed until the budget is spent; msPerStep is the median (mean also recorded)',
+    timing: { fast: plan.fast, slow: plan.slow },
+    memory: 'peakRss: the largest process.memoryUsage().rss sampled after building and after every step, in a worker process of its own; baselineRss: after the backend started, before building; tfBytes: tf.memory().numBytes between steps; membersPerGbRss = measured members / ((peakRss - baselineRss) / 1e9), membersPerGbTf = measured members / (tfBytes / 1e9)',
+    naive: naiveChoice,
+    extrapolation: `the naive loop at N > ${plan.naiveMaxMembers} trains ${plan.naiveMaxMembers} models per step and is scaled by N / ${plan.naiveMaxMembers}`,
+  },
+  rows,
+  speedups: rows
+    .filter((r) => r.impl === 'netc')
+    .map((r) => ({ model: r.model, n: r.n, lowering: r.lowering, speedup: speedup(r.model, r.n, r.lowering!) ?? null })),
+  compile: compileResult ?? { error: compileError },
+  targets,
+};
+mkdirSync(outDir, { recursive: true });
+writeFileSync(join(outDir, 'results.json'), JSON.stringify(results, null, 2) + '\n');
+writeFileSync(join(outDir, 'RESULTS.md'), markdown());
+log(`wrote ${join(outDir, 'results.json')} and ${join(outDir, 'RESULTS.md')}`);
+
+function markdown(): string {
+  const out: string[] = [];
+  const mark = (p: boolean | null) => (p === null ? 'n/a' : p ? 'PASS' : 'MISS');
+  out.push('# netc benchmark results', '');
+  out.push(`Generated by \`npm run bench${quick ? ' -- --quick' : ''}\` on ${results.generated.slice(0, 10)} in ${seconds.toFixed(0)} s${quick ? ' — **quick mode: small sizes and short budgets, a smoke run, not a measurement**' : ''}.`);
+  out.push(`Machine: ${results.machine.cpu}, ${results.machine.cores} cores, Node ${process.version}, TF.js ${results.versions.tfjs} (wasm backend: SIMD, single-threaded).`, '');
+  out.push('Time per training step: one optimizer step of every member on the same batch, every loss read back; median of the timed steps after warm-up. netc runs on wasm, the embedded default backend. Speed-up = naive ms / netc ms at the same N.', '');
+  out.push(...speedTables());
+  if (rows.length > 0) {
+    out.push('## Memory', '');
+    out.push('Each configuration in a process of its own. Peak RSS: largest `process.memoryUsage().rss` sampled; over baseline: minus the RSS after the backend started. tf: `tf.memory().numBytes` between steps. Members per GB from each (naive N > measured: the measured models).', '');
+    out.push('| model | N | implementation | peak RSS MB | over baseline MB | tf MB | members/GB (RSS) | members/GB (tf) |');
+    out.push('|---|---:|---|---:|---:|---:|---:|---:|');
+    for (const r of rows) {
+      if (!r.measured) continue;
+      const m = r.measured;
+      const impl = r.impl === 'naive' ? `naive ${r.method} (${r.backend})${r.extrapolated ? `, ${r.measuredMembers} measured` : ''}` : `netc ${r.lowering}`;
+      out.push(`| ${r.model} | ${r.n} | ${impl} | ${mb(m.peakRss)} | ${mb(m.peakRss - m.baselineRss)} | ${(m.tfBytes / 1e6).toFixed(3)} | ${Math.round(r.membersPerGbRss!)} | ${Math.round(r.membersPerGbTf!)} |`);
+    }
+    out.push('');
+  }
+  if (compileResult) {
+    out.push('## Compile time (parse, check, lower, verify, widen, verify-ensemble)', '');
+    out.push(`| example | members | median ms (${plan.compileRuns} runs) | first run ms |`);
+    out.push('|---|---:|---:|---:|');
+    for (const f of compileResult.files) out.push(`| ${f.file} | ${f.members} | ${fmt(f.medianMs)} | ${fmt(f.coldMs)} |`);
+    out.push('');
+  }
+  out.push('## Targets', '');
+  out.push('| target | required | measured | |');
+  out.push('|---|---|---|---|');
+  for (const t of targets) out.push(`| ${t.name} | ${t.required} | ${t.measured} | ${mark(t.pass)} |`);
+  out.push('');
+  const profiled = rows.filter((r) => r.measured?.profile);
+  if (profiled.length > 0) {
+    out.push('## Kernel profiles (tf.profile of one step, netc grouped)', '');
+    out.push('`forward` is a custom-gradient op: its time includes the kernels it runs, so it is left out of the total.', '');
+    for (const r of profiled) {
+      const p = r.measured!.profile!;
+      const top = Object.entries(p.kernels)
+        .sort((a, b) => b[1][0] - a[1][0])
+        .slice(0, 8)
+        .map(([k, [ms, calls]]) => `${k} ${fmt(ms)} ms/${calls}`)
+        .join(', ');
+      out.push(`- ${r.model} N=${r.n}: ${p.kernelCount} kernels, ${fmt(p.totalKernelMs)} ms of kernel time; ${top}`);
+    }
+    out.push('');
+  }
+  out.push('See bench/NOTES.md for what was tried to meet the targets.', '');
+  return out.join('\n');
+}
+
+/** The time-per-step tables with speed-ups, one per model (also printed at the end of a run). */
+function speedTables(): string[] {
+  const out: string[] = [];
+  for (const model of ['forum', 'lenet'] as ModelName[]) {
+    const mrows = rows.filter((r) => r.model === model);
+    if (mrows.length === 0) continue;
+    out.push(model === 'forum' ? '## Forum problem: 2-20-1 MLP (sigmoid), binary cross-entropy, Adam, batch 5' : '## LeNet-5 (examples/lenet.net), batch 64, Adam', '');
+    if (naiveChoice[model]) out.push(`Naive baseline: ${naiveChoice[model]!.note}.`, '');
+    const ns = [...new Set(mrows.map((r) => r.n))].sort((a, b) => a - b);
+    out.push('| N | naive ms/step | netc grouped ms/step | speed-up | netc blockdiag ms/step | speed-up | netc loop ms/step | speed-up |');
+    out.push('|---:|---:|---:|---:|---:|---:|---:|---:|');
+    for (const n of ns) {
+      const naive = find(model, 'naive', n);
+      const cell = (l: Lowering) => {
+        const r = find(model, 'netc', n, l);
+        const s = speedup(model, n, l);
+        return r ? [fmt(r.msPerStep), s === undefined ? '' : `${s.toFixed(1)}x`] : ['—', ''];
+      };
+      const naiveCell = naive ? `${fmt(naive.msPerStep)}${naive.extrapolated ? `*` : ''} (${naive.method}, ${naive.backend})` : '—';
+      out.push(`| ${n} | ${naiveCell} | ${cell('grouped').join(' | ')} | ${cell('blockdiag').join(' | ')} | ${cell('loop').join(' | ')} |`);
+    }
+    if (mrows.some((r) => r.extrapolated)) {
+      const e = mrows.find((r) => r.extrapolated)!;
+      out.push('', `\\* extrapolated: ${e.measuredMembers} of the ${e.n} naive models were trained each step (${fmt(e.measured!.msMedian)} ms), scaled by ${e.n / e.measuredMembers}.`);
+    }
+    const failed = mrows.filter((r) => r.error);
+    for (const f of failed) out.push('', `Failed: ${f.impl} ${f.lowering ?? f.method} N=${f.n}: ${f.error}`);
+    out.push('');
+  }
+  return out;
+}

@@ -1,0 +1,226 @@
+// Shared pieces of the benchmark: the jobs a worker runs, the models compared, step timing and memory
+// sampling. A job runs in a process of its own (bench/worker.ts), so that its peak RSS is its own.
+import { readFileSync } from 'node:fs';
+import type * as tfjs from '@tensorflow/tfjs';
+import { compile } from '../src/pipeline.js';
+import type { Lowering } from '../src/layers/forward.js';
+import { Population } from '../src/runtime/population.js';
+import { initMember } from '../src/runtime/init.js';
+import { hyperTable } from '../src/runtime/hyper.js';
+import type { TF } from '../src/runtime/tf.js';
+
+type TFJS = typeof tfjs;
+
+export type ModelName = 'forum' | 'lenet';
+export type BackendChoice = 'wasm' | 'cpu';
+export type NaiveMethod = 'trainOnBatch' | 'minimize';
+
+/** The .net file each benchmark model comes from, and its batch size. */
+export const models: Record<ModelName, { file: string; batch: number }> = {
+  forum: { file: 'examples/forum.net', batch: 5 },
+  lenet: { file: 'examples/lenet.net', batch: 64 },
+};
+
+export interface Timing {
+  /** how many steps to run before timing */
+  warmup: number;
+  /** keep timing steps until this much time has passed ... */
+  budgetMs: number;
+  /** ... and at least this many steps were timed, but no more than maxSteps */
+  minSteps: number;
+  maxSteps: number;
+}
+
+export type Job =
+  | ({ kind: 'netc'; model: ModelName; lowering: Lowering; n: number; backend: BackendChoice; profile?: boolean } & Timing)
+  | ({
+      kind: 'naive';
+      model: ModelName;
+      /** the ensemble size this job stands for */
+      n: number;
+      /** how many models it really builds and trains (< n: the time is extrapolated by n / members) */
+      members: number;
+      backend: BackendChoice;
+      method: NaiveMethod;
+    } & Timing)
+  | { kind: 'compile'; files: string[]; runs: number };
+
+export interface StepResult {
+  /** median and mean time of one step, over the timed steps */
+  msMedian: number;
+  msMean: number;
+  msMin: number;
+  steps: number;
+  warmup: number;
+  /** seconds to build the models (and compile, for netc) */
+  setupMs: number;
+  /** RSS after the backend started, before anything was built */
+  baselineRss: number;
+  /** the largest process.memoryUsage().rss seen (sampled after building, and after every step) */
+  peakRss: number;
+  /** the kernel's high-water mark of the process (VmHWM), where Linux reports it */
+  vmHwm?: number;
+  /** tf.memory() between steps, in steady state */
+  tfBytes: number;
+  tfTensors: number;
+  /** the members' mean loss after the last step (a sanity check that training ran) */
+  lastLoss: number;
+  /** tf.profile of one step: kernel name -> [total ms, calls] (netc jobs with profile) */
+  profile?: { kernels: Record<string, [number, number]>; totalKernelMs: number; kernelCount: number };
+}
+
+export interface CompileResult {
+  files: { file: string; members: number; coldMs: number; medianMs: number; runs: number }[];
+}
+
+// ---- memory ---------------------------------------------------------------------------------------
+
+export class MemorySampler {
+  peak = 0;
+  sample(): number {
+    const rss = process.memoryUsage().rss;
+    if (rss > this.peak) this.peak = rss;
+    return rss;
+  }
+}
+
+/** The process's peak resident set size from /proc (Linux), or undefined. */
+export function vmHwm(): number | undefined {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));
+    return m ? Number(m[1]) * 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+// ---- timing ---------------------------------------------------------------------------------------
+
+export async function timeSteps(step: () => Promise<void> | void, timing: Timing, memory: MemorySampler): Promise<number[]> {
+  for (let i = 0; i < timing.warmup; i++) {
+    await step();
+    memory.sample();
+  }
+  const times: number[] = [];
+  const start = performance.now();
+  while ((times.length < timing.minSteps || performance.now() - start < timing.budgetMs) && times.length < timing.maxSteps) {
+    const t0 = performance.now();
+    await step();
+    times.push(performance.now() - t0);
+    memory.sample();
+  }
+  return times;
+}
+
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+}
+
+export const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
+
+// ---- the batch ------------------------------------------------------------------------------------
+
+/** A deterministic batch for a model: inputs in [0, 1) and targets of the model's loss. */
+export function makeBatch(tf: TFJS, model: ModelName): { x: tfjs.Tensor; y: tfjs.Tensor } {
+  const { batch } = models[model];
+  let seed = 12345;
+  const next = () => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed / 2147483648;
+  };
+  if (model === 'forum') {
+    const x = Float32Array.from({ length: batch * 2 }, () => next() * 2 - 1);
+    const y = Float32Array.from({ length: batch }, (_, i) => (x[2 * i] * x[2 * i + 1] > 0 ? 1 : 0));
+    return { x: tf.tensor(x, [batch, 2]), y: tf.tensor(y, [batch, 1]) };
+  }
+  const x = Float32Array.from({ length: batch * 28 * 28 }, () => next());
+  const y = new Float32Array(batch * 10);
+  for (let i = 0; i < batch; i++) y[i * 10 + Math.floor(next() * 10)] = 1;
+  return { x: tf.tensor(x, [batch, 28, 28, 1]), y: tf.tensor(y, [batch, 10]) };
+}
+
+// ---- netc -----------------------------------------------------------------------------------------
+
+/** A population of n members of a model, built as test/equivalence/harness.ts build() does. */
+export function buildPopulation(tf: TFJS, model: ModelName, lowering: Lowering, n: number): Population {
+  const source = readFileSync(models[model].file, 'utf8');
+  const state = compile(source, models[model].file, { lowering, members: n });
+  if (!state.ensemble) throw new Error(state.diagnostics.map((d) => d.message).join('\n'));
+  const program = state.program!;
+  const table = hyperTable(program, state.ir!);
+  const ids = Array.from({ length: n }, (_, i) => i);
+  return new Population({
+    tf: tf as unknown as TF,
+    ensemble: { ...state.ensemble, members: n },
+    memberIds: ids,
+    seed: program.ensemble.seed,
+    optimizer: program.train!.optimizer.name,
+    loss: program.train!.loss,
+    hyper: (key, m) => table.value(key, m),
+    initial: (m) => initMember(state.ir!, program.ensemble.seed, m),
+  });
+}
+
+// ---- the naive user -------------------------------------------------------------------------------
+
+/** The model as a naive user writes it with tfjs-layers. */
+export function naiveModel(tf: TFJS, model: ModelName): tfjs.Sequential {
+  const m = tf.sequential();
+  if (model === 'forum') {
+    m.add(tf.layers.dense({ units: 20, activation: 'sigmoid', inputShape: [2] }));
+    m.add(tf.layers.dense({ units: 1, activation: 'sigmoid' }));
+    return m;
+  }
+  m.add(tf.layers.conv2d({ filters: 6, kernelSize: 5, padding: 'same', activation: 'relu', inputShape: [28, 28, 1] }));
+  m.add(tf.layers.maxPooling2d({ poolSize: 2 }));
+  m.add(tf.layers.conv2d({ filters: 16, kernelSize: 5, activation: 'relu' }));
+  m.add(tf.layers.maxPooling2d({ poolSize: 2 }));
+  m.add(tf.layers.flatten());
+  m.add(tf.layers.dense({ units: 120, activation: 'relu' }));
+  m.add(tf.layers.dense({ units: 84, activation: 'relu' }));
+  m.add(tf.layers.dense({ units: 10, activation: 'softmax' }));
+  return m;
+}
+
+/** The optimizer of the model's .net file: forum adam(lr: 0.02), lenet adam(lr: 0.001). */
+export const naiveLearningRate: Record<ModelName, number> = { forum: 0.02, lenet: 0.001 };
+
+/**
+ * One "step" of the naive loop: one optimizer step of each model in turn on the same batch, each model's
+ * loss read back. Returns the step function and the mean of the last losses.
+ */
+export function naiveLoop(tf: TFJS, model: ModelName, members: number, method: NaiveMethod, x: tfjs.Tensor, y: tfjs.Tensor): { step: () => Promise<void> | void; lastLoss: () => number } {
+  const lossName = model === 'forum' ? 'binaryCrossentropy' : 'categoricalCrossentropy';
+  let last = NaN;
+  if (method === 'trainOnBatch') {
+    const nets = Array.from({ length: members }, () => {
+      const m = naiveModel(tf, model);
+      m.compile({ optimizer: tf.train.adam(naiveLearningRate[model]), loss: lossName });
+      return m;
+    });
+    return {
+      step: async () => {
+        let sum = 0;
+        for (const m of nets) sum += (await m.trainOnBatch(x, y)) as number;
+        last = sum / members;
+      },
+      lastLoss: () => last,
+    };
+  }
+  const lossFn = (p: tfjs.Tensor) => (model === 'forum' ? tf.metrics.binaryCrossentropy(y, p) : tf.metrics.categoricalCrossentropy(y, p));
+  const nets = Array.from({ length: members }, () => ({ m: naiveModel(tf, model), opt: tf.train.adam(naiveLearningRate[model]) }));
+  return {
+    step: () => {
+      let sum = 0;
+      for (const { m, opt } of nets) {
+        const cost = opt.minimize(() => tf.mean(lossFn(m.apply(x) as tfjs.Tensor)) as tfjs.Scalar, true)!;
+        sum += cost.dataSync()[0];
+        cost.dispose();
+      }
+      last = sum / members;
+    },
+    lastLoss: () => last,
+  };
+}

@@ -1,0 +1,77 @@
+// The benchmark's quick mode (`npm run bench -- --quick`) completes and writes well-formed results. No
+// timing is asserted: the numbers depend on the machine and on what else runs.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const out = mkdtempSync(join(tmpdir(), 'netc-bench-'));
+afterAll(() => rmSync(out, { recursive: true, force: true }));
+
+function runQuick(): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['--import', 'tsx', 'bench/bench.ts', '--quick', '--out', out], { timeout: 240_000, maxBuffer: 16 * 2 ** 20 }, (error, stdout, stderr) =>
+      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+const finite = (x: unknown) => typeof x === 'number' && Number.isFinite(x);
+
+describe('npm run bench -- --quick', () => {
+  it('completes and writes results.json and RESULTS.md', { timeout: 300_000 }, async () => {
+    const r = await runQuick();
+    expect(r.code, r.stderr || r.stdout).toBe(0);
+    expect(r.stdout).toMatch(/targets \(naive \/ netc/);
+
+    const results = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8'));
+    expect(results.quick).toBe(true);
+    expect(finite(results.seconds)).toBe(true);
+    expect(results.machine.cores).toBeGreaterThan(0);
+
+    // the naive loop's backend and method were chosen by measurement, and said
+    for (const model of ['forum', 'lenet']) {
+      const choice = results.method.naive[model];
+      expect(['cpu', 'wasm']).toContain(choice.backend);
+      expect(['trainOnBatch', 'minimize']).toContain(choice.method);
+      expect(choice.note).toMatch(/naive loop: /);
+    }
+
+    // every configuration ran, with a time per step and its memory
+    expect(results.rows.length).toBeGreaterThan(10);
+    for (const row of results.rows) {
+      expect(row.error, `${row.model} ${row.impl} ${row.lowering ?? row.method} N=${row.n}`).toBeUndefined();
+      expect(['forum', 'lenet']).toContain(row.model);
+      expect(['naive', 'netc']).toContain(row.impl);
+      expect(finite(row.msPerStep) && row.msPerStep > 0).toBe(true);
+      expect(row.measured.steps).toBeGreaterThan(0);
+      expect(row.measured.peakRss).toBeGreaterThan(0);
+      expect(row.measured.tfBytes).toBeGreaterThan(0);
+      expect(finite(row.membersPerGbRss) && finite(row.membersPerGbTf)).toBe(true);
+      expect(finite(row.measured.lastLoss)).toBe(true);
+    }
+    const lowerings = new Set(results.rows.filter((r: { impl: string }) => r.impl === 'netc').map((r: { lowering: string }) => r.lowering));
+    expect([...lowerings].sort()).toEqual(['blockdiag', 'grouped', 'loop']);
+    for (const s of results.speedups) expect(s.speedup === null || finite(s.speedup)).toBe(true);
+
+    // compile time of every example
+    expect(results.compile.files.length).toBeGreaterThanOrEqual(8);
+    for (const f of results.compile.files) expect(finite(f.medianMs) && finite(f.coldMs)).toBe(true);
+
+    // targets: PASS/MISS where measured, null where quick mode does not reach them
+    expect(results.targets.length).toBe(6);
+    for (const t of results.targets) {
+      expect(typeof t.name).toBe('string');
+      expect(typeof t.required).toBe('string');
+      expect([true, false, null]).toContain(t.pass);
+    }
+
+    const md = readFileSync(join(out, 'RESULTS.md'), 'utf8');
+    expect(md).toMatch(/^# netc benchmark results/);
+    expect(md).toContain('| N | naive ms/step | netc grouped ms/step | speed-up |');
+    expect(md).toContain('## Memory');
+    expect(md).toContain('## Compile time');
+    expect(md).toContain('## Targets');
+  });
+});
