@@ -174,7 +174,7 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
     await callbacks.checkpoint(source, position(), retired);
   };
 
-  /** Trains `ids` (a population) for steps [from, to) of the current epoch; false if told to stop. */
+  /** Trains a population on batches [from, to) of the current epoch; returns the members whose loss went non-finite. */
   const runSteps = async (pop: Population, from: number, to: number, order: Int32Array): Promise<number[]> => {
     const diverged: number[] = [];
     for (let b = from; b < to; b++) {
@@ -433,7 +433,7 @@ class HostStore {
 
   static async create(tf: TF, spec: (ids: number[]) => PopulationSpec, ids: number[], resumed?: TrainSetup['resume']): Promise<HostStore> {
     const store = new HostStore(tf, spec, ids);
-    // built in waves of one member at a time would be slow; the initial state is made member by member
+    // the shapes of the canonical state, from a population of one
     const probe = new Population(spec(ids.slice(0, 1)));
     for (const [name, values] of await probe.exportState()) store.sizes.set(name, values.length);
     probe.dispose();
@@ -447,6 +447,7 @@ class HostStore {
       return store;
     }
     for (const [name, size] of store.sizes) store.state.set(name, new Float32Array(size * ids.length));
+    // the initial state, made sixteen members at a time so that the device never holds them all
     for (let i = 0; i < ids.length; i += 16) {
       const chunk = ids.slice(i, i + 16);
       const pop = new Population(spec(chunk));
@@ -550,37 +551,14 @@ export async function evaluate(setup: TrainSetup, population: Population, ds: Da
   return sums.means();
 }
 
-/** The untrained population's metrics, for --steps 0. */
-async function evaluateAll(setup: TrainSetup, population: Population, batch: BatchFn, withAccuracy: boolean): Promise<MemberMetrics[]> {
-  const train = await evaluate(setup, population, setup.data.train, batch, withAccuracy);
-  const val = setup.data.validation && (await evaluate(setup, population, setup.data.validation, batch, withAccuracy));
-  return train.loss.map((loss, m) => ({
-    loss,
-    ...(withAccuracy ? { accuracy: train.accuracy[m] } : {}),
-    ...(val ? { val_loss: val.loss[m], ...(withAccuracy ? { val_accuracy: val.accuracy[m] } : {}) } : {}),
-  }));
-}
-
-/** Example-weighted sums of per-member values, kept on the device until read. */
+/** Example-weighted sums of per-member values over an evaluation, kept on the device until read. */
 class Sums {
   private totals = new Map<string, Tensor>();
   private count = 0;
   constructor(
     private tf: TF,
     private n: number,
-    from?: TrainPosition['sums'],
-  ) {
-    if (!from) return;
-    this.count = from.count;
-    for (const [name, values] of Object.entries(from.values)) this.totals.set(name, tf.tensor(values));
-  }
-
-  /** The sums as they stand, read without resetting them (for a checkpoint). */
-  async snapshot(): Promise<NonNullable<TrainPosition['sums']>> {
-    const values: Record<string, number[]> = {};
-    for (const [name, t] of this.totals) values[name] = Array.from(await t.data());
-    return { count: this.count, values };
-  }
+  ) {}
 
   add(name: string, values: Tensor, size: number): void {
     const { tf } = this;
