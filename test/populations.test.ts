@@ -37,6 +37,16 @@ ${schedule}
 `;
 
 describe('waves', () => {
+  // with dropout, whose masks are named by the step: every wave must see the interval's steps
+  const MOONS = (members: number, vary: string, schedule = '') => `model m(input: [2]) {
+  dense(16, activation: relu)
+  dropout(0.3)
+  dense(1, activation: sigmoid)
+}
+ensemble { members: ${members} seed: 5 ${vary} }
+train { data: moons(n: 400, noise: 0.2) validation: 0.25 loss: binary_crossentropy optimizer: sgd(lr: 0.05, momentum: 0.9) batch: 20 epochs: 6 }
+${schedule}
+`;
   it('--resident K trains in waves and equals training all members at once, bit for bit', async () => {
     const f = file(MOONS(7, 'vary lr: loguniform(0.005, 0.2)'));
     const [all, waves] = [tmp(), tmp()];
@@ -175,5 +185,19 @@ describe('population-based training', () => {
     await netc('train', file(PBT('')), '--backend', 'cpu', '--out', without);
     const best = (dir: string) => Math.min(...json(join(dir, 'summary.json')).per_member.map((m: { metrics: { val_loss: number } }) => m.metrics.val_loss));
     expect(best(with_)).toBeLessThanOrEqual(best(without));
+  });
+});
+
+describe('resume of a population that changed', () => {
+  it.each([[], ['--resident', '3']])('halving, stopped mid-epoch and resumed %s, ends as a straight run', async (...extra) => {
+    const [straight, split] = [tmp(), tmp()];
+    const args = ['examples/sweep-halving.net', '--backend', 'cpu', ...(extra as string[])];
+    await netc('train', ...args, '--steps', '120', '--out', straight);
+    await netc('train', ...args, '--steps', '70', '--out', split);
+    const r = await netc('train', ...args, '--steps', '120', '--resume', split);
+    expect(r.code, r.err).toBe(0);
+    expect(paramBytes(split).equals(paramBytes(straight))).toBe(true);
+    expect(readFileSync(join(split, 'metrics.jsonl'), 'utf8')).toBe(readFileSync(join(straight, 'metrics.jsonl'), 'utf8'));
+    expect(readFileSync(join(split, 'events.jsonl'), 'utf8')).toBe(readFileSync(join(straight, 'events.jsonl'), 'utf8'));
   });
 });

@@ -96,12 +96,14 @@ export async function trainCommand(file: string, options: TrainOptions, io: Io):
       throw e;
     }
     const m = resume.manifest;
-    if (m.fingerprint !== print || m.members !== ensemble.members) {
+    // members that stopped (halving, early stopping) still count: they are in the checkpoint as retired
+    const total = m.members + (m.retired?.length ?? 0);
+    if (m.fingerprint !== print || total !== ensemble.members) {
       return failRun(
         io,
         file,
         Messages.CheckpointMismatch,
-        `the checkpoint in ${options.resume} holds ${m.members} members of model '${m.model}' (${m.fingerprint}); ${file} compiles to ${ensemble.members} members of '${state.ir!.name}' (${print}), so it cannot resume it`,
+        `the checkpoint in ${options.resume} holds ${total} members of model '${m.model}' (${m.fingerprint}); ${file} compiles to ${ensemble.members} members of '${state.ir!.name}' (${print}), so it cannot resume it`,
       );
     }
     if (m.seed !== seed) return failRun(io, file, Messages.CheckpointMismatch, `the checkpoint in ${options.resume} was trained with seed ${m.seed}, not ${seed}`);
@@ -113,12 +115,14 @@ export async function trainCommand(file: string, options: TrainOptions, io: Io):
     writeFileSync(metricsPath, '');
     writeRunInfo(runDir, file, readFileSync(file, 'utf8'), program, state.ir!, ensemble);
   } else {
-    // lines written after the checkpoint was taken will be written again: drop them
+    // lines written after the checkpoint was taken will be written again: drop them. An epoch that had
+    // ended at the checkpoint was reported before it was taken; a line at the checkpoint's step in the
+    // middle of an epoch is a partial report (the step budget ended there), which the rest supersedes.
     const at = resume.manifest.position;
-    const pending = at.batch >= perEpoch; // the checkpoint's epoch has ended but was not yet reported
+    const ended = at.batch >= perEpoch;
     const kept = readFileSync(metricsPath, 'utf8')
       .split('\n')
-      .filter((line) => line && (pending ? JSON.parse(line).step < at.step : JSON.parse(line).step <= at.step));
+      .filter((line) => line && (ended ? JSON.parse(line).step <= at.step : JSON.parse(line).step < at.step));
     writeAtomic(metricsPath, kept.map((l) => l + '\n').join(''));
   }
   const memberIds = Array.from({ length: ensemble.members }, (_, i) => i);

@@ -230,6 +230,8 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
         }
         step += steps;
         next = to;
+        // every wave starts the interval at the same step (it names the dropout streams); the store moves on after all of them
+        store!.step = step;
         callbacks.onStep?.({ step, steps: setup.steps, epoch: epoch + 1, epochs, memberStepsPerSecond: rate(), bestLoss: best });
         await new Promise((r) => setImmediate(r));
         if (callbacks.shouldStop?.()) stopped = true;
@@ -275,7 +277,8 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
       lastMetrics.set(id, row);
       return row;
     });
-    epochSums.clear();
+    // a partial epoch (the step budget ended mid-epoch) keeps its sums: a resumed run continues them
+    if (next >= perEpoch) epochSums.clear();
     best = Math.min(Number.isNaN(best) ? Infinity : best, ...metrics.map((m) => m.loss).filter((l) => Number.isFinite(l)));
     const now = performance.now();
     callbacks.onEpoch?.({ epoch: epoch + 1, step, members: ids, metrics, seconds: (now - epochStarted) / 1000 });
@@ -487,7 +490,6 @@ class HostStore {
       this.accBeta1.set(id, pop.state.accBeta1[m]);
       this.accBeta2.set(id, pop.state.accBeta2[m]);
     });
-    this.step = pop.step;
   }
 
   /** Keeps the members at these positions. */
