@@ -19,3 +19,5 @@ export { formatModule } from './emit/format.js';
 export { slicingMap, type SlicingMap, type MemberParamSlice } from './ensemble/slicing-map.js';
 export { registerFileScheme, fileSaveHandler, fileLoadHandler } from './runtime/file-io.js';
 export { toLayersModel, setWeights, getWeights } from './runtime/layers-model.js';
+export { makeSchedules, type Schedule } from './runtime/schedules.js';
+export type { ScheduleConfig } from './check/program.js';

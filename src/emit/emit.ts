@@ -69,13 +69,13 @@ export function emitModule(state: CompileState, info: EmitInfo): string {
   L.push(`// \`netc train ${file}\` does. Run as a script, it trains and prints each member's final metrics:`);
   L.push(`//   npx tsx ${script} [--steps N | --epochs N] [--backend auto|node-gpu|node|webgpu|wasm|cpu] [--seed N]`);
   if (program.schedules.length) {
-    L.push(`// The file's schedules (${program.schedules.map((s) => s.name).join(', ')}) are not applied: netc train does not run them yet either.`);
+    L.push(`// The file's schedules (${program.schedules.map((s) => s.name).join(', ')}) act between intervals in train(), as in netc train.`);
   }
   L.push(`import { ${info.dataDir.relativeToModule ? 'fileURLToPath, ' : ''}pathToFileURL } from 'node:url';`);
   L.push(`import { parseArgs } from 'node:util';`);
   L.push(`import * as tf from '@tensorflow/tfjs';`);
   L.push(
-    'import { batchesPerEpoch, hyperTable, initMember, loadDataset, Population, selectBackend, splitValidation, type SlicingMap, ' +
+    'import { batchesPerEpoch, hyperTable, initMember, loadDataset, makeSchedules, Population, selectBackend, splitValidation, type ScheduleConfig, type SlicingMap, ' +
       'train as trainPopulation, type BackendName, type EnsembleIR, type ForwardPass, type ModelIR, type ModuleEnsemble, ' +
       "type TrainConfig, type TrainResult } from 'netc';",
   );
@@ -118,6 +118,9 @@ export function emitModule(state: CompileState, info: EmitInfo): string {
   L.push('');
   L.push(`/** One member's network: the model IR. */`);
   L.push(`export const model: ModelIR = ${literal(model)};`);
+  L.push('');
+  L.push('/** The schedules that change the population between intervals (PBT, halving, early stopping). */');
+  L.push(`export const schedules: ScheduleConfig[] = ${literal(program.schedules)};`);
   L.push('');
   L.push(`/** The model widened to ${n} members (the ensemble IR), as the runtime executes it. */`);
   L.push(
@@ -202,9 +205,13 @@ export function emitModule(state: CompileState, info: EmitInfo): string {
   L.push('  const steps = options.steps ?? (options.epochs !== undefined ? options.epochs * perEpoch : (trainConfig.steps ?? trainConfig.epochs! * perEpoch));');
   L.push('  const epochs = Math.ceil(steps / perEpoch);');
   L.push('  log(`training ${ensembleConfig.members} members of ${model.name} (${ensembleConfig.lowering}) on ${data.train.count} examples: ${steps} steps`);');
+  L.push('  const keyOf = (path: string) => ensembleConfig.vary.find((v) => v.path === path)!.key;');
   L.push('  return trainPopulation(');
-  L.push('    { tf: backend.tf, program, model, ensemble: ensembleIR, hyper: hyperTable(program, model), data, steps, seed, forward },');
-  L.push('    { onEpoch: (r) => log(`epoch ${r.epoch}/${epochs}: step ${r.step}/${steps}, best loss ${Math.min(...r.metrics.map((m) => m.loss).filter(Number.isFinite)).toFixed(4)}`) },');
+  L.push('    { tf: backend.tf, program, model, ensemble: ensembleIR, hyper: hyperTable(program, model), data, steps, seed, forward, schedules: makeSchedules(schedules, ensembleConfig.vary, keyOf, seed) },');
+  L.push('    {');
+  L.push('      onEpoch: (r) => log(`epoch ${r.epoch}/${epochs}: step ${r.step}/${steps}, best loss ${Math.min(...r.metrics.map((m) => m.loss).filter(Number.isFinite)).toFixed(4)}`),');
+  L.push('      onEvent: (e) => log(JSON.stringify(e)),');
+  L.push('    },');
   L.push('  );');
   L.push('}');
   L.push('');
@@ -223,9 +230,11 @@ export function emitModule(state: CompileState, info: EmitInfo): string {
   L.push('  });');
   L.push('  console.log(`${result.steps} steps x ${ensembleConfig.members} members in ${result.seconds.toFixed(1)} s`);');
   L.push('  result.final.forEach((metrics, m) => {');
-  L.push('    const hyper = ensembleConfig.vary.map((v) => `${v.path} ${result.population.hyper(v.key)[m]}`);');
+  L.push('    const id = result.memberIds[m];');
+  L.push('    const hyper = ensembleConfig.vary.map((v) => `${v.path} ${result.population.spec.hyper(v.key, id)}`);');
   L.push('    const scores = Object.entries(metrics).map(([name, value]) => `${name} ${Number(value).toFixed(4)}`);');
-  L.push('    console.log(`member ${m}: ${[...hyper, ...scores].join(\', \')}`);');
+  L.push('    const stopped = result.retired.some((r) => r.member === id) ? \' (stopped early)\' : \'\';');
+  L.push('    console.log(`member ${id}${stopped}: ${[...hyper, ...scores].join(\', \')}`);');
   L.push('  });');
   L.push('  result.population.dispose();');
   L.push('}');
