@@ -125,6 +125,11 @@ describe('schedules', () => {
   it('pbt with nothing varied warns', () => expectError(withSchedule('schedule pbt { every: 1 epochs, metric: loss }'), 3015, 'nothing varies'));
 });
 
+describe('blocks', () => {
+  it('an unknown block is named, with a suggestion', () => expectError(mlp() + 'trian { epochs: 1 }\n', 1009, "unknown block 'trian' (did you mean 'train'?)"));
+  it('stray input at the top level', () => expectError(mlp() + '}\n', 1005, "unexpected '}'; a file holds only model, ensemble, train and schedule blocks"));
+});
+
 describe('printing', () => {
   it('prints file(line,col), the code, the line and an underline', () =>
     expectDiagnostics(

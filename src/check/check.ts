@@ -1,5 +1,6 @@
 // The checker's entry: sorts the blocks, checks each one, and assembles a Program when all is valid.
 import { Messages } from '../diagnostics/messages.js';
+import { didYouMean } from '../diagnostics/suggest.js';
 import type { DiagnosticSink } from '../diagnostics/sink.js';
 import { lineStarts, offsetToLineCol } from '../diagnostics/format.js';
 import type { EntriesBlock, ModelBlock, NetFile, Value } from '../syntax/ast.js';
@@ -29,6 +30,9 @@ export function check(file: NetFile, sink: DiagnosticSink, options: CheckOptions
   const ensembleBlock = single<EntriesBlock>('ensemble');
   const trainBlock = single<EntriesBlock>('train');
 
+  for (const b of file.blocks) {
+    if (b.kind === 'unknown') sink.report(Messages.UnknownBlock, b.name.span, b.name.name, didYouMean(b.name.name, ['model', 'ensemble', 'train', 'schedule']));
+  }
   if (!modelBlock) sink.report(Messages.MissingModel, { start: 0, length: Math.min(1, file.source.length) });
   const modelCheck = modelBlock ? checkModel(modelBlock, sink, lineOf) : {};
   const model = modelCheck.model;

@@ -22,6 +22,7 @@ export const Messages = {
   DuplicateBlock: error(1006, "a file holds at most one '{0}' block; the first one is at line {1}"),
   MissingModel: error(1007, "the file has no 'model' block"),
   DuplicateSchedule: error(1008, "schedule '{0}' is given twice"),
+  UnknownBlock: error(1009, "unknown block '{0}'{1}; a file holds model, ensemble, train and schedule blocks"),
 
   // --- names, arguments and shapes -----------------------------------------------------------
   UnknownName: error(2001, "unknown {0} '{1}'{2}; expected one of: {3}"),

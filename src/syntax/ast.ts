@@ -84,7 +84,13 @@ export interface EntriesBlock extends Node {
   incomplete: boolean;
 }
 
-export type Block = ModelBlock | EntriesBlock;
+/** A block whose keyword is not one of the language's (reported by the checker). */
+export interface UnknownBlock extends Node {
+  kind: 'unknown';
+  name: Name;
+}
+
+export type Block = ModelBlock | EntriesBlock | UnknownBlock;
 
 export interface NetFile {
   path: string;

@@ -50,6 +50,13 @@ export function buildFile(root: CstNode | undefined, path: string, source: strin
   for (const b of root ? nodes(root.children, 'block') : []) {
     const c = b.children;
     const model = node(c, 'modelBlock');
+    const unknown = node(c, 'unknownBlock');
+    if (unknown) {
+      const blockName = name(token(unknown.children, 'name'));
+      const span = cstSpan(unknown);
+      if (blockName && span) blocks.push({ kind: 'unknown', name: blockName, span });
+      continue;
+    }
     const inner = model ?? node(c, 'ensembleBlock') ?? node(c, 'trainBlock') ?? node(c, 'scheduleBlock');
     if (!inner) continue;
     const built = model ? buildModel(model) : buildEntriesBlock(inner);

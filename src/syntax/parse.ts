@@ -52,7 +52,9 @@ function reportParseError(e: IRecognitionException, tokens: IToken[], source: st
   const [a, b] = e.message.split('|');
   switch (e.name) {
     case 'MismatchedTokenException':
-      sink.report(Messages.ExpectedToken, span, a.replace(/^expected /, ''), b ?? '');
+      // the file rule ends by expecting the end of input: anything else there is stray input
+      if (a === 'expected EOF') sink.report(Messages.TrailingInput, span, b ?? '');
+      else sink.report(Messages.ExpectedToken, span, a.replace(/^expected /, ''), b ?? '');
       break;
     case 'NotAllInputParsedException':
       sink.report(Messages.TrailingInput, span, a);

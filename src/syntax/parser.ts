@@ -21,7 +21,14 @@ export class NetParser extends CstParser {
       { ALT: () => this.SUBRULE(this.ensembleBlock) },
       { ALT: () => this.SUBRULE(this.trainBlock) },
       { ALT: () => this.SUBRULE(this.scheduleBlock) },
+      { ALT: () => this.SUBRULE(this.unknownBlock) },
     ]);
+  });
+
+  /** `name { ... }` with a name that is no block keyword: parsed, so that the checker can name it */
+  unknownBlock = this.RULE('unknownBlock', () => {
+    this.CONSUME(T.Identifier, { LABEL: 'name' });
+    this.SUBRULE(this.entries);
   });
 
   modelBlock = this.RULE('modelBlock', () => {
