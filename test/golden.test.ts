@@ -5,6 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { compile } from '../src/pipeline.js';
 import { formatDiagnostics } from '../src/diagnostics/format.js';
 import { printModelIR } from '../src/ir/print.js';
+import { printEnsembleIR } from '../src/ensemble/print.js';
+import type { Lowering } from '../src/layers/forward.js';
 import { fileHost } from '../src/cli/host.js';
 
 const root = new URL('../', import.meta.url);
@@ -21,6 +23,18 @@ describe('error baselines', () => {
       const { diagnostics } = compile(source, path, { host: fileHost(path) });
       expect(diagnostics.some((d) => d.category === 'error')).toBe(true);
       await expect(formatDiagnostics(diagnostics, source) + '\n').toMatchFileSnapshot(`../examples/errors/${file.replace(/\.net$/, '.errors.txt')}`);
+    });
+  }
+});
+
+describe('ensemble IR of the examples', () => {
+  const cases: [string, Lowering][] = [...list('examples/').map((f): [string, Lowering] => [f, 'grouped']), ['lenet.net', 'blockdiag'], ['residual.net', 'loop']];
+  for (const [file, lowering] of cases) {
+    it(`${file} (${lowering})`, async () => {
+      const path = `examples/${file}`;
+      const state = compile(read(path), path, { host: fileHost(path), lowering, members: 3 });
+      expect(state.diagnostics.filter((d) => d.category === 'error')).toEqual([]);
+      await expect(printEnsembleIR(state.ensemble!)).toMatchFileSnapshot(`golden/ensemble/${file.replace(/\.net$/, '')}.${lowering}.txt`);
     });
   }
 });

@@ -123,3 +123,18 @@ describe('netc train mistakes', () => {
     expect(r.err).toMatch(/^netc: @tensorflow\/tfjs-node-gpu is not installed/m);
   });
 });
+
+describe('netc report', () => {
+  it('rewrites a run report, and explains a directory that is not a run', async () => {
+    const dir = tmp();
+    await run('train', 'examples/xor.net', '--steps', '30', '--backend', 'cpu', '--out', dir);
+    expect(readFileSync(join(dir, 'slicing-map.json'), 'utf8')).toContain('"netc-slicing-map-1"');
+    const r = await run('report', dir);
+    expect(r.code).toBe(0);
+    expect(r.out).toBe(`report: ${join(dir, 'report.html')}\n`);
+    expect(readFileSync(join(dir, 'report.html'), 'utf8')).toContain('<svg');
+    const bad = await run('report', join(dir, 'nope'));
+    expect(bad.code).toBe(1);
+    expect(bad.err).toContain('is');
+  });
+});

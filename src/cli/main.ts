@@ -130,6 +130,20 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       code = await evalCommand(run, opts, io);
     });
 
+  program
+    .command('report')
+    .description("write (or rewrite) a run's report.html from its summary, metrics and events")
+    .argument('<run>', 'a run directory')
+    .action(async (run: string) => {
+      const { writeReport } = await import('../report/report.js');
+      try {
+        io.out(`report: ${await writeReport(run)}\n`);
+      } catch (e) {
+        io.err(`netc: cannot write the report of ${run}: ${(e as Error).message}\n`);
+        code = ExitCode.errors;
+      }
+    });
+
   try {
     await program.parseAsync(argv, { from: 'user' });
     return code;

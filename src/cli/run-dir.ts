@@ -52,6 +52,8 @@ export function writeRunInfo(dir: string, file: string, source: string, program:
     slicing_map: slicingMap(ensemble),
   };
   writeAtomic(join(dir, 'run.json'), JSON.stringify(info, null, 1) + '\n');
+  // the inverse map on its own too, for tools that slice members out of population-STEP.bin themselves
+  writeAtomic(join(dir, 'slicing-map.json'), JSON.stringify(info.slicing_map, null, 1) + '\n');
   return info;
 }
 
