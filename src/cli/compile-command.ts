@@ -1,7 +1,7 @@
 // `netc compile FILE [-o OUT.ts]`: compiles a .net file to a TypeScript module that trains its ensemble
 // (src/emit/), and writes it to OUT (atomically) or to standard output.
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { writeAtomic } from '../util/write-atomic.js';
 import { formatDiagnostics } from '../diagnostics/format.js';
 import { DiagnosticSink } from '../diagnostics/sink.js';
 import { Messages } from '../diagnostics/messages.js';
@@ -41,17 +41,4 @@ export async function compileCommand(file: string, options: CompileCommandOption
   const e = state.ensemble!;
   io.out(`${options.out}: model ${e.model.name}, ${e.members} member${e.members === 1 ? '' : 's'}, lowering ${e.lowering}\n`);
   return ExitCode.ok;
-}
-
-/** Writes to a temporary name next to `path`, then renames: a reader never sees half a module. */
-function writeAtomic(path: string, text: string): void {
-  mkdirSync(dirname(path), { recursive: true });
-  const tmp = `${path}.tmp-${process.pid}`;
-  try {
-    writeFileSync(tmp, text);
-    renameSync(tmp, path);
-  } catch (e) {
-    rmSync(tmp, { force: true });
-    throw e;
-  }
 }

@@ -3,7 +3,8 @@
 // Every file is written to a temporary name and renamed, and the buffer is written before the manifest
 // that names it: a run killed at any moment leaves the previous checkpoint or the new one, never half.
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { writeAtomic } from '../util/write-atomic.js';
 import { join } from 'node:path';
 import type { Program } from '../check/program.js';
 import type { EnsembleIR } from '../ensemble/ensemble-ir.js';
@@ -32,11 +33,7 @@ export class RunError extends Error {
   override name = 'RunError';
 }
 
-export function writeAtomic(path: string, data: string | Uint8Array): void {
-  const tmp = `${path}.tmp-${process.pid}`;
-  writeFileSync(tmp, data);
-  renameSync(tmp, path);
-}
+export { writeAtomic };
 
 export const fingerprint = (model: ModelIR): string => createHash('sha256').update(printModelIR(model)).digest('hex').slice(0, 16);
 

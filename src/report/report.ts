@@ -1,8 +1,7 @@
 // The training report: RUN/report.html, one self-contained page (inline SVG charts drawn with
 // vega-lite, inline CSS, no script) with the learning curves, each varied hyperparameter against the
 // ranking metric, the leaderboard and, when the run has events.jsonl, the lineage of the population.
-import { randomBytes } from 'node:crypto';
-import { rename, rm, writeFile } from 'node:fs/promises';
+import { writeAtomic } from '../util/write-atomic.js';
 import { join } from 'node:path';
 import type { TopLevelSpec } from 'vega-lite';
 import { rank, rankKey } from '../cli/leaderboard.js';
@@ -29,14 +28,7 @@ export { readRun, RunDataError } from './run-data.js';
 export async function writeReport(runDir: string): Promise<string> {
   const html = await renderReport(await readRun(runDir));
   const path = join(runDir, 'report.html');
-  const tmp = `${path}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
-  try {
-    await writeFile(tmp, html);
-    await rename(tmp, path);
-  } catch (e) {
-    await rm(tmp, { force: true });
-    throw e;
-  }
+  writeAtomic(path, html);
   return path;
 }
 

@@ -2,24 +2,20 @@
 // weights.bin (atomically), a loader for them, and `registerFileScheme()`, which lets plain
 // @tensorflow/tfjs resolve `tf.loadLayersModel('file://.../model.json')` in Node (tfjs-node registers
 // the same scheme; plain TF.js has none, and Node's fetch cannot read file: URLs).
-import { readFileSync, renameSync, writeFileSync, mkdirSync } from 'node:fs';
+import { readFileSync, mkdirSync } from 'node:fs';
+import { writeAtomic } from '../util/write-atomic.js';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type * as tfjs from '@tensorflow/tfjs';
 import type { TF } from './tf.js';
 
-function atomic(path: string, data: string | Uint8Array): void {
-  const tmp = `${path}.tmp-${process.pid}`;
-  writeFileSync(tmp, data);
-  renameSync(tmp, path);
-}
 
 /** Writes model.json (Keras-style topology, weights manifest) and weights.bin into `dir`. */
 export function fileSaveHandler(tf: TF, dir: string, extra: Record<string, unknown> = {}): tfjs.io.IOHandler {
   return tf.io.withSaveHandler(async (artifacts) => {
     mkdirSync(dir, { recursive: true });
     const weights = artifacts.weightData instanceof ArrayBuffer ? new Uint8Array(artifacts.weightData) : new Uint8Array(tf.io.concatenateArrayBuffers(artifacts.weightData as ArrayBuffer[]));
-    atomic(join(dir, 'weights.bin'), weights);
+    writeAtomic(join(dir, 'weights.bin'), weights);
     const model = {
       modelTopology: artifacts.modelTopology,
       format: artifacts.format ?? 'layers-model',
@@ -28,7 +24,7 @@ export function fileSaveHandler(tf: TF, dir: string, extra: Record<string, unkno
       weightsManifest: [{ paths: ['weights.bin'], weights: artifacts.weightSpecs }],
       ...extra,
     };
-    atomic(join(dir, 'model.json'), JSON.stringify(model));
+    writeAtomic(join(dir, 'model.json'), JSON.stringify(model));
     return { modelArtifactsInfo: { dateSaved: new Date(), modelTopologyType: 'JSON', weightDataBytes: weights.byteLength } };
   });
 }
