@@ -14,6 +14,7 @@ import type { Lowering } from './layers/forward.js';
 import type { EnsembleIR } from './ensemble/ensemble-ir.js';
 import { widen } from './ensemble/widen.js';
 import { verifyEnsembleIR } from './ensemble/verify.js';
+import { emitModule, type EmitInfo } from './emit/emit.js';
 
 export interface CompileState {
   path: string;
@@ -23,6 +24,8 @@ export interface CompileState {
   program?: Program;
   ir?: ModelIR;
   ensemble?: EnsembleIR;
+  /** the TypeScript module (netc compile) */
+  module?: string;
 }
 
 export interface Pass {
@@ -79,6 +82,13 @@ export const passes: readonly Pass[] = [
       if (problems.length) throw new InternalError(`the ensemble IR of ${state.path} is invalid:\n  ${problems.join('\n  ')}`);
     },
   },
+  {
+    // only for netc compile, which asks for it: the TypeScript module, as text (formatting is the CLI's)
+    name: 'emit',
+    run(state, options) {
+      if (options.emit && state.program?.train) state.module = emitModule(state, options.emit);
+    },
+  },
 ];
 
 export const passNames = passes.map((p) => p.name);
@@ -89,6 +99,8 @@ export interface CompileOptions extends CheckOptions {
   lowering?: Lowering;
   /** overrides the ensemble block's member count (`--members`) */
   members?: number;
+  /** run the emit pass, for a module written to these paths */
+  emit?: EmitInfo;
 }
 
 /**

@@ -6,7 +6,7 @@ import { formatDiagnostics } from '../diagnostics/format.js';
 import { DiagnosticSink } from '../diagnostics/sink.js';
 import { Messages } from '../diagnostics/messages.js';
 import type { Lowering } from '../layers/forward.js';
-import { emitInfo, emitModule } from '../emit/emit.js';
+import { emitInfo } from '../emit/emit.js';
 import { formatModule } from '../emit/format.js';
 import { compiledCleanly, compileFile } from './compile-file.js';
 import { ExitCode, type Io } from './io.js';
@@ -19,7 +19,7 @@ export interface CompileCommandOptions {
 }
 
 export async function compileCommand(file: string, options: CompileCommandOptions, io: Io): Promise<number> {
-  const state = compileFile(file, io, undefined, { lowering: options.lowering, members: options.members });
+  const state = compileFile(file, io, undefined, { lowering: options.lowering, members: options.members, emit: emitInfo(file, options.out, process.cwd()) });
   if (!state || !compiledCleanly(state)) return ExitCode.errors;
   if (!state.program!.train) {
     const sink = new DiagnosticSink(file);
@@ -27,7 +27,7 @@ export async function compileCommand(file: string, options: CompileCommandOption
     io.err(formatDiagnostics(sink.diagnostics, readFileSync(file, 'utf8')) + '\n');
     return ExitCode.errors;
   }
-  const text = await formatModule(emitModule(state, emitInfo(file, options.out, process.cwd())));
+  const text = await formatModule(state.module!);
   if (options.out === undefined) {
     io.out(text);
     return ExitCode.ok;

@@ -7,7 +7,7 @@ import { compiledCleanly, compileFile } from './compile-file.js';
 import { ExitCode, UsageError, type Io } from './io.js';
 
 /** Passes after which there is IR to print. */
-export const irPasses = passNames.slice(passNames.indexOf('lower'));
+export const irPasses = passNames.slice(passNames.indexOf('lower'), passNames.indexOf('emit'));
 
 export function irCommand(file: string, after: string, io: Io, options: Pick<CompileOptions, 'lowering' | 'members'> = {}): number {
   if (!irPasses.includes(after)) {
