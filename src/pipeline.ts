@@ -38,6 +38,17 @@ export class InternalError extends Error {
   override name = 'InternalError';
 }
 
+/** A pass that checks the IR the previous pass left; a problem is an InternalError. */
+function verifier(name: string, what: string, verify: (state: CompileState) => string[]): Pass {
+  return {
+    name,
+    run(state) {
+      const problems = verify(state);
+      if (problems.length) throw new InternalError(`the ${what} of ${state.path} is invalid:\n  ${problems.join('\n  ')}`);
+    },
+  };
+}
+
 export const passes: readonly Pass[] = [
   {
     name: 'parse',
@@ -61,13 +72,7 @@ export const passes: readonly Pass[] = [
       state.ir = lowerModel(state.program!.model);
     },
   },
-  {
-    name: 'verify',
-    run(state) {
-      const problems = verifyModelIR(state.ir!);
-      if (problems.length) throw new InternalError(`the model IR of ${state.path} is invalid:\n  ${problems.join('\n  ')}`);
-    },
-  },
+  verifier('verify', 'model IR', (state) => verifyModelIR(state.ir!)),
   {
     name: 'widen',
     run(state, options) {
@@ -75,13 +80,7 @@ export const passes: readonly Pass[] = [
       state.ensemble = widen(state.ir!, options.lowering ?? 'grouped', members);
     },
   },
-  {
-    name: 'verify-ensemble',
-    run(state) {
-      const problems = verifyEnsembleIR(state.ensemble!);
-      if (problems.length) throw new InternalError(`the ensemble IR of ${state.path} is invalid:\n  ${problems.join('\n  ')}`);
-    },
-  },
+  verifier('verify-ensemble', 'ensemble IR', (state) => verifyEnsembleIR(state.ensemble!)),
   {
     // only for netc compile, which asks for it: the TypeScript module, as text (formatting is the CLI's)
     name: 'emit',
