@@ -32,13 +32,7 @@ function bestMember(run: string, metric?: ExtractOptions['metric']): number {
   if (metric && !rows.some((r) => r.metrics[metric as keyof MemberMetrics] !== undefined)) {
     throw new RunError(`${run} has no '${metric}' for its members; it has: ${Object.keys(rows[0]?.metrics ?? {}).join(', ')}`);
   }
-  if (!metric) return rank(rows)[0].member;
-  const higher = metric.endsWith('accuracy');
-  const score = (r: MemberRow) => {
-    const v = r.metrics[metric];
-    return v === undefined || !Number.isFinite(v) ? -Infinity : higher ? v : -v;
-  };
-  return [...rows].sort((a, b) => score(b) - score(a) || a.member - b.member)[0].member;
+  return rank(rows, metric)[0].member;
 }
 
 export async function extractCommand(run: string, options: ExtractOptions, io: Io): Promise<number> {

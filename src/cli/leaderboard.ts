@@ -18,12 +18,15 @@ export function rankKey(rows: MemberRow[]): { key: keyof MemberMetrics; higherIs
   return { key: 'loss', higherIsBetter: false };
 }
 
-/** Rows best first (ties broken by the loss of the same split); non-finite values (diverged members) last. */
-export function rank(rows: MemberRow[]): MemberRow[] {
-  const { key, higherIsBetter } = rankKey(rows);
-  const tie: keyof MemberMetrics = key === 'val_accuracy' ? 'val_loss' : 'loss';
-  const score = (r: MemberRow, k: keyof MemberMetrics, higher: boolean) => {
-    const v = r.metrics[k];
+/**
+ * Rows best first; non-finite values (diverged members) last. By default by rankKey's metric, ties broken
+ * by the loss of the same split; with `metric`, by that metric alone (accuracies higher, losses lower).
+ */
+export function rank(rows: MemberRow[], metric?: keyof MemberMetrics): MemberRow[] {
+  const { key, higherIsBetter } = metric ? { key: metric, higherIsBetter: metric.endsWith('accuracy') } : rankKey(rows);
+  const tie: keyof MemberMetrics | undefined = metric ? undefined : key === 'val_accuracy' ? 'val_loss' : 'loss';
+  const score = (r: MemberRow, k: keyof MemberMetrics | undefined, higher: boolean) => {
+    const v = k && r.metrics[k];
     return v === undefined || !Number.isFinite(v) ? -Infinity : higher ? v : -v;
   };
   return [...rows].sort((a, b) => score(b, key, higherIsBetter) - score(a, key, higherIsBetter) || score(b, tie, false) - score(a, tie, false) || a.member - b.member);
