@@ -1,14 +1,11 @@
 // `netc compile FILE [-o OUT.ts]`: compiles a .net file to a TypeScript module that trains its ensemble
 // (src/emit/), and writes it to OUT (atomically) or to standard output.
-import { readFileSync } from 'node:fs';
 import { writeAtomic } from '../util/write-atomic.js';
-import { formatDiagnostics } from '../diagnostics/format.js';
-import { DiagnosticSink } from '../diagnostics/sink.js';
 import { Messages } from '../diagnostics/messages.js';
 import type { Lowering } from '../layers/forward.js';
 import { emitInfo } from '../emit/emit.js';
 import { formatModule } from '../emit/format.js';
-import { compiledCleanly, compileFile } from './compile-file.js';
+import { compiledCleanly, compileFile, fileError } from './compile-file.js';
 import { ExitCode, type Io } from './io.js';
 
 export interface CompileCommandOptions {
@@ -22,10 +19,7 @@ export async function compileCommand(file: string, options: CompileCommandOption
   const state = compileFile(file, io, undefined, { lowering: options.lowering, members: options.members, emit: emitInfo(file, options.out, process.cwd()) });
   if (!state || !compiledCleanly(state)) return ExitCode.errors;
   if (!state.program!.train) {
-    const sink = new DiagnosticSink(file);
-    sink.report(Messages.MissingTrain, { start: 0, length: 1 });
-    io.err(formatDiagnostics(sink.diagnostics, readFileSync(file, 'utf8')) + '\n');
-    return ExitCode.errors;
+    return fileError(io, file, Messages.MissingTrain, 1);
   }
   const text = await formatModule(state.module!);
   if (options.out === undefined) {

@@ -4,8 +4,6 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } fr
 import { chooseBackend } from './backend-option.js';
 import { basename, dirname, join, resolve } from 'node:path';
 import { SingleBar } from 'cli-progress';
-import { formatDiagnostics } from '../diagnostics/format.js';
-import { DiagnosticSink } from '../diagnostics/sink.js';
 import { Messages } from '../diagnostics/messages.js';
 import type { Lowering } from '../layers/forward.js';
 import { loadDataset } from '../data/load.js';
@@ -16,7 +14,7 @@ import type { BackendName } from '../runtime/backend.js';
 import { batchesPerEpoch, DivergenceError, train, type EpochReport, type PopulationEvent, type Progress } from '../runtime/trainer.js';
 import { makeSchedules } from '../runtime/schedules.js';
 import type { RetiredMember } from '../runtime/checkpoint.js';
-import { compiledCleanly, compileFile } from './compile-file.js';
+import { compiledCleanly, compileFile, fileError } from './compile-file.js';
 import { leaderboard, rank, type MemberRow } from './leaderboard.js';
 import { fingerprint, readCheckpoint, RunError, writeAtomic, writeCheckpoint, writeRunInfo } from './run-dir.js';
 import { ExitCode, type Io } from './io.js';
@@ -52,10 +50,7 @@ export async function trainCommand(file: string, options: TrainOptions, io: Io):
   if (!compiledCleanly(state)) return ExitCode.errors;
   const program = state.program!;
   if (!program.train) {
-    const sink = new DiagnosticSink(file);
-    sink.report(Messages.MissingTrain, { start: 0, length: 1 });
-    io.err(formatDiagnostics(sink.diagnostics, readFileSync(file, 'utf8')) + '\n');
-    return ExitCode.errors;
+    return fileError(io, file, Messages.MissingTrain, 1);
   }
   if (options.seed !== undefined) program.ensemble.seed = options.seed;
   if (options.epochs !== undefined) Object.assign(program.train, { epochs: options.epochs, steps: undefined });
@@ -92,21 +87,22 @@ export async function trainCommand(file: string, options: TrainOptions, io: Io):
     try {
       resume = readCheckpoint(options.resume);
     } catch (e) {
-      if (e instanceof RunError) return failRun(io, file, Messages.RunUnreadable, e.message);
+      if (e instanceof RunError) return fileError(io, file, Messages.RunUnreadable, 0, e.message);
       throw e;
     }
     const m = resume.manifest;
     // members that stopped (halving, early stopping) still count: they are in the checkpoint as retired
     const total = m.members + (m.retired?.length ?? 0);
     if (m.fingerprint !== print || total !== ensemble.members) {
-      return failRun(
+      return fileError(
         io,
         file,
         Messages.CheckpointMismatch,
+        0,
         `the checkpoint in ${options.resume} holds ${total} members of model '${m.model}' (${m.fingerprint}); ${file} compiles to ${ensemble.members} members of '${state.ir!.name}' (${print}), so it cannot resume it`,
       );
     }
-    if (m.seed !== seed) return failRun(io, file, Messages.CheckpointMismatch, `the checkpoint in ${options.resume} was trained with seed ${m.seed}, not ${seed}`);
+    if (m.seed !== seed) return fileError(io, file, Messages.CheckpointMismatch, 0, `the checkpoint in ${options.resume} was trained with seed ${m.seed}, not ${seed}`);
   }
   const runDir = options.resume ?? options.out ?? join('runs', `${basename(file, '.net')}-${timestamp()}`);
   mkdirSync(runDir, { recursive: true });
@@ -264,12 +260,4 @@ function timestamp(): string {
   const d = new Date();
   const p = (n: number) => String(n).padStart(2, '0');
   return `${d.getFullYear()}${p(d.getMonth() + 1)}${p(d.getDate())}-${p(d.getHours())}${p(d.getMinutes())}${p(d.getSeconds())}`;
-}
-
-/** A run-level error reported as a diagnostic of the .net file, at its start. */
-function failRun(io: Io, file: string, def: (typeof Messages)[keyof typeof Messages], message: string): number {
-  const sink = new DiagnosticSink(file);
-  sink.report(def, { start: 0, length: 0 }, message);
-  io.err(formatDiagnostics(sink.diagnostics, readFileSync(file, 'utf8')) + '\n');
-  return ExitCode.errors;
 }
