@@ -2,7 +2,7 @@
 // ensemble's: the mean-combined prediction's loss and accuracy and the majority vote's accuracy, next to
 // the mean and the best member's, so the gain of combining the members can be read off.
 import Table from 'cli-table3';
-import { hyperTable } from '../runtime/hyper.js';
+import { hyperTable, shownHyperparameters } from '../runtime/hyper.js';
 import { evaluateEnsemble } from '../runtime/inference.js';
 import { ExitCode, type Io } from './io.js';
 import { DEFAULT_INFERENCE_BATCH, prepareInference, type InferenceCommandOptions } from './predict-command.js';
@@ -47,9 +47,7 @@ data it was trained on) unless --seed is given.
 /** The hyperparameters shown for a member: the varied ones by the path the file wrote, else lr. */
 function shown(run: OpenRun, m: number): Record<string, number> {
   const values = run.manifest.hyperparameters[m] ?? {};
-  const varied = [...hyperTable(run.info.program, run.info.model).varied];
-  if (!varied.length) return values.lr === undefined ? {} : { lr: values.lr };
-  return Object.fromEntries(varied.map(([key, path]) => [path, values[key]]));
+  return shownHyperparameters(hyperTable(run.info.program, run.info.model), (key) => values[key]);
 }
 
 const finite = (v: number | undefined) => (v !== undefined && Number.isFinite(v) ? v : undefined);

@@ -9,7 +9,7 @@ import type { Lowering } from '../layers/forward.js';
 import { loadDataset } from '../data/load.js';
 import { DataError, formatDataError } from '../data/dataset.js';
 import { splitValidation } from '../data/split.js';
-import { hyperTable, type HyperTable } from '../runtime/hyper.js';
+import { hyperTable, shownHyperparameters, type HyperTable } from '../runtime/hyper.js';
 import type { BackendName } from '../runtime/backend.js';
 import { batchesPerEpoch, DivergenceError, train, type EpochReport, type PopulationEvent, type Progress } from '../runtime/trainer.js';
 import { makeSchedules } from '../runtime/schedules.js';
@@ -37,12 +37,7 @@ export interface TrainOptions {
   progress?: boolean;
 }
 
-/** The hyperparameters shown for a member: the varied ones, by the path the user wrote; lr otherwise. */
-export function shownHyperparameters(table: HyperTable, member: number): Record<string, number> {
-  const varied = [...table.varied];
-  if (!varied.length) return { lr: table.value('lr', member) };
-  return Object.fromEntries(varied.map(([key, path]) => [path, table.value(key, member)]));
-}
+const shown = (table: HyperTable, member: number) => shownHyperparameters(table, (key) => table.value(key, member));
 
 export async function trainCommand(file: string, options: TrainOptions, io: Io): Promise<number> {
   const state = compileFile(file, io, undefined, { lowering: options.lowering, members: options.members });
@@ -157,7 +152,7 @@ export async function trainCommand(file: string, options: TrainOptions, io: Io):
     timings.push({ epoch: r.epoch, step: r.step, members: r.members.length, seconds: Math.round(r.seconds * 1000) / 1000 });
     bestLoss = Math.min(bestLoss, ...r.metrics.map((m) => m.loss).filter((l) => Number.isFinite(l)));
     bar?.update(r.step, { best: Number.isFinite(bestLoss) ? bestLoss.toFixed(4) : '-' });
-    const lines = r.metrics.map((metrics, m) => JSON.stringify({ epoch: r.epoch, step: r.step, member: r.members[m], hyperparameters: shownHyperparameters(table, r.members[m]), ...metrics }));
+    const lines = r.metrics.map((metrics, m) => JSON.stringify({ epoch: r.epoch, step: r.step, member: r.members[m], hyperparameters: shown(table, r.members[m]), ...metrics }));
     if (lines.length) appendFileSync(metricsPath, lines.join('\n') + '\n');
     if (!bar && r.metrics.length) {
       const best = rank(r.metrics.map((metrics, m) => ({ member: r.members[m], hyperparameters: {}, metrics })))[0];
@@ -209,7 +204,7 @@ export async function trainCommand(file: string, options: TrainOptions, io: Io):
   const rows: MemberRow[] = result.final.map((metrics, m) => {
     const id = result.memberIds[m];
     const retired = stoppedAt.get(id);
-    return { member: id, hyperparameters: shownHyperparameters(table, id), metrics, ...(retired ? { stopped: { step: retired.step, reason: retired.reason } } : {}) };
+    return { member: id, hyperparameters: shown(table, id), metrics, ...(retired ? { stopped: { step: retired.step, reason: retired.reason } } : {}) };
   });
   const summary = {
     file,

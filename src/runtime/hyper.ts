@@ -75,3 +75,13 @@ export function hyperTable(program: HyperSource, model: ModelIR): HyperTable {
     },
   };
 }
+
+/**
+ * The hyperparameters a member is shown with (tables, metrics.jsonl, events): the varied ones, by the path
+ * the file wrote (`drop.rate`); when nothing varies and `orLr` is set, lr. `value` gives a key's value.
+ */
+export function shownHyperparameters(table: Pick<HyperTable, 'varied'>, value: (key: string) => number | undefined, orLr = true): Record<string, number> {
+  const varied = [...table.varied];
+  const pairs = varied.length ? varied.map(([key, path]) => [path, value(key)] as const) : orLr ? [['lr', value('lr')] as const] : [];
+  return Object.fromEntries(pairs.filter(([, v]) => v !== undefined)) as Record<string, number>;
+}

@@ -10,7 +10,7 @@ import { Population, type PopulationSpec } from './population.js';
 import { restore, retiredMembers, type CheckpointManifest, type RetiredMember, type StateSource, type TrainPosition } from './checkpoint.js';
 import type { Decisions, Schedule, ScheduleMetric } from './schedules.js';
 import { initMember } from './init.js';
-import type { HyperTable } from './hyper.js';
+import { shownHyperparameters, type HyperTable } from './hyper.js';
 import type { TF, Tensor } from './tf.js';
 
 export interface TrainSetup {
@@ -360,7 +360,7 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
   }
 
   function shown(member: number): Record<string, number> {
-    return Object.fromEntries([...setup.hyper.varied].map(([key, path]) => [path, setup.hyper.value(key, member)]));
+    return shownHyperparameters(setup.hyper, (key) => setup.hyper.value(key, member), false);
   }
 
   const seconds = (performance.now() - started) / 1000;
