@@ -2,7 +2,7 @@
 // parameters and optimizer slots as [N, ...shape], each member's hyperparameters, Adam's running beta
 // powers, the step, and the data position with the running sums of the current epoch. Together with
 // the seed (which names every random stream) that is all a resumed run needs to continue bit for bit.
-import type { Population } from './population.js';
+import { Population } from './population.js';
 
 export interface TrainPosition {
   /** optimizer steps taken */
@@ -82,7 +82,7 @@ export async function encodeCheckpoint(
   position: TrainPosition,
   meta: { fingerprint: string; seed: number; hyperKeys: string[]; data: string; retired?: RetiredMember[] },
 ): Promise<{ manifest: CheckpointManifest; bytes: Uint8Array }> {
-  const source = 'state' in population && population.state instanceof Map ? (population as StateSource) : await populationSource(population as Population);
+  const source = population instanceof Population ? await populationSource(population) : population;
   const n = source.memberIds.length;
   const tensors: CheckpointManifest['tensors'] = [];
   const data = new Map(source.state);
