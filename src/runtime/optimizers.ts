@@ -72,6 +72,9 @@ export function applyGradients(
     if (!clipping && slots.length > 0 && slots.every((s) => grads.has(s.key)) && flatAdam(tf, optimizer, slots, grads, state, hyper, slotHyper, sharedHyper)) return;
   }
   const oneMinus = (slot: Slot, key: string) => slotHyper(slot, `1-${key}`);
+  // per step, not per slot: whether any member decays its weights, and whether any uses nesterov
+  const decays = (optimizer === 'sgd' || optimizer === 'adamw') && hyper('weight_decay').some((d) => d !== 0);
+  const nesterov = optimizer === 'sgd' && hyper('nesterov').some((v) => v);
   for (const slot of slots) {
     let g = grads.get(slot.key);
     if (!g) continue;
@@ -79,15 +82,14 @@ export function applyGradients(
     const s = state.tensors.get(slot.key)!;
     const h = (key: string) => slotHyper(slot, key);
     const w = slot.variable;
-    const decay = (value: Tensor) => (hyper('weight_decay').some((d) => d !== 0) ? tf.sub(value, tf.mul(tf.mul(value, h('weight_decay')), h('lr'))) : value);
+    const decay = (value: Tensor) => (decays ? tf.sub(value, tf.mul(tf.mul(value, h('weight_decay')), h('lr'))) : value);
     switch (optimizer) {
       case 'sgd': {
         // tf.train.momentum: accum = accum * m + g; w -= lr * accum (nesterov: lr * (g + accum * m))
         const m = h('momentum');
         const accum = tf.add(tf.mul(s.get('accum')!, m), g);
         s.get('accum')!.assign(accum);
-        const nesterov = hyper('nesterov');
-        const step = nesterov.every((v) => !v) ? accum : tf.where(tf.greater(h('nesterov'), 0.5), tf.add(g, tf.mul(accum, m)), accum);
+        const step = !nesterov ? accum : tf.where(tf.greater(h('nesterov'), 0.5), tf.add(g, tf.mul(accum, m)), accum);
         w.assign(tf.add(tf.mul(step, h('-lr')), decay(w)));
         break;
       }
