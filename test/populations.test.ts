@@ -123,10 +123,29 @@ train { data: moons(n: 400, noise: 0.2) validation: 0.25 loss: mse optimizer: sg
     expect(retiredMembers(manifest, tensors).map((x) => x.member)).toEqual([1]);
   });
 
-  it('is refused under blockdiag, where its NaN would reach every member', async () => {
-    const r = await netc('train', file(MOONS(4, LRS)), '--backend', 'cpu', '--lowering', 'blockdiag', '--out', tmp());
+  it.each([
+    ['all at once', []],
+    ['in waves', ['--resident', '2']],
+  ])('is refused under blockdiag, where its NaN would reach every member (%s)', async (_, extra) => {
+    const r = await netc('train', file(MOONS(4, LRS)), '--backend', 'cpu', '--lowering', 'blockdiag', ...(extra as string[]), '--out', tmp());
     expect(r.code).toBe(1);
     expect(r.err).toContain('under the blockdiag lowering a non-finite member spreads to every other (0 x NaN = NaN');
+  });
+
+  it('in waves, a member in a later wave stops at the step where all at once stops it', async () => {
+    // member 3 is in the second wave of two: the first has already run past its step when it diverges
+    const f = file(MOONS(4, 'vary lr: [0.05, 0.02, 0.1, 1e4]'));
+    const [all, waves] = [tmp(), tmp()];
+    expect((await netc('train', f, '--backend', 'cpu', '--out', all)).code).toBe(0);
+    const r = await netc('train', f, '--backend', 'cpu', '--resident', '2', '--out', waves);
+    expect(r.code, r.err).toBe(0);
+    const stops = lines(join(all, 'events.jsonl'));
+    expect(stops).toMatchObject([{ event: 'stop', member: 3 }]);
+    expect(stops[0].step % 15).not.toBe(0);
+    expect(lines(join(waves, 'events.jsonl'))).toEqual(stops);
+    expect(readFileSync(join(waves, 'population.json'), 'utf8')).toBe(readFileSync(join(all, 'population.json'), 'utf8'));
+    expect(paramBytes(waves).equals(paramBytes(all))).toBe(true);
+    expect(readFileSync(join(waves, 'metrics.jsonl'), 'utf8')).toBe(readFileSync(join(all, 'metrics.jsonl'), 'utf8'));
   });
 });
 

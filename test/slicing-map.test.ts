@@ -1,6 +1,12 @@
 // The slicing map is the exact inverse of widening: slicing member i's parameters out of the fused
-// tensors, as the map says, gives member i's own weights, under every lowering.
+// tensors, as the map says, gives member i's own weights, under every lowering; and its checkpoint part
+// finds any member, retired or not, in population-STEP.bin.
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { main } from '../src/cli/main.js';
+import type { SlicingMap } from '../src/ensemble/slicing-map.js';
 import { lowerings } from '../src/layers/forward.js';
 import { slicingMap } from '../src/ensemble/slicing-map.js';
 import { initMember } from '../src/runtime/init.js';
@@ -33,5 +39,53 @@ describe.each(lowerings)('%s', (lowering) => {
       }
     }
     b.pop.dispose();
+  });
+});
+
+describe('slicing-map.json and the checkpoint', () => {
+  // a tool with nothing but the run's files: slicing-map.json says how population-STEP.bin holds a member
+  it('finds every member in population-STEP.bin by its rule, also after halving compacted the population', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'netc-map-'));
+    const file = join(dir, 'halving.net');
+    writeFileSync(
+      file,
+      `model m(input: [2]) {
+  dense(8, activation: relu)
+  dense(1, activation: sigmoid)
+}
+ensemble { members: 6 seed: 2 vary lr: loguniform(0.001, 0.3) }
+train { data: moons(n: 200, noise: 0.2) validation: 0.25 loss: binary_crossentropy optimizer: adam() batch: 25 epochs: 4 }
+schedule halving { every: 1 epochs, keep: 0.5, metric: val_loss }
+`,
+    );
+    const run = join(dir, 'run');
+    const io = { out: () => {}, err: () => {} };
+    expect(await main(['train', file, '--backend', 'cpu', '--out', run], io)).toBe(0);
+    const map = JSON.parse(readFileSync(join(run, 'slicing-map.json'), 'utf8')) as SlicingMap;
+    const manifest = JSON.parse(readFileSync(join(run, 'population.json'), 'utf8'));
+    const bin = readFileSync(join(run, manifest.data));
+    const floats = new Float32Array(bin.buffer, bin.byteOffset, bin.byteLength / 4);
+    expect(map.indexes).toBe('fused-tensors');
+    // the population was compacted: positions are no longer ids
+    expect(manifest.member_ids).not.toEqual(manifest.member_ids.map((_: number, i: number) => i));
+    for (let id = 0; id < 6; id++) {
+      const p = manifest.member_ids.indexOf(id);
+      const own = (name: string, size: number) => {
+        const t = manifest.tensors.find((x: { name: string }) => x.name === (p >= 0 ? name : `${name}@${id}`));
+        return Array.from(floats.subarray(t.offset + Math.max(p, 0) * size, t.offset + Math.max(p, 0) * size + size));
+      };
+      const out = join(dir, `member-${id}`);
+      expect(await main(['extract', run, '--member', String(id), '--backend', 'cpu', '--out', out], io)).toBe(0);
+      const model = JSON.parse(readFileSync(join(out, 'model.json'), 'utf8'));
+      const weights = readFileSync(join(out, model.weightsManifest[0].paths[0]));
+      let offset = 0;
+      for (const w of model.weightsManifest[0].weights as { name: string; shape: number[] }[]) {
+        const param = map.checkpoint.params.find((x) => x.name === w.name)!;
+        expect(param.shape).toEqual(w.shape);
+        const extracted = new Float32Array(weights.buffer.slice(weights.byteOffset + offset, weights.byteOffset + offset + 4 * param.size));
+        expect(own(w.name, param.size), `member ${id} ${w.name}`).toEqual(Array.from(extracted));
+        offset += 4 * param.size;
+      }
+    }
   });
 });

@@ -110,11 +110,11 @@ export async function trainCommand(file: string, options: TrainOptions, io: Io):
     // ended at the checkpoint was reported before it was taken; a line at the checkpoint's step in the
     // middle of an epoch is a partial report (the step budget ended there), which the rest supersedes.
     const at = resume.manifest.position;
-    const ended = at.batch >= perEpoch;
-    const kept = readFileSync(metricsPath, 'utf8')
-      .split('\n')
-      .filter((line) => line && (ended ? JSON.parse(line).step <= at.step : JSON.parse(line).step < at.step));
-    writeAtomic(metricsPath, kept.map((l) => l + '\n').join(''));
+    // the checkpoint's step ended an epoch (its position is then the next epoch's start, or the end of the last)
+    const ended = at.batch >= perEpoch || (at.batch === 0 && at.step > 0);
+    truncateLines(metricsPath, (row) => (ended ? row.step <= at.step : row.step < at.step));
+    // events up to the checkpoint's step happened before it was taken; later ones will happen again
+    truncateLines(join(runDir, 'events.jsonl'), (row) => row.step <= at.step);
   }
   const memberIds = Array.from({ length: ensemble.members }, (_, i) => i);
   io.err(
@@ -241,6 +241,15 @@ export async function trainCommand(file: string, options: TrainOptions, io: Io):
   );
   if (stop) io.err(`stopped at step ${result.steps}; continue with: netc train ${file} --resume ${runDir}\n`);
   return stop ? ExitCode.errors : ExitCode.ok;
+}
+
+/** Keeps the lines of a JSON-lines file whose row passes `keep` (a missing file stays missing). */
+function truncateLines(path: string, keep: (row: { step: number }) => boolean): void {
+  if (!existsSync(path)) return;
+  const kept = readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((line) => line && keep(JSON.parse(line)));
+  writeAtomic(path, kept.map((l) => l + '\n').join(''));
 }
 
 const round = (v: number) => Math.round(v * 1000) / 1000;

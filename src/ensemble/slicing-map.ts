@@ -2,6 +2,10 @@
 // `tf.slice(fused[tensor], begin, size)` reshaped to `shape` is member i's own parameter, named as
 // tfjs-layers/Keras name it (`dense_1/kernel`). Blockdiag kernels also name the mask that keeps them
 // block-diagonal (member i's block is all ones in it).
+//
+// Those are the fused tensors as a population holds them in memory. The checkpoint on disk
+// (population.json + population-STEP.bin) stores the same parameters lowering-free, member after member;
+// the map's `checkpoint` part says how to find a member there.
 import { fusedShape, memberAxes, memberSlice, type EnsembleIR, type ParamLayout } from './ensemble-ir.js';
 
 export interface MemberParamSlice {
@@ -20,10 +24,35 @@ export interface SlicingMap {
   model: string;
   lowering: string;
   members: number;
+  /** what `tensors` and `slices` index: the fused tensors in memory, never population-STEP.bin */
+  indexes: 'fused-tensors';
+  /** how the checkpoint holds each member's parameters */
+  checkpoint: CheckpointLayout;
   /** the fused tensors: name, shape, layout, and which axes carry the members */
   tensors: { name: string; shape: number[]; layout: ParamLayout; member_axes: number[]; trainable: boolean }[];
   /** per member, per parameter name */
   slices: Record<string, MemberParamSlice>[];
+}
+
+/**
+ * population-STEP.bin, as population.json's `tensors` list describes it: float32, each parameter as
+ * [M, ...shape] starting at `offset` (in floats), member after member, where M and the member order are
+ * population.json's `member_ids` (halving and early stopping compact the population, so a member's
+ * position is member_ids.indexOf(id), not its id). A stopped member's parameters are the tensors named
+ * `name@id`, of its own shape; optimizer slots are `name:slot`, laid out as their parameter.
+ */
+export interface CheckpointLayout {
+  layout: 'member-major';
+  rule: string;
+  params: { name: string; shape: number[]; size: number }[];
+}
+
+export function checkpointLayout(e: Pick<EnsembleIR, 'params'>): CheckpointLayout {
+  return {
+    layout: 'member-major',
+    rule: "in population.json's tensors, parameter NAME of member ID is at offset + p * size floats of population-STEP.bin, p = member_ids.indexOf(ID); a stopped member's is the tensor NAME@ID",
+    params: e.params.map((p) => ({ name: p.name, shape: p.shape, size: p.shape.reduce((a, b) => a * b, 1) })),
+  };
 }
 
 export function slicingMap(e: EnsembleIR): SlicingMap {
@@ -44,5 +73,5 @@ export function slicingMap(e: EnsembleIR): SlicingMap {
       }),
     ),
   );
-  return { format: 'netc-slicing-map-1', model: e.model.name, lowering: e.lowering, members: n, tensors, slices };
+  return { format: 'netc-slicing-map-1', model: e.model.name, lowering: e.lowering, members: n, indexes: 'fused-tensors', checkpoint: checkpointLayout(e), tensors, slices };
 }

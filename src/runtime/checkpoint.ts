@@ -2,7 +2,9 @@
 // parameters and optimizer slots as [N, ...shape], each member's hyperparameters, Adam's running beta
 // powers, the step, and the data position with the running sums of the current epoch. Together with
 // the seed (which names every random stream) that is all a resumed run needs to continue bit for bit.
+// The loop's own memory goes with it: each schedule's sums and state, and every member's last metrics.
 import { Population } from './population.js';
+import type { HyperTable } from './hyper.js';
 
 export interface TrainPosition {
   /** optimizer steps taken */
@@ -11,7 +13,26 @@ export interface TrainPosition {
   epoch: number;
   batch: number;
   /** the current epoch's example-weighted metric sums so far, per member id, and how many examples they cover */
-  sums?: { count: number; values: Record<string, number[]>; ids?: number[]; counts?: number[] };
+  sums?: SumsState;
+  /** the schedules, in the file's order */
+  schedules?: {
+    /** schedules were due at `step` and have not acted yet (the run ended there): a resumed run acts first */
+    pending: boolean;
+    /** each schedule's training-metric sums since it last acted */
+    sums: SumsState[];
+    /** each schedule's own memory (early stopping's best values), as its state() gave it */
+    state: unknown[];
+  };
+  /** each member's metrics at its last reported epoch, by id (stopped members' too); non-finite values as strings */
+  metrics?: [number, Record<string, number | string>][];
+}
+
+/** Example-weighted metric sums per member id, and how many examples each covers. */
+export interface SumsState {
+  count: number;
+  values: Record<string, number[]>;
+  ids?: number[];
+  counts?: number[];
 }
 
 export interface CheckpointManifest {
@@ -136,6 +157,15 @@ export function restore(population: Population, manifest: CheckpointManifest, te
   population.step = manifest.position.step;
   population.state.accBeta1 = [...manifest.acc_beta1];
   population.state.accBeta2 = [...manifest.acc_beta2];
+}
+
+/** Puts back each member's hyperparameters as the checkpoint holds them (PBT may have changed them). */
+export function restoreHyperparameters(table: Pick<HyperTable, 'set'>, manifest: CheckpointManifest): void {
+  const put = (id: number, values: Record<string, number>) => {
+    for (const [key, value] of Object.entries(values)) table.set(key, id, value);
+  };
+  manifest.member_ids.forEach((id, m) => put(id, manifest.hyperparameters[m]));
+  for (const r of manifest.retired ?? []) put(r.member, r.hyperparameters);
 }
 
 /** Member m's (population position) own parameters from a checkpoint, by name. */

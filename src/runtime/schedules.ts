@@ -2,6 +2,8 @@
 // of the top quantile and perturbs or resamples its varied hyperparameters), successive halving (the
 // worst members stop), per-member early stopping (patience). Each returns decisions; the trainer
 // carries them out by gathering along the member axis, so nothing leaves the device or goes to files.
+// What a schedule remembers between intervals (early stopping's best values) is exported with
+// state() and put back with restore(), so that a checkpoint carries it and a resumed run decides the same.
 import type { ScheduleConfig, Space, Vary } from '../check/program.js';
 import type { Interval } from '../check/arg-spec.js';
 import { drawFromSpace } from './hyper.js';
@@ -42,6 +44,9 @@ export interface Schedule {
   /** the interval in steps, given the steps per epoch (early stopping acts at every epoch end) */
   everySteps(perEpoch: number): number;
   decide(ctx: ScheduleContext): Decisions;
+  /** what decide() remembers between calls, as JSON (undefined: nothing) */
+  state?(): unknown;
+  restore?(state: unknown): void;
 }
 
 const higherIsBetter = (m: ScheduleMetric) => m.endsWith('accuracy');
@@ -82,17 +87,49 @@ export function pbt(config: ScheduleConfig, varied: VariedHyper[], seed: number)
         for (const v of varied) {
           const inherited = ctx.hyper(v.key, source);
           if (rng.uniform() < a.resample) hyperparameters[v.key] = drawFromSpace(v.space, seed, `${v.path}@pbt${ctx.step}`, member);
-          else if (v.space.kind === 'uniform' || v.space.kind === 'loguniform') {
-            // perturbed, and kept inside the space the user gave
-            const factor = a.perturb[rng.int(a.perturb.length)];
-            hyperparameters[v.key] = Math.min(Math.max(inherited * factor, v.space.low), v.space.high);
-          } else hyperparameters[v.key] = inherited * a.perturb[rng.int(a.perturb.length)];
+          else hyperparameters[v.key] = perturb(v.space, inherited, a.perturb, rng);
         }
         return { member, source, hyperparameters };
       });
       return { stop: [], exploit };
     },
   };
+}
+
+/**
+ * A perturbed value that stays where a draw from the space could land: numeric spaces multiply by one of
+ * the factors and clamp to [low, high) (a draw never reaches high, which the checker may exclude: a
+ * dropout rate of 1); lists and choices move to a neighbouring value, as Ray Tune does, never beyond the ends.
+ */
+export function perturb(space: Space, inherited: number, factors: number[], rng: Rng): number {
+  if (space.kind === 'uniform' || space.kind === 'loguniform') {
+    const factor = factors[rng.int(factors.length)];
+    return Math.min(Math.max(inherited * factor, space.low), below(space.high));
+  }
+  const values = space.values.map(spaceNumber);
+  const at = nearest(values, inherited);
+  const to = at + (rng.uniform() < 0.5 ? -1 : 1);
+  return values[Math.min(Math.max(to, 0), values.length - 1)];
+}
+
+const spaceNumber = (v: unknown) => (typeof v === 'boolean' ? Number(v) : (v as number));
+
+/** The largest float64 below x (x > 0 or x < 0; for 0, the largest negative subnormal). */
+function below(x: number): number {
+  if (x === 0) return -Number.MIN_VALUE;
+  const view = new DataView(new ArrayBuffer(8));
+  view.setFloat64(0, x);
+  view.setBigInt64(0, view.getBigInt64(0) + (x > 0 ? -1n : 1n));
+  return view.getFloat64(0);
+}
+
+/** The index of the value closest to v (the first of equals). */
+function nearest(values: number[], v: number): number {
+  let best = 0;
+  values.forEach((x, i) => {
+    if (Math.abs(x - v) < Math.abs(values[best] - v)) best = i;
+  });
+  return best;
 }
 
 export function halving(config: ScheduleConfig): Schedule {
@@ -112,8 +149,8 @@ export function halving(config: ScheduleConfig): Schedule {
 
 export function earlyStopping(config: ScheduleConfig): Schedule {
   const a = config.args as { metric: ScheduleMetric; patience: number; min_delta: number };
-  const best = new Map<number, number>();
-  const waited = new Map<number, number>();
+  let best = new Map<number, number>();
+  let waited = new Map<number, number>();
   return {
     name: 'early_stopping',
     metric: a.metric,
@@ -134,8 +171,18 @@ export function earlyStopping(config: ScheduleConfig): Schedule {
       });
       return { stop, exploit: [] };
     },
+    state: () => ({ best: [...best].map(([id, v]) => [id, jsonNumber(v)]), waited: [...waited] }),
+    restore(state) {
+      const s = state as { best: [number, number | string][]; waited: [number, number][] };
+      best = new Map(s.best.map(([id, v]) => [id, fromJsonNumber(v)]));
+      waited = new Map(s.waited);
+    },
   };
 }
+
+/** A number for JSON, which has no NaN or Infinity: those become strings. */
+export const jsonNumber = (v: number): number | string => (Number.isFinite(v) ? v : String(v));
+export const fromJsonNumber = (v: number | string | null): number => (typeof v === 'number' ? v : v === null ? NaN : Number(v));
 
 export function makeSchedules(configs: ScheduleConfig[], vary: readonly Pick<Vary, 'path' | 'space'>[], keyOf: (path: string) => string, seed: number): Schedule[] {
   const varied = vary.map((v) => ({ key: keyOf(v.path), path: v.path, space: v.space }));

@@ -7,8 +7,8 @@ import { batchRanges, epochOrder, gatherBatch, labelEncoding } from '../data/bat
 import type { Dataset, LabelEncoding } from '../data/dataset.js';
 import { losses as lossSpecs } from '../vocabulary/losses.js';
 import { Population, type PopulationSpec } from './population.js';
-import { restore, retiredMembers, type CheckpointManifest, type RetiredMember, type StateSource, type TrainPosition } from './checkpoint.js';
-import type { Decisions, Schedule, ScheduleMetric } from './schedules.js';
+import { restore, restoreHyperparameters, retiredMembers, type CheckpointManifest, type RetiredMember, type StateSource, type SumsState, type TrainPosition } from './checkpoint.js';
+import { fromJsonNumber, jsonNumber, type Decisions, type Schedule, type ScheduleMetric } from './schedules.js';
 import { initMember } from './init.js';
 import { shownHyperparameters, type HyperTable } from './hyper.js';
 import type { TF, Tensor } from './tf.js';
@@ -144,6 +144,7 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
 
   // the members: resident in one population, or (with `resident`) kept on the host and trained in waves
   const resumed = setup.resume;
+  if (resumed) restoreHyperparameters(setup.hyper, resumed.manifest);
   const active = resumed ? [...resumed.manifest.member_ids] : [...allIds];
   const retired: RetiredMember[] = resumed ? retiredMembers(resumed.manifest, resumed.tensors) : [];
   const waves = setup.resident !== undefined && setup.resident < active.length ? setup.resident : 0;
@@ -156,28 +157,45 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
   }
 
   const epochSums = new HostSums(start.sums);
-  const intervalSums = new HostSums();
-  const lastMetrics = new Map<number, MemberMetrics>();
+  const schedules = setup.schedules ?? [];
+  // each schedule ranks by its own interval's sums: two schedules with different intervals never share them
+  const scheduleSums = schedules.map((_, i) => new HostSums(start.schedules?.sums[i]));
+  start.schedules?.state.forEach((s, i) => s !== undefined && schedules[i]?.restore?.(s));
+  // the metrics of each member's last ended epoch; a final partial epoch's are kept apart (a resumed run supersedes them)
+  const lastMetrics = new Map<number, MemberMetrics>(start.metrics?.map(([id, m]) => [id, decodeMetrics(m)]));
+  const partialMetrics = new Map<number, MemberMetrics>();
+  // the step at which the schedules due there have acted (a checkpoint at the run's last step may precede them)
+  let actedAt = start.schedules?.pending ? -1 : step;
   let best = NaN;
   let stopped = false;
   let trained = 0;
   const started = performance.now();
   let epochStarted = started;
   const rate = () => trained / Math.max(1e-9, (performance.now() - started) / 1000);
-  const position = (): TrainPosition => ({ step, epoch, batch: next, sums: epochSums.toJSON() });
   const every = setup.checkpointEvery ?? 0;
-  const schedules = setup.schedules ?? [];
-  const due = (s: number) => schedules.filter((sc) => s % sc.everySteps(perEpoch) === 0);
+  const due = (s: number) => (s > 0 ? schedules.filter((sc) => s % sc.everySteps(perEpoch) === 0) : []);
+  const position = (): TrainPosition => ({
+    step,
+    epoch,
+    batch: next,
+    sums: epochSums.toJSON(),
+    schedules: { pending: due(step).length > 0 && actedAt !== step, sums: scheduleSums.map((s) => s.toJSON()), state: schedules.map((s) => s.state?.()) },
+    metrics: [...lastMetrics].map(([id, m]) => [id, encodeMetrics(m)]),
+  });
   const checkpoint = async () => {
     if (!callbacks.checkpoint) return;
     const source = population ?? store!.source(setup.hyper);
     await callbacks.checkpoint(source, position(), retired);
   };
 
-  /** Trains a population on batches [from, to) of the current epoch; returns the members whose loss went non-finite. */
-  const runSteps = async (pop: Population, from: number, to: number, order: Int32Array): Promise<number[]> => {
+  /**
+   * Trains a population on batches [from, to) of the current epoch, stopping after a batch where a member's
+   * loss went non-finite; returns those members and how many batches ran.
+   */
+  const runSteps = async (pop: Population, from: number, to: number, order: Int32Array): Promise<{ diverged: number[]; ran: number }> => {
     const diverged: number[] = [];
-    for (let b = from; b < to; b++) {
+    let b = from;
+    while (b < to && !diverged.length) {
       const [s0, s1] = ranges[b];
       const { x, y, size } = batch(setup.data.train, order, s0, s1);
       let acc: Tensor | undefined;
@@ -191,25 +209,56 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
           return;
         }
         epochSums.add(id, lossValues[m], accValues?.[m], size);
-        intervalSums.add(id, lossValues[m], accValues?.[m], size);
+        for (const sums of scheduleSums) sums.add(id, lossValues[m], accValues?.[m], size);
       });
       trained += pop.n;
+      b++;
     }
-    return diverged;
+    return { diverged, ran: b - from };
   };
 
+  /**
+   * Trains every wave for batches [from, to) and returns the members that diverged. A divergence ends the
+   * interval at its step, as it does for a resident population: the waves that had already run past it
+   * are rolled back and run again up to there, so the stop is recorded where all-at-once records it.
+   */
+  const runWaves = async (from: number, to: number, order: Int32Array): Promise<{ diverged: number[]; ran: number }> => {
+    const before = { state: store!.snapshot(), sums: [epochSums, ...scheduleSums].map((s) => s.toJSON()), trained };
+    const trainWaves = async (end: number) => {
+      const found: { at: number; members: number[] }[] = [];
+      let furthest = from;
+      for (const wave of store!.waves(waves)) {
+        const pop = store!.load(wave);
+        const r = await runSteps(pop, from, end, order);
+        await store!.save(pop);
+        pop.dispose();
+        furthest = Math.max(furthest, from + r.ran);
+        if (r.diverged.length) found.push({ at: (end = from + r.ran), members: r.diverged });
+      }
+      return { end, furthest, diverged: found.filter((f) => f.at === end).flatMap((f) => f.members) };
+    };
+    let r = await trainWaves(to);
+    if (r.furthest > r.end) {
+      store!.rollback(before.state);
+      [epochSums, ...scheduleSums].forEach((s, i) => s.restore(before.sums[i]));
+      trained = before.trained;
+      r = await trainWaves(r.end);
+    }
+    return { diverged: r.diverged, ran: r.end - from };
+  };
+
+  // the run this resumes ended where schedules were due, before they acted
+  if (actedAt !== step && step < setup.steps) await actOnSchedules();
   while (step < setup.steps && !stopped) {
     const order = epochOrder(setup.data.train.count, config.shuffle, setup.seed, epoch);
     while (next < perEpoch && step < setup.steps) {
       // the next boundary: a step where a schedule acts, a checkpoint is due, the epoch ends, or training does
       let to = next + 1;
       while (to < perEpoch && step + (to - next) < setup.steps && !boundary(step + (to - next))) to++;
-      const steps = to - next;
-      let diverged: number[];
+      let diverged: number[] = [];
       if (population) {
-        diverged = [];
         for (let b = next; b < to; b++) {
-          diverged.push(...(await runSteps(population, b, b + 1, order)).filter((d) => !diverged.includes(d)));
+          diverged = (await runSteps(population, b, b + 1, order)).diverged;
           step++;
           next++;
           callbacks.onStep?.({ step, steps: setup.steps, epoch: epoch + 1, epochs, memberStepsPerSecond: rate(), bestLoss: best });
@@ -221,15 +270,10 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
           }
         }
       } else {
-        diverged = [];
-        for (const wave of store!.waves(waves)) {
-          const pop = store!.load(wave);
-          diverged.push(...(await runSteps(pop, next, to, order)));
-          await store!.save(pop);
-          pop.dispose();
-        }
-        step += steps;
-        next = to;
+        const r = await runWaves(next, to, order);
+        diverged = r.diverged;
+        step += r.ran;
+        next += r.ran;
         // every wave starts the interval at the same step (it names the dropout streams); the store moves on after all of them
         store!.step = step;
         callbacks.onStep?.({ step, steps: setup.steps, epoch: epoch + 1, epochs, memberStepsPerSecond: rate(), bestLoss: best });
@@ -237,7 +281,8 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
         if (callbacks.shouldStop?.()) stopped = true;
       }
       if (diverged.length) {
-        if (setup.ensemble.lowering === 'blockdiag' && (population?.n ?? 0) > diverged.length) {
+        // under waves too: the members of a diverged member's wave are poisoned as they would be all at once
+        if (setup.ensemble.lowering === 'blockdiag' && (population?.n ?? store!.ids.length) > diverged.length) {
           throw new DivergenceError(
             `member${diverged.length > 1 ? 's' : ''} ${diverged.join(', ')} diverged (a non-finite loss) at step ${step}; under the blockdiag lowering a non-finite member spreads to every other (0 x NaN = NaN in the masked matMul), so the population is no longer valid. Use --lowering grouped, which stops a diverged member and leaves the others untouched.`,
           );
@@ -247,13 +292,8 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
       // an epoch that ends here is reported before schedules act on it, so every member's last epoch shows
       const epochEnded = next >= perEpoch || (step >= setup.steps && !stopped);
       if (epochEnded) await reportEpoch();
-      // nothing is left to gain from a schedule acting after the last step
-      for (const sc of step < setup.steps ? due(step) : []) {
-        const ids = population?.memberIds ?? store!.ids;
-        if (!ids.length) break;
-        const metric = await scheduleMetric(sc.metric, ids);
-        await apply(sc.decide({ step, members: ids, metric, hyper: (key, m) => setup.hyper.value(key, m) }));
-      }
+      // nothing is left to gain from a schedule acting after the last step; a checkpoint there says they are pending
+      if (step < setup.steps) await actOnSchedules();
       if (every > 0 && step % every === 0 && step < setup.steps) await checkpoint();
       if (!(population?.n ?? store!.ids.length)) stopped = true;
       if (stopped) break;
@@ -274,7 +314,7 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
         ...(withAccuracy ? { accuracy: t.accuracy } : {}),
         ...(val ? { val_loss: val.loss[m], ...(withAccuracy ? { val_accuracy: val.accuracy[m] } : {}) } : {}),
       };
-      lastMetrics.set(id, row);
+      (next >= perEpoch ? lastMetrics : partialMetrics).set(id, row);
       return row;
     });
     // a partial epoch (the step budget ended mid-epoch) keeps its sums: a resumed run continues them
@@ -285,20 +325,31 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
     epochStarted = now;
   }
 
+  /** The schedules due at this step act, in the file's order, each on the members the previous left. */
+  async function actOnSchedules() {
+    for (const sc of due(step)) {
+      const ids = population?.memberIds ?? store!.ids;
+      if (!ids.length) break;
+      const metric = await scheduleMetric(sc, ids);
+      await apply(sc.decide({ step, members: ids, metric, hyper: (key, m) => setup.hyper.value(key, m) }));
+    }
+    actedAt = step;
+  }
+
   function boundary(s: number): boolean {
     return due(s).length > 0 || (every > 0 && s % every === 0);
   }
 
   /** The metric a schedule ranks by, for the active members: validation evaluated now, or the interval's training average. */
-  async function scheduleMetric(metric: ScheduleMetric, ids: number[]): Promise<number[]> {
+  async function scheduleMetric(schedule: Schedule, ids: number[]): Promise<number[]> {
+    const sums = scheduleSums[schedules.indexOf(schedule)];
+    let metric: ScheduleMetric = schedule.metric;
     // without validation data a val_ metric falls back to its training counterpart (the checker warns, NET3014)
     if (metric.startsWith('val_') && !setup.data.validation) metric = metric.slice(4) as ScheduleMetric;
-    if (metric.startsWith('val_') && setup.data.validation) {
-      const val = await evaluateMembers(setup.data.validation);
-      return metric === 'val_loss' ? val.loss : val.accuracy;
-    }
-    const values = ids.map((id) => intervalSums.mean(id)[metric === 'loss' ? 'loss' : 'accuracy'] ?? NaN);
-    intervalSums.clear();
+    const values = metric.startsWith('val_')
+      ? await evaluateMembers(setup.data.validation!).then((val) => (metric === 'val_loss' ? val.loss : val.accuracy))
+      : ids.map((id) => sums.mean(id)[metric === 'loss' ? 'loss' : 'accuracy'] ?? NaN);
+    sums.clear();
     return values;
   }
 
@@ -364,12 +415,12 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
   }
 
   const seconds = (performance.now() - started) / 1000;
-  if (!lastMetrics.size && (population?.n || store?.ids.length)) {
+  if (!lastMetrics.size && !partialMetrics.size && (population?.n || store?.ids.length)) {
     const ids = population?.memberIds ?? store!.ids;
     const tr = await evaluateMembers(setup.data.train);
     const val = setup.data.validation && (await evaluateMembers(setup.data.validation));
     ids.forEach((id, m) =>
-      lastMetrics.set(id, {
+      partialMetrics.set(id, {
         loss: tr.loss[m],
         ...(withAccuracy ? { accuracy: tr.accuracy[m] } : {}),
         ...(val ? { val_loss: val.loss[m], ...(withAccuracy ? { val_accuracy: val.accuracy[m] } : {}) } : {}),
@@ -377,15 +428,25 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
     );
   }
   await checkpoint();
-  const final = allIds.map((id) => lastMetrics.get(id) ?? { loss: NaN });
+  const final = allIds.map((id) => partialMetrics.get(id) ?? lastMetrics.get(id) ?? { loss: NaN });
   const resultPopulation = population ?? store!.materialize();
   return { population: resultPopulation, position: position(), steps: step, seconds, memberStepsPerSecond: step > first ? trained / seconds : 0, final, retired, memberIds: allIds };
 }
 
+/** A member's metrics for a checkpoint's JSON, and back: non-finite values travel as strings. */
+const encodeMetrics = (m: MemberMetrics) => Object.fromEntries(Object.entries(m).map(([k, v]) => [k, jsonNumber(v)]));
+const decodeMetrics = (m: Record<string, number | string | null>) => Object.fromEntries(Object.entries(m).map(([k, v]) => [k, fromJsonNumber(v)])) as unknown as MemberMetrics;
+
 /** Per-member example-weighted sums of loss and accuracy, on the host, keyed by member id. */
 class HostSums {
   private sums = new Map<number, { loss: number; accuracy: number; count: number }>();
-  constructor(from?: TrainPosition['sums']) {
+  constructor(from?: SumsState) {
+    this.restore(from);
+  }
+
+  /** Replaces the sums with what toJSON() gave. */
+  restore(from?: SumsState): void {
+    this.sums.clear();
     if (!from?.ids) return;
     from.ids.forEach((id, i) => this.sums.set(id, { loss: from.values.loss?.[i] ?? 0, accuracy: from.values.accuracy?.[i] ?? 0, count: from.counts?.[i] ?? from.count }));
   }
@@ -407,7 +468,7 @@ class HostSums {
     this.sums.clear();
   }
 
-  toJSON(): NonNullable<TrainPosition['sums']> {
+  toJSON(): SumsState {
     const ids = [...this.sums.keys()];
     const v = ids.map((id) => this.sums.get(id)!);
     return { count: v[0]?.count ?? 0, ids, counts: v.map((x) => x.count), values: { loss: v.map((x) => x.loss), accuracy: v.map((x) => x.accuracy) } };
@@ -490,6 +551,16 @@ class HostStore {
       this.accBeta1.set(id, pop.state.accBeta1[m]);
       this.accBeta2.set(id, pop.state.accBeta2[m]);
     });
+  }
+
+  /** A copy of the members' state, for rollback(). */
+  snapshot(): { ids: number[]; state: Map<string, Float32Array>; accBeta1: Map<number, number>; accBeta2: Map<number, number> } {
+    return { ids: [...this.ids], state: new Map([...this.state].map(([k, v]) => [k, v.slice()])), accBeta1: new Map(this.accBeta1), accBeta2: new Map(this.accBeta2) };
+  }
+
+  /** Puts back what snapshot() copied. */
+  rollback(s: ReturnType<HostStore['snapshot']>): void {
+    Object.assign(this, { ids: s.ids, state: s.state, accBeta1: s.accBeta1, accBeta2: s.accBeta2 });
   }
 
   /** Keeps the members at these positions. */
