@@ -58,7 +58,7 @@ describe.each(backends)('training on %s', (backend) => {
 
 // ---------------------------------------------------------------------------------------------------
 // Every optimizer against TF.js's own (tf.train.*), or against the formula written out here where TF.js
-// has none (adamw, decoupled weight decay).
+// has none (adamw, decoupled weight decay), on a dense model and on a small conv net.
 //
 // clipnorm: tf.train's optimizers have none. netc implements Keras' clipnorm, which clips each variable's
 // gradient on its own (tf.clip_by_norm per weight tensor: g * c / max(|g|, c)), not the global norm over
@@ -68,6 +68,7 @@ describe.each(backends)('training on %s', (backend) => {
 const OPT_STEPS = 5;
 const optimizerModels: Record<string, { input: number[]; layers: string }> = {
   dense: { input: [2], layers: 'dense(4, activation: tanh)\ndense(2, activation: softmax)' },
+  conv: { input: [8, 8, 1], layers: 'conv2d(3, kernel: 3, activation: relu)\nmaxpool2d(2)\nflatten()\ndense(2, activation: softmax)' },
 };
 
 interface OptimizerCase {
