@@ -6,6 +6,7 @@ import { lowerings } from '../../src/layers/forward.js';
 import { getWeights } from '../../src/runtime/layers-model.js';
 import { alone, backends, build, expectClose, randomBatch, tf, useBackend, type Built } from './harness.js';
 import { layerCases, source } from './cases.js';
+import { Rng } from '../../src/runtime/rng.js';
 
 const MEMBERS = 3;
 const BATCH = 4;
@@ -37,7 +38,7 @@ describe.each(backends)('training on %s', (backend) => {
 
   describe('every layer kind, with sgd and per-member learning rates', () => {
     for (const [name, c] of Object.entries(layerCases)) {
-      if (name === 'dropout') continue; // its masks are netc's own: see the dropout tests below
+      if (name === 'dropout') continue; // its masks are netc's own: see 'dropout against plain TF.js' below
       it.each(lowerings)(`${name}: %s`, async (lowering) => {
         const b = build(withLrs(c), lowering, MEMBERS, { optimizer: { name: 'sgd', args: {} }, loss: 'mse' });
         const data = batches(c.input, b.ir.ops[b.ir.output].shape);
@@ -171,6 +172,68 @@ describe.each(backends)('optimizers on %s', (backend) => {
         b.pop.dispose();
       });
     }
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------
+// Dropout against plain TF.js. Its masks are random, but netc's are reproducible: member `id` draws its
+// uniforms at step s from Rng.of(seed, 'dropout', op name, id, s), row-major over its own [B, ...]
+// activation, whatever the lowering. The reference is the member's tfjs-layers model run layer by layer,
+// each dropout replaced by a multiplication with the mask drawn from that stream (1 where u >= rate,
+// scaled by 1 / (1 - rate) as Keras does), trained alone by tf.train.adam on the same batches. Dropout
+// on the shared input and per-member rates (one of them 0) included; the members' ids are not their
+// positions, so a mask drawn by position instead of by id fails.
+
+const DROPOUT_STEPS = 4;
+const DROPOUT_SEED = 9;
+const DROPOUT_MODEL = `model m(input: [4]) {
+  dropout(0.2)
+  dense(6, activation: relu)
+  drop = dropout(0.4)
+  dense(3, activation: softmax)
+}
+ensemble {
+  seed: ${DROPOUT_SEED}
+  vary lr: [0.01, 0.003, 0.03]
+  vary drop.rate: [0.1, 0.5, 0.0, 0.3, 0.6]
+}
+train { data: iris() loss: categorical_crossentropy optimizer: adam steps: ${DROPOUT_STEPS} }
+`;
+
+/** The mask member `id` draws for dropout op `name` at `step`, over an activation of `shape` [B, ...]. */
+function dropoutMask(name: string, id: number, step: number, shape: number[], rate: number): tf.Tensor {
+  const rng = Rng.of(DROPOUT_SEED, 'dropout', name, id, step);
+  const keep = Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => (Math.fround(rng.uniform()) >= Math.fround(rate) ? 1 : 0));
+  return tf.mul(tf.tensor(keep, shape), 1 / (1 - rate));
+}
+
+describe.each(backends)('dropout against plain TF.js on %s', (backend) => {
+  beforeAll(() => useBackend(backend));
+  afterAll(() => tf.disposeVariables());
+  it.each(lowerings)('%s', async (lowering) => {
+    const ids = [1, 4, 2];
+    const b = build(DROPOUT_MODEL, lowering, ids.length, { memberIds: ids });
+    const data = Array.from({ length: DROPOUT_STEPS }, (_, s) => ({ x: randomBatch(500 + s, [BATCH, 4], 2), y: tf.oneHot(tf.tensor1d([0, 1, 2, s % 3], 'int32'), 3).toFloat() }));
+    for (const { x, y } of data) b.pop.trainStep(x, y).dispose();
+    await expectMembersMatch(b, async (m) => {
+      const h = (key: string) => b.pop.hyper(key)[m];
+      const model = alone(b, ids[m]);
+      const vars = model.trainableWeights.map((w) => (w as unknown as { val: tf.Variable }).val);
+      const forward = (x: tf.Tensor, step: number) => {
+        const values: tf.Tensor[] = [x];
+        for (const op of b.ir.ops.slice(1)) {
+          const [input] = op.inputs.map((i) => values[i]);
+          values[op.id] = op.op === 'dropout' ? tf.mul(input, dropoutMask(op.name, ids[m], step, input.shape, h(`${op.name}.rate`))) : (model.getLayer(op.name).apply(input) as tf.Tensor);
+        }
+        return values[b.ir.output];
+      };
+      const optimizer = tf.train.adam(h('lr'), h('beta1'), h('beta2'), h('epsilon'));
+      data.forEach(({ x, y }, step) => optimizer.minimize(() => tf.mean(tf.metrics.categoricalCrossentropy(y, forward(x, step))) as tf.Scalar, false, vars));
+      const w = getWeights(model, b.ir);
+      model.dispose();
+      return w;
+    });
+    b.pop.dispose();
   });
 });
 
