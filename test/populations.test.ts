@@ -4,10 +4,11 @@
 import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { main } from '../src/cli/main.js';
 import { readCheckpoint } from '../src/cli/run-dir.js';
 import { memberParams, retiredMembers } from '../src/runtime/checkpoint.js';
+import { Population } from '../src/runtime/population.js';
 import { paramBytes } from './run-files.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'netc-pop-'));
@@ -150,13 +151,31 @@ train { data: moons(n: 400, noise: 0.2) validation: 0.25 loss: mse optimizer: sg
 });
 
 describe('successive halving and early stopping', () => {
-  it('halving stops the worst members at each interval; later intervals train fewer, faster', async () => {
+  it('halving stops the worst members at each interval; later intervals train fewer member-steps on smaller tensors', async () => {
+    // what each training step ran on, counted rather than timed: the members the fused tensors hold
+    // and their parameter values (a stopped member must leave the tensors, not ride along masked)
+    const ran: { members: number; values: number }[] = [];
+    const trainStep = Population.prototype.trainStep;
+    const spy = vi.spyOn(Population.prototype, 'trainStep').mockImplementation(function (this: Population, ...args: Parameters<Population['trainStep']>) {
+      ran.push({ members: this.n, values: [...this.variables.values()].flat().reduce((a, v) => a + v.size, 0) });
+      return trainStep.apply(this, args);
+    });
     const out = tmp();
-    const r = await netc('train', 'examples/sweep-halving.net', '--backend', 'cpu', '--out', out);
+    const r = await netc('train', 'examples/sweep-halving.net', '--backend', 'cpu', '--out', out).finally(() => spy.mockRestore());
     expect(r.code, r.err).toBe(0);
-    const timings = json(join(out, 'summary.json')).epoch_timings;
-    expect(timings.map((t: { members: number }) => t.members)).toEqual([16, 8, 4, 2, 2]);
-    expect(timings[3].seconds).toBeLessThan(timings[1].seconds);
+    const timings: { step: number; members: number }[] = json(join(out, 'summary.json')).epoch_timings;
+    expect(timings.map((t) => t.members)).toEqual([16, 8, 4, 2, 2]);
+    // each interval's steps, as the trainer ran them: 50 steps of 16 members, then 8, 4, 2, 2
+    expect(ran).toHaveLength(timings[timings.length - 1].step);
+    const intervals = timings.map((t, i) => ran.slice(i === 0 ? 0 : timings[i - 1].step, t.step));
+    expect(intervals.map((steps) => steps.length)).toEqual([50, 50, 50, 50, 50]);
+    expect(intervals.map((steps) => steps.reduce((a, s) => a + s.members, 0))).toEqual([800, 400, 200, 100, 100]);
+    // and every step of each halved interval updates fewer parameter values than a step of the interval before
+    const values = intervals.map((steps) => new Set(steps.map((s) => s.values)));
+    values.forEach((v) => expect(v.size).toBe(1));
+    const perStep = values.map((v) => [...v][0]);
+    for (let i = 1; i < 4; i++) expect(perStep[i]).toBeLessThan(perStep[i - 1]);
+    expect(perStep[4]).toBe(perStep[3]);
     const stops = lines(join(out, 'events.jsonl')).filter((e) => e.event === 'stop');
     expect(stops).toHaveLength(14);
     expect(r.out).toMatch(/\(stopped @50\)/);

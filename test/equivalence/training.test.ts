@@ -6,6 +6,7 @@ import { lowerings } from '../../src/layers/forward.js';
 import { getWeights } from '../../src/runtime/layers-model.js';
 import { alone, backends, build, expectClose, randomBatch, tf, useBackend, type Built } from './harness.js';
 import { layerCases, source } from './cases.js';
+import { Rng } from '../../src/runtime/rng.js';
 
 const MEMBERS = 3;
 const BATCH = 4;
@@ -37,7 +38,7 @@ describe.each(backends)('training on %s', (backend) => {
 
   describe('every layer kind, with sgd and per-member learning rates', () => {
     for (const [name, c] of Object.entries(layerCases)) {
-      if (name === 'dropout') continue; // its masks are netc's own: see the dropout tests below
+      if (name === 'dropout') continue; // its masks are netc's own: see 'dropout against plain TF.js' below
       it.each(lowerings)(`${name}: %s`, async (lowering) => {
         const b = build(withLrs(c), lowering, MEMBERS, { optimizer: { name: 'sgd', args: {} }, loss: 'mse' });
         const data = batches(c.input, b.ir.ops[b.ir.output].shape);
@@ -58,32 +59,50 @@ describe.each(backends)('training on %s', (backend) => {
 
 // ---------------------------------------------------------------------------------------------------
 // Every optimizer against TF.js's own (tf.train.*), or against the formula written out here where TF.js
-// has none (adamw, decoupled weight decay, clipnorm).
+// has none (adamw, decoupled weight decay), on a dense model and on a small conv net.
+//
+// clipnorm: tf.train's optimizers have none. netc implements Keras' clipnorm, which clips each variable's
+// gradient on its own (tf.clip_by_norm per weight tensor: g * c / max(|g|, c)), not the global norm over
+// all of a model's parameters (that is Keras' global_clipnorm). The references below clip each of the
+// member's gradient tensors by its own norm before handing them to tf.train's optimizer.
 
-const OPT_MODEL = 'model m(input: [3]) {\n  dense(4, activation: tanh)\n  dense(2, activation: softmax)\n}\n';
 const OPT_STEPS = 5;
+const optimizerModels: Record<string, { input: number[]; layers: string }> = {
+  dense: { input: [2], layers: 'dense(4, activation: tanh)\ndense(2, activation: softmax)' },
+  conv: { input: [8, 8, 1], layers: 'conv2d(3, kernel: 3, activation: relu)\nmaxpool2d(2)\nflatten()\ndense(2, activation: softmax)' },
+};
 
 interface OptimizerCase {
   optimizer: string;
   vary: string;
   /** tf.train optimizer for member m, or undefined to use the hand-written reference */
   tfjs?: (h: (key: string) => number) => tf.Optimizer;
+  /** the tf.train optimizer is fed gradients clipped per variable (Keras' clipnorm) */
+  clip?: boolean;
   manual?: 'adamw' | 'sgd-decay-clip';
 }
+
+const adam = (h: (key: string) => number) => tf.train.adam(h('lr'), h('beta1'), h('beta2'), h('epsilon'));
+const rmsprop = (h: (key: string) => number) => tf.train.rmsprop(h('lr'), h('rho'), h('momentum'), h('epsilon'));
 
 const optimizerCases: Record<string, OptimizerCase> = {
   sgd: { optimizer: 'sgd', vary: 'vary lr: [0.5, 0.1, 0.02]', tfjs: (h) => tf.train.sgd(h('lr')) },
   momentum: { optimizer: 'sgd(momentum: 0.9)', vary: 'vary lr: [0.1, 0.05, 0.2]\nvary momentum: [0.9, 0.5, 0.0]', tfjs: (h) => tf.train.momentum(h('lr'), h('momentum')) },
   nesterov: { optimizer: 'sgd(lr: 0.1, momentum: 0.8, nesterov: true)', vary: 'vary lr: [0.1, 0.05, 0.2]', tfjs: (h) => tf.train.momentum(h('lr'), h('momentum'), true) },
-  adam: {
-    optimizer: 'adam',
-    vary: 'vary lr: [0.01, 0.05, 0.001]\nvary beta1: [0.9, 0.8, 0.95]\nvary beta2: [0.999, 0.99, 0.9]',
-    tfjs: (h) => tf.train.adam(h('lr'), h('beta1'), h('beta2'), h('epsilon')),
-  },
-  rmsprop: { optimizer: 'rmsprop(momentum: 0.5)', vary: 'vary lr: [0.01, 0.003, 0.03]\nvary rho: [0.9, 0.8, 0.99]', tfjs: (h) => tf.train.rmsprop(h('lr'), h('rho'), h('momentum'), h('epsilon')) },
+  adam: { optimizer: 'adam', vary: 'vary lr: [0.01, 0.05, 0.001]\nvary beta1: [0.9, 0.8, 0.95]\nvary beta2: [0.999, 0.99, 0.9]', tfjs: adam },
+  rmsprop: { optimizer: 'rmsprop(momentum: 0.5)', vary: 'vary lr: [0.01, 0.003, 0.03]\nvary rho: [0.9, 0.8, 0.99]', tfjs: rmsprop },
   adamw: { optimizer: 'adamw', vary: 'vary lr: [0.01, 0.05, 0.001]\nvary weight_decay: [0.1, 0.01, 0.0]', manual: 'adamw' },
   'sgd with weight decay and clipnorm': { optimizer: 'sgd(lr: 0.5, momentum: 0.9, weight_decay: 0.05)', vary: 'vary clipnorm: [0.0, 0.1, 0.01]', manual: 'sgd-decay-clip' },
+  'adam with clipnorm': { optimizer: 'adam', vary: 'vary lr: [0.01, 0.05, 0.02]\nvary clipnorm: [0.0, 0.1, 0.01]', tfjs: adam, clip: true },
+  'rmsprop with clipnorm': { optimizer: 'rmsprop(momentum: 0.5)', vary: 'vary lr: [0.01, 0.003, 0.03]\nvary clipnorm: [0.02, 0.0, 0.2]', tfjs: rmsprop, clip: true },
 };
+
+/** Keras' clipnorm for one variable's gradient: tf.clip_by_norm(g, c), or g where c = 0 (no clipping). */
+function clipByNorm(g: tf.Tensor, clip: number): tf.Tensor {
+  if (!(clip > 0)) return g;
+  const norm = tf.norm(g).dataSync()[0];
+  return norm > clip ? tf.mul(g, clip / norm) : g;
+}
 
 /** Keras' formulas, written out for one model (no fused code involved). */
 function manualStep(kind: 'adamw' | 'sgd-decay-clip', vars: tf.Variable[], grads: tf.Tensor[], slots: tf.Tensor[][], acc: number[], h: (key: string) => number) {
@@ -93,7 +112,7 @@ function manualStep(kind: 'adamw' | 'sgd-decay-clip', vars: tf.Variable[], grads
     acc[1] = Math.fround(acc[1] * Math.fround(h('beta2')));
   }
   vars.forEach((w, i) => {
-    let g = grads[i];
+    const g = grads[i];
     if (kind === 'adamw') {
       const [b1, b2, lr, eps, wd] = [h('beta1'), h('beta2'), h('lr'), h('epsilon'), h('weight_decay')];
       const decayed = tf.sub(w, tf.mul(w, wd * lr));
@@ -103,12 +122,8 @@ function manualStep(kind: 'adamw' | 'sgd-decay-clip', vars: tf.Variable[], grads
       const vHat = tf.div(slots[i][1], tf.sub(1, acc[1]));
       w.assign(tf.add(tf.mul(tf.div(mHat, tf.add(tf.sqrt(vHat), eps)), -lr), decayed));
     } else {
-      const [lr, m, wd, clip] = [h('lr'), h('momentum'), h('weight_decay'), h('clipnorm')];
-      if (clip > 0) {
-        const norm = tf.norm(g).dataSync()[0];
-        if (norm > clip) g = tf.mul(g, clip / norm);
-      }
-      slots[i][0] = tf.add(tf.mul(slots[i][0], m), g);
+      const [lr, m, wd] = [h('lr'), h('momentum'), h('weight_decay')];
+      slots[i][0] = tf.add(tf.mul(slots[i][0], m), clipByNorm(g, h('clipnorm')));
       w.assign(tf.sub(tf.sub(w, tf.mul(w, wd * lr)), tf.mul(slots[i][0], lr)));
     }
   });
@@ -117,40 +132,109 @@ function manualStep(kind: 'adamw' | 'sgd-decay-clip', vars: tf.Variable[], grads
 describe.each(backends)('optimizers on %s', (backend) => {
   beforeAll(() => useBackend(backend));
   afterAll(() => tf.disposeVariables());
-  for (const [name, c] of Object.entries(optimizerCases)) {
-    it.each(lowerings)(`${name}: %s`, async (lowering) => {
-      const src = `${OPT_MODEL}ensemble {\n  seed: 2\n  ${c.vary}\n}\ntrain { data: xor() loss: categorical_crossentropy optimizer: ${c.optimizer} steps: ${OPT_STEPS} }\n`.replace(
-        'model m(input: [3])',
-        'model m(input: [2])',
-      );
-      const b = build(src, lowering, MEMBERS);
-      const data = Array.from({ length: OPT_STEPS }, (_, s) => ({
-        x: randomBatch(300 + s, [BATCH, 2], 2),
-        y: tf.oneHot(tf.tensor1d([s % 2, 1, 0, (s + 1) % 2], 'int32'), 2).toFloat(),
-      }));
-      for (const { x, y } of data) b.pop.trainStep(x, y).dispose();
-      await expectMembersMatch(b, async (m) => {
-        const h = (key: string) => b.pop.hyper(key)[m];
-        const model = alone(b, m);
-        if (c.tfjs) {
-          model.compile({ optimizer: c.tfjs(h), loss: 'categoricalCrossentropy' });
-          for (const { x, y } of data) await model.trainOnBatch(x, y);
-        } else {
+  describe.each(Object.keys(optimizerModels))('%s model', (modelName) => {
+    const { input, layers } = optimizerModels[modelName];
+    for (const [name, c] of Object.entries(optimizerCases)) {
+      it.each(lowerings)(`${name}: %s`, async (lowering) => {
+        const src = `model m(input: [${input.join(', ')}]) {\n${layers}\n}\nensemble {\n  seed: 2\n  ${c.vary}\n}\ntrain { data: csv("none.csv") loss: categorical_crossentropy optimizer: ${c.optimizer} steps: ${OPT_STEPS} }\n`;
+        const b = build(src, lowering, MEMBERS);
+        const data = Array.from({ length: OPT_STEPS }, (_, s) => ({
+          x: randomBatch(300 + s, [BATCH, ...input], 2),
+          y: tf.oneHot(tf.tensor1d([s % 2, 1, 0, (s + 1) % 2], 'int32'), 2).toFloat(),
+        }));
+        for (const { x, y } of data) b.pop.trainStep(x, y).dispose();
+        await expectMembersMatch(b, async (m) => {
+          const h = (key: string) => b.pop.hyper(key)[m];
+          const model = alone(b, m);
           const vars = model.trainableWeights.map((w) => (w as unknown as { val: tf.Variable }).val);
-          const slots = vars.map((v) => [tf.zerosLike(v), tf.zerosLike(v)]);
-          const acc = [1, 1];
-          for (const { x, y } of data) {
-            const { grads } = tf.variableGrads(() => tf.mean(tf.metrics.categoricalCrossentropy(y, model.apply(x) as tf.Tensor)) as tf.Scalar, vars);
-            manualStep(c.manual!, vars, vars.map((v) => grads[v.name]), slots, acc, h);
+          const loss = (x: tf.Tensor, y: tf.Tensor) => tf.mean(tf.metrics.categoricalCrossentropy(y, model.apply(x) as tf.Tensor)) as tf.Scalar;
+          if (c.tfjs && !c.clip) {
+            model.compile({ optimizer: c.tfjs(h), loss: 'categoricalCrossentropy' });
+            for (const { x, y } of data) await model.trainOnBatch(x, y);
+          } else if (c.tfjs) {
+            const optimizer = c.tfjs(h);
+            for (const { x, y } of data) {
+              const { grads } = tf.variableGrads(() => loss(x, y), vars);
+              optimizer.applyGradients(Object.fromEntries(vars.map((v) => [v.name, clipByNorm(grads[v.name], h('clipnorm'))])));
+            }
+          } else {
+            const slots = vars.map((v) => [tf.zerosLike(v), tf.zerosLike(v)]);
+            const acc = [1, 1];
+            for (const { x, y } of data) {
+              const { grads } = tf.variableGrads(() => loss(x, y), vars);
+              manualStep(c.manual!, vars, vars.map((v) => grads[v.name]), slots, acc, h);
+            }
           }
-        }
-        const w = getWeights(model, b.ir);
-        model.dispose();
-        return w;
+          const w = getWeights(model, b.ir);
+          model.dispose();
+          return w;
+        });
+        b.pop.dispose();
       });
-      b.pop.dispose();
+    }
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------
+// Dropout against plain TF.js. Its masks are random, but netc's are reproducible: member `id` draws its
+// uniforms at step s from Rng.of(seed, 'dropout', op name, id, s), row-major over its own [B, ...]
+// activation, whatever the lowering. The reference is the member's tfjs-layers model run layer by layer,
+// each dropout replaced by a multiplication with the mask drawn from that stream (1 where u >= rate,
+// scaled by 1 / (1 - rate) as Keras does), trained alone by tf.train.adam on the same batches. Dropout
+// on the shared input and per-member rates (one of them 0) included; the members' ids are not their
+// positions, so a mask drawn by position instead of by id fails.
+
+const DROPOUT_STEPS = 4;
+const DROPOUT_SEED = 9;
+const DROPOUT_MODEL = `model m(input: [4]) {
+  dropout(0.2)
+  dense(6, activation: relu)
+  drop = dropout(0.4)
+  dense(3, activation: softmax)
+}
+ensemble {
+  seed: ${DROPOUT_SEED}
+  vary lr: [0.01, 0.003, 0.03]
+  vary drop.rate: [0.1, 0.5, 0.0, 0.3, 0.6]
+}
+train { data: iris() loss: categorical_crossentropy optimizer: adam steps: ${DROPOUT_STEPS} }
+`;
+
+/** The mask member `id` draws for dropout op `name` at `step`, over an activation of `shape` [B, ...]. */
+function dropoutMask(name: string, id: number, step: number, shape: number[], rate: number): tf.Tensor {
+  const rng = Rng.of(DROPOUT_SEED, 'dropout', name, id, step);
+  const keep = Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => (Math.fround(rng.uniform()) >= Math.fround(rate) ? 1 : 0));
+  return tf.mul(tf.tensor(keep, shape), 1 / (1 - rate));
+}
+
+describe.each(backends)('dropout against plain TF.js on %s', (backend) => {
+  beforeAll(() => useBackend(backend));
+  afterAll(() => tf.disposeVariables());
+  it.each(lowerings)('%s', async (lowering) => {
+    const ids = [1, 4, 2];
+    const b = build(DROPOUT_MODEL, lowering, ids.length, { memberIds: ids });
+    const data = Array.from({ length: DROPOUT_STEPS }, (_, s) => ({ x: randomBatch(500 + s, [BATCH, 4], 2), y: tf.oneHot(tf.tensor1d([0, 1, 2, s % 3], 'int32'), 3).toFloat() }));
+    for (const { x, y } of data) b.pop.trainStep(x, y).dispose();
+    await expectMembersMatch(b, async (m) => {
+      const h = (key: string) => b.pop.hyper(key)[m];
+      const model = alone(b, ids[m]);
+      const vars = model.trainableWeights.map((w) => (w as unknown as { val: tf.Variable }).val);
+      const forward = (x: tf.Tensor, step: number) => {
+        const values: tf.Tensor[] = [x];
+        for (const op of b.ir.ops.slice(1)) {
+          const [input] = op.inputs.map((i) => values[i]);
+          values[op.id] = op.op === 'dropout' ? tf.mul(input, dropoutMask(op.name, ids[m], step, input.shape, h(`${op.name}.rate`))) : (model.getLayer(op.name).apply(input) as tf.Tensor);
+        }
+        return values[b.ir.output];
+      };
+      const optimizer = tf.train.adam(h('lr'), h('beta1'), h('beta2'), h('epsilon'));
+      data.forEach(({ x, y }, step) => optimizer.minimize(() => tf.mean(tf.metrics.categoricalCrossentropy(y, forward(x, step))) as tf.Scalar, false, vars));
+      const w = getWeights(model, b.ir);
+      model.dispose();
+      return w;
     });
-  }
+    b.pop.dispose();
+  });
 });
 
 // ---------------------------------------------------------------------------------------------------
