@@ -1,13 +1,38 @@
 // One member as an ordinary tfjs-layers model: the same graph built from TF.js's own layers, with
 // Keras-style names. It is the reference that the fused members are tested against, and what
-// extraction writes out.
+// extraction writes out. Every layer argument `vary` may change is the member's own value.
 import type * as tfjs from '@tensorflow/tfjs';
-import type { ModelIR } from '../ir/model-ir.js';
+import type { BoundValue } from '../check/arg-spec.js';
+import type { IrOp, ModelIR } from '../ir/model-ir.js';
+import { layerKind } from '../layers/registry.js';
 import type { TF } from './tf.js';
+
+/** One member's hyperparameters by key, as the checkpoint keeps them: `lr`, `dropout_1.rate`, ... */
+export type MemberHyperparameters = Readonly<Record<string, number>>;
 
 /** A layer or activation that tfjs-layers cannot express. */
 export class UnsupportedLayerError extends Error {
   override name = 'UnsupportedLayerError';
+}
+
+/** The member's hyperparameters lack a layer argument of the model: they belong to another model. */
+export class MissingHyperparameterError extends Error {
+  override name = 'MissingHyperparameterError';
+}
+
+/**
+ * The op's arguments as this member has them: the file's values, with every argument that `vary` may give
+ * a member its own (a `hyper` argument) replaced by the member's value, keyed `${op.name}.${arg}`.
+ */
+function memberArgs(op: IrOp, hyper: MemberHyperparameters): Record<string, BoundValue> {
+  const args = { ...op.attrs };
+  for (const a of layerKind(op.op)?.args ?? []) {
+    if (!a.hyper) continue;
+    const value = hyper[`${op.name}.${a.name}`];
+    if (value === undefined) throw new MissingHyperparameterError(`${op.name}: the member's hyperparameters have no '${op.name}.${a.name}'`);
+    args[a.name] = value;
+  }
+  return args;
 }
 
 // activations tfjs-layers knows by name (leaky_relu is a layer there, not an activation)
@@ -19,11 +44,12 @@ function activation(name: unknown, where: string): string {
   return a;
 }
 
-export function toLayersModel(tf: TF, ir: ModelIR): tfjs.LayersModel {
+/** Member with `hyperparameters` (its row of the checkpoint's `hyperparameters`) as a tfjs-layers model. */
+export function toLayersModel(tf: TF, ir: ModelIR, hyperparameters: MemberHyperparameters): tfjs.LayersModel {
   const input = tf.input({ shape: ir.ops[0].shape, name: 'input' });
   const values: tfjs.SymbolicTensor[] = [input];
   for (const op of ir.ops.slice(1)) {
-    const a = op.attrs;
+    const a = memberArgs(op, hyperparameters);
     const name = op.name;
     const ins = op.inputs.map((i) => values[i]);
     let layer: tfjs.layers.Layer;
