@@ -170,6 +170,27 @@ describe('extract with varied layer arguments', () => {
       model.dispose();
     }
   });
+
+  it('model.json names the initializers netc used: init:/bias_init: as written, else glorot_uniform and zeros', async () => {
+    const dir = tmp();
+    writeFileSync(
+      join(dir, 'm.net'),
+      'model m(input: [2, 2, 1]) {\n  conv2d(2, kernel: 2, init: he_normal, bias_init: ones)\n  flatten()\n  dense(4)\n  dense(3, activation: softmax, init: lecun_uniform, bias_init: glorot_normal)\n}\n' +
+        'train { data: iris() loss: categorical_crossentropy steps: 1 }\n',
+    );
+    const run = join(dir, 'run');
+    expect((await netc('train', join(dir, 'm.net'), '--steps', '0', '--backend', 'cpu', '--out', run)).code).toBe(0);
+    expect((await netc('extract', run, '--member', '0', '--out', join(dir, 'm0'), '--backend', 'cpu')).code).toBe(0);
+    const layers = JSON.parse(readFileSync(join(dir, 'm0', 'model.json'), 'utf8')).modelTopology.config.layers as { name: string; config: Record<string, unknown> }[];
+    const inits = Object.fromEntries(layers.filter((l) => l.config.kernel_initializer).map((l) => [l.name, [l.config.kernel_initializer, l.config.bias_initializer]]));
+    // Keras' definitions of the initializers, serialized as tfjs-layers and Keras write them
+    const scaling = (scale: number, mode: string, distribution: string) => ({ class_name: 'VarianceScaling', config: { scale, mode, distribution, seed: null } });
+    expect(inits).toEqual({
+      conv2d_1: [scaling(2, 'fan_in', 'normal'), { class_name: 'Ones', config: {} }], // he_normal, ones
+      dense_1: [scaling(1, 'fan_avg', 'uniform'), { class_name: 'Zeros', config: {} }], // glorot_uniform, zeros
+      dense_2: [scaling(1, 'fan_in', 'uniform'), scaling(1, 'fan_avg', 'normal')], // lecun_uniform, glorot_normal
+    });
+  });
 });
 
 describe('an extracted initial member trained alone with model.fit matches netc', () => {
