@@ -20,11 +20,13 @@ async function netc(...argv: string[]) {
 }
 
 // 6 steps an epoch; trained for 15 of its 24 steps, then imported into and resumed
+const RATES = [0.1, 0.2, 0.3, 0.4];
 const POPULATION = (schedule: string) => `model m(input: [2]) {
   dense(8, activation: relu)
+  drop = dropout(0.5)
   dense(1, activation: sigmoid)
 }
-ensemble { members: 4 seed: 3 vary lr: [0.01, 0.03, 0.1, 0.3] }
+ensemble { members: 4 seed: 3 vary lr: [0.01, 0.03, 0.1, 0.3] vary drop.rate: [${RATES.join(', ')}] }
 train { data: moons(n: 200) validation: 0.25 loss: binary_crossentropy optimizer: adam batch: 25 epochs: 4 }
 ${schedule}
 `;
@@ -113,6 +115,10 @@ describe('import into a stopped member', () => {
     const now = readCheckpoint(run);
     expect(now.manifest).toEqual(untouched.manifest);
     expect(now.tensors).toEqual(untouched.tensors);
+    // what can be done instead: extract it, with the weights and the dropout rate it stopped with
+    expect((await netc('extract', run, '--member', String(stopped.member), '--out', join(dir, 's'), '--backend', 'cpu')).code).toBe(0);
+    const layers = JSON.parse(readFileSync(join(dir, 's', 'model.json'), 'utf8')).modelTopology.config.layers as { name: string; config: { rate?: number } }[];
+    expect(layers.find((l) => l.name === 'dropout_1')!.config.rate).toBe(RATES[stopped.member]);
     const missing = await netc('import', join(dir, 'a'), '--into', run, '--member', '9');
     expect(missing.code).toBe(1);
     expect(missing.err).toContain(`${run} has no member 9`);
