@@ -2,7 +2,7 @@
 export { compile, passes, passNames, type CompileOptions, type CompileState } from './pipeline.js';
 export { Population, type PopulationSpec, type ForwardPass, type Value } from './runtime/population.js';
 export { initMember } from './runtime/init.js';
-export { hyperTable, type HyperTable } from './runtime/hyper.js';
+export { hyperTable, memberHyperparameters, type HyperTable } from './runtime/hyper.js';
 export { train, batchesPerEpoch, type TrainSetup, type TrainResult, type MemberMetrics, type EpochReport } from './runtime/trainer.js';
 export { selectBackend, type BackendName } from './runtime/backend.js';
 export { loadDataset } from './data/load.js';
@@ -18,6 +18,6 @@ export { emitModule, emitInfo, type EmitInfo } from './emit/emit.js';
 export { formatModule } from './emit/format.js';
 export { slicingMap, type SlicingMap, type MemberParamSlice } from './ensemble/slicing-map.js';
 export { registerFileScheme, fileSaveHandler, fileLoadHandler } from './runtime/file-io.js';
-export { toLayersModel, setWeights, getWeights } from './runtime/layers-model.js';
+export { toLayersModel, setWeights, getWeights, type MemberHyperparameters } from './runtime/layers-model.js';
 export { makeSchedules, type Schedule } from './runtime/schedules.js';
 export type { ScheduleConfig } from './check/program.js';

@@ -13,6 +13,8 @@ import { lowerings } from '../src/layers/forward.js';
 import { openRun, readCheckpoint } from '../src/cli/run-dir.js';
 import { memberParams } from '../src/runtime/checkpoint.js';
 import { registerFileScheme } from '../src/runtime/file-io.js';
+import { parseDataSource } from '../src/check/data-expression.js';
+import { loadDataset } from '../src/data/load.js';
 import type { TF } from '../src/runtime/tf.js';
 import { expectClose } from './equivalence/harness.js';
 
@@ -108,6 +110,86 @@ describe('extract', () => {
     expect((await netc('extract', join(dir, 'run'), '--member', '5', '--out', join(dir, 'x'))).err).toContain('has no member 5');
     expect((await netc('extract', join(dir, 'run'), '--out', join(dir, 'x'))).code).toBe(2);
     expect((await netc('extract', join(dir, 'nope'), '--all', '--out', join(dir, 'x'))).err).toContain('is not a netc run directory');
+  });
+});
+
+// Every layer argument `vary` can give a member, and an optimizer one: each member's own values, cycled
+// from these lists by member id, differ from the file's (batchnorm() and layernorm() defaults, 0.2, 0.2).
+const MOMENTA = [0.5, 0.8, 0.95];
+const RATES = [0.1, 0.3, 0.5];
+const VARIED = `model m(input: [2]) {
+  bn = batchnorm()
+  dense(8, activation: tanh)
+  ln = layernorm()
+  leak = leaky_relu(0.2)
+  drop = dropout(0.2)
+  dense(1, activation: sigmoid)
+}
+ensemble {
+  members: 3
+  seed: 7
+  vary lr: [0.01, 0.03, 0.1]
+  vary bn.momentum: [${MOMENTA.join(', ')}]
+  vary bn.epsilon: [0.01, 0.1, 1.0]
+  vary ln.epsilon: [0.05, 0.5, 2.0]
+  vary leak.alpha: [0.01, 0.5, 0.9]
+  vary drop.rate: [${RATES.join(', ')}]
+}
+train { data: moons(n: 200) validation: 0.25 loss: binary_crossentropy optimizer: adam batch: 25 epochs: 1 }
+`;
+
+describe('extract with varied layer arguments', () => {
+  it("each extracted member predicts what netc predict says it predicts, and carries its own rate and momentum", async () => {
+    const dir = tmp();
+    writeFileSync(join(dir, 'm.net'), VARIED);
+    const run = join(dir, 'run');
+    expect((await netc('train', join(dir, 'm.net'), '--backend', 'cpu', '--out', run)).code).toBe(0);
+    expect((await netc('extract', run, '--all', '--out', join(dir, 'models'), '--backend', 'cpu')).code).toBe(0);
+    const data = 'moons(n: 40)';
+    const p = await netc('predict', run, '--data', data, '--combine', 'none', '--format', 'json', '--backend', 'cpu');
+    expect(p.code, p.err).toBe(0);
+    const predicted = JSON.parse(p.out) as { members: number[]; predictions: { members: { p: number[] }[] }[] };
+    expect(predicted.members).toEqual([0, 1, 2]);
+    // the same examples predict drew: generated from the run's seed
+    const ds = await loadDataset(parseDataSource(data).config!, { baseDir: dir, seed: 7 });
+    const x = tf.tensor(ds.x, [ds.count, 2]);
+    for (const [m, id] of predicted.members.entries()) {
+      const model = await tf.loadLayersModel(`${base}${join(dir, 'models', `member-${id}`, 'model.json')}`);
+      const netcSays = predicted.predictions.flatMap((e) => e.members[m].p);
+      expectClose((model.predict(x) as tf.Tensor).dataSync(), netcSays, `member ${id}`);
+      expect(model.getLayer('dropout_1').getConfig().rate, `member ${id} dropout rate`).toBe(RATES[id]);
+      const bn = model.getLayer('batchnorm_1');
+      expect(bn.getConfig().momentum, `member ${id} momentum`).toBe(MOMENTA[id]);
+      // trained on with model.fit, the running mean moves by the member's own momentum (bn reads x itself)
+      const before = bn.getWeights()[2].dataSync().slice();
+      const batchMean = tf.mean(x, 0).dataSync();
+      model.compile({ optimizer: tf.train.sgd(0.01), loss: 'binaryCrossentropy' });
+      await model.fit(x, tf.tensor(ds.y, [ds.count, 1]), { batchSize: ds.count, epochs: 1, shuffle: false, verbose: 0 });
+      const expected = Array.from(before, (v, j) => v - (v - batchMean[j]) * (1 - MOMENTA[id]));
+      expectClose(bn.getWeights()[2].dataSync(), expected, `member ${id} moving_mean after fit`);
+      model.dispose();
+    }
+  });
+
+  it('model.json names the initializers netc used: init:/bias_init: as written, else glorot_uniform and zeros', async () => {
+    const dir = tmp();
+    writeFileSync(
+      join(dir, 'm.net'),
+      'model m(input: [2, 2, 1]) {\n  conv2d(2, kernel: 2, init: he_normal, bias_init: ones)\n  flatten()\n  dense(4)\n  dense(3, activation: softmax, init: lecun_uniform, bias_init: glorot_normal)\n}\n' +
+        'train { data: iris() loss: categorical_crossentropy steps: 1 }\n',
+    );
+    const run = join(dir, 'run');
+    expect((await netc('train', join(dir, 'm.net'), '--steps', '0', '--backend', 'cpu', '--out', run)).code).toBe(0);
+    expect((await netc('extract', run, '--member', '0', '--out', join(dir, 'm0'), '--backend', 'cpu')).code).toBe(0);
+    const layers = JSON.parse(readFileSync(join(dir, 'm0', 'model.json'), 'utf8')).modelTopology.config.layers as { name: string; config: Record<string, unknown> }[];
+    const inits = Object.fromEntries(layers.filter((l) => l.config.kernel_initializer).map((l) => [l.name, [l.config.kernel_initializer, l.config.bias_initializer]]));
+    // Keras' definitions of the initializers, serialized as tfjs-layers and Keras write them
+    const scaling = (scale: number, mode: string, distribution: string) => ({ class_name: 'VarianceScaling', config: { scale, mode, distribution, seed: null } });
+    expect(inits).toEqual({
+      conv2d_1: [scaling(2, 'fan_in', 'normal'), { class_name: 'Ones', config: {} }], // he_normal, ones
+      dense_1: [scaling(1, 'fan_avg', 'uniform'), { class_name: 'Zeros', config: {} }], // glorot_uniform, zeros
+      dense_2: [scaling(1, 'fan_in', 'uniform'), scaling(1, 'fan_avg', 'normal')], // lecun_uniform, glorot_normal
+    });
   });
 });
 

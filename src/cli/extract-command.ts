@@ -5,7 +5,7 @@ import { chooseBackend } from './backend-option.js';
 import { join } from 'node:path';
 import { memberParams, retiredMembers } from '../runtime/checkpoint.js';
 import type { BackendName } from '../runtime/backend.js';
-import { setWeights, toLayersModel, UnsupportedLayerError } from '../runtime/layers-model.js';
+import { MissingHyperparameterError, setWeights, toLayersModel, UnsupportedLayerError } from '../runtime/layers-model.js';
 import { fileSaveHandler } from '../runtime/file-io.js';
 import type { TF } from '../runtime/tf.js';
 import type { MemberMetrics } from '../runtime/trainer.js';
@@ -55,18 +55,19 @@ export async function extractCommand(run: string, options: ExtractOptions, io: I
       const m = manifest.member_ids.indexOf(id);
       const gone = retired.find((r) => r.member === id);
       const dir = options.all ? join(options.out, `member-${id}`) : options.out;
-      const model = toLayersModel(tf as unknown as TF, info.model);
-      // a member that stopped early is extracted as it was when it stopped
+      // a member that stopped early is extracted as it was when it stopped, with its values then
+      const hyperparameters = gone ? gone.hyperparameters : manifest.hyperparameters[m];
+      const model = toLayersModel(tf as unknown as TF, info.model, hyperparameters);
       setWeights(tf as unknown as TF, model, info.model, gone ? gone.params : memberParams(manifest, tensors, m));
       const step = gone ? gone.step : manifest.position.step;
-      const netc = { member: id, step, run, hyperparameters: gone ? gone.hyperparameters : manifest.hyperparameters[m], ...(gone ? { stopped: gone.reason } : {}) };
+      const netc = { member: id, step, run, hyperparameters, ...(gone ? { stopped: gone.reason } : {}) };
       await model.save(fileSaveHandler(tf as unknown as TF, dir, { netc }));
       model.dispose();
       io.out(`member ${id} (step ${step}${gone ? ', stopped' : ''}) -> ${join(dir, 'model.json')}\n`);
     }
     return ExitCode.ok;
   } catch (e) {
-    if (e instanceof RunError || e instanceof UnsupportedLayerError) {
+    if (e instanceof RunError || e instanceof UnsupportedLayerError || e instanceof MissingHyperparameterError) {
       io.err(`netc: ${e.message}\n`);
       return ExitCode.errors;
     }

@@ -1,12 +1,15 @@
 // `netc import MODEL_DIR --into RUN --member K`: the inverse of extract. An existing LayersModel's
 // weights go into member K's slot of the run's checkpoint (a warm start, or seeding PBT); that member's
-// optimizer state starts afresh. Names and shapes must match the run's model.
+// optimizer state starts afresh. Names and shapes must match the run's model. Only a member still
+// training can be imported into: a stopped member (halving, early stopping, divergence) is a record of
+// what it was when it stopped, and nothing would ever train the weights put there.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Messages } from '../diagnostics/messages.js';
 import { DiagnosticSink } from '../diagnostics/sink.js';
 import { formatDiagnostics } from '../diagnostics/format.js';
 import { didYouMean } from '../diagnostics/suggest.js';
+import type { CheckpointManifest } from '../runtime/checkpoint.js';
 import { readCheckpoint, readRunInfo, RunError, writeCheckpointFiles } from './run-dir.js';
 import { ExitCode, type Io } from './io.js';
 
@@ -20,8 +23,7 @@ export function importCommand(modelDir: string, run: string, member: number, io:
   try {
     const info = readRunInfo(run);
     const { manifest, tensors } = readCheckpoint(run);
-    const m = manifest.member_ids.indexOf(member);
-    if (m < 0) throw new RunError(`${run} has no member ${member}`);
+    const m = activePosition(run, manifest, member);
     const modelJson = join(modelDir, 'model.json');
     if (!existsSync(modelJson)) throw new RunError(`'${modelDir}' holds no model.json`);
     const text = readFileSync(modelJson, 'utf8');
@@ -56,13 +58,7 @@ export function importCommand(modelDir: string, run: string, member: number, io:
       io.err(formatDiagnostics(sink.diagnostics, text.length > 20000 ? '' : text) + '\n');
       return ExitCode.errors;
     }
-    for (const t of manifest.tensors) {
-      const [name, slot] = t.name.split(':');
-      const size = t.length / manifest.members;
-      const own = tensors.get(t.name)!;
-      if (slot) own.fill(0, m * size, (m + 1) * size);
-      else own.set(incoming.get(name)!, m * size);
-    }
+    replaceMember(manifest, tensors, m, incoming);
     manifest.acc_beta1[m] = 1;
     manifest.acc_beta2[m] = 1;
     const all = new Float32Array(manifest.tensors.reduce((n, t) => n + t.length, 0));
@@ -76,5 +72,34 @@ export function importCommand(modelDir: string, run: string, member: number, io:
       return ExitCode.errors;
     }
     throw e;
+  }
+}
+
+/** Member `member`'s position in the fused tensors; a stopped or unknown member is a RunError saying why. */
+function activePosition(run: string, manifest: CheckpointManifest, member: number): number {
+  const m = manifest.member_ids.indexOf(member);
+  if (m >= 0) return m;
+  const active = manifest.member_ids.join(', ');
+  const stopped = manifest.retired?.find((r) => r.member === member);
+  if (!stopped) throw new RunError(`${run} has no member ${member}; its members still training are ${active}`);
+  throw new RunError(
+    `member ${member} of ${run} was stopped at step ${stopped.step} (${stopped.reason}); a stopped member trains no more and keeps ` +
+      `its weights as they were then, so netc imports only into a member still training: ${active}. ` +
+      `The weights it stopped with can still be extracted: netc extract ${run} --member ${member} --out DIR`,
+  );
+}
+
+/**
+ * Puts `incoming` into position m of every fused parameter and zeroes m's optimizer slots. A stopped
+ * member's tensors (`param@member`, one member long) are no member's slot and stay as they are.
+ */
+function replaceMember(manifest: CheckpointManifest, tensors: Map<string, Float32Array>, m: number, incoming: Map<string, Float32Array>): void {
+  for (const t of manifest.tensors) {
+    if (t.name.includes('@')) continue;
+    const [name, slot] = t.name.split(':');
+    const size = t.length / manifest.members;
+    const own = tensors.get(t.name)!;
+    if (slot) own.fill(0, m * size, (m + 1) * size);
+    else own.set(incoming.get(name)!, m * size);
   }
 }

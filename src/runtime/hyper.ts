@@ -85,3 +85,8 @@ export function shownHyperparameters(table: Pick<HyperTable, 'varied'>, value: (
   const pairs = varied.length ? varied.map(([key, path]) => [path, value(key)] as const) : orLr ? [['lr', value('lr')] as const] : [];
   return Object.fromEntries(pairs.filter(([, v]) => v !== undefined)) as Record<string, number>;
 }
+
+/** Every hyperparameter of member `id`, by key: its row of a checkpoint's `hyperparameters`. */
+export function memberHyperparameters(table: Pick<HyperTable, 'keys' | 'value'>, id: number): Record<string, number> {
+  return Object.fromEntries(table.keys.map((key) => [key, table.value(key, id)]));
+}

@@ -1,14 +1,67 @@
 // One member as an ordinary tfjs-layers model: the same graph built from TF.js's own layers, with
 // Keras-style names. It is the reference that the fused members are tested against, and what
-// extraction writes out.
+// extraction writes out. Every layer argument `vary` may change is the member's own value, and every
+// initializer is the one netc drew the member's weights from, so the model is that member exactly.
 import type * as tfjs from '@tensorflow/tfjs';
-import type { ModelIR } from '../ir/model-ir.js';
+import type { BoundValue } from '../check/arg-spec.js';
+import type { IrOp, ModelIR } from '../ir/model-ir.js';
+import { layerKind } from '../layers/registry.js';
+import type { Initializer } from '../vocabulary/initializers.js';
 import type { TF } from './tf.js';
+
+/** One member's hyperparameters by key, as the checkpoint keeps them: `lr`, `dropout_1.rate`, ... */
+export type MemberHyperparameters = Readonly<Record<string, number>>;
 
 /** A layer or activation that tfjs-layers cannot express. */
 export class UnsupportedLayerError extends Error {
   override name = 'UnsupportedLayerError';
 }
+
+/** The member's hyperparameters lack a layer argument of the model: they belong to another model. */
+export class MissingHyperparameterError extends Error {
+  override name = 'MissingHyperparameterError';
+}
+
+/**
+ * The op's arguments as this member has them: the file's values, with every argument that `vary` may give
+ * a member its own (a `hyper` argument) replaced by the member's value, keyed `${op.name}.${arg}`.
+ */
+function memberArgs(op: IrOp, hyper: MemberHyperparameters): Record<string, BoundValue> {
+  const args = { ...op.attrs };
+  for (const a of layerKind(op.op)?.args ?? []) {
+    if (!a.hyper) continue;
+    const value = hyper[`${op.name}.${a.name}`];
+    if (value === undefined) throw new MissingHyperparameterError(`${op.name}: the member's hyperparameters have no '${op.name}.${a.name}'`);
+    args[a.name] = value;
+  }
+  return args;
+}
+
+// netc's initializers by tfjs-layers' names. model.json then says what Keras means by them, which is what
+// netc drew from; tfjs-layers itself draws its `normal` ones without Keras' truncation correction, which
+// only matters to a model re-initialised in TF.js, never to the weights written.
+const tfInitializers: Record<Initializer, string> = {
+  glorot_uniform: 'glorotUniform',
+  glorot_normal: 'glorotNormal',
+  he_uniform: 'heUniform',
+  he_normal: 'heNormal',
+  lecun_uniform: 'leCunUniform',
+  lecun_normal: 'leCunNormal',
+  zeros: 'zeros',
+  ones: 'ones',
+};
+
+/**
+ * The initializers netc used for the op's parameters, under the layer config's names (`kernelInitializer`,
+ * ...), in the op's parameter order; without them tfjs-layers would write its own defaults (glorotNormal).
+ */
+function initializers(ir: ModelIR, op: IrOp, names: string[]): Record<string, never> {
+  const init = (param: string) => tfInitializers[ir.params.find((p) => p.name === param)!.init];
+  return Object.fromEntries(op.params.map((param, i) => [names[i], init(param)])) as Record<string, never>;
+}
+
+// the config names of batchnorm's parameters' initializers (layernorm has the first two), in netc's order
+const batchnormInitializers = ['gammaInitializer', 'betaInitializer', 'movingMeanInitializer', 'movingVarianceInitializer'];
 
 // activations tfjs-layers knows by name (leaky_relu is a layer there, not an activation)
 const tfActivations = new Set(['linear', 'relu', 'sigmoid', 'tanh', 'softmax', 'elu', 'gelu', 'swish']);
@@ -19,17 +72,19 @@ function activation(name: unknown, where: string): string {
   return a;
 }
 
-export function toLayersModel(tf: TF, ir: ModelIR): tfjs.LayersModel {
+/** Member with `hyperparameters` (its row of the checkpoint's `hyperparameters`) as a tfjs-layers model. */
+export function toLayersModel(tf: TF, ir: ModelIR, hyperparameters: MemberHyperparameters): tfjs.LayersModel {
   const input = tf.input({ shape: ir.ops[0].shape, name: 'input' });
   const values: tfjs.SymbolicTensor[] = [input];
   for (const op of ir.ops.slice(1)) {
-    const a = op.attrs;
+    const a = memberArgs(op, hyperparameters);
     const name = op.name;
+    const weighted = initializers(ir, op, ['kernelInitializer', 'biasInitializer']);
     const ins = op.inputs.map((i) => values[i]);
     let layer: tfjs.layers.Layer;
     switch (op.op) {
       case 'dense':
-        layer = tf.layers.dense({ units: a.units as number, activation: activation(a.activation, name) as never, useBias: a.bias as boolean, name });
+        layer = tf.layers.dense({ units: a.units as number, activation: activation(a.activation, name) as never, useBias: a.bias as boolean, ...weighted, name });
         break;
       case 'conv2d':
         layer = tf.layers.conv2d({
@@ -39,6 +94,7 @@ export function toLayersModel(tf: TF, ir: ModelIR): tfjs.LayersModel {
           padding: a.padding as 'valid' | 'same',
           activation: activation(a.activation, name) as never,
           useBias: a.bias as boolean,
+          ...weighted,
           name,
         });
         break;
@@ -55,10 +111,10 @@ export function toLayersModel(tf: TF, ir: ModelIR): tfjs.LayersModel {
         layer = tf.layers.dropout({ rate: a.rate as number, name });
         break;
       case 'batchnorm':
-        layer = tf.layers.batchNormalization({ axis: -1, momentum: a.momentum as number, epsilon: a.epsilon as number, name });
+        layer = tf.layers.batchNormalization({ axis: -1, momentum: a.momentum as number, epsilon: a.epsilon as number, ...initializers(ir, op, batchnormInitializers), name });
         break;
       case 'layernorm':
-        layer = tf.layers.layerNormalization({ axis: -1, epsilon: a.epsilon as number, name });
+        layer = tf.layers.layerNormalization({ axis: -1, epsilon: a.epsilon as number, ...initializers(ir, op, batchnormInitializers.slice(0, 2)), name });
         break;
       case 'add':
         layer = tf.layers.add({ name });

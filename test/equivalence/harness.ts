@@ -7,7 +7,7 @@ import { compile } from '../../src/pipeline.js';
 import type { Lowering } from '../../src/layers/forward.js';
 import { Population } from '../../src/runtime/population.js';
 import { initMember } from '../../src/runtime/init.js';
-import { hyperTable } from '../../src/runtime/hyper.js';
+import { hyperTable, memberHyperparameters, type HyperTable } from '../../src/runtime/hyper.js';
 import { setWeights, toLayersModel } from '../../src/runtime/layers-model.js';
 import type { TF } from '../../src/runtime/tf.js';
 import { Rng } from '../../src/runtime/rng.js';
@@ -29,6 +29,8 @@ export interface Built {
   pop: Population;
   program: Program;
   ir: ModelIR;
+  /** each member's hyperparameters, as the population has them */
+  hyper: HyperTable;
 }
 
 export interface BuildOptions {
@@ -62,12 +64,12 @@ export function build(source: string, lowering: Lowering, members: number, optio
     hyper: (key, m) => table.value(key, m),
     initial: (m) => initMember(state.ir!, program.ensemble.seed, m),
   });
-  return { pop, program, ir: state.ir! };
+  return { pop, program, ir: state.ir!, hyper: table };
 }
 
-/** Member `id` alone, as a tfjs-layers model with its initial weights. */
+/** Member `id` alone, as a tfjs-layers model with its own hyperparameters and initial weights. */
 export function alone(b: Built, id: number): tf.LayersModel {
-  const model = toLayersModel(tf as unknown as TF, b.ir);
+  const model = toLayersModel(tf as unknown as TF, b.ir, memberHyperparameters(b.hyper, id));
   setWeights(tf as unknown as TF, model, b.ir, initMember(b.ir, b.program.ensemble.seed, id));
   return model;
 }
