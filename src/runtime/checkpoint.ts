@@ -4,7 +4,7 @@
 // the seed (which names every random stream) that is all a resumed run needs to continue bit for bit.
 // The loop's own memory goes with it: each schedule's sums and state, and every member's last metrics.
 import { Population } from './population.js';
-import type { HyperTable } from './hyper.js';
+import { memberHyperparameters, type HyperTable } from './hyper.js';
 
 export interface TrainPosition {
   /** optimizer steps taken */
@@ -128,7 +128,7 @@ export async function encodeCheckpoint(
     position,
     acc_beta1: source.accBeta1,
     acc_beta2: source.accBeta2,
-    hyperparameters: source.memberIds.map((id) => Object.fromEntries(meta.hyperKeys.map((k) => [k, source.hyper(k, id)]))),
+    hyperparameters: source.memberIds.map((id) => memberHyperparameters({ keys: meta.hyperKeys, value: source.hyper }, id)),
     retired: (meta.retired ?? []).map((r) => ({ member: r.member, step: r.step, reason: r.reason, hyperparameters: r.hyperparameters })),
     data: meta.data,
     tensors,

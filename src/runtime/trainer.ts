@@ -10,7 +10,7 @@ import { Population, type PopulationSpec } from './population.js';
 import { restore, restoreHyperparameters, retiredMembers, type CheckpointManifest, type RetiredMember, type StateSource, type SumsState, type TrainPosition } from './checkpoint.js';
 import { fromJsonNumber, jsonNumber, type Decisions, type Schedule, type ScheduleMetric } from './schedules.js';
 import { initMember } from './init.js';
-import { shownHyperparameters, type HyperTable } from './hyper.js';
+import { memberHyperparameters, shownHyperparameters, type HyperTable } from './hyper.js';
 import type { TF, Tensor } from './tf.js';
 
 export interface TrainSetup {
@@ -379,7 +379,7 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
           const size = p.shape.reduce((a, b) => a * b, 1);
           params.set(p.name, state.get(p.name)!.slice(m * size, (m + 1) * size));
         }
-        const hyperparameters = Object.fromEntries(setup.hyper.keys.map((k) => [k, setup.hyper.value(k, s.member)]));
+        const hyperparameters = memberHyperparameters(setup.hyper, s.member);
         retired.push({ member: s.member, step, reason: s.reason, params, hyperparameters });
         if (!lastMetrics.has(s.member)) lastMetrics.set(s.member, { loss: epochSums.mean(s.member).loss });
         callbacks.onEvent?.({ step, event: 'stop', member: s.member, reason: s.reason });
