@@ -46,10 +46,13 @@ export function curvesSpec(lines: MetricsLine[], metric: 'loss' | 'accuracy', be
   // a loss that spans orders of magnitude (a member diverging, or the first epoch's drop) reads better on log
   const log = metric === 'loss' && useLogScale(values);
   const width = splits.length > 1 ? 400 : 640;
+  // a layer with nothing to draw (one member: no others; the others all diverged) would give vega an empty extent
+  const drawn = (isBest: boolean) => points.some((p) => p.best === isBest && p.value !== null);
+  const roles = [...(drawn(true) ? [[bestLabel(best), BEST_COLOR]] : []), ...(drawn(false) ? [[OTHERS_LABEL, OTHER_COLOR]] : [])];
   const color = {
     field: 'role',
     type: 'nominal' as const,
-    scale: { domain: [bestLabel(best), OTHERS_LABEL], range: [BEST_COLOR, OTHER_COLOR] },
+    scale: { domain: roles.map((r) => r[0]), range: roles.map((r) => r[1]) },
     legend: { orient: 'top' as const, title: null, direction: 'horizontal' as const, symbolType: 'stroke', symbolSize: 300 },
   };
   const x = {
@@ -73,16 +76,24 @@ export function curvesSpec(lines: MetricsLine[], metric: 'loss' | 'accuracy', be
       width,
       height: 240,
       layer: [
-        {
-          transform: [{ filter: 'datum.best === false' }],
-          mark: { type: 'line', strokeWidth: 1.2, opacity: 0.75, point: epochs === 1 ? { size: 30 } : false },
-          encoding: { x, y, color, detail: { field: 'member', type: 'nominal' } },
-        },
-        {
-          transform: [{ filter: 'datum.best === true' }],
-          mark: { type: 'line', strokeWidth: 3, point: epochs <= 30 ? { size: 40, filled: true } : false },
-          encoding: { x, y, color },
-        },
+        ...(drawn(false)
+          ? [
+              {
+                transform: [{ filter: 'datum.best === false' }],
+                mark: { type: 'line' as const, strokeWidth: 1.2, opacity: 0.75, point: epochs === 1 ? { size: 30 } : false },
+                encoding: { x, y, color, detail: { field: 'member', type: 'nominal' as const } },
+              },
+            ]
+          : []),
+        ...(drawn(true)
+          ? [
+              {
+                transform: [{ filter: 'datum.best === true' }],
+                mark: { type: 'line' as const, strokeWidth: 3, point: epochs <= 30 ? { size: 40, filled: true } : false },
+                encoding: { x, y, color },
+              },
+            ]
+          : []),
       ],
     },
     resolve: { scale: { y: 'shared' } },

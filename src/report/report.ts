@@ -72,6 +72,15 @@ export async function renderReport(input: ReportInput): Promise<string> {
     curves: curveFigures,
     scatters: scatterFigures,
     shared: varied.length ? {} : shared,
+    varied,
+    noCurves: noCurvesNote(input.metrics),
     lineage: input.events ? { figure: lineageFigure, events: input.events } : undefined,
   });
+}
+
+/** Why a run has no curves: no epoch ended, or every value logged is NaN or infinite. */
+function noCurvesNote(lines: ReportInput['metrics']): string {
+  if (!lines.length) return 'No epoch finished in this run (metrics.jsonl is empty), so there are no curves.';
+  const logged = (['loss', 'accuracy'] as const).filter((k) => lines.some((l) => l[k] !== undefined));
+  return `There are no curves: every member's ${logged.join(' and ')} is non-finite (NaN or infinite) in every epoch.`;
 }
