@@ -6,7 +6,7 @@ import type { DiagnosticSink } from '../diagnostics/sink.js';
 import { didYouMean } from '../diagnostics/suggest.js';
 import type { Arg, EntriesBlock } from '../syntax/ast.js';
 import { dataSources, type DataShape, type Host } from '../vocabulary/data-sources.js';
-import { losses, metrics } from '../vocabulary/losses.js';
+import { losses, metrics, type LossSpec } from '../vocabulary/losses.js';
 import { optimizers } from '../vocabulary/optimizers.js';
 import type { ArgSpec } from './arg-spec.js';
 import { bindArgs } from './bind-args.js';
@@ -77,6 +77,8 @@ export function checkTrain(block: EntriesBlock, model: ModelCheck, sink: Diagnos
 
   if (sink.errorCount > errorsBefore || !data || !loss || !optimizer) return undefined;
   const v = bound.values;
+  // a mistake here is reported, and the block still described, so that the schedules are checked against it
+  const metrics = trainMetrics(byKey.get('metrics'), v.metrics as string[], loss.spec, sink);
   return {
     data: data.config,
     dataShape,
@@ -86,9 +88,23 @@ export function checkTrain(block: EntriesBlock, model: ModelCheck, sink: Diagnos
     batch: v.batch as number,
     epochs: v.epochs as number | undefined,
     steps: v.steps as number | undefined,
-    metrics: v.metrics as string[],
+    metrics,
     shuffle: v.shuffle as boolean,
   };
 }
 
 export type FitSpans = { data: Span; loss: Span };
+
+/**
+ * The metrics to compute besides the loss: those written (each once), else accuracy for a classification
+ * loss and none for a regression loss. Accuracy needs classes, so a regression loss refuses it.
+ */
+function trainMetrics(arg: Arg | undefined, written: string[], loss: LossSpec, sink: DiagnosticSink): string[] {
+  if (!arg) return loss.expects === 'regression' ? [] : ['accuracy'];
+  if (loss.expects === 'regression') {
+    const items = arg.value.kind === 'list' ? arg.value.items : [arg.value];
+    const accuracy = items.find((item) => item.kind === 'name' && item.name === 'accuracy');
+    if (accuracy) sink.report(Messages.AccuracyNeedsClasses, accuracy.span, loss.name);
+  }
+  return [...new Set(written)];
+}

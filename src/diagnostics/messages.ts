@@ -54,6 +54,7 @@ export const Messages = {
   UnknownSchedule: error(3010, "unknown schedule '{0}'{1}; expected one of: {2}"),
   UnknownScheduleKey: error(3011, "schedule {0} has no key '{1}'{2}; its keys are: {3}"),
   ScheduleNeedsValidation: warning(3014, "schedule {0} ranks members by {1}, but there is no validation data, so it ranks them by {2} instead; set 'validation' in the train block (e.g. validation: 0.2) to rank by {1}"),
+  ScheduleAccuracyNeedsClasses: error(3020, 'schedule {0} ranks members by {1}, which needs class predictions, but {2} is a regression loss; rank by {3} instead'),
   NothingVaries: warning(3015, 'schedule pbt perturbs varied hyperparameters, and nothing varies: members will only copy each other'),
   BadInterval: error(3013, "{0} must be an interval such as '2 epochs' or '500 steps', got {1}"),
 
@@ -69,6 +70,7 @@ export const Messages = {
   ActivationLossMismatch: warning(4009, '{0}'),
   CheckpointMismatch: error(4020, '{0}'),
   RunUnreadable: error(4021, '{0}'),
+  AccuracyNeedsClasses: error(4030, 'accuracy needs class predictions, but {0} is a regression loss; remove accuracy from metrics (mse and mae work with any loss) or train with a classification loss'),
   DataFileMissing: warning(4010, '{0}; its shape is not checked, and training will fail until it exists'),
 
   // --- data files, found while loading them (thrown as a DataError that carries file, line and column) --

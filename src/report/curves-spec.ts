@@ -4,6 +4,7 @@ import type { TopLevelSpec } from 'vega-lite';
 import type { MetricsLine } from './run-data.js';
 import { BEST_COLOR, OTHER_COLOR } from './render-svg.js';
 import { decadeTicks, useLogScale } from './scales.js';
+import type { extraMetrics } from '../vocabulary/losses.js';
 
 export interface CurvePoint {
   epoch: number;
@@ -14,14 +15,17 @@ export interface CurvePoint {
   role: string;
 }
 
+/** A metric with a training curve (and a validation twin, `val_` + its name). */
+export type CurveMetric = 'loss' | (typeof extraMetrics)[number];
+
 export const OTHERS_LABEL = 'other members';
 export const bestLabel = (member: number) => `member ${member} (best)`;
 
 /**
- * The points of one curve chart (`loss` or `accuracy`, with its `val_` twin when present). A member's
+ * The points of one curve chart (`loss`, `accuracy`, `mse` or `mae`, with its `val_` twin when present). A member's
  * line for an epoch written twice (a resumed run) keeps the last. Non-finite values become null (a gap).
  */
-export function curvePoints(lines: MetricsLine[], metric: 'loss' | 'accuracy', best: number): CurvePoint[] {
+export function curvePoints(lines: MetricsLine[], metric: CurveMetric, best: number): CurvePoint[] {
   const latest = new Map<string, MetricsLine>();
   for (const l of lines) latest.set(`${l.member}/${l.epoch}`, l);
   const points: CurvePoint[] = [];
@@ -37,7 +41,7 @@ export function curvePoints(lines: MetricsLine[], metric: 'loss' | 'accuracy', b
 }
 
 /** The chart, or undefined when no member has a value of this metric. */
-export function curvesSpec(lines: MetricsLine[], metric: 'loss' | 'accuracy', best: number): TopLevelSpec | undefined {
+export function curvesSpec(lines: MetricsLine[], metric: CurveMetric, best: number): TopLevelSpec | undefined {
   const points = curvePoints(lines, metric, best);
   const values = points.map((p) => p.value).filter((v): v is number => v !== null);
   if (!values.length) return undefined;

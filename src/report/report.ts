@@ -5,13 +5,17 @@ import { writeAtomic } from '../util/write-atomic.js';
 import { join } from 'node:path';
 import type { TopLevelSpec } from 'vega-lite';
 import { rank, rankKey } from '../cli/leaderboard.js';
-import { curvesSpec } from './curves-spec.js';
+import { curvesSpec, type CurveMetric } from './curves-spec.js';
+import { extraMetrics } from '../vocabulary/losses.js';
 import { lineageSpec } from './lineage-spec.js';
 import { page, type Figure } from './page.js';
 import { renderSvg } from './render-svg.js';
 import { readRun, type ReportInput } from './run-data.js';
 import { useLogScale } from './scales.js';
 import { scatterSpec, variedHyperparameters } from './scatter-spec.js';
+
+const curveMetrics: readonly CurveMetric[] = ['loss', ...extraMetrics];
+const curveTitles: Record<CurveMetric, string> = { loss: 'Loss', accuracy: 'Accuracy', mse: 'Mean squared error', mae: 'Mean absolute error' };
 
 /** A chart to draw: its figure id (also the prefix of its SVG ids), caption and vega-lite spec. */
 interface Chart {
@@ -41,9 +45,9 @@ export async function renderReport(input: ReportInput): Promise<string> {
   const bestNote = ranked.length ? `Grey: each member; coloured: member ${best}, the best by final ${rankedBy.key}.` : '';
 
   const curves: Chart[] = [];
-  for (const metric of ['loss', 'accuracy'] as const) {
+  for (const metric of curveMetrics) {
     const spec = curvesSpec(input.metrics, metric, best);
-    if (spec) curves.push({ id: `curve-${metric}`, title: metric === 'loss' ? 'Loss' : 'Accuracy', caption: `Per epoch, training and validation. ${bestNote}`, spec });
+    if (spec) curves.push({ id: `curve-${metric}`, title: curveTitles[metric], caption: `Per epoch, training and validation. ${bestNote}`, spec });
   }
   const scatters: Chart[] = [];
   const varied = variedHyperparameters(members);
@@ -81,6 +85,7 @@ export async function renderReport(input: ReportInput): Promise<string> {
 /** Why a run has no curves: no epoch ended, or every value logged is NaN or infinite. */
 function noCurvesNote(lines: ReportInput['metrics']): string {
   if (!lines.length) return 'No epoch finished in this run (metrics.jsonl is empty), so there are no curves.';
-  const logged = (['loss', 'accuracy'] as const).filter((k) => lines.some((l) => l[k] !== undefined));
-  return `There are no curves: every member's ${logged.join(' and ')} is non-finite (NaN or infinite) in every epoch.`;
+  const logged = curveMetrics.filter((k) => lines.some((l) => l[k] !== undefined));
+  const names = logged.length > 1 ? `${logged.slice(0, -1).join(', ')} and ${logged[logged.length - 1]}` : logged.join('');
+  return `There are no curves: every member's ${names} is non-finite (NaN or infinite) in every epoch.`;
 }

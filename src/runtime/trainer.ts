@@ -5,7 +5,7 @@ import type { EnsembleIR } from '../ensemble/ensemble-ir.js';
 import type { ModelIR } from '../ir/model-ir.js';
 import { batchRanges, epochOrder, gatherBatch, labelEncoding } from '../data/batches.js';
 import type { Dataset, LabelEncoding } from '../data/dataset.js';
-import { losses as lossSpecs } from '../vocabulary/losses.js';
+import { extraMetrics, losses as lossSpecs } from '../vocabulary/losses.js';
 import { Population, type PopulationSpec } from './population.js';
 import { restore, restoreHyperparameters, retiredMembers, type CheckpointManifest, type RetiredMember, type StateSource, type SumsState, type TrainPosition } from './checkpoint.js';
 import { fromJsonNumber, jsonNumber, type Decisions, type Schedule, type ScheduleMetric } from './schedules.js';
@@ -37,11 +37,19 @@ export interface TrainSetup {
   resident?: number;
 }
 
+/**
+ * A member's metrics: `loss`, each computed metric (`accuracy`, `mse`, `mae`) and, with validation data,
+ * their `val_` twins, in the order of metricColumns. The trainer fills them by name (computedMetrics).
+ */
 export interface MemberMetrics {
   loss: number;
   accuracy?: number;
+  mse?: number;
+  mae?: number;
   val_loss?: number;
   val_accuracy?: number;
+  val_mse?: number;
+  val_mae?: number;
 }
 
 export interface EpochReport {
@@ -128,7 +136,10 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
   const expects = lossSpecs.find((l) => l.name === config.loss.name)!.expects;
   const encoding = labelEncoding(expects, setup.data.train.labels);
   const classes = setup.data.train.labels.kind === 'classes' ? setup.data.train.labels.classes : 0;
-  const withAccuracy = config.metrics.includes('accuracy') && expects !== 'regression';
+  const schedules = setup.schedules ?? [];
+  // the metrics besides the loss: what the train block asks for and what a schedule ranks by
+  const extra = computedMetrics(config.metrics, schedules);
+  const names = ['loss', ...extra];
   const input = setup.model.ops[0].shape;
   const batch = (ds: Dataset, order: Int32Array, start: number, end: number) => {
     const b = gatherBatch(ds, order, start, end, encoding, classes);
@@ -157,7 +168,6 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
   }
 
   const epochSums = new HostSums(start.sums);
-  const schedules = setup.schedules ?? [];
   // each schedule ranks by its own interval's sums: two schedules with different intervals never share them
   const scheduleSums = schedules.map((_, i) => new HostSums(start.schedules?.sums[i]));
   start.schedules?.state.forEach((s, i) => s !== undefined && schedules[i]?.restore?.(s));
@@ -198,18 +208,19 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
     while (b < to && !diverged.length) {
       const [s0, s1] = ranges[b];
       const { x, y, size } = batch(setup.data.train, order, s0, s1);
-      let acc: Tensor | undefined;
-      const losses = pop.trainStep(x, y, withAccuracy ? (a) => (acc = a) : undefined);
-      const lossValues = Array.from(await losses.data());
-      const accValues = acc ? Array.from(await acc.data()) : undefined;
-      tf.dispose([x, y, losses, acc as Tensor]);
+      let metrics: Record<string, Tensor> = {};
+      const losses = pop.trainStep(x, y, { names: extra, take: (v) => (metrics = v) });
+      const values: Record<string, number[]> = { loss: Array.from(await losses.data()) };
+      for (const name of extra) values[name] = Array.from(await metrics[name].data());
+      tf.dispose([x, y, losses, ...Object.values(metrics)]);
       pop.memberIds.forEach((id, m) => {
-        if (!Number.isFinite(lossValues[m])) {
+        if (!Number.isFinite(values.loss[m])) {
           if (!diverged.includes(id)) diverged.push(id);
           return;
         }
-        epochSums.add(id, lossValues[m], accValues?.[m], size);
-        for (const sums of scheduleSums) sums.add(id, lossValues[m], accValues?.[m], size);
+        const member = Object.fromEntries(names.map((name) => [name, values[name][m]]));
+        epochSums.add(id, member, size);
+        for (const sums of scheduleSums) sums.add(id, member, size);
       });
       trained += pop.n;
       b++;
@@ -308,12 +319,7 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
     const ids = population?.memberIds ?? store!.ids;
     const val = setup.data.validation && ids.length ? await evaluateMembers(setup.data.validation) : undefined;
     const metrics = ids.map((id, m) => {
-      const t = epochSums.mean(id);
-      const row: MemberMetrics = {
-        loss: t.loss,
-        ...(withAccuracy ? { accuracy: t.accuracy } : {}),
-        ...(val ? { val_loss: val.loss[m], ...(withAccuracy ? { val_accuracy: val.accuracy[m] } : {}) } : {}),
-      };
+      const row = metricsRow(names, epochSums.mean(id, names), val && pick(val, m));
       (next >= perEpoch ? lastMetrics : partialMetrics).set(id, row);
       return row;
     });
@@ -346,21 +352,18 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
     let metric: ScheduleMetric = schedule.metric;
     // without validation data a val_ metric falls back to its training counterpart (the checker warns, NET3014)
     if (metric.startsWith('val_') && !setup.data.validation) metric = metric.slice(4) as ScheduleMetric;
-    const values = metric.startsWith('val_')
-      ? await evaluateMembers(setup.data.validation!).then((val) => (metric === 'val_loss' ? val.loss : val.accuracy))
-      : ids.map((id) => sums.mean(id)[metric === 'loss' ? 'loss' : 'accuracy'] ?? NaN);
+    const values = metric.startsWith('val_') ? (await evaluateMembers(setup.data.validation!))[metric.slice(4)] : ids.map((id) => sums.mean(id, names)[metric]);
     sums.clear();
     return values;
   }
 
   async function evaluateMembers(ds: Dataset): Promise<Record<string, number[]>> {
-    if (population) return evaluate(setup, population, ds, batch, withAccuracy);
-    const out: Record<string, number[]> = { loss: [], accuracy: [] };
+    if (population) return evaluate(setup, population, ds, batch, extra);
+    const out: Record<string, number[]> = Object.fromEntries(names.map((name) => [name, []]));
     for (const wave of store!.waves(waves)) {
       const pop = store!.load(wave);
-      const r = await evaluate(setup, pop, ds, batch, withAccuracy);
-      out.loss.push(...r.loss);
-      out.accuracy.push(...r.accuracy);
+      const r = await evaluate(setup, pop, ds, batch, extra);
+      for (const name of names) out[name].push(...r[name]);
       pop.dispose();
     }
     return out;
@@ -381,7 +384,7 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
         }
         const hyperparameters = memberHyperparameters(setup.hyper, s.member);
         retired.push({ member: s.member, step, reason: s.reason, params, hyperparameters });
-        if (!lastMetrics.has(s.member)) lastMetrics.set(s.member, { loss: epochSums.mean(s.member).loss });
+        if (!lastMetrics.has(s.member)) lastMetrics.set(s.member, { loss: epochSums.mean(s.member, names).loss });
         callbacks.onEvent?.({ step, event: 'stop', member: s.member, reason: s.reason });
       }
       const keep = ids.map((id, m) => (stopping.some((s) => s.member === id) ? -1 : m)).filter((m) => m >= 0);
@@ -419,13 +422,7 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
     const ids = population?.memberIds ?? store!.ids;
     const tr = await evaluateMembers(setup.data.train);
     const val = setup.data.validation && (await evaluateMembers(setup.data.validation));
-    ids.forEach((id, m) =>
-      partialMetrics.set(id, {
-        loss: tr.loss[m],
-        ...(withAccuracy ? { accuracy: tr.accuracy[m] } : {}),
-        ...(val ? { val_loss: val.loss[m], ...(withAccuracy ? { val_accuracy: val.accuracy[m] } : {}) } : {}),
-      }),
-    );
+    ids.forEach((id, m) => partialMetrics.set(id, metricsRow(names, pick(tr, m), val ? pick(val, m) : undefined)));
   }
   await checkpoint();
   const final = allIds.map((id) => partialMetrics.get(id) ?? lastMetrics.get(id) ?? { loss: NaN });
@@ -437,9 +434,26 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
 const encodeMetrics = (m: MemberMetrics) => Object.fromEntries(Object.entries(m).map(([k, v]) => [k, jsonNumber(v)]));
 const decodeMetrics = (m: Record<string, number | string | null>) => Object.fromEntries(Object.entries(m).map(([k, v]) => [k, fromJsonNumber(v)])) as unknown as MemberMetrics;
 
-/** Per-member example-weighted sums of loss and accuracy, on the host, keyed by member id. */
+/** The metrics computed besides the loss: those the train block asks for and those a schedule ranks by, in the order shown. */
+export function computedMetrics(requested: readonly string[], schedules: readonly Pick<Schedule, 'metric'>[] = []): string[] {
+  const wanted = new Set([...requested, ...schedules.map((s) => s.metric.replace(/^val_/, ''))]);
+  return extraMetrics.filter((m) => wanted.has(m));
+}
+
+/** Member m's value of each metric. */
+const pick = (values: Record<string, number[]>, m: number): Record<string, number> => Object.fromEntries(Object.entries(values).map(([name, v]) => [name, v[m]]));
+
+/** A member's row: the training value of each metric, then with validation data each one's val_ twin. */
+function metricsRow(names: readonly string[], train: Record<string, number>, val?: Record<string, number>): MemberMetrics {
+  const row: Record<string, number> = {};
+  for (const name of names) row[name] = train[name];
+  if (val) for (const name of names) row[`val_${name}`] = val[name];
+  return row as unknown as MemberMetrics;
+}
+
+/** Per-member example-weighted sums of each metric (by name), on the host, keyed by member id. */
 class HostSums {
-  private sums = new Map<number, { loss: number; accuracy: number; count: number }>();
+  private sums = new Map<number, { values: Record<string, number>; count: number }>();
   constructor(from?: SumsState) {
     this.restore(from);
   }
@@ -448,20 +462,20 @@ class HostSums {
   restore(from?: SumsState): void {
     this.sums.clear();
     if (!from?.ids) return;
-    from.ids.forEach((id, i) => this.sums.set(id, { loss: from.values.loss?.[i] ?? 0, accuracy: from.values.accuracy?.[i] ?? 0, count: from.counts?.[i] ?? from.count }));
+    from.ids.forEach((id, i) => this.sums.set(id, { values: Object.fromEntries(Object.entries(from.values).map(([name, v]) => [name, v[i] ?? 0])), count: from.counts?.[i] ?? from.count }));
   }
 
-  add(id: number, loss: number, accuracy: number | undefined, size: number): void {
-    const s = this.sums.get(id) ?? { loss: 0, accuracy: 0, count: 0 };
-    s.loss += loss * size;
-    s.accuracy += (accuracy ?? 0) * size;
+  add(id: number, values: Record<string, number>, size: number): void {
+    const s = this.sums.get(id) ?? { values: {}, count: 0 };
+    for (const [name, v] of Object.entries(values)) s.values[name] = (s.values[name] ?? 0) + v * size;
     s.count += size;
     this.sums.set(id, s);
   }
 
-  mean(id: number): { loss: number; accuracy: number } {
+  /** Each named metric's mean over the examples summed; NaN for a member with none. */
+  mean(id: number, names: readonly string[]): { loss: number } & Record<string, number> {
     const s = this.sums.get(id);
-    return s && s.count ? { loss: s.loss / s.count, accuracy: s.accuracy / s.count } : { loss: NaN, accuracy: NaN };
+    return Object.fromEntries(names.map((name) => [name, s && s.count && s.values[name] !== undefined ? s.values[name] / s.count : NaN])) as { loss: number } & Record<string, number>;
   }
 
   clear(): void {
@@ -471,7 +485,8 @@ class HostSums {
   toJSON(): SumsState {
     const ids = [...this.sums.keys()];
     const v = ids.map((id) => this.sums.get(id)!);
-    return { count: v[0]?.count ?? 0, ids, counts: v.map((x) => x.count), values: { loss: v.map((x) => x.loss), accuracy: v.map((x) => x.accuracy) } };
+    const names = [...new Set(v.flatMap((x) => Object.keys(x.values)))];
+    return { count: v[0]?.count ?? 0, ids, counts: v.map((x) => x.count), values: Object.fromEntries(names.map((name) => [name, v.map((x) => x.values[name] ?? 0)])) };
   }
 }
 
@@ -608,20 +623,17 @@ class HostStore {
 
 type BatchFn = (ds: Dataset, order: Int32Array, start: number, end: number) => { x: Tensor; y: Tensor; size: number };
 
-/** Loss and accuracy per member over a whole dataset, without training. */
-export async function evaluate(setup: TrainSetup, population: Population, ds: Dataset, batch: BatchFn, withAccuracy: boolean) {
+/** The loss and each named metric per member over a whole dataset, without training. */
+export async function evaluate(setup: TrainSetup, population: Population, ds: Dataset, batch: BatchFn, metrics: readonly string[]) {
   const { tf } = setup;
   const sums = new Sums(tf, population.n);
   const order = epochOrder(ds.count, false, 0, 0);
   for (const [start, end] of batchRanges(ds.count, Math.max(setup.program.train!.batch, 64))) {
     const { x, y, size } = batch(ds, order, start, end);
-    const { loss, accuracy } = population.evaluate(x, y);
-    sums.add('loss', loss, size);
-    if (withAccuracy) sums.add('accuracy', accuracy, size);
-    else accuracy.dispose();
+    for (const [name, values] of Object.entries(population.evaluate(x, y, metrics))) sums.add(name, values, size);
     tf.dispose([x, y]);
   }
-  return sums.means();
+  return sums.means(['loss', ...metrics]);
 }
 
 /** Example-weighted sums of per-member values over an evaluation, kept on the device until read. */
@@ -643,8 +655,8 @@ class Sums {
     if (name === 'loss') this.count += size;
   }
 
-  async means(): Promise<Record<string, number[]>> {
-    const out: Record<string, number[]> = { loss: new Array(this.n).fill(NaN), accuracy: new Array(this.n).fill(NaN) };
+  async means(names: readonly string[]): Promise<Record<string, number[]>> {
+    const out: Record<string, number[]> = Object.fromEntries(names.map((name) => [name, new Array(this.n).fill(NaN)]));
     for (const [name, t] of this.totals) {
       out[name] = Array.from(await t.data()).map((v) => v / this.count);
       t.dispose();
