@@ -192,6 +192,13 @@ describe('runs at the edges: one member, one epoch, all-NaN metrics, stops at st
     expect(html).not.toContain('other members');
   });
 
+  it('draws a curve for each logged metric, mse and mae too, and lists them in the leaderboard', async () => {
+    const m = { loss: 0.5, mse: 0.3, mae: 0.4, val_loss: 0.6, val_mse: 0.35, val_mae: 0.45 };
+    const html = await renderReport({ summary: { per_member: [member(0, m), member(1, { ...m, loss: 0.7 })] }, metrics: [line(1, 0, m), line(1, 1, m), line(2, 0, m), line(2, 1, m)] });
+    for (const id of ['curve-loss', 'curve-mse', 'curve-mae']) expect(html).toContain(`<figure id="${id}">`);
+    expect(html).toContain('<thead><tr><th>rank</th><th>member</th><th>lr</th><th>loss</th><th>mse</th><th>mae</th><th class="key">val_loss</th><th>val_mse</th><th>val_mae</th></tr></thead>');
+  });
+
   it('trains a file of one member (the default) and writes its report', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'netc-report-'));
     const file = join(dir, 'one.net');
