@@ -18,6 +18,7 @@ import { checkDataFit } from './data-fit.js';
 
 const plainKeys: ArgSpec[] = [
   { name: 'validation', type: { kind: 'number', min: 0, max: 1, maxExclusive: true }, default: 0 },
+  { name: 'test', type: { kind: 'number', min: 0, max: 1, maxExclusive: true }, default: 0 },
   { name: 'batch', type: { kind: 'int', min: 1 }, default: 32 },
   { name: 'epochs', type: { kind: 'int', min: 1 } },
   { name: 'steps', type: { kind: 'int', min: 0 } },
@@ -58,6 +59,9 @@ export function checkTrain(block: EntriesBlock, model: ModelCheck, sink: Diagnos
     ? resolveRegistryCall('optimizer', optimizers, optimizerArg.value, sink)?.config
     : { name: 'adam', args: bindArgs('adam', [], optimizers.find((o) => o.name === 'adam')!.args, sink, block.keyword).values };
 
+  const held = (bound.values.validation as number | undefined ?? 0) + (bound.values.test as number | undefined ?? 0);
+  if ('test' in bound.spans && held >= 1) sink.report(Messages.NothingLeftToTrain, bound.spans.test, bound.values.validation as number, bound.values.test as number, Number(held.toFixed(6)));
+
   const hasEpochs = 'epochs' in bound.spans;
   const hasSteps = 'steps' in bound.spans;
   if (hasEpochs && hasSteps) sink.report(Messages.EpochsAndSteps, bound.spans.steps);
@@ -83,6 +87,7 @@ export function checkTrain(block: EntriesBlock, model: ModelCheck, sink: Diagnos
     data: data.config,
     dataShape,
     validation: v.validation as number,
+    test: v.test as number,
     loss: loss.config,
     optimizer,
     batch: v.batch as number,

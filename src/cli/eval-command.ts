@@ -1,4 +1,4 @@
-// `netc eval RUN --data SOURCE`: every member's loss and accuracy (and the run's mse and mae) on a data set, in inference mode, and the
+// `netc eval RUN [--data SOURCE]`: every member's loss and accuracy (and the run's mse and mae) on a data set, in inference mode, and the
 // ensemble's: the mean-combined prediction's loss and accuracy and the majority vote's accuracy, next to
 // the mean and the best member's, so the gain of combining the members can be read off.
 import Table from 'cli-table3';
@@ -28,7 +28,10 @@ export interface MemberResult extends Scores {
 
 export interface EvalReport {
   run: string;
+  /** the data source: --data as given, or the run's own (train block) source */
   data: string;
+  /** without --data, the run's split evaluated on: its test split, else its validation split; null with --data */
+  split: 'test' | 'validation' | null;
   examples: number;
   loss: string;
   backend: string;
@@ -44,11 +47,15 @@ export const evalHelp = `
 Prints a table of the members (best first: by accuracy for a classification loss, ties by loss; by loss
 otherwise) and a table of the ensemble: the loss and accuracy of the mean of the members' outputs
 ("mean"), the accuracy of the majority vote ("vote", a tie going to the lowest class index), and for
-comparison the mean of the members' values and the best member's. Members run in inference mode
-(dropout off, batchnorm's running statistics). --format json prints the same as one JSON object.
---data takes a data source as a train block's data: entry does, e.g. 'mnist(limit: 2000)'; csv and idx
-paths are relative to the current directory; xor, moons and spirals are drawn from the run's seed (the
-data it was trained on) unless --seed is given.
+comparison the mean of the members' values and the best member's; mse and mae too when the run's
+metrics ask for them. Members run in inference mode (dropout off, batchnorm's running statistics).
+--format json prints the same as one JSON object.
+Without --data, the run's own held-out data is used, split as it was trained (run.json's data source,
+seed and fractions): its test split (test: in the train block), which it never trained or ranked on,
+else its validation split; a line on stderr and "split" in the JSON say which.
+--data takes a data source as a train block's data: entry does, e.g. 'mnist(offset: 8000, limit: 2000)';
+csv and idx paths are relative to the current directory; xor, moons and spirals are drawn from the run's
+seed (so they overlap the data it was trained on) unless --seed is given.
 `;
 
 /** The hyperparameters shown for a member: the varied ones by the path the file wrote, else lr. */
@@ -90,7 +97,8 @@ export async function evalCommand(runDir: string, options: EvalOptions, io: Io):
     const ranked = rankMembers(members);
     const report: EvalReport = {
       run: runDir,
-      data: options.data,
+      data: setup.dataText,
+      split: setup.split,
       examples: result.examples,
       loss: setup.loss.name,
       backend: setup.backend,
@@ -133,5 +141,6 @@ function ensembleTable(report: EvalReport): string {
   if (report.ensemble.vote) row('majority vote', report.ensemble.vote);
   row('mean member', report.member_mean);
   row(`best member (${report.best_member.member})`, report.best_member);
-  return table.toString() + `\n${report.examples} examples of ${report.data}, run ${report.run} at step ${report.step}, ${report.backend}`;
+  const split = report.split ? ` (the run's ${report.split} split)` : '';
+  return table.toString() + `\n${report.examples} examples of ${report.data}${split}, run ${report.run} at step ${report.step}, ${report.backend}`;
 }

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { writeAtomic } from '../util/write-atomic.js';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { Program } from '../check/program.js';
 import type { EnsembleIR } from '../ensemble/ensemble-ir.js';
 import { slicingMap, type SlicingMap } from '../ensemble/slicing-map.js';
@@ -20,6 +20,8 @@ import { widen } from '../ensemble/widen.js';
 export interface RunInfo {
   format: 'netc-run-1';
   file: string;
+  /** the folder the train block's data paths are relative to (the .net file's), absolute; absent in older runs */
+  data_dir?: string;
   source: string;
   fingerprint: string;
   program: Pick<Program, 'ensemble' | 'train'>;
@@ -41,6 +43,7 @@ export function writeRunInfo(dir: string, file: string, source: string, program:
   const info: RunInfo = {
     format: 'netc-run-1',
     file,
+    data_dir: dirname(resolve(file)),
     source,
     fingerprint: fingerprint(model),
     program: { ensemble: program.ensemble, train: program.train },

@@ -8,7 +8,7 @@ import { Messages } from '../diagnostics/messages.js';
 import type { Lowering } from '../layers/forward.js';
 import { loadDataset } from '../data/load.js';
 import { DataError, formatDataError } from '../data/dataset.js';
-import { splitValidation } from '../data/split.js';
+import { splitData } from '../data/split.js';
 import { hyperTable, shownHyperparameters, type HyperTable } from '../runtime/hyper.js';
 import type { BackendName } from '../runtime/backend.js';
 import { batchesPerEpoch, DivergenceError, train, type EpochReport, type PopulationEvent, type Progress } from '../runtime/trainer.js';
@@ -57,9 +57,13 @@ export async function trainCommand(file: string, options: TrainOptions, io: Io):
   const { tf, name: backend } = chosen;
 
   let data;
+  let tested = 0;
   try {
     const all = await loadDataset(program.train.data, { baseDir: dirname(resolve(file)), seed });
-    data = splitValidation(all, program.train.validation);
+    // the test split stays here: the trainer is given the train and validation splits alone
+    const { test, ...seen } = splitData(all, program.train.validation, program.train.test);
+    data = seen;
+    tested = test?.count ?? 0;
   } catch (e) {
     if (e instanceof DataError) {
       io.err(formatDataError(e) + '\n');
@@ -119,7 +123,7 @@ export async function trainCommand(file: string, options: TrainOptions, io: Io):
   const memberIds = Array.from({ length: ensemble.members }, (_, i) => i);
   io.err(
     `training ${ensemble.members} members of ${state.ir!.name} (${ensemble.lowering}) on ${data.train.count} examples` +
-      `${data.validation ? ` (+${data.validation.count} for validation)` : ''}: ${steps} steps, ${epochs} epoch${epochs === 1 ? '' : 's'} of ${perEpoch}` +
+      `${heldOut(data.validation?.count ?? 0, tested)}: ${steps} steps, ${epochs} epoch${epochs === 1 ? '' : 's'} of ${perEpoch}` +
       `${resume ? `, resuming at step ${resume.manifest.position.step}` : ''}\n`,
   );
 
@@ -258,6 +262,12 @@ function describe(m: { loss: number; accuracy?: number; val_loss?: number; val_a
   return Object.entries(m)
     .map(([k, v]) => `${k} ${(v as number).toFixed(4)}`)
     .join(', ');
+}
+
+/** ` (+200 for validation, +100 held out for testing)`, the parts there are, or nothing. */
+function heldOut(validation: number, test: number): string {
+  const parts = [validation ? `+${validation} for validation` : '', test ? `+${test} held out for testing` : ''].filter(Boolean);
+  return parts.length ? ` (${parts.join(', ')})` : '';
 }
 
 function timestamp(): string {

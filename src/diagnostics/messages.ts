@@ -70,6 +70,7 @@ export const Messages = {
   ActivationLossMismatch: warning(4009, '{0}'),
   CheckpointMismatch: error(4020, '{0}'),
   RunUnreadable: error(4021, '{0}'),
+  NothingLeftToTrain: error(4031, 'validation ({0}) and test ({1}) add up to {2}: they would hold out all the data and leave nothing to train on; together they must be less than 1'),
   AccuracyNeedsClasses: error(4030, 'accuracy needs class predictions, but {0} is a regression loss; remove accuracy from metrics (mse and mae work with any loss) or train with a classification loss'),
   DataFileMissing: warning(4010, '{0}; its shape is not checked, and training will fail until it exists'),
 
