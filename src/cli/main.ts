@@ -12,16 +12,16 @@ import { extractCommand, rankMetrics, type ExtractOptions } from './extract-comm
 import { importCommand } from './import-command.js';
 import { choiceOption, intOption } from './options.js';
 import { lowerings, type Lowering } from '../layers/forward.js';
+import { NETC_VERSION } from '../version.js';
 
 const backends = ['auto', 'node-gpu', 'node', 'webgpu', 'wasm', 'cpu'] as const;
 
-const VERSION = '0.1.0';
 
 export async function main(argv: string[], io: Io = processIo): Promise<number> {
   let code: number = ExitCode.ok;
   const program = new Command('netc')
     .description('Train many small neural networks of one architecture at once.')
-    .version(VERSION)
+    .version(NETC_VERSION)
     .exitOverride()
     .configureOutput({ writeOut: io.out, writeErr: io.err })
     .showHelpAfterError('(run netc --help for usage)');
