@@ -29,6 +29,8 @@ interface JobData {
 }
 
 const ctxKey = (id: string) => `netc:ctx:${id}`;
+const VANISHED = 'vanished';
+const outputOf = (input: string) => input.replace(/:in$/, ':out');
 
 /** A connection that fails fast with a clear message when Redis is not there. */
 export async function connect(url: string, what: string): Promise<Redis> {
@@ -53,14 +55,15 @@ function describeJob(job: ShardJob): string {
 }
 
 export class QueueTransport implements Transport {
-  readonly name: string;
+  name: string;
   private ctx?: RunContext;
   private constructor(
     private readonly url: string,
-    readonly slots: number,
+    public slots: number,
     private readonly redis: Redis,
     private readonly queue: Queue,
     private readonly events: QueueEvents,
+    private readonly eventsRedis: Redis,
   ) {
     this.name = `queue ${url}`;
   }
@@ -69,9 +72,22 @@ export class QueueTransport implements Transport {
   static async create(url: string, slots: number): Promise<QueueTransport> {
     const redis = await connect(url, 'the coordinator');
     const queue = new Queue(QUEUE, { connection: redis });
-    const events = new QueueEvents(QUEUE, { connection: redis.duplicate() });
+    const eventsRedis = redis.duplicate();
+    const events = new QueueEvents(QUEUE, { connection: eventsRedis });
     await events.waitUntilReady();
-    return new QueueTransport(url, slots, redis, queue, events);
+    return new QueueTransport(url, slots, redis, queue, events, eventsRedis);
+  }
+
+  /** How many `netc worker` processes are connected to the queue now. */
+  async workerCount(): Promise<number> {
+    return this.queue.getWorkersCount();
+  }
+
+  /** This transport, cutting the population into `slots` shards. */
+  withSlots(slots: number): this {
+    this.slots = slots;
+    this.name = `queue ${this.url}, ${slots} shard${slots === 1 ? '' : 's'}`;
+    return this;
   }
 
   async open(ctx: RunContext): Promise<void> {
@@ -95,7 +111,9 @@ export class QueueTransport implements Transport {
     const input = `netc:job:${randomUUID()}:in`;
     let submitted = await this.submit(job, input);
     for (;;) {
-      const output = await this.finished(submitted);
+      let output = await this.finished(submitted);
+      // gone from the queue: it completed (and was removed) unseen, or Redis lost it and it must run again
+      if (output === undefined && (await this.redis.exists(outputOf(input)))) output = outputOf(input);
       if (output === undefined) {
         submitted = await this.submit(job, input);
         continue;
@@ -109,28 +127,32 @@ export class QueueTransport implements Transport {
 
   /** The job's output key once it completes; undefined when the job has vanished from Redis. */
   private async finished(job: Job): Promise<string | undefined> {
-    let vanished = false;
+    let settled = false;
+    // QueueEvents may miss a job whose Redis restarted: look at it every second too
     const watch = (async () => {
-      for (;;) {
+      while (!settled) {
         await new Promise((r) => setTimeout(r, 1000));
+        if (settled) return undefined;
         const now = await Job.fromId(this.queue, job.id!);
-        if (!now) {
-          vanished = true;
-          return undefined;
-        }
+        if (!now) return VANISHED;
         if (now.returnvalue) return now.returnvalue as string;
       }
+      return undefined;
     })();
     try {
-      return await Promise.race([job.waitUntilFinished(this.events) as Promise<string>, watch]).then((r) => (vanished ? undefined : r));
+      const r = await Promise.race([job.waitUntilFinished(this.events) as Promise<string>, watch]);
+      return r === VANISHED ? undefined : r;
     } catch (e) {
       throw new QueueError(`a shard job failed on a worker: ${(e as Error).message}`);
+    } finally {
+      settled = true;
     }
   }
 
   async close(): Promise<void> {
     await this.events.close();
     await this.queue.close();
+    this.eventsRedis.disconnect();
     this.redis.disconnect();
   }
 }
@@ -158,6 +180,8 @@ export async function serveQueue(url: string, options: ServeOptions): Promise<{ 
   };
   let finish!: () => void;
   const done = new Promise<void>((r) => (finish = r));
+  // BullMQ leaves connections it was given open on close(): this one is closed on stop()
+  const workerRedis = redis.duplicate();
   const worker = new Worker<JobData, string>(
     QUEUE,
     async (job) => {
@@ -166,12 +190,13 @@ export async function serveQueue(url: string, options: ServeOptions): Promise<{ 
       const blob = await redis.getBuffer(job.data.input);
       if (!blob) throw new Error(`the job's input (${job.data.input}) is not in Redis`);
       const result = await runShardJob(options.tf, ctx, deserialize(blob) as ShardJob);
-      const output = job.data.input.replace(/:in$/, ':out');
+      const output = outputOf(job.data.input);
       await redis.set(output, serialize(result), 'EX', TTL_SECONDS);
       options.log(`job ${job.id}: ${job.data.summary} in ${((performance.now() - started) / 1000).toFixed(2)} s`);
       return output;
     },
-    { connection: redis.duplicate(), concurrency: 1, lockDuration: options.lockMs ?? 30_000, maxStalledCount: 10 },
+    // the stalled-job check runs as often as a lock lasts, so a killed worker's job moves on within two locks
+    { connection: workerRedis, concurrency: 1, lockDuration: options.lockMs ?? 30_000, stalledInterval: options.lockMs ?? 30_000, maxStalledCount: 10 },
   );
   worker.on('failed', (job, e) => options.log(`job ${job?.id}: failed: ${e.message}`));
   await worker.waitUntilReady();
@@ -179,6 +204,7 @@ export async function serveQueue(url: string, options: ServeOptions): Promise<{ 
     done,
     stop: async () => {
       await worker.close();
+      workerRedis.disconnect();
       redis.disconnect();
       finish();
     },
