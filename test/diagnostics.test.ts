@@ -1,7 +1,7 @@
 // The checker's rules, one line each: a source and the diagnostic it must produce.
 import { describe, expect, it } from 'vitest';
 import { expectClean, expectDiagnostics, expectError, modelSource } from './helpers.js';
-import { formatDiagnostic } from '../src/diagnostics/format.js';
+import { formatDiagnostic, formatDiagnostics } from '../src/diagnostics/format.js';
 import { Messages } from '../src/diagnostics/messages.js';
 import { nearest } from '../src/diagnostics/suggest.js';
 import { fileHost } from '../src/cli/host.js';
@@ -141,6 +141,43 @@ describe('printing', () => {
   it('never underlines past the end of the line', () => {
     const text = formatDiagnostic({ code: 1, category: 'error', file: 'f', start: 2, length: 99, message: 'm' }, 'abcd\nef');
     expect(text.split('\n')[2]).toBe('     |   ~~');
+  });
+  const at = (source: string, start: number, length: number) => formatDiagnostic({ code: 1, category: 'error', file: 'f', start, length, message: 'm' }, source);
+  it('shows control characters as escapes, so file content never drives the terminal, and underlines the right span', () => {
+    const text = at('x\x07\x1b[2Jy = 1', 6, 1);
+    expect(text).toBe('f(1,7): error NET1: m\n   1 | x\\x07\\x1b[2Jy = 1\n     |             ~');
+    expect(text).not.toMatch(/[\x00-\x09\x0b-\x1f\x7f]/);
+  });
+  it('escapes control characters in the message too', () => {
+    const text = formatDiagnostic({ code: 1, category: 'error', file: 'f', start: 0, length: 1, message: "unexpected character '\x1b'" }, '\x1b');
+    expect(text.split('\n')[0]).toBe("f(1,1): error NET1: unexpected character '\\x1b'");
+  });
+  it('windows a long line around its span and clips the underline to the window', () => {
+    const line = 'a'.repeat(1500) + 'b'.repeat(1000) + 'c'.repeat(500);
+    const [header, excerpt, underline] = at(line, 1500, 1000).split('\n');
+    expect(header).toBe('f(1,1501): error NET1: m');
+    expect(excerpt.length).toBeLessThanOrEqual(120);
+    expect(underline.length).toBeLessThanOrEqual(120);
+    // the underline starts under the span's first character and runs to the window's end
+    const first = underline.indexOf('~');
+    expect(excerpt.slice(first - 1, first + 1)).toBe('ab');
+    expect(excerpt.slice(first).replace(/…$/, '')).toMatch(/^b+$/);
+    expect(underline.slice(first)).toMatch(/^~+$/);
+    expect(excerpt.endsWith('…')).toBe(true);
+  });
+  it('windows a long line so that a span near its end shows to the end', () => {
+    const [, excerpt, underline] = at('x'.repeat(400) + 'END', 400, 3).split('\n');
+    expect(excerpt.endsWith('xEND')).toBe(true);
+    expect(excerpt).toContain(' | …');
+    expect(underline.endsWith('~~~')).toBe(true);
+    expect(excerpt.indexOf('END')).toBe(underline.indexOf('~'));
+  });
+  it('prints at most 50 diagnostics of a file, then how many more there are', () => {
+    const source = 'x\n'.repeat(60);
+    const many = Array.from({ length: 60 }, (_, i) => ({ code: 1, category: i < 57 ? 'error' : 'warning', file: 'f', start: 2 * i, length: 1, message: 'm' }) as const);
+    const text = formatDiagnostics(many, source);
+    expect(text.match(/error NET1/g)).toHaveLength(50);
+    expect(text.endsWith('\n\nf: 7 more errors and 3 more warnings are not shown')).toBe(true);
   });
   it('keeps every code unique', () => {
     const codes = Object.values(Messages).map((m) => m.code);

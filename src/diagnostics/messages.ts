@@ -23,6 +23,7 @@ export const Messages = {
   MissingModel: error(1007, "the file has no 'model' block"),
   DuplicateSchedule: error(1008, "schedule '{0}' is given twice"),
   UnknownBlock: error(1009, "unknown block '{0}'{1}; a file holds model, ensemble, train and schedule blocks"),
+  BinaryFile: error(1010, "'{0}' is not a .net text file (binary data at byte offset {1}: {2})"),
 
   // --- names, arguments and shapes -----------------------------------------------------------
   UnknownName: error(2001, "unknown {0} '{1}'{2}; expected one of: {3}"),
