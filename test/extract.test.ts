@@ -242,5 +242,11 @@ describe('import', () => {
     expect(bad.code).toBe(1);
     expect(bad.err).toContain("error NET4020: the run's model 'm' has no weight 'dense_1/kernal' (did you mean 'dense_1/kernel'?)");
     expect(bad.err).toContain("the model has no weight 'dense_1/kernel'");
+    // model.json is one long line: its excerpt is a window around the span, underline included
+    const excerpts = bad.err.split('\n').filter((l) => /^ *\d* \| /.test(l));
+    expect(excerpts.length).toBeGreaterThanOrEqual(4);
+    for (const l of excerpts) expect(l.length).toBeLessThanOrEqual(110);
+    const [line, underline] = excerpts;
+    expect(line.slice(underline.indexOf('~'), underline.lastIndexOf('~') + 1)).toBe('"dense_1/kernal"');
   });
 });
