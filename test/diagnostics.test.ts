@@ -58,6 +58,7 @@ describe('data and loss fit', () => {
   it('xor has 2 features and 1 label', () => expectClean(withTrain('data: xor() loss: binary_crossentropy epochs: 1')));
   it('binary cross-entropy needs two classes', () =>
     expectError('model m(input: [4]) { dense(1, activation: sigmoid) }\ntrain { data: iris() loss: binary_crossentropy epochs: 1 }', 4007, 'binary_crossentropy needs 2 classes, the data has 3'));
+  it('warns about a 1-unit softmax layer after the last dense under any loss', () => expectError(withTrain('data: xor() loss: mse epochs: 1', 'dense(1)\nsoftmax()'), 4030, 'a softmax over 1 unit'));
   it('warns when a probability loss gets a linear output', () =>
     expectError(withTrain('data: xor() loss: binary_crossentropy epochs: 1', 'dense(1)'), 4009, 'the last layer\'s activation is linear; use activation: sigmoid'));
   describe('csv files', () => {
@@ -72,6 +73,22 @@ describe('data and loss fit', () => {
       ]);
     });
     it('reports a missing label column', () => expectError(withTrain('data: csv("points.csv", label: "z") loss: mse epochs: 1'), 4008, 'has no column "z"', host));
+    it('warns that a 1-unit softmax always outputs 1.0 under categorical_crossentropy, at the layer', () => {
+      const source = withTrain('data: csv("points.csv", label: "y") loss: categorical_crossentropy epochs: 1', 'dense(1, activation: softmax)');
+      const state = expectClean(source, host);
+      expect(state.diagnostics.map((d) => [d.category, d.code, d.message, source.slice(d.start, d.start + d.length)])).toEqual([
+        ['warning', 4030, 'the last layer is a softmax over 1 unit, which always outputs 1.0, so the model cannot learn; for two classes use activation: sigmoid with loss: binary_crossentropy, or give the last layer one unit per class', 'dense(1, activation: softmax)'],
+      ]);
+    });
+    it('does not steer a 1-unit sigmoid under categorical_crossentropy to softmax', () => {
+      const state = expectClean(withTrain('data: csv("points.csv", label: "y") loss: categorical_crossentropy epochs: 1', 'dense(1, activation: sigmoid)'), host);
+      expect(state.diagnostics).toHaveLength(1);
+      expect(state.diagnostics[0].code).toBe(4009);
+      expect(state.diagnostics[0].message).not.toContain('use activation: softmax');
+      expect(state.diagnostics[0].message).toBe(
+        "categorical_crossentropy expects probabilities over the classes, but the last layer has 1 unit: a softmax over 1 unit always outputs 1.0; for two classes use loss: binary_crossentropy with this sigmoid, or give the last layer one unit per class with activation: softmax",
+      );
+    });
     it('fits the model input to the feature columns', () =>
       expectError(modelSource([3], 'dense(1)') + 'train { data: csv("points.csv") loss: mse epochs: 1 }', 4006, 'gives examples of shape [2]', host));
   });

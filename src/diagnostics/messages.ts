@@ -68,6 +68,7 @@ export const Messages = {
   OutputDoesNotFitLoss: error(4007, '{0}'),
   DataFile: error(4008, '{0}'),
   ActivationLossMismatch: warning(4009, '{0}'),
+  SoftmaxOneUnit: warning(4030, 'the last layer is a softmax over 1 unit, which always outputs 1.0, so the model cannot learn; for two classes use activation: sigmoid with loss: binary_crossentropy, or give the last layer one unit per class'),
   CheckpointMismatch: error(4020, '{0}'),
   RunUnreadable: error(4021, '{0}'),
   DataFileMissing: warning(4010, '{0}; its shape is not checked, and training will fail until it exists'),
