@@ -89,6 +89,14 @@ describe('data and loss fit', () => {
         "categorical_crossentropy expects probabilities over the classes, but the last layer has 1 unit: a softmax over 1 unit always outputs 1.0; for two classes use loss: binary_crossentropy with this sigmoid, or give the last layer one unit per class with activation: softmax",
       );
     });
+    it('counts idx classes from the label file, and fits the output to them', () => {
+      writeFileSync(join(dir, 'images.idx'), Buffer.from([0, 0, 8, 2, 0, 0, 0, 2, 0, 0, 0, 3, 1, 2, 3, 4, 5, 6]));
+      writeFileSync(join(dir, 'labels.idx'), Buffer.from([0, 0, 8, 1, 0, 0, 0, 2, 0, 4]));
+      const idx = (layers: string, args = '') => modelSource([3], layers) + `train { data: idx(images: "images.idx", labels: "labels.idx"${args}) loss: categorical_crossentropy epochs: 1 }`;
+      expectClean(idx('dense(5, activation: softmax)'), host);
+      expectError(idx('dense(10, activation: softmax)'), 4007, 'with 5 classes: the last layer must give [5]', host);
+      expectError(idx('dense(3, activation: softmax)', ', classes: 3'), 4008, '"labels.idx" holds label 4, but classes: 3 allows 0..2; give classes: 5 or more, or leave classes: out to count them from the labels', host);
+    });
     it('fits the model input to the feature columns', () =>
       expectError(modelSource([3], 'dense(1)') + 'train { data: csv("points.csv") loss: mse epochs: 1 }', 4006, 'gives examples of shape [2]', host));
   });

@@ -80,7 +80,7 @@ export const Messages = {
   DataFieldCount: error(4014, 'this row has {0} field(s), the header has {1}'),
   DataBadFile: error(4015, '{0}'),
   DataCountMismatch: error(4016, 'the idx files disagree: "{0}" holds {1} example(s), "{2}" holds {3} label(s)'),
-  DataLabelOutOfRange: error(4017, 'label {0} of example {1} (counting from 0) is not a class index in 0..{2}'),
+  DataLabelOutOfRange: error(4017, 'label {0} of example {1} (counting from 0) is not a class index{2}'),
 } as const satisfies Record<string, MessageDef>;
 
 export type MessageName = keyof typeof Messages;
