@@ -10,6 +10,7 @@ import { evalCommand, evalHelp, type EvalOptions } from './eval-command.js';
 import { combineModes } from '../runtime/inference.js';
 import { extractCommand, rankMetrics, type ExtractOptions } from './extract-command.js';
 import { importCommand } from './import-command.js';
+import { reportCommand } from './report-command.js';
 import { choiceOption, intOption, workersOption } from './options.js';
 import { workerCommand, type WorkerOptions } from './worker-command.js';
 import { lowerings, type Lowering } from '../layers/forward.js';
@@ -151,13 +152,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     .description("write (or rewrite) a run's report.html from its summary, metrics and events")
     .argument('<run>', 'a run directory')
     .action(async (run: string) => {
-      const { writeReport } = await import('../report/report.js');
-      try {
-        io.out(`report: ${await writeReport(run)}\n`);
-      } catch (e) {
-        io.err(`netc: cannot write the report of ${run}: ${(e as Error).message}\n`);
-        code = ExitCode.errors;
-      }
+      code = await reportCommand(run, io);
     });
 
   try {
