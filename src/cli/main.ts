@@ -77,7 +77,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     .description('serve the shard jobs of netc train --queue runs until SIGTERM or Ctrl-C (the current job finishes first)')
     .requiredOption('--queue <url>', 'the BullMQ queue on Redis: redis://HOST:PORT')
     .option('--backend <name>', `TF.js backend: ${backends.join(', ')}`, choiceOption(backends), 'auto')
-    .option('--device <i>', 'pin this worker to one GPU (node-gpu: CUDA_VISIBLE_DEVICES; webgpu: the adapter index)', intOption(0))
+    .option('--device <i>', 'pin this worker to one GPU: CUDA_VISIBLE_DEVICES=I for node-gpu', intOption(0))
     .action(async (opts: WorkerOptions) => {
       code = await workerCommand(opts, io);
     });

@@ -14,10 +14,7 @@ export interface WorkerOptions {
 
 export async function workerCommand(options: WorkerOptions, io: Io): Promise<number> {
   // one process per GPU: the device is chosen before the backend loads
-  if (options.device !== undefined) {
-    process.env.CUDA_VISIBLE_DEVICES = String(options.device);
-    process.env.NETC_WEBGPU_ADAPTER = String(options.device);
-  }
+  if (options.device !== undefined) process.env.CUDA_VISIBLE_DEVICES = String(options.device);
   const chosen = await chooseBackend(options.backend, io);
   if (!chosen) return ExitCode.errors;
   const log = (line: string) => io.err(`netc worker: ${line}\n`);
