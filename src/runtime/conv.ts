@@ -82,7 +82,12 @@ export function conv2d(tf: TF, x: Tensor, w: Tensor, stride: number[], padding: 
   return (f as unknown as (a: Tensor, b: Tensor) => Tensor)(x, w);
 }
 
-/** conv2d(x, w) differentiable in w only: for a layer whose input is data, whose gradient nobody needs. */
+/**
+ * conv2d(x, w) differentiable in w only: for a layer whose input is data, whose gradient nobody needs.
+ * In the widened forms this is the first conv, all members' filters side by side on the shared input
+ * ([kh, kw, C, N*F]); its dW is always taken from patches, whatever N, so that a member's dW is summed
+ * in the same order in a population of any size (the dilated conv of filterGrad() sums in another).
+ */
 export function conv2dOfData(tf: TF, x: Tensor, w: Tensor, stride: number[], padding: Padding): Tensor {
   const g = geometry(x, w, stride, padding);
   const f = tf.customGrad(((wi: Tensor, save: (ts: Tensor[]) => void) => {
@@ -91,21 +96,10 @@ export function conv2dOfData(tf: TF, x: Tensor, w: Tensor, stride: number[], pad
     save([wi, xpad]);
     return {
       value: tf.conv2d(as4d(xpad), as4d(wi), stride as [number, number], 'valid'),
-      gradFunc: (dy: Tensor, saved: Tensor[]) => [patchesCheaper(saved[0]) ? filterGradByPatches(tf, saved[1], dy, saved[0], stride) : filterGrad(tf, saved[1], dy, saved[0], stride)],
+      gradFunc: (dy: Tensor, saved: Tensor[]) => [filterGradByPatches(tf, saved[1], dy, saved[0], stride)],
     };
   }) as unknown as GradFunc);
   return (f as unknown as (a: Tensor) => Tensor)(w);
-}
-
-/**
- * Whether dW is cheaper through patches: extracting them costs K multiply-adds per patch element
- * (K = kh*kw*C), the product K*F per output position, so with K <= F the patches cost no more than the
- * product itself. That is the first layer's case: a shared input with few channels and all members'
- * filters side by side (LeNet's first conv at N=30: K=25, F=180).
- */
-function patchesCheaper(w: Tensor): boolean {
-  const [kh, kw, c, f] = w.shape;
-  return kh * kw * c <= f;
 }
 
 /**
