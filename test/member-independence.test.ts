@@ -75,19 +75,24 @@ ${TRAIN('adam(clipnorm: 0.01)')}
 
 /**
  * Hidden layers wider than the wasm BatchMatMul's 48-element blocks, one product above netc's
- * per-member threshold (PER_MEMBER_MACS) and one below it; beta1 varies, so that member K's
- * neighbours decide whether Adam runs on one flat buffer (betas shared, as at N=1) or slot by slot.
+ * per-member threshold (PER_MEMBER_MACS) and one below it.
  */
-const DENSE = `model d(input: [64]) {
+const MLP = (ensemble: string, optimizer: string) => `model d(input: [64]) {
   dense(64, activation: relu)
   drop = dropout(0.3)
   dense(64, activation: tanh)
   layernorm()
   dense(3, activation: softmax)
 }
-ensemble { seed: 4 vary lr: [0.01, 0.003, 0.02] vary beta1: [0.9, 0.8, 0.95] }
-${TRAIN('adam')}
+ensemble { ${ensemble} }
+${TRAIN(optimizer)}
 `;
+
+/** beta1 varies, so that member K's neighbours decide whether Adam runs on one flat buffer (betas shared, as at N=1) or slot by slot. */
+const DENSE = MLP('seed: 4 vary lr: [0.01, 0.003, 0.02] vary beta1: [0.9, 0.8, 0.95]', 'adam');
+
+/** Member K does not decay its weights but its neighbour does, which switches decay on for the whole step. */
+const SGD = MLP('seed: 5 vary lr: [0.05, 0.1, 0.2] vary weight_decay: [0.0, 0.01, 0.0]', 'sgd(momentum: 0.9)');
 
 const dir = mkdtempSync(join(tmpdir(), 'netc-independence-'));
 imagesCsv(join(dir, 'images.csv'), 64);
@@ -139,7 +144,7 @@ describe.each(backends)('member independence on %s', (backend) => {
   beforeAll(() => useBackend(backend));
   afterAll(() => tf.disposeVariables());
 
-  for (const [model, source] of Object.entries({ conv: CONV, dense: DENSE })) {
+  for (const [model, source] of Object.entries({ conv: CONV, dense: DENSE, 'dense with sgd': SGD })) {
     for (const lowering of lowerings) {
       it(`${model}, ${lowering}: member ${K}'s weights and optimizer state after training are ${claim(backend, lowering)}`, async () => {
         const states = {} as Record<Population, Map<string, Float32Array>>;
