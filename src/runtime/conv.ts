@@ -119,7 +119,21 @@ function filterGradByPatches(tf: TF, xpad: Tensor, dy: Tensor, w: Tensor, stride
  * fast as a forward conv with an identity kernel followed by a transpose (LeNet's first conv: ~5 ms
  * against ~13 ms).
  */
-function transposedPatches(tf: TF, xpad: Tensor, [kh, kw, c]: number[], stride: number[]): Tensor {
+function transposedPatches(tf: TF, xpad: Tensor, shape: number[], stride: number[]): Tensor {
+  // a GPU backend cannot read back synchronously (webgpu in Node throws): there the copy is a conv
+  return ['wasm', 'cpu'].includes(tf.getBackend()) ? patchesOnHost(tf, xpad, shape, stride) : patchesByConv(tf, xpad, shape, stride);
+}
+
+/** The same patches as one forward conv with an identity kernel (each output channel copies one window element), then a transpose: exact too. */
+function patchesByConv(tf: TF, xpad: Tensor, [kh, kw, c]: number[], stride: number[]): Tensor {
+  const k = kh * kw * c;
+  const eye = new Float32Array(k * k);
+  for (let i = 0; i < k; i++) eye[i * k + i] = 1;
+  const patches = tf.conv2d(as4d(xpad), as4d(tf.tensor4d(eye, [kh, kw, c, k])), stride as [number, number], 'valid');
+  return tf.transpose(tf.reshape(patches, [-1, k]));
+}
+
+function patchesOnHost(tf: TF, xpad: Tensor, [kh, kw, c]: number[], stride: number[]): Tensor {
   const x = xpad.dataSync() as Float32Array;
   const [b, h, w] = xpad.shape;
   const [oh, ow] = [Math.floor((h - kh) / stride[0]) + 1, Math.floor((w - kw) / stride[1]) + 1];
