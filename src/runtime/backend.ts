@@ -289,8 +289,8 @@ interface NavigatorWithGPU {
 }
 
 /**
- * WebGPU in Node through Dawn (the 'webgpu' package), set up as ../shared/WEBGPU.md describes. Dawn's
- * GPU object becomes `navigator.gpu` before the TF.js backend is imported, because that package registers
+ * WebGPU in Node through Dawn (the 'webgpu' package; the README's Backends section names the Vulkan driver it
+ * needs). Dawn's GPU object becomes `navigator.gpu` before the TF.js backend is imported, because that package registers
  * the backend only if `navigator.gpu` exists when it loads. Without a GPU, Dawn runs on software Vulkan:
  * correct, but slow. Dawn itself prints two "Warning: maxDynamic...PerPipelineLayout artificially reduced"
  * lines to stderr when it opens lavapipe; they come from native code and cannot be silenced from here.
