@@ -58,7 +58,7 @@ export async function selectBackend(
       `unknown backend '${String(requested)}'; expected auto, ${BACKEND_NAMES.join(', ')}`,
     );
   }
-  const tf = await import('@tensorflow/tfjs');
+  const tf = await importTF(String(requested));
   if (requested !== 'auto') {
     const detail = await activate(tf, requested);
     log(`backend: ${requested}${detail ? ` (${detail})` : ''}`);
@@ -79,6 +79,29 @@ export async function selectBackend(
   }
   // cpu is TF.js's own backend, so this is only reached if TF.js itself is broken
   throw new BackendError('auto', `no TF.js backend could be started: ${describePassedOver(passedOver)}`);
+}
+
+/**
+ * TF.js as netc resolves it: the copy that selectBackend() starts backends on. A compiled module (netc
+ * compile) takes TF.js from here instead of importing it itself, so that it shares netc's copy however netc
+ * was installed (from a folder, netc resolves its own node_modules): two copies would each register every
+ * kernel, and neither would see the backends the other started. Throws BackendError when TF.js is missing.
+ */
+export function loadTF(): Promise<TF> {
+  return importTF('auto');
+}
+
+async function importTF(requested: string): Promise<TF> {
+  try {
+    return await import('@tensorflow/tfjs');
+  } catch (error) {
+    // a peer dependency: npm >= 7 installs it with netc; yarn, pnpm without auto-install-peers, or
+    // --legacy-peer-deps leave it out
+    throw new BackendError(
+      requested,
+      `@tensorflow/tfjs could not be loaded (${firstLine(error)}); netc runs on the project's TF.js: npm install @tensorflow/tfjs`,
+    );
+  }
 }
 
 /**
