@@ -278,7 +278,7 @@ async function activateWasm(tf: TF): Promise<string> {
   } catch (error) {
     throw new BackendError(
       'wasm',
-      `@tensorflow/tfjs-backend-wasm could not be loaded (${firstLine(error)}); run npm ci, or use --backend cpu`,
+      `@tensorflow/tfjs-backend-wasm could not be loaded (${firstLine(error)}); npm install @tensorflow/tfjs-backend-wasm, or use --backend cpu`,
     );
   }
   if (!wasmPathsSet) {
@@ -288,7 +288,7 @@ async function activateWasm(tf: TF): Promise<string> {
     if (!existsSync(join(dir, 'tfjs-backend-wasm-simd.wasm')) || !existsSync(join(dir, 'tfjs-backend-wasm.wasm'))) {
       throw new BackendError(
         'wasm',
-        `the .wasm files of @tensorflow/tfjs-backend-wasm are missing from ${dir}; run npm ci`,
+        `the .wasm files of @tensorflow/tfjs-backend-wasm are missing from ${dir}; reinstall it (npm install @tensorflow/tfjs-backend-wasm)`,
       );
     }
     wasm.setWasmPaths(dir + sep);
@@ -327,7 +327,7 @@ async function activateWebGPU(tf: TF): Promise<string> {
     } catch (error) {
       throw new BackendError(
         'webgpu',
-        `the 'webgpu' package (Dawn for Node) could not be loaded (${firstLine(error)}); run npm ci, or use --backend wasm or cpu`,
+        `the 'webgpu' package (Dawn for Node) could not be loaded (${firstLine(error)}); run npm install, or use --backend wasm or cpu`,
       );
     }
     // GPUBufferUsage, GPUMapMode, ...: only those this Node does not define itself
@@ -360,7 +360,7 @@ async function activateWebGPU(tf: TF): Promise<string> {
   } catch (error) {
     throw new BackendError(
       'webgpu',
-      `@tensorflow/tfjs-backend-webgpu could not be loaded (${firstLine(error)}); run npm ci, or use --backend wasm or cpu`,
+      `@tensorflow/tfjs-backend-webgpu could not be loaded (${firstLine(error)}); npm install @tensorflow/tfjs-backend-webgpu, or use --backend wasm or cpu`,
     );
   }
   if (tf.findBackendFactory('webgpu') == null) {
