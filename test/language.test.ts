@@ -86,7 +86,9 @@ describe('docs/language.md names everything netc knows', () => {
     for (const key of schedule.keys) expect(line).toContain(`\`${key.name}\``);
   });
 
-  it.each(trainKeys)('the train key %s', (key) => row(`${key}\``));
+  it.each(trainKeys)('the train key %s', (key) => {
+    row(`${key}\``);
+  });
 
   it.each([...ensembleKeys.map((k) => k.name), 'vary'])('the ensemble key %s', (key) => expect(named(key)).toBe(true));
 
