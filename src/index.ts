@@ -16,7 +16,7 @@ export type { Lowering } from './layers/forward.js';
 export type { ModuleEnsemble, ModuleVary } from './emit/module-api.js';
 export { emitModule, emitInfo, type EmitInfo } from './emit/emit.js';
 export { formatModule } from './emit/format.js';
-export { slicingMap, type SlicingMap, type MemberParamSlice } from './ensemble/slicing-map.js';
+export { memberParamSlice, slicingMap, type MemberParamSlice, type ParamSlicing, type SlicingMap } from './ensemble/slicing-map.js';
 export { registerFileScheme, fileSaveHandler, fileLoadHandler } from './runtime/file-io.js';
 export { toLayersModel, setWeights, getWeights, type MemberHyperparameters } from './runtime/layers-model.js';
 export { makeSchedules, type Schedule } from './runtime/schedules.js';

@@ -2,24 +2,38 @@
 // that starts from a .net file.
 import { readFileSync } from 'node:fs';
 import { hasErrors } from '../diagnostics/diagnostic.js';
-import { formatDiagnostics } from '../diagnostics/format.js';
+import { formatDiagnostics, formatHeader, lineStarts, offsetToLineCol } from '../diagnostics/format.js';
 import { compile, type CompileOptions, type CompileState } from '../pipeline.js';
 import { fileHost } from './host.js';
 import { ExitCode, type Io } from './io.js';
 import { DiagnosticSink } from '../diagnostics/sink.js';
-import type { MessageDef } from '../diagnostics/messages.js';
+import { Messages, type MessageDef } from '../diagnostics/messages.js';
+import { findBinaryData, type BinaryData } from '../syntax/source-bytes.js';
 
 export function compileFile(path: string, io: Io, after?: string, options: CompileOptions = {}): CompileState | undefined {
-  let source: string;
+  let bytes: Buffer;
   try {
-    source = readFileSync(path, 'utf8');
+    bytes = readFileSync(path);
   } catch (e) {
     io.err(`netc: cannot read '${path}': ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}\n`);
     return undefined;
   }
+  const binary = findBinaryData(bytes);
+  if (binary) return binaryFile(path, bytes, binary, io);
+  const source = bytes.toString('utf8');
   const state = compile(source, path, { ...options, host: fileHost(path), after });
   if (state.diagnostics.length) io.err(formatDiagnostics(state.diagnostics, source) + '\n\n');
   return state;
+}
+
+/** A file that is not text: one diagnostic where its binary data starts, printed without an excerpt. */
+function binaryFile(path: string, bytes: Uint8Array, binary: BinaryData, io: Io): CompileState {
+  const before = Buffer.from(bytes.subarray(0, binary.offset)).toString('utf8');
+  const sink = new DiagnosticSink(path);
+  sink.report(Messages.BinaryFile, { start: before.length, length: 0 }, path, binary.offset, binary.what);
+  const { line, col } = offsetToLineCol(lineStarts(before), before.length);
+  io.err(formatHeader(sink.diagnostics[0], line, col) + '\n\n');
+  return { path, source: '', diagnostics: sink.diagnostics };
 }
 
 export const compiledCleanly = (state: CompileState | undefined): boolean => !!state && !hasErrors(state.diagnostics);

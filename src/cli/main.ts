@@ -10,18 +10,20 @@ import { evalCommand, evalHelp, type EvalOptions } from './eval-command.js';
 import { combineModes } from '../runtime/inference.js';
 import { extractCommand, rankMetrics, type ExtractOptions } from './extract-command.js';
 import { importCommand } from './import-command.js';
-import { choiceOption, intOption } from './options.js';
+import { reportCommand } from './report-command.js';
+import { choiceOption, intOption, workersOption } from './options.js';
+import { workerCommand, type WorkerOptions } from './worker-command.js';
 import { lowerings, type Lowering } from '../layers/forward.js';
+import { NETC_VERSION } from '../version.js';
 
 const backends = ['auto', 'node-gpu', 'node', 'webgpu', 'wasm', 'cpu'] as const;
 
-const VERSION = '0.1.0';
 
 export async function main(argv: string[], io: Io = processIo): Promise<number> {
   let code: number = ExitCode.ok;
   const program = new Command('netc')
     .description('Train many small neural networks of one architecture at once.')
-    .version(VERSION)
+    .version(NETC_VERSION)
     .exitOverride()
     .configureOutput({ writeOut: io.out, writeErr: io.err })
     .showHelpAfterError('(run netc --help for usage)');
@@ -59,10 +61,25 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     .option('--resume <run>', 'continue the run in this directory from its last checkpoint')
     .option('--checkpoint-every <steps>', 'write a checkpoint every this many steps (default: every epoch)', intOption(1))
     .option('--resident <k>', 'keep at most K members on the device: train the population in waves of K', intOption(1))
+    .option('--workers <k>', "train in K worker processes on this machine ('auto': one per core)", workersOption)
+    .option('--queue <url>', 'train through a BullMQ queue on Redis (redis://HOST:PORT), served by netc worker processes anywhere')
+    .option('--shards <k>', 'with --queue: cut the population into K shards (default: the workers connected at the start)', intOption(1))
     .action(async (file: string, opts: Omit<Parameters<typeof trainCommand>[1], 'progress'>) => {
       if (opts.epochs !== undefined && opts.steps !== undefined) throw new UsageError('give --epochs or --steps, not both');
       if (opts.resume !== undefined && opts.out !== undefined) throw new UsageError('--resume continues in the run directory it names; leave out --out');
+      if (opts.workers !== undefined && opts.queue !== undefined) throw new UsageError('give --workers (this machine) or --queue (any machine), not both');
+      if (opts.shards !== undefined && opts.queue === undefined) throw new UsageError('--shards goes with --queue (with --workers, each worker trains one shard)');
       code = await trainCommand(file, { ...opts, progress: process.stderr.isTTY }, io);
+    });
+
+  program
+    .command('worker')
+    .description('serve the shard jobs of netc train --queue runs until SIGTERM or Ctrl-C (the current job finishes first)')
+    .requiredOption('--queue <url>', 'the BullMQ queue on Redis: redis://HOST:PORT')
+    .option('--backend <name>', `TF.js backend: ${backends.join(', ')}`, choiceOption(backends), 'auto')
+    .option('--device <i>', 'pin this worker to one GPU: CUDA_VISIBLE_DEVICES=I for node-gpu', intOption(0))
+    .action(async (opts: WorkerOptions) => {
+      code = await workerCommand(opts, io);
     });
 
   program
@@ -135,13 +152,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     .description("write (or rewrite) a run's report.html from its summary, metrics and events")
     .argument('<run>', 'a run directory')
     .action(async (run: string) => {
-      const { writeReport } = await import('../report/report.js');
-      try {
-        io.out(`report: ${await writeReport(run)}\n`);
-      } catch (e) {
-        io.err(`netc: cannot write the report of ${run}: ${(e as Error).message}\n`);
-        code = ExitCode.errors;
-      }
+      code = await reportCommand(run, io);
     });
 
   try {

@@ -6,6 +6,7 @@ import { chooseBackend } from './backend-option.js';
 import { join } from 'node:path';
 import { expectedOutput, inputFits } from '../check/data-fit.js';
 import { parseDataSource } from '../check/data-expression.js';
+import type { CallConfig } from '../check/program.js';
 import { loadDataset } from '../data/load.js';
 import { DataError, formatDataError, labelWidth, type Dataset } from '../data/dataset.js';
 import { formatDiagnostics } from '../diagnostics/format.js';
@@ -41,6 +42,16 @@ export interface InferenceSetup {
 }
 
 /**
+ * idx data without `classes:` has the classes the run was trained on, not only those its labels hold (a
+ * test set may lack the last class).
+ */
+function withRunClasses(config: CallConfig, info: RunInfo): CallConfig {
+  const labels = info.program.train?.dataShape?.labels;
+  if (config.name !== 'idx' || config.args.classes !== undefined || labels?.kind !== 'classes') return config;
+  return { ...config, args: { ...config.args, classes: labels.classes } };
+}
+
+/**
  * Parses and loads --data, checks it against the run's model (its input always; the labels against the loss
  * with `labels`; a vote needs a classification loss), selects the backend and opens the run on it. Every mistake is printed here, as the other
  * commands print it; undefined then means exit code 1.
@@ -68,7 +79,7 @@ export async function prepareInference(runDir: string, options: InferenceCommand
 
   let data: Dataset;
   try {
-    data = await loadDataset(parsed.config, { baseDir: process.cwd(), seed: options.seed ?? info.program.ensemble.seed });
+    data = await loadDataset(withRunClasses(parsed.config, info), { baseDir: process.cwd(), seed: options.seed ?? info.program.ensemble.seed });
   } catch (e) {
     if (e instanceof DataError) {
       io.err(formatDataError(e) + '\n');

@@ -18,6 +18,10 @@ import { compiledCleanly, compileFile, fileError } from './compile-file.js';
 import { leaderboard, rank, type MemberRow } from './leaderboard.js';
 import { fingerprint, readCheckpoint, RunError, writeAtomic, writeCheckpoint, writeRunInfo } from './run-dir.js';
 import { ExitCode, type Io } from './io.js';
+import { makeTransport, type TransportOptions } from './transport-option.js';
+import { QueueError } from '../scale/queue.js';
+import { WorkerError } from '../scale/local-workers.js';
+import type { Transport } from '../scale/transport.js';
 
 export interface TrainOptions {
   members?: number;
@@ -37,9 +41,11 @@ export interface TrainOptions {
   progress?: boolean;
 }
 
+export type TrainCommandOptions = TrainOptions & TransportOptions;
+
 const shown = (table: HyperTable, member: number) => shownHyperparameters(table, (key) => table.value(key, member));
 
-export async function trainCommand(file: string, options: TrainOptions, io: Io): Promise<number> {
+export async function trainCommand(file: string, options: TrainCommandOptions, io: Io): Promise<number> {
   const state = compileFile(file, io, undefined, { lowering: options.lowering, members: options.members });
   if (!state) return ExitCode.errors;
   if (!compiledCleanly(state)) return ExitCode.errors;
@@ -166,7 +172,10 @@ export async function trainCommand(file: string, options: TrainOptions, io: Io):
   };
 
   let result;
+  let transport: Transport | undefined;
   try {
+    transport = await makeTransport(options, backend, io);
+    if (transport) io.err(`training in shards through ${transport.name}\n`);
     const checkpoint = (population: Parameters<typeof writeCheckpoint>[1], position: Parameters<typeof writeCheckpoint>[2], retired: RetiredMember[]) =>
       writeCheckpoint(runDir, population, position, { fingerprint: print, seed, hyperKeys: table.keys, retired });
     const schedules = makeSchedules(program.schedules, program.ensemble.vary, (path) => [...table.varied].find(([, p]) => p === path)![0], seed);
@@ -185,17 +194,20 @@ export async function trainCommand(file: string, options: TrainOptions, io: Io):
         checkpointEvery: options.checkpointEvery ?? perEpoch,
         schedules,
         resident: options.resident,
+        transport,
       },
       { onStep, onEpoch, onEvent, shouldStop: () => stop, checkpoint },
     );
   } catch (e) {
-    if (e instanceof DivergenceError) {
+    if (e instanceof DivergenceError || e instanceof QueueError || e instanceof WorkerError) {
       bar?.stop();
       io.err(`\nnetc: ${e.message}\n`);
+      if (!(e instanceof DivergenceError)) io.err(`the run can be continued from its last checkpoint: netc train ${file} --resume ${runDir}\n`);
       return ExitCode.errors;
     }
     throw e;
   } finally {
+    await transport?.close();
     bar?.stop();
     process.off('SIGINT', onSigint);
   }
@@ -217,6 +229,8 @@ export async function trainCommand(file: string, options: TrainOptions, io: Io):
     backend,
     lowering: ensemble.lowering,
     seed,
+    transport: transport?.name ?? 'in-process',
+    shards: transport?.slots ?? 1,
     stopped_early: stop,
     resumed_from_step: resume?.manifest.position.step ?? null,
     epoch_timings: timings,

@@ -130,8 +130,8 @@ export function emitModule(state: CompileState, info: EmitInfo): string {
   );
   L.push('');
   L.push('/**');
-  L.push(" * The inverse of widening: for member i, slicingMap.slices[i]['dense_1/kernel'] says which fused tensor holds");
-  L.push(' * that parameter and where: tf.slice(fused, begin, size), reshaped to shape (blockdiag kernels also name their mask).');
+  L.push(' * The inverse of widening, one rule per parameter: member i\'s copy is tf.slice(fused, begin + i * step, slice_size),');
+  L.push(' * reshaped to shape (memberParamSlice(param, i) from netc computes it; blockdiag kernels also name their mask).');
   L.push(' */');
   L.push(`export const slicingMap: SlicingMap = ${literal(slicingMap(ensemble))};`);
   L.push('');
