@@ -4,14 +4,14 @@ export { Population, type PopulationSpec, type ForwardPass, type Value } from '.
 export { initMember } from './runtime/init.js';
 export { hyperTable, memberHyperparameters, type HyperTable } from './runtime/hyper.js';
 export { train, batchesPerEpoch, type TrainSetup, type TrainResult, type MemberMetrics, type EpochReport } from './runtime/trainer.js';
-export { selectBackend, type BackendName } from './runtime/backend.js';
+export { selectBackend, loadTF, type BackendName } from './runtime/backend.js';
 export { loadDataset } from './data/load.js';
 export { splitValidation } from './data/split.js';
 export type { EnsembleIR, WideOp, WideParam, ParamLayout } from './ensemble/ensemble-ir.js';
 export type { ModelIR } from './ir/model-ir.js';
 export type { Program } from './check/program.js';
 export type { TrainConfig } from './check/program.js';
-export type { TF } from './runtime/tf.js';
+export type { TF, Tensor } from './runtime/tf.js';
 export type { Lowering } from './layers/forward.js';
 export type { ModuleEnsemble, ModuleVary } from './emit/module-api.js';
 export { emitModule, emitInfo, type EmitInfo } from './emit/emit.js';

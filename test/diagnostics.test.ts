@@ -121,7 +121,7 @@ describe('ensemble', () => {
   it('vary belongs in the ensemble', () => expectError(withTrain('data: xor() loss: mse epochs: 1 vary lr: [1]'), 3008, "'vary' belongs in the ensemble block"));
 });
 
-describe('positional optimizer arguments, as LANGUAGE.md lists them', () => {
+describe('positional optimizer arguments, as docs/language.md lists them', () => {
   it('sgd(lr, momentum, nesterov)', () => expectClean(withTrain('data: xor() loss: mse optimizer: sgd(0.1, 0.9, true) epochs: 1', 'dense(1)')));
   it('adam(lr, beta1, beta2, epsilon)', () => expectClean(withTrain('data: xor() loss: mse optimizer: adam(0.01, 0.8, 0.99, 1e-8) epochs: 1', 'dense(1)')));
   it('adamw(lr, weight_decay)', () => expectClean(withTrain('data: xor() loss: mse optimizer: adamw(0.01, 0.01) epochs: 1', 'dense(1)')));

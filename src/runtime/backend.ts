@@ -58,7 +58,7 @@ export async function selectBackend(
       `unknown backend '${String(requested)}'; expected auto, ${BACKEND_NAMES.join(', ')}`,
     );
   }
-  const tf = await import('@tensorflow/tfjs');
+  const tf = await importTF(String(requested));
   if (requested !== 'auto') {
     const detail = await activate(tf, requested);
     log(`backend: ${requested}${detail ? ` (${detail})` : ''}`);
@@ -79,6 +79,29 @@ export async function selectBackend(
   }
   // cpu is TF.js's own backend, so this is only reached if TF.js itself is broken
   throw new BackendError('auto', `no TF.js backend could be started: ${describePassedOver(passedOver)}`);
+}
+
+/**
+ * TF.js as netc resolves it: the copy that selectBackend() starts backends on. A compiled module (netc
+ * compile) takes TF.js from here instead of importing it itself, so that it shares netc's copy however netc
+ * was installed (from a folder, netc resolves its own node_modules): two copies would each register every
+ * kernel, and neither would see the backends the other started. Throws BackendError when TF.js is missing.
+ */
+export function loadTF(): Promise<TF> {
+  return importTF('auto');
+}
+
+async function importTF(requested: string): Promise<TF> {
+  try {
+    return await import('@tensorflow/tfjs');
+  } catch (error) {
+    // a peer dependency: npm >= 7 installs it with netc; yarn, pnpm without auto-install-peers, or
+    // --legacy-peer-deps leave it out
+    throw new BackendError(
+      requested,
+      `@tensorflow/tfjs could not be loaded (${firstLine(error)}); netc runs on the project's TF.js: npm install @tensorflow/tfjs`,
+    );
+  }
 }
 
 /**
@@ -255,7 +278,7 @@ async function activateWasm(tf: TF): Promise<string> {
   } catch (error) {
     throw new BackendError(
       'wasm',
-      `@tensorflow/tfjs-backend-wasm could not be loaded (${firstLine(error)}); run npm ci, or use --backend cpu`,
+      `@tensorflow/tfjs-backend-wasm could not be loaded (${firstLine(error)}); npm install @tensorflow/tfjs-backend-wasm, or use --backend cpu`,
     );
   }
   if (!wasmPathsSet) {
@@ -265,7 +288,7 @@ async function activateWasm(tf: TF): Promise<string> {
     if (!existsSync(join(dir, 'tfjs-backend-wasm-simd.wasm')) || !existsSync(join(dir, 'tfjs-backend-wasm.wasm'))) {
       throw new BackendError(
         'wasm',
-        `the .wasm files of @tensorflow/tfjs-backend-wasm are missing from ${dir}; run npm ci`,
+        `the .wasm files of @tensorflow/tfjs-backend-wasm are missing from ${dir}; reinstall it (npm install @tensorflow/tfjs-backend-wasm)`,
       );
     }
     wasm.setWasmPaths(dir + sep);
@@ -289,8 +312,8 @@ interface NavigatorWithGPU {
 }
 
 /**
- * WebGPU in Node through Dawn (the 'webgpu' package), set up as ../shared/WEBGPU.md describes. Dawn's
- * GPU object becomes `navigator.gpu` before the TF.js backend is imported, because that package registers
+ * WebGPU in Node through Dawn (the 'webgpu' package; the README's Backends section names the Vulkan driver it
+ * needs). Dawn's GPU object becomes `navigator.gpu` before the TF.js backend is imported, because that package registers
  * the backend only if `navigator.gpu` exists when it loads. Without a GPU, Dawn runs on software Vulkan:
  * correct, but slow. Dawn itself prints two "Warning: maxDynamic...PerPipelineLayout artificially reduced"
  * lines to stderr when it opens lavapipe; they come from native code and cannot be silenced from here.
@@ -304,7 +327,7 @@ async function activateWebGPU(tf: TF): Promise<string> {
     } catch (error) {
       throw new BackendError(
         'webgpu',
-        `the 'webgpu' package (Dawn for Node) could not be loaded (${firstLine(error)}); run npm ci, or use --backend wasm or cpu`,
+        `the 'webgpu' package (Dawn for Node) could not be loaded (${firstLine(error)}); run npm install, or use --backend wasm or cpu`,
       );
     }
     // GPUBufferUsage, GPUMapMode, ...: only those this Node does not define itself
@@ -337,7 +360,7 @@ async function activateWebGPU(tf: TF): Promise<string> {
   } catch (error) {
     throw new BackendError(
       'webgpu',
-      `@tensorflow/tfjs-backend-webgpu could not be loaded (${firstLine(error)}); run npm ci, or use --backend wasm or cpu`,
+      `@tensorflow/tfjs-backend-webgpu could not be loaded (${firstLine(error)}); npm install @tensorflow/tfjs-backend-webgpu, or use --backend wasm or cpu`,
     );
   }
   if (tf.findBackendFactory('webgpu') == null) {

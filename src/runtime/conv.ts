@@ -1,6 +1,6 @@
 // A trainable conv2d whose gradients are themselves forward convolutions. The wasm backend has no
 // Conv2DBackpropFilter kernel and a slow conv2dTranspose, but a fast forward Conv2D (XNNPACK); routing
-// both gradients through forward convs trains on every backend (see shared/PERF-NOTES.md). One
+// both gradients through forward convs trains on every backend (see bench/NOTES.md). One
 // implementation everywhere keeps the lowerings and backends computing the same thing.
 import type { TF, Tensor, Tensor4D } from './tf.js';
 import { memberSlices } from './matmul.js';
