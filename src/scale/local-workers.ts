@@ -53,7 +53,7 @@ class LocalWorker {
       child.on('exit', (code, signal) => {
         if (this.child !== child) return;
         this.child = undefined;
-        reject(new WorkerError(`a worker exited (${signal ?? `code ${code}`}) before it was ready`));
+        reject(new WorkerExit(`a worker exited (${signal ?? `code ${code}`}) before it was ready`));
         this.onExit();
         if (this.pending) this.settle().reject(new WorkerExit(`a worker exited (${signal ?? `code ${code}`}) during a job`));
       });
@@ -110,7 +110,18 @@ export class LocalWorkers implements Transport {
 
   async open(ctx: RunContext): Promise<void> {
     this.ctx = ctx;
-    await Promise.all(this.workers.map((w) => w.start(ctx)));
+    await Promise.all(this.workers.map((w) => this.start(w)));
+  }
+
+  /** Starts a worker, again if it dies before it is ready. */
+  private async start(w: LocalWorker): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await w.start(this.ctx!);
+      } catch (e) {
+        if (!(e instanceof WorkerExit) || attempt >= RETRIES) throw e;
+      }
+    }
   }
 
   /** The workers' process ids (tests kill one). */
@@ -136,7 +147,7 @@ export class LocalWorkers implements Transport {
   private async runOn(w: LocalWorker, job: ShardJob): Promise<ShardResult> {
     for (let attempt = 1; ; attempt++) {
       try {
-        if (!w.alive) await w.start(this.ctx!);
+        if (!w.alive) await this.start(w);
         return await w.run(this.nextId++, job);
       } catch (e) {
         if (!(e instanceof WorkerExit) || attempt >= RETRIES) throw e;
