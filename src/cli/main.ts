@@ -12,6 +12,7 @@ import { extractCommand, rankMetrics, type ExtractOptions } from './extract-comm
 import { importCommand } from './import-command.js';
 import { choiceOption, intOption } from './options.js';
 import { lowerings, type Lowering } from '../layers/forward.js';
+import { resourceMessage } from './resource-error.js';
 
 const backends = ['auto', 'node-gpu', 'node', 'webgpu', 'wasm', 'cpu'] as const;
 
@@ -155,6 +156,12 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     if (e instanceof UsageError) {
       io.err(`netc: ${e.message}\n`);
       return ExitCode.usage;
+    }
+    // a full disk, a read-only path, no memory: the machine's limits, not a bug
+    const resource = resourceMessage(e);
+    if (resource !== undefined) {
+      io.err(`netc: ${resource}\n`);
+      return ExitCode.errors;
     }
     io.err(`netc: internal error: ${(e as Error)?.stack ?? String(e)}\nThis is a bug in netc, not in your file; please report it with the file that caused it.\n`);
     return ExitCode.internal;
