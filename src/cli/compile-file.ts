@@ -1,6 +1,7 @@
 // Reads and compiles one .net file for a command, printing its diagnostics. Shared by every command
 // that starts from a .net file.
 import { readFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { hasErrors } from '../diagnostics/diagnostic.js';
 import { formatDiagnostics } from '../diagnostics/format.js';
 import { compile, type CompileOptions, type CompileState } from '../pipeline.js';
@@ -9,15 +10,17 @@ import { ExitCode, type Io } from './io.js';
 import { DiagnosticSink } from '../diagnostics/sink.js';
 import type { MessageDef } from '../diagnostics/messages.js';
 
-export function compileFile(path: string, io: Io, after?: string, options: CompileOptions = {}): CompileState | undefined {
+/** `text`: the file's source when it is not read from disk (a resume from run.json), and its folder for data paths. */
+export function compileFile(path: string, io: Io, after?: string, options: CompileOptions = {}, text?: { source: string; baseDir: string }): CompileState | undefined {
   let source: string;
   try {
-    source = readFileSync(path, 'utf8');
+    source = text?.source ?? readFileSync(path, 'utf8');
   } catch (e) {
     io.err(`netc: cannot read '${path}': ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}\n`);
     return undefined;
   }
-  const state = compile(source, path, { ...options, host: fileHost(path), after });
+  const host = fileHost(text ? join(text.baseDir, basename(path)) : path);
+  const state = compile(source, path, { ...options, host, after });
   if (state.diagnostics.length) io.err(formatDiagnostics(state.diagnostics, source) + '\n\n');
   return state;
 }
@@ -29,8 +32,13 @@ export const compiledCleanly = (state: CompileState | undefined): boolean => !!s
  * diagnostic at the file's start. Returns the exit code for errors.
  */
 export function fileError(io: Io, file: string, def: MessageDef, length: number, ...args: (string | number)[]): number {
+  return sourceError(io, file, readFileSync(file, 'utf8'), def, length, ...args);
+}
+
+/** fileError for a source already in memory. */
+export function sourceError(io: Io, file: string, source: string, def: MessageDef, length: number, ...args: (string | number)[]): number {
   const sink = new DiagnosticSink(file);
   sink.report(def, { start: 0, length }, ...args);
-  io.err(formatDiagnostics(sink.diagnostics, readFileSync(file, 'utf8')) + '\n');
+  io.err(formatDiagnostics(sink.diagnostics, source) + '\n');
   return ExitCode.errors;
 }
