@@ -1,7 +1,7 @@
 // `--resume RUN` alone continues a run as it was started: the command-line overrides are kept in
 // run.json; a flag that contradicts the run says so; a run with nothing left to train says so; a missing
 // run is a plain message; the rate after a resume counts only the steps trained.
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -87,6 +87,14 @@ describe('resume with nothing to train', () => {
     expect(statSync(join(dir, 'summary.json')).mtimeMs).toBe(before);
   });
 
+  it('a run killed after its last checkpoint but before its summary is finished: summary.json is written', async () => {
+    const dir = await started();
+    rmSync(join(dir, 'summary.json'));
+    const r = await run('train', '--resume', dir);
+    expect(r.code, r.err).toBe(0);
+    expect(readJson(join(dir, 'summary.json'))).toMatchObject({ steps: 10, members: 3 });
+  });
+
   it('a run past the steps asked for says so, exit 1', async () => {
     const dir = await started();
     const r = await run('train', 'examples/xor.net', '--resume', dir, '--steps', '5');
@@ -101,6 +109,14 @@ describe('resume of what is not a run', () => {
     const r = await run('train', 'examples/xor.net', '--resume', missing, '--backend', 'cpu');
     expect(r.code).toBe(1);
     expect(r.err).toBe(`netc: cannot resume ${missing}: it does not exist\n`);
+  });
+
+  it('a checkpoint manifest that is not JSON says so', async () => {
+    const dir = await started();
+    writeFileSync(join(dir, 'population.json'), '{"format": "netc-checkpoint-1", ');
+    const r = await run('train', '--resume', dir);
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/^netc: cannot resume .*: its population\.json is not valid JSON \(.+\)\n$/);
   });
 
   it('a directory that is not a run says so', async () => {

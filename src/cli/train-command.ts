@@ -72,7 +72,8 @@ async function trainRun(file: string | undefined, given: TrainOptions, io: Io): 
   const steps = program.train!.steps ?? program.train!.epochs! * perEpoch;
   const epochs = Math.ceil(steps / perEpoch);
   const at = resume?.manifest.position.step;
-  if (at !== undefined && at >= steps) return nothingToTrain(runDir, at, steps, io);
+  // a run at its budget whose summary was not written (killed after its last checkpoint) is finished below
+  if (at !== undefined && (at > steps || (at === steps && finished(runDir, at)))) return nothingToTrain(runDir, at, steps, io);
 
   if (resume) {
     dropLinesAfter(runDir, resume, perEpoch);
@@ -145,7 +146,13 @@ function startRunFiles(runDir: string, net: NetFile, options: TrainOptions): voi
  */
 function openCheckpoint(dir: string, state: CompileState, fail: (def: MessageDef, length: number, ...args: (string | number)[]) => number): Checkpoint | undefined | number {
   if (!existsSync(join(dir, 'population.json'))) return undefined;
-  const resume = readCheckpoint(dir);
+  let resume: Checkpoint;
+  try {
+    resume = readCheckpoint(dir);
+  } catch (e) {
+    if (e instanceof SyntaxError) throw new RunError(`cannot resume ${dir}: its population.json is not valid JSON (${e.message})`);
+    throw e;
+  }
   const m = resume.manifest;
   const ensemble = state.ensemble!;
   const print = fingerprint(state.ir!);
@@ -175,6 +182,15 @@ function nothingToTrain(runDir: string, at: number, steps: number, io: Io): numb
   }
   io.err(`netc: ${runDir} is already at step ${at}, past the ${plural(steps, 'step')} asked for; ${further}\n`);
   return ExitCode.errors;
+}
+
+/** Whether the run's summary.json is that of its checkpoint's step: the run ended there and wrote everything. */
+function finished(runDir: string, at: number): boolean {
+  try {
+    return JSON.parse(readFileSync(join(runDir, 'summary.json'), 'utf8')).steps === at;
+  } catch {
+    return false;
+  }
 }
 
 async function loadData(state: CompileState, baseDir: string, io: Io): Promise<Split | undefined> {
