@@ -1,6 +1,7 @@
 // Reads and compiles one .net file for a command, printing its diagnostics. Shared by every command
 // that starts from a .net file.
 import { readFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { hasErrors } from '../diagnostics/diagnostic.js';
 import { formatDiagnostics, formatHeader, lineStarts, offsetToLineCol } from '../diagnostics/format.js';
 import { compile, type CompileOptions, type CompileState } from '../pipeline.js';
@@ -10,10 +11,11 @@ import { DiagnosticSink } from '../diagnostics/sink.js';
 import { Messages, type MessageDef } from '../diagnostics/messages.js';
 import { findBinaryData, type BinaryData } from '../syntax/source-bytes.js';
 
-export function compileFile(path: string, io: Io, after?: string, options: CompileOptions = {}): CompileState | undefined {
+/** `text`: the file's source when it is not read from disk (a resume from run.json), and its folder for data paths. */
+export function compileFile(path: string, io: Io, after?: string, options: CompileOptions = {}, text?: { source: string; baseDir: string }): CompileState | undefined {
   let bytes: Buffer;
   try {
-    bytes = readFileSync(path);
+    bytes = text ? Buffer.from(text.source, 'utf8') : readFileSync(path);
   } catch (e) {
     io.err(`netc: cannot read '${path}': ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}\n`);
     return undefined;
@@ -21,7 +23,8 @@ export function compileFile(path: string, io: Io, after?: string, options: Compi
   const binary = findBinaryData(bytes);
   if (binary) return binaryFile(path, bytes, binary, io);
   const source = bytes.toString('utf8');
-  const state = compile(source, path, { ...options, host: fileHost(path), after });
+  const host = fileHost(text ? join(text.baseDir, basename(path)) : path);
+  const state = compile(source, path, { ...options, host, after });
   if (state.diagnostics.length) io.err(formatDiagnostics(state.diagnostics, source) + '\n\n');
   return state;
 }
@@ -43,8 +46,13 @@ export const compiledCleanly = (state: CompileState | undefined): boolean => !!s
  * diagnostic at the file's start. Returns the exit code for errors.
  */
 export function fileError(io: Io, file: string, def: MessageDef, length: number, ...args: (string | number)[]): number {
+  return sourceError(io, file, readFileSync(file, 'utf8'), def, length, ...args);
+}
+
+/** fileError for a source already in memory. */
+export function sourceError(io: Io, file: string, source: string, def: MessageDef, length: number, ...args: (string | number)[]): number {
   const sink = new DiagnosticSink(file);
   sink.report(def, { start: 0, length }, ...args);
-  io.err(formatDiagnostics(sink.diagnostics, readFileSync(file, 'utf8')) + '\n');
+  io.err(formatDiagnostics(sink.diagnostics, source) + '\n');
   return ExitCode.errors;
 }

@@ -5,6 +5,7 @@ import Table from 'cli-table3';
 import { hyperTable, shownHyperparameters } from '../runtime/hyper.js';
 import { evaluateEnsemble } from '../runtime/inference.js';
 import { ExitCode, type Io } from './io.js';
+import { plural } from '../util/plural.js';
 import { DEFAULT_INFERENCE_BATCH, prepareInference, type InferenceCommandOptions } from './predict-command.js';
 import type { OpenRun } from './run-dir.js';
 
@@ -118,9 +119,9 @@ function ensembleTable(report: EvalReport): string {
   const head = ['ensemble', 'loss', ...(classification ? ['accuracy'] : [])];
   const table = new Table({ head, style, colAligns: ['left', 'right', 'right'] });
   const row = (name: string, v: { loss?: number; accuracy?: number }) => table.push([name, fmt(v.loss), ...(classification ? [fmt(v.accuracy)] : [])]);
-  row(`mean of ${report.members.length} members' outputs`, report.ensemble.mean);
+  row(`mean of ${report.members.length === 1 ? "1 member's" : `${report.members.length} members'`} outputs`, report.ensemble.mean);
   if (report.ensemble.vote) row('majority vote', report.ensemble.vote);
   row('mean member', report.member_mean);
   row(`best member (${report.best_member.member})`, report.best_member);
-  return table.toString() + `\n${report.examples} examples of ${report.data}, run ${report.run} at step ${report.step}, ${report.backend}`;
+  return table.toString() + `\n${plural(report.examples, 'example')} of ${report.data}, run ${report.run} at step ${report.step}, ${report.backend}`;
 }

@@ -9,7 +9,9 @@
 //
 // tfjs-node and tfjs-node-gpu are optional because their install scripts download libtensorflow, which
 // fails where that download is not reachable; so their absence is normal, and 'auto' passes over them.
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 import { registerWasmKernels } from './wasm-kernels.js';
 import { createRequire } from 'node:module';
 import { dirname, join, sep } from 'node:path';
@@ -312,15 +314,42 @@ interface NavigatorWithGPU {
 }
 
 /**
+ * Whether Dawn finds an adapter, asked in a child process: where it finds none, Dawn's native code prints
+ * its reason to stderr as a raw warning with a source path of the machine it was built on
+ * ("Warning: Couldn't load Vulkan: ... at operator() (/home/runner/.../BackendVk.cpp:368)"), which no
+ * JavaScript can silence in-process. Returns null when there is an adapter, else Dawn's reason (first line).
+ */
+function probeAdapter(): string | null {
+  const script =
+    'const { create } = await import(process.argv[1]);' +
+    "const adapter = await create([]).requestAdapter({ powerPreference: 'high-performance' });" +
+    "process.stdout.write(adapter ? 'adapter' : 'none'); process.exit(0);";
+  const url = pathToFileURL(require.resolve('webgpu')).href;
+  const probe = spawnSync(process.execPath, ['--input-type=module', '-e', script, url], { encoding: 'utf8', timeout: 60_000 });
+  if (probe.stdout === 'adapter') return null;
+  // Dawn's "Warning: REASON" lines, without the "    at FUNCTION (PATH:LINE)" lines under them
+  const said = (probe.stderr ?? '').split('\n').filter((line) => line.trim() !== '' && !/^\s+at /.test(line));
+  const reason = said.map((line) => line.replace(/^Warning:\s*/, '').trim())[0];
+  if (probe.stdout === 'none') return reason ?? 'Dawn gave no reason';
+  return reason ?? (probe.error ? firstLine(probe.error) : `the probe exited with ${probe.status ?? probe.signal}`);
+}
+
+/**
  * WebGPU in Node through Dawn (the 'webgpu' package; the README's Backends section names the Vulkan driver it
  * needs). Dawn's GPU object becomes `navigator.gpu` before the TF.js backend is imported, because that package registers
  * the backend only if `navigator.gpu` exists when it loads. Without a GPU, Dawn runs on software Vulkan:
- * correct, but slow. Dawn itself prints two "Warning: maxDynamic...PerPipelineLayout artificially reduced"
- * lines to stderr when it opens lavapipe; they come from native code and cannot be silenced from here.
+ * correct, but slow. Whether there is an adapter is asked in a child process first (probeAdapter), so a
+ * machine without one gets netc's message alone. Where there is one, Dawn may still print notes to stderr
+ * as it opens it (on lavapipe: "Warning: maxDynamic...PerPipelineLayout artificially reduced"); they come
+ * from native code in this process and cannot be silenced from here.
  */
 async function activateWebGPU(tf: TF): Promise<string> {
   const scope = globalThis as unknown as { navigator?: NavigatorWithGPU };
   if (scope.navigator?.gpu == null) {
+    if (isInstalled('webgpu')) {
+      const missing = probeAdapter();
+      if (missing !== null) throw new BackendError('webgpu', `no WebGPU adapter found (Dawn: ${missing}): ${VULKAN_HINT}, or use --backend wasm or cpu`);
+    }
     let dawn: typeof import('webgpu');
     try {
       dawn = await import('webgpu');
