@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [-- --out DIR] [-- --only forum,lenet,compile]
+// npm run bench [-- --quick] [-- --out DIR] [-- --only forum,lenet,compile,scale]
 //
 // Time per training step of netc's fused ensembles against a naive loop of separate tf.sequential models,
 // memory per configuration, and compile time of every example; writes DIR/results.json and DIR/RESULTS.md
@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import type { Lowering } from '../src/layers/forward.js';
 import type { BackendChoice, CompileResult, Job, ModelName, NaiveMethod, StepResult, Timing } from './lib.js';
+import { measureScale, scaleRatio, type ScalePlan, type ScaleRow } from './scale.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = dirname(here);
@@ -23,7 +24,7 @@ const quick = argv.includes('--quick');
 const outIndex = argv.indexOf('--out');
 const outDir = outIndex >= 0 ? argv[outIndex + 1] : quick ? join(here, 'quick') : here;
 const onlyIndex = argv.indexOf('--only');
-const only = new Set(onlyIndex >= 0 ? argv[onlyIndex + 1].split(',') : ['forum', 'lenet', 'compile']);
+const only = new Set(onlyIndex >= 0 ? argv[onlyIndex + 1].split(',') : ['forum', 'lenet', 'compile', 'scale']);
 
 /** The measured configurations. Quick mode: small sizes, short budgets (a smoke run). */
 const plan = quick
@@ -37,6 +38,7 @@ const plan = quick
       fast: { warmup: 2, budgetMs: 150, minSteps: 5, maxSteps: 2000 } as Timing,
       slow: { warmup: 1, budgetMs: 200, minSteps: 2, maxSteps: 20 } as Timing,
       compileRuns: 3,
+      scale: { lenet: [{ members: 2, steps: 4 }], forum: [] } as ScalePlan,
     }
   : {
       forumN: [1, 5, 15, 100, 1000],
@@ -48,6 +50,7 @@ const plan = quick
       fast: { warmup: 5, budgetMs: 1000, minSteps: 10, maxSteps: 5000 } as Timing,
       slow: { warmup: 1, budgetMs: 3000, minSteps: 5, maxSteps: 30 } as Timing,
       compileRuns: 9,
+      scale: { lenet: [{ members: 8, steps: 32 }, { members: 30, steps: 10 }], forum: [{ members: 1000, steps: 200 }] } as ScalePlan,
     };
 
 // ---- running workers ------------------------------------------------------------------------------
@@ -188,6 +191,16 @@ if (only.has('lenet')) {
   }
 }
 
+let scaleRows: ScaleRow[] = [];
+let scaleQueueNote: string | undefined;
+if (only.has('scale')) {
+  log('scale-out: netc train in one process, with --workers 2, and through a queue with 2 netc worker processes');
+  const measured = await measureScale(join(root, 'bin', 'netc.js'), plan.scale, log);
+  scaleRows = measured.rows;
+  scaleQueueNote = measured.queueNote;
+  if (scaleQueueNote) log(`  queue mode not measured: ${scaleQueueNote}`);
+}
+
 if (only.has('compile')) {
   log('compile time of examples/*.net (parse through verify-ensemble)');
   const files = readdirSync(join(root, 'examples'))
@@ -233,6 +246,16 @@ ratioTarget('forum', 1000, 150, 'forum MLP');
   const g = find('lenet', 'netc', 30, 'grouped');
   targets.push({ name: 'LeNet-5: netc grouped at N=30 on wasm, time per step', required: '<= 2000 ms', measured: g ? `${fmt(g.msPerStep)} ms` : 'not measured', pass: g ? g.msPerStep <= 2000 : null, value: g?.msPerStep });
   ratioTarget('lenet', 30, 10, 'LeNet-5');
+}
+for (const w of plan.scale.lenet) {
+  const r = scaleRatio(scaleRows, 'LeNet-5', w.members, '--workers 2', 'one process');
+  targets.push({ name: `LeNet-5 x${w.members}: --workers 2 / one process, member-steps/s`, required: '>= 1.6x', measured: r === undefined ? 'not measured' : `${r.toFixed(2)}x`, pass: r === undefined ? null : r >= 1.6, value: r });
+  const q = scaleRatio(scaleRows, 'LeNet-5', w.members, 'queue, 2 workers', '--workers 2');
+  targets.push({ name: `LeNet-5 x${w.members}: queue with 2 workers / --workers 2`, required: '>= 0.9x', measured: q === undefined ? `not measured${scaleQueueNote ? ` (${scaleQueueNote})` : ''}` : `${q.toFixed(2)}x`, pass: q === undefined ? null : q >= 0.9, value: q });
+}
+for (const w of plan.scale.forum) {
+  const r = scaleRatio(scaleRows, 'forum MLP', w.members, '--workers 2', 'one process');
+  targets.push({ name: `forum MLP x${w.members}: --workers 2 / one process (reported)`, required: 'report', measured: r === undefined ? 'not measured' : `${r.toFixed(2)}x`, pass: null, value: r });
 }
 if (compileResult) {
   const worst = compileResult.files.reduce((a, b) => (b.medianMs > a.medianMs ? b : a));
@@ -282,6 +305,7 @@ const results = {
     .filter((r) => r.impl === 'netc')
     .map((r) => ({ model: r.model, n: r.n, lowering: r.lowering, speedup: speedup(r.model, r.n, r.lowering!) ?? null })),
   compile: compileResult ?? { error: compileError },
+  scale: { rows: scaleRows, queueNote: scaleQueueNote },
   targets,
 };
 mkdirSync(outDir, { recursive: true });
@@ -315,6 +339,14 @@ function markdown(): string {
     out.push(`| example | members | median ms (${plan.compileRuns} runs) | first run ms |`);
     out.push('|---|---:|---:|---:|');
     for (const f of compileResult.files) out.push(`| ${f.file} | ${f.members} | ${fmt(f.medianMs)} | ${fmt(f.coldMs)} |`);
+    out.push('');
+  }
+  if (scaleRows.length > 0) {
+    out.push('## Scale-out (member-steps/s of `netc train` on wasm, from summary.json)', '');
+    out.push('| workload | members | steps | mode | member-steps/s |');
+    out.push('|---|---:|---:|---|---:|');
+    for (const r of scaleRows) out.push(`| ${r.workload} | ${r.members} | ${r.steps} | ${r.mode} | ${r.memberStepsPerSecond === null ? `failed: ${r.error}` : r.memberStepsPerSecond.toFixed(1)} |`);
+    if (scaleQueueNote) out.push('', `Queue mode not measured: ${scaleQueueNote}.`);
     out.push('');
   }
   out.push('## Targets', '');

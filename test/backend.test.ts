@@ -220,7 +220,7 @@ describe('webgpu', () => {
       const error = await select('webgpu').catch((e: unknown) => e);
       expect(error).toBeInstanceOf(BackendError);
       expect((error as BackendError).message).toMatch(
-        /^no WebGPU adapter found: Dawn needs a Vulkan driver; .*bookworm-backports .*mesa-vulkan-drivers libvulkan1.*, or use --backend wasm or cpu$/,
+        /^no WebGPU adapter found \(Dawn: [^\n]+\): Dawn needs a Vulkan driver; .*bookworm-backports .*mesa-vulkan-drivers libvulkan1.*, or use --backend wasm or cpu$/,
       );
     },
   );

@@ -30,6 +30,13 @@ describe('npm run bench -- --quick', () => {
     expect(finite(results.seconds)).toBe(true);
     expect(results.machine.cores).toBeGreaterThan(0);
 
+    // scale-out: one process and --workers 2 were both measured (queue mode where redis-server exists)
+    const modes = results.scale.rows.map((r: { mode: string; memberStepsPerSecond: number | null; error?: string }) => {
+      expect(finite(r.memberStepsPerSecond), r.error).toBe(true);
+      return r.mode;
+    });
+    expect(modes).toEqual(expect.arrayContaining(['one process', '--workers 2']));
+
     // the naive loop's backend and method were chosen by measurement, and said
     for (const model of ['forum', 'lenet']) {
       const choice = results.method.naive[model];
@@ -60,7 +67,8 @@ describe('npm run bench -- --quick', () => {
     for (const f of results.compile.files) expect(finite(f.medianMs) && finite(f.coldMs)).toBe(true);
 
     // targets: PASS/MISS where measured, null where quick mode does not reach them
-    expect(results.targets.length).toBe(6);
+    // six speed targets, then two scale-out targets per LeNet size (one in quick mode)
+    expect(results.targets.length).toBe(6 + 2);
     for (const t of results.targets) {
       expect(typeof t.name).toBe('string');
       expect(typeof t.required).toBe('string');

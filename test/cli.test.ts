@@ -1,6 +1,8 @@
 // The command line, run in-process through main() with captured output, and once as the real binary.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
 
@@ -33,6 +35,35 @@ describe('netc check', () => {
     const r = await run('check', 'no/such/file.net');
     expect(r.code).toBe(1);
     expect(r.err).toBe("netc: cannot read 'no/such/file.net': no such file\n1 error in 1 of 1 file\n");
+  });
+});
+
+describe('netc check on what is not a .net text file', () => {
+  const file = (name: string, bytes: Uint8Array | string) => {
+    const path = join(mkdtempSync(join(tmpdir(), 'netc-cli-')), name);
+    writeFileSync(path, bytes);
+    return path;
+  };
+  it('says a file with a NUL byte is binary, in one diagnostic at that byte, with no excerpt', async () => {
+    const path = file('image.net', Buffer.concat([Buffer.from('model m(\n  x'), Buffer.alloc(2000, 0)]));
+    const r = await run('check', path);
+    expect(r.code).toBe(1);
+    expect(r.err).toBe(`${path}(2,4): error NET1010: '${path}' is not a .net text file (binary data at byte offset 12: a NUL byte)\n\n1 error in 1 of 1 file\n`);
+  });
+  it('says so for bytes that are not UTF-8, and names UTF-16', async () => {
+    const latin1 = file('latin1.net', Buffer.from('model caf\xe9(input: [2]) { dense(1) }', 'latin1'));
+    expect((await run('check', latin1)).err).toContain(`${latin1}(1,10): error NET1010: '${latin1}' is not a .net text file (binary data at byte offset 9: not UTF-8)`);
+    const utf16 = file('utf16.net', Buffer.from('\ufeffmodel m', 'utf16le'));
+    expect((await run('check', utf16)).err).toContain('(binary data at byte offset 0: a UTF-16 byte order mark; save the file as UTF-8)');
+  });
+  it('prints at most 50 diagnostics of a long file of mistakes, with their count', async () => {
+    const path = file('many.net', '@\n'.repeat(3000));
+    const r = await run('check', path);
+    expect(r.code).toBe(1);
+    expect(r.err.match(/: error NET/g)).toHaveLength(50);
+    // 3000 unexpected characters and the missing model block
+    expect(r.err).toContain(`${path}: 2951 more errors are not shown`);
+    expect(r.err).toContain('3001 errors in 1 of 1 file');
   });
 });
 

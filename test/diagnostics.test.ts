@@ -1,7 +1,7 @@
 // The checker's rules, one line each: a source and the diagnostic it must produce.
 import { describe, expect, it } from 'vitest';
 import { expectClean, expectDiagnostics, expectError, modelSource } from './helpers.js';
-import { formatDiagnostic } from '../src/diagnostics/format.js';
+import { formatDiagnostic, formatDiagnostics } from '../src/diagnostics/format.js';
 import { Messages } from '../src/diagnostics/messages.js';
 import { nearest } from '../src/diagnostics/suggest.js';
 import { fileHost } from '../src/cli/host.js';
@@ -58,6 +58,7 @@ describe('data and loss fit', () => {
   it('xor has 2 features and 1 label', () => expectClean(withTrain('data: xor() loss: binary_crossentropy epochs: 1')));
   it('binary cross-entropy needs two classes', () =>
     expectError('model m(input: [4]) { dense(1, activation: sigmoid) }\ntrain { data: iris() loss: binary_crossentropy epochs: 1 }', 4007, 'binary_crossentropy needs 2 classes, the data has 3'));
+  it('warns about a 1-unit softmax layer after the last dense under any loss', () => expectError(withTrain('data: xor() loss: mse epochs: 1', 'dense(1)\nsoftmax()'), 4030, 'a softmax over 1 unit'));
   it('warns when a probability loss gets a linear output', () =>
     expectError(withTrain('data: xor() loss: binary_crossentropy epochs: 1', 'dense(1)'), 4009, 'the last layer\'s activation is linear; use activation: sigmoid'));
   describe('csv files', () => {
@@ -72,6 +73,30 @@ describe('data and loss fit', () => {
       ]);
     });
     it('reports a missing label column', () => expectError(withTrain('data: csv("points.csv", label: "z") loss: mse epochs: 1'), 4008, 'has no column "z"', host));
+    it('warns that a 1-unit softmax always outputs 1.0 under categorical_crossentropy, at the layer', () => {
+      const source = withTrain('data: csv("points.csv", label: "y") loss: categorical_crossentropy epochs: 1', 'dense(1, activation: softmax)');
+      const state = expectClean(source, host);
+      expect(state.diagnostics.map((d) => [d.category, d.code, d.message, source.slice(d.start, d.start + d.length)])).toEqual([
+        ['warning', 4030, 'the last layer is a softmax over 1 unit, which always outputs 1.0, so the model cannot learn; for two classes use activation: sigmoid with loss: binary_crossentropy, or give the last layer one unit per class', 'dense(1, activation: softmax)'],
+      ]);
+    });
+    it('does not steer a 1-unit sigmoid under categorical_crossentropy to softmax', () => {
+      const state = expectClean(withTrain('data: csv("points.csv", label: "y") loss: categorical_crossentropy epochs: 1', 'dense(1, activation: sigmoid)'), host);
+      expect(state.diagnostics).toHaveLength(1);
+      expect(state.diagnostics[0].code).toBe(4009);
+      expect(state.diagnostics[0].message).not.toContain('use activation: softmax');
+      expect(state.diagnostics[0].message).toBe(
+        "categorical_crossentropy expects probabilities over the classes, but the last layer has 1 unit: a softmax over 1 unit always outputs 1.0; for two classes use loss: binary_crossentropy with this sigmoid, or give the last layer one unit per class with activation: softmax",
+      );
+    });
+    it('counts idx classes from the label file, and fits the output to them', () => {
+      writeFileSync(join(dir, 'images.idx'), Buffer.from([0, 0, 8, 2, 0, 0, 0, 2, 0, 0, 0, 3, 1, 2, 3, 4, 5, 6]));
+      writeFileSync(join(dir, 'labels.idx'), Buffer.from([0, 0, 8, 1, 0, 0, 0, 2, 0, 4]));
+      const idx = (layers: string, args = '') => modelSource([3], layers) + `train { data: idx(images: "images.idx", labels: "labels.idx"${args}) loss: categorical_crossentropy epochs: 1 }`;
+      expectClean(idx('dense(5, activation: softmax)'), host);
+      expectError(idx('dense(10, activation: softmax)'), 4007, 'with 5 classes: the last layer must give [5]', host);
+      expectError(idx('dense(3, activation: softmax)', ', classes: 3'), 4008, '"labels.idx" holds label 4, but classes: 3 allows 0..2; give classes: 5 or more, or leave classes: out to count them from the labels', host);
+    });
     it('fits the model input to the feature columns', () =>
       expectError(modelSource([3], 'dense(1)') + 'train { data: csv("points.csv") loss: mse epochs: 1 }', 4006, 'gives examples of shape [2]', host));
   });
@@ -96,7 +121,7 @@ describe('ensemble', () => {
   it('vary belongs in the ensemble', () => expectError(withTrain('data: xor() loss: mse epochs: 1 vary lr: [1]'), 3008, "'vary' belongs in the ensemble block"));
 });
 
-describe('positional optimizer arguments, as LANGUAGE.md lists them', () => {
+describe('positional optimizer arguments, as docs/language.md lists them', () => {
   it('sgd(lr, momentum, nesterov)', () => expectClean(withTrain('data: xor() loss: mse optimizer: sgd(0.1, 0.9, true) epochs: 1', 'dense(1)')));
   it('adam(lr, beta1, beta2, epsilon)', () => expectClean(withTrain('data: xor() loss: mse optimizer: adam(0.01, 0.8, 0.99, 1e-8) epochs: 1', 'dense(1)')));
   it('adamw(lr, weight_decay)', () => expectClean(withTrain('data: xor() loss: mse optimizer: adamw(0.01, 0.01) epochs: 1', 'dense(1)')));
@@ -141,6 +166,43 @@ describe('printing', () => {
   it('never underlines past the end of the line', () => {
     const text = formatDiagnostic({ code: 1, category: 'error', file: 'f', start: 2, length: 99, message: 'm' }, 'abcd\nef');
     expect(text.split('\n')[2]).toBe('     |   ~~');
+  });
+  const at = (source: string, start: number, length: number) => formatDiagnostic({ code: 1, category: 'error', file: 'f', start, length, message: 'm' }, source);
+  it('shows control characters as escapes, so file content never drives the terminal, and underlines the right span', () => {
+    const text = at('x\x07\x1b[2Jy = 1', 6, 1);
+    expect(text).toBe('f(1,7): error NET1: m\n   1 | x\\x07\\x1b[2Jy = 1\n     |             ~');
+    expect(text).not.toMatch(/[\x00-\x09\x0b-\x1f\x7f]/);
+  });
+  it('escapes control characters in the message too', () => {
+    const text = formatDiagnostic({ code: 1, category: 'error', file: 'f', start: 0, length: 1, message: "unexpected character '\x1b'" }, '\x1b');
+    expect(text.split('\n')[0]).toBe("f(1,1): error NET1: unexpected character '\\x1b'");
+  });
+  it('windows a long line around its span and clips the underline to the window', () => {
+    const line = 'a'.repeat(1500) + 'b'.repeat(1000) + 'c'.repeat(500);
+    const [header, excerpt, underline] = at(line, 1500, 1000).split('\n');
+    expect(header).toBe('f(1,1501): error NET1: m');
+    expect(excerpt.length).toBeLessThanOrEqual(120);
+    expect(underline.length).toBeLessThanOrEqual(120);
+    // the underline starts under the span's first character and runs to the window's end
+    const first = underline.indexOf('~');
+    expect(excerpt.slice(first - 1, first + 1)).toBe('ab');
+    expect(excerpt.slice(first).replace(/…$/, '')).toMatch(/^b+$/);
+    expect(underline.slice(first)).toMatch(/^~+$/);
+    expect(excerpt.endsWith('…')).toBe(true);
+  });
+  it('windows a long line so that a span near its end shows to the end', () => {
+    const [, excerpt, underline] = at('x'.repeat(400) + 'END', 400, 3).split('\n');
+    expect(excerpt.endsWith('xEND')).toBe(true);
+    expect(excerpt).toContain(' | …');
+    expect(underline.endsWith('~~~')).toBe(true);
+    expect(excerpt.indexOf('END')).toBe(underline.indexOf('~'));
+  });
+  it('prints at most 50 diagnostics of a file, then how many more there are', () => {
+    const source = 'x\n'.repeat(60);
+    const many = Array.from({ length: 60 }, (_, i) => ({ code: 1, category: i < 57 ? 'error' : 'warning', file: 'f', start: 2 * i, length: 1, message: 'm' }) as const);
+    const text = formatDiagnostics(many, source);
+    expect(text.match(/error NET1/g)).toHaveLength(50);
+    expect(text.endsWith('\n\nf: 7 more errors and 3 more warnings are not shown')).toBe(true);
   });
   it('keeps every code unique', () => {
     const codes = Object.values(Messages).map((m) => m.code);

@@ -2,11 +2,12 @@
 // which must train to the very weights `netc train` trains. Golden files: `npm run test:update`, then read the diff.
 import { spawn } from 'node:child_process';
 import { paramBytes } from './run-files.js';
-import fs, { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import fs, { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { compile, type CompileOptions } from '../src/pipeline.js';
 import { fileHost } from '../src/cli/host.js';
@@ -36,6 +37,29 @@ async function run(...argv: string[]) {
   return { code, out, err };
 }
 
+/**
+ * What decides whether the module also runs as CommonJS (tsx, in a package without "type": "module"): an
+ * await outside every function, and the modules it imports values from (a static import of netc, an ES
+ * module, would become require()).
+ */
+function moduleFormatFacts(text: string) {
+  const file = ts.createSourceFile('module.ts', text, ts.ScriptTarget.ES2022, true);
+  const topLevelAwaits: string[] = [];
+  const visit = (node: ts.Node): void => {
+    if (ts.isFunctionLike(node)) return;
+    if (ts.isAwaitExpression(node) || (ts.isForOfStatement(node) && node.awaitModifier)) topLevelAwaits.push(node.getText().slice(0, 80));
+    ts.forEachChild(node, visit);
+  };
+  visit(file);
+  const imports = file.statements.filter(ts.isImportDeclaration);
+  const specifier = (d: ts.ImportDeclaration) => (d.moduleSpecifier as ts.StringLiteral).text;
+  return {
+    topLevelAwaits,
+    valueImports: imports.filter((d) => !d.importClause?.isTypeOnly).map(specifier),
+    typeImports: imports.filter((d) => d.importClause?.isTypeOnly).map(specifier),
+  };
+}
+
 // a folder inside the repository, so that the modules' `import ... from 'netc'` resolves to this package
 const scratch = join(root, '.emit-tmp');
 mkdirSync(scratch, { recursive: true });
@@ -56,6 +80,9 @@ describe('the emitted module', () => {
   for (const { file, options, golden } of cases) {
     it(`${file}${options ? ` (${JSON.stringify(options)})` : ''}`, async () => {
       const text = await emitted(file, options, golden.replace(/\.txt$/, ''));
+      // no top-level await, netc's code loaded with import(), and TF.js taken from netc (one copy)
+      expect(moduleFormatFacts(text)).toEqual({ topLevelAwaits: [], valueImports: ['node:url', 'node:util'], typeImports: ['netc'] });
+      expect(text).not.toContain('@tensorflow/tfjs');
       await expect(text).toMatchFileSnapshot(`golden/emit/${golden}`);
       // one pass.op call per op, in IR order, each after a comment with the output shape printEnsembleIR shows
       const ensemble = compiled(file, options).ensemble!;
@@ -147,8 +174,8 @@ describe('netc compile', () => {
   });
 });
 
-/** Runs node with `args`; resolves with its stdout, rejects with its output. */
-function runNode(args: string[], cwd: string): Promise<string> {
+/** Runs node with `args`; resolves with its stdout and stderr, rejects with its output. */
+function runNode(args: string[], cwd: string): Promise<{ out: string; err: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
@@ -156,7 +183,7 @@ function runNode(args: string[], cwd: string): Promise<string> {
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (err += d));
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`node ${args.join(' ')} exited ${code}:\n${out}${err}`))));
+    child.on('close', (code) => (code === 0 ? resolve({ out, err }) : reject(new Error(`node ${args.join(' ')} exited ${code}:\n${out}${err}`))));
   });
 }
 
@@ -185,7 +212,7 @@ async function weights(population: Population): Promise<Uint8Array> {
 const result = await train({ steps: 50, backend: 'cpu' });
 writeFileSync('trained.bin', await weights(result.population));
 result.population.dispose();
-const start = createPopulation();
+const start = await createPopulation();
 writeFileSync('initial.bin', await weights(start));
 start.dispose();
 writeFileSync('report.json', JSON.stringify({ dataDir, steps: result.steps, final: result.final }));
@@ -199,6 +226,13 @@ describe('the emitted module, run on its own', () => {
     const c = await run('compile', 'examples/forum.net', '-o', join(dir, 'forum.ts'));
     expect(c.code, c.err).toBe(0);
     writeFileSync(join(dir, 'driver.ts'), driver);
+    // the module again in a CommonJS package, as in a project made by \`npm init -y\`: tsx runs it as CommonJS
+    const cjs = join(dir, 'cjs');
+    mkdirSync(join(cjs, 'node_modules'), { recursive: true });
+    writeFileSync(join(cjs, 'package.json'), JSON.stringify({ name: 'user-project', type: 'commonjs' }));
+    symlinkSync(root, join(cjs, 'node_modules', 'netc'), 'dir');
+    const c2 = await run('compile', 'examples/forum.net', '-o', join(cjs, 'forum.ts'));
+    expect(c2.code, c2.err).toBe(0);
     writeFileSync(
       join(dir, 'tsconfig.json'),
       JSON.stringify({ extends: '../../tsconfig.json', compilerOptions: { noEmit: true, rootDir: '../..', allowImportingTsExtensions: true }, include: ['*.ts'] }),
@@ -209,8 +243,9 @@ describe('the emitted module, run on its own', () => {
     // working directory), the module run as a script, and the runtime in this process, all at once
     const imported = runTs('driver.ts', [], dir);
     const script = runTs('forum.ts', ['--steps', '5', '--backend', 'cpu'], dir);
+    const scriptCjs = runTs('forum.ts', ['--steps', '5', '--backend', 'cpu'], cjs);
     // awaited below; until then a failure must not count as an unhandled rejection
-    for (const p of [typed, imported, script]) p.catch(() => {});
+    for (const p of [typed, imported, script, scriptCjs]) p.catch(() => {});
     const trained = await run('train', 'examples/forum.net', '--steps', '50', '--backend', 'cpu', '--out', join(dir, 'run'));
     expect(trained.code, trained.err).toBe(0);
     const initial = await run('train', 'examples/forum.net', '--steps', '0', '--backend', 'cpu', '--out', join(dir, 'run0'));
@@ -228,10 +263,14 @@ describe('the emitted module, run on its own', () => {
     expect(report.final).toEqual(summary.per_member.map((m: { metrics: unknown }) => m.metrics));
 
     await typed;
-    const printed = (await script).trim().split('\n');
-    expect(printed[0]).toMatch(/^5 steps x 15 members in \d+\.\d s$/);
-    expect(printed.slice(1)).toHaveLength(15);
-    expect(printed[15]).toMatch(/^member 14: loss \d\.\d{4}, accuracy \d\.\d{4}, val_loss \d\.\d{4}, val_accuracy \d\.\d{4}$/);
+    for (const r of [await script, await scriptCjs]) {
+      const printed = r.out.trim().split('\n');
+      expect(printed[0]).toMatch(/^5 steps x 15 members in \d+\.\d s$/);
+      expect(printed.slice(1)).toHaveLength(15);
+      expect(printed[15]).toMatch(/^member 14: loss \d\.\d{4}, accuracy \d\.\d{4}, val_loss \d\.\d{4}, val_accuracy \d\.\d{4}$/);
+      // one copy of TF.js: a second one would register every kernel again, with a warning each
+      expect(r.err).not.toContain('already registered');
+    }
     console.log(`standalone module test: ${((performance.now() - started) / 1000).toFixed(1)} s`);
   });
 });

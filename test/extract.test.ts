@@ -100,13 +100,29 @@ describe('extract', () => {
     expect(JSON.parse(readFileSync(join(dir, 'best', 'model.json'), 'utf8')).netc.member).toBe(byLoss);
   });
 
-  it('refuses a layer tfjs-layers cannot express, and bad choices', async () => {
+  it('writes a leaky_relu activation argument as a linear layer and a LeakyReLU layer with alpha 0.2, and predicts what the fused member predicts', async () => {
     const dir = tmp();
-    writeFileSync(join(dir, 'm.net'), 'model m(input: [2]) { dense(3, activation: leaky_relu) dense(1) }\ntrain { data: xor() loss: mse steps: 1 }\n');
+    writeFileSync(join(dir, 'm.net'), 'model m(input: [2]) { dense(3, activation: leaky_relu) dense(1) }\nensemble { members: 2 }\ntrain { data: xor() loss: mse steps: 5 }\n');
+    const run = join(dir, 'run');
+    expect((await netc('train', join(dir, 'm.net'), '--backend', 'cpu', '--out', run)).code).toBe(0);
+    const r = await netc('extract', run, '--member', '1', '--out', join(dir, 'x'), '--backend', 'cpu');
+    expect(r.code, r.err).toBe(0);
+    const model = await tf.loadLayersModel(`${base}${join(dir, 'x', 'model.json')}`);
+    expect(model.layers.map((l) => l.name)).toEqual(['input', 'dense_1', 'dense_1_leaky_relu', 'dense_2']);
+    expect(model.getLayer('dense_1').getConfig().activation).toBe('linear');
+    expect(model.getLayer('dense_1_leaky_relu').getConfig().alpha).toBe(0.2);
+    const x = tf.randomUniform([16, 2], -2, 2, 'float32', 4);
+    const { population } = openRun(run, tf as unknown as TF);
+    const fused = population.forward(x, false);
+    expectClose((model.predict(x) as tf.Tensor).dataSync(), tf.slice(fused, 1, 1).dataSync(), 'member 1');
+    population.dispose();
+    model.dispose();
+  });
+
+  it('refuses bad choices', async () => {
+    const dir = tmp();
+    writeFileSync(join(dir, 'm.net'), 'model m(input: [2]) { dense(3, activation: relu) dense(1) }\ntrain { data: xor() loss: mse steps: 1 }\n');
     await netc('train', join(dir, 'm.net'), '--backend', 'cpu', '--out', join(dir, 'run'));
-    const r = await netc('extract', join(dir, 'run'), '--member', '0', '--out', join(dir, 'x'), '--backend', 'cpu');
-    expect(r.code).toBe(1);
-    expect(r.err).toContain("dense_1: tfjs-layers has no 'leaky_relu' activation");
     expect((await netc('extract', join(dir, 'run'), '--member', '5', '--out', join(dir, 'x'))).err).toContain('has no member 5');
     expect((await netc('extract', join(dir, 'run'), '--out', join(dir, 'x'))).code).toBe(2);
     expect((await netc('extract', join(dir, 'nope'), '--all', '--out', join(dir, 'x'))).err).toContain('is not a netc run directory');
@@ -242,5 +258,11 @@ describe('import', () => {
     expect(bad.code).toBe(1);
     expect(bad.err).toContain("error NET4020: the run's model 'm' has no weight 'dense_1/kernal' (did you mean 'dense_1/kernel'?)");
     expect(bad.err).toContain("the model has no weight 'dense_1/kernel'");
+    // model.json is one long line: its excerpt is a window around the span, underline included
+    const excerpts = bad.err.split('\n').filter((l) => /^ *\d* \| /.test(l));
+    expect(excerpts.length).toBeGreaterThanOrEqual(4);
+    for (const l of excerpts) expect(l.length).toBeLessThanOrEqual(110);
+    const [line, underline] = excerpts;
+    expect(line.slice(underline.indexOf('~'), underline.lastIndexOf('~') + 1)).toBe('"dense_1/kernal"');
   });
 });

@@ -151,8 +151,8 @@ describe('the checker', () => {
   });
 
   it('refuses validation and test that add up to 1 or more, at test', () => {
-    expectError(trainWith('validation: 0.7 test: 0.3'), 4031, 'validation (0.7) and test (0.3) add up to 1');
-    expectError(trainWith('test: 0.9 validation: 0.2'), 4031, 'add up to 1.1');
+    expectError(trainWith('validation: 0.7 test: 0.3'), 4051, 'validation (0.7) and test (0.3) add up to 1');
+    expectError(trainWith('test: 0.9 validation: 0.2'), 4051, 'add up to 1.1');
   });
 
   it('takes offset for mnist, fashion_mnist and iris, inside the set', () => {

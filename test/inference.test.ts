@@ -302,6 +302,20 @@ describe('netc eval', () => {
     expect(tf.memory().numTensors).toBe(before);
   });
 
+  it('counts an idx test set without classes: as having the classes of the run, though its labels lack the last', async () => {
+    const dir = tmp();
+    const idx = (type: number, dims: number[], values: number[]) => Buffer.from([0, 0, type, dims.length, ...dims.flatMap((d) => [0, 0, 0, d]), ...values]);
+    writeFileSync(join(dir, 'images.idx'), idx(8, [4, 2], [1, 2, 3, 4, 5, 6, 7, 8]));
+    writeFileSync(join(dir, 'labels.idx'), idx(8, [4], [0, 1, 2, 1]));
+    writeFileSync(join(dir, 'test-labels.idx'), idx(8, [4], [0, 1, 0, 1]));
+    writeFileSync(join(dir, 'm.net'), 'model m(input: [2]) { dense(3, activation: softmax) }\ntrain { data: idx(images: "images.idx", labels: "labels.idx") loss: categorical_crossentropy steps: 2 }\n');
+    expect((await run('train', join(dir, 'm.net'), '--backend', 'cpu', '--out', join(dir, 'run'))).code).toBe(0);
+    const images = join(dir, 'images.idx');
+    const r = await run('eval', join(dir, 'run'), '--data', `idx(images: "${images}", labels: "${join(dir, 'test-labels.idx')}")`, '--backend', 'cpu');
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toContain('4 examples of idx(');
+  });
+
   it('--format json agrees with the predictions', async () => {
     const r = await run('eval', irisRun, '--data', 'iris()', '--backend', 'cpu', '--format', 'json', '--batch', '7');
     expect(r.code, r.err).toBe(0);

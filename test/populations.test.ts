@@ -193,7 +193,7 @@ describe('successive halving and early stopping', () => {
     expect(r.code, r.err).toBe(0);
     const stops = lines(join(out, 'events.jsonl')).filter((e) => e.event === 'stop');
     expect(stops.length).toBeGreaterThan(0);
-    for (const s of stops) expect(s.reason).toMatch(/^early stopping: val_loss did not improve for 1 epochs$/);
+    for (const s of stops) expect(s.reason).toMatch(/^early stopping: val_loss did not improve for 1 epoch$/);
   });
 });
 

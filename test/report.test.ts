@@ -145,9 +145,9 @@ describe('writeReport', () => {
     expect(readdirSync(dir).filter((f) => f.includes('.tmp'))).toEqual([]);
   });
 
-  it('writes nothing when the run directory has no summary.json', async () => {
+  it('writes nothing when the directory has neither summary.json nor run.json', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'netc-report-'));
-    await expect(writeReport(dir)).rejects.toThrow(/summary\.json: not found/);
+    await expect(writeReport(dir)).rejects.toThrow(/summary\.json: not found, and .* has no run\.json either: it is not a netc run directory/);
     expect(existsSync(join(dir, 'report.html'))).toBe(false);
     expect(readdirSync(dir)).toEqual([]);
   });
@@ -249,5 +249,46 @@ describe('runs at the edges: one member, one epoch, all-NaN metrics, stops at st
     const code = await main(['report', dir], { out: () => {}, err: (t) => void (err += t) });
     expect(code, err).toBe(0);
     expect(svgs(readFileSync(join(dir, 'report.html'), 'utf8'))).toHaveLength(2);
+  });
+});
+
+describe('a run killed before it finished (run.json and metrics.jsonl, no summary.json)', () => {
+  const killed = (withMetrics = true) => {
+    const dir = mkdtempSync(join(tmpdir(), 'netc-report-'));
+    cpSync(FIXTURE, dir, { recursive: true });
+    rmSync(join(dir, 'summary.json'));
+    if (!withMetrics) writeFileSync(join(dir, 'metrics.jsonl'), '');
+    writeFileSync(join(dir, 'run.json'), JSON.stringify({ format: 'netc-run-1', file: 'examples/fixture.net', model: { name: 'fixture' }, ensemble: { members: 6, lowering: 'grouped' } }));
+    return dir;
+  };
+
+  it('is drawn from what there is: each member at its last metrics line, and says how to finish it', async () => {
+    const dir = killed();
+    const { summary } = await readRun(dir);
+    expect(summary.unfinished).toEqual({ step: 400, resume: `netc train examples/fixture.net --resume ${dir}` });
+    expect(summary.per_member.map((m) => m.member)).toEqual([0, 1, 2, 3, 4, 5]);
+    // member 0 was stopped at step 300: its last line is its last word
+    expect(summary.per_member[0]).toEqual({ member: 0, hyperparameters: { lr: 0.0001, 'drop.rate': 0 }, metrics: { loss: 0.52, accuracy: 0.8267, val_loss: 0.55, val_accuracy: 0.817 } });
+    const html = readFileSync(await writeReport(dir), 'utf8');
+    expect(svgs(html).length).toBeGreaterThanOrEqual(4);
+    expect(rowMembers(html)).toHaveLength(6);
+    expect(html).toContain(`This run has not finished: it has no summary.json, so this report is drawn from metrics.jsonl, up to step 400. Finish it with <code>netc train examples/fixture.net --resume ${dir}</code>`);
+    expect(html).not.toContain('<dt>finished</dt>');
+  });
+
+  it('netc report writes it and says on stderr that the run has not finished and how to finish it', async () => {
+    const dir = killed();
+    let out = '';
+    let err = '';
+    const code = await main(['report', dir], { out: (t) => void (out += t), err: (t) => void (err += t) });
+    expect(code).toBe(0);
+    expect(out).toBe(`report: ${join(dir, 'report.html')}\n`);
+    expect(err).toBe(`netc: ${dir} has not finished (no summary.json): the report shows its metrics up to step 400; finish the run with: netc train examples/fixture.net --resume ${dir}\n`);
+  });
+
+  it('killed before any epoch ended, it has nothing to draw yet, and the error says how to finish it', async () => {
+    const dir = killed(false);
+    await expect(writeReport(dir)).rejects.toThrow(`no epoch ended before it stopped (metrics.jsonl is empty), so there is nothing to draw yet; finish the run with: netc train examples/fixture.net --resume ${dir}`);
+    expect(existsSync(join(dir, 'report.html'))).toBe(false);
   });
 });

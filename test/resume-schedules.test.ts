@@ -70,7 +70,8 @@ describe.each(Object.entries(schedules))('resume with %s', (name, schedule) => {
   it.each([37, 60])('stopped at step %i and resumed, it ends byte-identical', async (stop) => {
     const resumed = join(dir, `stopped-${stop}`);
     expect((await netc('train', file, ...args, '--steps', String(stop), '--out', resumed)).code).toBe(0);
-    const r = await netc('train', file, ...args, '--resume', resumed);
+    // the run was started with --steps N, which it keeps: --epochs 8 (the file's) asks for the rest
+    const r = await netc('train', file, ...args, '--resume', resumed, '--epochs', '8');
     expect(r.code, r.err).toBe(0);
     expect(r.err).toContain(`resuming at step ${stop}`);
     const [a, b] = [runFiles(straight), runFiles(resumed)];

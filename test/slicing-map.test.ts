@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
 import type { SlicingMap } from '../src/ensemble/slicing-map.js';
 import { lowerings } from '../src/layers/forward.js';
-import { slicingMap } from '../src/ensemble/slicing-map.js';
+import { memberParamSlice, slicingMap } from '../src/ensemble/slicing-map.js';
 import { initMember } from '../src/runtime/init.js';
 import { build, tf, useBackend } from './equivalence/harness.js';
 
@@ -27,15 +27,15 @@ describe.each(lowerings)('%s', (lowering) => {
     await useBackend('cpu');
     const b = build(SRC, lowering, 3);
     const map = slicingMap(b.pop.ir);
-    expect(map.slices).toHaveLength(3);
+    expect(map.members).toBe(3);
     const fused = new Map<string, tf.Tensor>();
     for (const p of b.pop.ir.params) b.pop.variables.get(p.name)!.forEach((v, m) => fused.set(p.layout === 'separate' ? `${p.name}#${m}` : p.name, v));
-    for (const t of map.tensors) expect(fused.get(t.name)!.shape, t.name).toEqual(t.shape);
-    for (let m = 0; m < 3; m++) {
-      const own = initMember(b.ir, 8, m);
-      for (const [name, slice] of Object.entries(map.slices[m])) {
+    for (const p of map.params) {
+      for (let m = 0; m < 3; m++) {
+        const slice = memberParamSlice(p, m);
+        expect(fused.get(slice.tensor)!.shape, slice.tensor).toEqual(p.fused_shape);
         const values = tf.tidy(() => tf.reshape(tf.slice(fused.get(slice.tensor)!, slice.begin, slice.size), slice.shape).dataSync());
-        expect(Array.from(values), `member ${m} ${name}`).toEqual(Array.from(own.get(name)!));
+        expect(Array.from(values), `member ${m} ${p.name}`).toEqual(Array.from(initMember(b.ir, 8, m).get(p.name)!));
       }
     }
     b.pop.dispose();
@@ -65,7 +65,6 @@ schedule halving { every: 1 epochs, keep: 0.5, metric: val_loss }
     const manifest = JSON.parse(readFileSync(join(run, 'population.json'), 'utf8'));
     const bin = readFileSync(join(run, manifest.data));
     const floats = new Float32Array(bin.buffer, bin.byteOffset, bin.byteLength / 4);
-    expect(map.indexes).toBe('fused-tensors');
     // the population was compacted: positions are no longer ids
     expect(manifest.member_ids).not.toEqual(manifest.member_ids.map((_: number, i: number) => i));
     for (let id = 0; id < 6; id++) {
@@ -80,7 +79,7 @@ schedule halving { every: 1 epochs, keep: 0.5, metric: val_loss }
       const weights = readFileSync(join(out, model.weightsManifest[0].paths[0]));
       let offset = 0;
       for (const w of model.weightsManifest[0].weights as { name: string; shape: number[] }[]) {
-        const param = map.checkpoint.params.find((x) => x.name === w.name)!;
+        const param = map.params.find((x) => x.name === w.name)!;
         expect(param.shape).toEqual(w.shape);
         const extracted = new Float32Array(weights.buffer.slice(weights.byteOffset + offset, weights.byteOffset + offset + 4 * param.size));
         expect(own(w.name, param.size), `member ${id} ${w.name}`).toEqual(Array.from(extracted));

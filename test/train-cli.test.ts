@@ -36,7 +36,8 @@ describe('netc train', () => {
     expect(lines[0]).toMatchObject({ epoch: 1, step: 160, member: 0 });
     const population = readJson(join(dir, 'population.json'));
     const runInfo = readJson(join(dir, 'run.json'));
-    expect(runInfo.slicing_map.slices).toHaveLength(15);
+    expect(runInfo.slicing_map.members).toBe(15);
+    expect(runInfo.slicing_map.params.map((p: { name: string }) => p.name)).toEqual(runInfo.model.params.map((p: { name: string }) => p.name));
     expect(lines[15]).toMatchObject({ epoch: 2, step: 200, member: 0 });
     expect(population).toMatchObject({ members: 15, model: 'forum', position: { step: 200 } });
     expect(paramBytes(dir).length).toBe(4 * 15 * 81);
@@ -128,7 +129,7 @@ describe('netc report', () => {
   it('rewrites a run report, and explains a directory that is not a run', async () => {
     const dir = tmp();
     await run('train', 'examples/xor.net', '--steps', '30', '--backend', 'cpu', '--out', dir);
-    expect(readFileSync(join(dir, 'slicing-map.json'), 'utf8')).toContain('"netc-slicing-map-1"');
+    expect(readFileSync(join(dir, 'slicing-map.json'), 'utf8')).toContain('"netc-slicing-map-2"');
     const r = await run('report', dir);
     expect(r.code).toBe(0);
     expect(r.out).toBe(`report: ${join(dir, 'report.html')}\n`);

@@ -12,7 +12,7 @@ import { bindArgs, checkValue } from './bind-args.js';
 import { entriesAsArgs } from './entries.js';
 import type { EnsembleConfig, Space, Vary, VaryTarget } from './program.js';
 
-const ensembleKeys: ArgSpec[] = [
+export const ensembleKeys: ArgSpec[] = [
   { name: 'members', type: { kind: 'int', min: 1 }, default: 1 },
   { name: 'seed', type: { kind: 'int', min: 0 }, default: 0 },
 ];

@@ -59,11 +59,25 @@ export function checkDataFit(model: ModelCheck, data: DataShape, loss: LossSpec 
     sink.report(Messages.OutputDoesNotFitLoss, spans.loss, `the model's output ${fmtShape(out)} does not fit ${loss.name} on ${source}() with ${labels}: the last layer must give [${expected}]`);
     return;
   }
-  const wanted = loss.expects === 'binary' ? 'sigmoid' : loss.expects === 'regression' ? undefined : 'softmax';
   const actual = outputActivation(model.model);
-  if (wanted && actual !== wanted) {
-    sink.report(Messages.ActivationLossMismatch, spans.loss, `${loss.name} expects probabilities, but the last layer's activation is ${actual}; use activation: ${wanted}`);
+  if (actual === 'softmax' && out[0] === 1) {
+    sink.report(Messages.SoftmaxOneUnit, model.model.layers[model.model.layers.length - 1].span);
+    return;
   }
+  const advice = activationAdvice(loss, actual, out[0]);
+  if (advice) sink.report(Messages.ActivationLossMismatch, spans.loss, advice);
+}
+
+/** What to change when the output's activation does not give the probabilities the loss expects. */
+function activationAdvice(loss: LossSpec, actual: string, units: number): string | undefined {
+  const wanted = loss.expects === 'binary' ? 'sigmoid' : loss.expects === 'regression' ? undefined : 'softmax';
+  if (!wanted || actual === wanted) return undefined;
+  // never steer a 1-unit output to softmax: a softmax over 1 unit always outputs 1.0
+  if (wanted === 'softmax' && units === 1) {
+    const keep = actual === 'sigmoid' ? 'with this sigmoid' : 'with activation: sigmoid';
+    return `${loss.name} expects probabilities over the classes, but the last layer has 1 unit: a softmax over 1 unit always outputs 1.0; for two classes use loss: binary_crossentropy ${keep}, or give the last layer one unit per class with activation: softmax`;
+  }
+  return `${loss.name} expects probabilities, but the last layer's activation is ${actual}; use activation: ${wanted}`;
 }
 
 /** The activation applied last: an activation layer's own, or a layer's `activation:` argument. */

@@ -6,6 +6,7 @@ import { hyperTable, shownHyperparameters } from '../runtime/hyper.js';
 import { evaluateEnsemble } from '../runtime/inference.js';
 import { extraMetrics } from '../vocabulary/losses.js';
 import { ExitCode, type Io } from './io.js';
+import { plural } from '../util/plural.js';
 import { DEFAULT_INFERENCE_BATCH, prepareInference, type InferenceCommandOptions } from './predict-command.js';
 import type { OpenRun } from './run-dir.js';
 
@@ -137,10 +138,10 @@ function ensembleTable(report: EvalReport): string {
   const head = ['ensemble', ...columns];
   const table = new Table({ head, style, colAligns: ['left', ...columns.map(() => 'right' as const)] });
   const row = (name: string, v: Partial<Scores>) => table.push([name, ...columns.map((c) => fmt(v[c]))]);
-  row(`mean of ${report.members.length} members' outputs`, report.ensemble.mean);
+  row(`mean of ${report.members.length === 1 ? "1 member's" : `${report.members.length} members'`} outputs`, report.ensemble.mean);
   if (report.ensemble.vote) row('majority vote', report.ensemble.vote);
   row('mean member', report.member_mean);
   row(`best member (${report.best_member.member})`, report.best_member);
   const split = report.split ? ` (the run's ${report.split} split)` : '';
-  return table.toString() + `\n${report.examples} examples of ${report.data}${split}, run ${report.run} at step ${report.step}, ${report.backend}`;
+  return table.toString() + `\n${plural(report.examples, 'example')} of ${report.data}${split}, run ${report.run} at step ${report.step}, ${report.backend}`;
 }

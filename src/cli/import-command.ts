@@ -55,7 +55,7 @@ export function importCommand(modelDir: string, run: string, member: number, io:
     }
     for (const name of expected) if (!incoming.has(name)) sink.report(Messages.CheckpointMismatch, { start: 0, length: 1 }, `the model has no weight '${name}', which the run's model '${info.model.name}' needs`);
     if (sink.errorCount) {
-      io.err(formatDiagnostics(sink.diagnostics, text.length > 20000 ? '' : text) + '\n');
+      io.err(formatDiagnostics(sink.diagnostics, text) + '\n');
       return ExitCode.errors;
     }
     replaceMember(manifest, tensors, m, incoming);

@@ -4,9 +4,17 @@ export interface Io {
   err(text: string): void;
 }
 
+// stderr closed early (`netc train ... 2>&1 | head`): what goes there is only talk, so netc goes on, and a
+// training run still writes all its files, rather than dying mid-run of an unhandled EPIPE
+let stderrClosed = false;
+process.stderr.on?.('error', (e: NodeJS.ErrnoException) => {
+  if (e.code === 'EPIPE') stderrClosed = true;
+  else throw e;
+});
+
 export const processIo: Io = {
   out: (text) => process.stdout.write(text),
-  err: (text) => process.stderr.write(text),
+  err: (text) => void (stderrClosed || process.stderr.write(text)),
 };
 
 // `netc ... | head` closes stdout early: end quietly, as Unix tools do, instead of failing with EPIPE

@@ -10,18 +10,21 @@ import { evalCommand, evalHelp, type EvalOptions } from './eval-command.js';
 import { combineModes } from '../runtime/inference.js';
 import { extractCommand, rankMetrics, type ExtractOptions } from './extract-command.js';
 import { importCommand } from './import-command.js';
-import { choiceOption, intOption } from './options.js';
+import { reportCommand } from './report-command.js';
+import { choiceOption, intOption, workersOption } from './options.js';
+import { workerCommand, type WorkerOptions } from './worker-command.js';
 import { lowerings, type Lowering } from '../layers/forward.js';
+import { NETC_VERSION } from '../version.js';
+import { resourceMessage } from './resource-error.js';
 
 const backends = ['auto', 'node-gpu', 'node', 'webgpu', 'wasm', 'cpu'] as const;
 
-const VERSION = '0.1.0';
 
 export async function main(argv: string[], io: Io = processIo): Promise<number> {
   let code: number = ExitCode.ok;
   const program = new Command('netc')
     .description('Train many small neural networks of one architecture at once.')
-    .version(VERSION)
+    .version(NETC_VERSION)
     .exitOverride()
     .configureOutput({ writeOut: io.out, writeErr: io.err })
     .showHelpAfterError('(run netc --help for usage)');
@@ -48,21 +51,39 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   program
     .command('train')
     .description('train every member of a .net file as one fused network')
-    .argument('<file>', 'a .net file')
+    .argument('[file]', 'a .net file (with --resume: default the source the run was started from)')
     .option('--members <n>', 'number of members (overrides the ensemble block)', intOption(1))
     .option('--epochs <n>', 'epochs to train (overrides the train block)', intOption(1))
     .option('--steps <n>', 'optimizer steps to train; 0 writes the untrained population', intOption(0))
     .option('--seed <n>', 'seed for initialisation, varied hyperparameters, data and dropout', intOption(0))
-    .option('--backend <name>', `TF.js backend: ${backends.join(', ')}`, choiceOption(backends), 'auto')
-    .option('--lowering <name>', `how members are fused: ${lowerings.join(', ')}`, choiceOption(lowerings), 'grouped')
-    .option('--out <dir>', 'run directory (default: runs/<file>-<time>)')
-    .option('--resume <run>', 'continue the run in this directory from its last checkpoint')
+    // no defaults here: a resume takes the run's own unless they are given (auto and grouped otherwise)
+    .option('--backend <name>', `TF.js backend: ${backends.join(', ')} (default: auto)`, choiceOption(backends))
+    .option('--lowering <name>', `how members are fused: ${lowerings.join(', ')} (default: grouped)`, choiceOption(lowerings))
+    .option('--out <dir>', 'run directory, new or empty (default: runs/<file>-<time>)')
+    .option('--force', "with --out: replace the run in that directory (only a run's own files are deleted)")
+    .option('--resume <run>', 'continue the run in this directory from its last checkpoint, with the options it was started with')
     .option('--checkpoint-every <steps>', 'write a checkpoint every this many steps (default: every epoch)', intOption(1))
     .option('--resident <k>', 'keep at most K members on the device: train the population in waves of K', intOption(1))
-    .action(async (file: string, opts: Omit<Parameters<typeof trainCommand>[1], 'progress'>) => {
+    .option('--workers <k>', "train in K worker processes on this machine ('auto': one per core)", workersOption)
+    .option('--queue <url>', 'train through a BullMQ queue on Redis (redis://HOST:PORT), served by netc worker processes anywhere')
+    .option('--shards <k>', 'with --queue: cut the population into K shards (default: the workers connected at the start)', intOption(1))
+    .action(async (file: string | undefined, opts: Omit<Parameters<typeof trainCommand>[1], 'progress'>) => {
       if (opts.epochs !== undefined && opts.steps !== undefined) throw new UsageError('give --epochs or --steps, not both');
       if (opts.resume !== undefined && opts.out !== undefined) throw new UsageError('--resume continues in the run directory it names; leave out --out');
+      if (opts.force && opts.out === undefined) throw new UsageError('--force replaces the run in the --out directory; give --out DIR');
+      if (opts.workers !== undefined && opts.queue !== undefined) throw new UsageError('give --workers (this machine) or --queue (any machine), not both');
+      if (opts.shards !== undefined && opts.queue === undefined) throw new UsageError('--shards goes with --queue (with --workers, each worker trains one shard)');
       code = await trainCommand(file, { ...opts, progress: process.stderr.isTTY }, io);
+    });
+
+  program
+    .command('worker')
+    .description('serve the shard jobs of netc train --queue runs until SIGTERM or Ctrl-C (the current job finishes first)')
+    .requiredOption('--queue <url>', 'the BullMQ queue on Redis: redis://HOST:PORT')
+    .option('--backend <name>', `TF.js backend: ${backends.join(', ')}`, choiceOption(backends), 'auto')
+    .option('--device <i>', 'pin this worker to one GPU: CUDA_VISIBLE_DEVICES=I for node-gpu', intOption(0))
+    .action(async (opts: WorkerOptions) => {
+      code = await workerCommand(opts, io);
     });
 
   program
@@ -135,13 +156,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     .description("write (or rewrite) a run's report.html from its summary, metrics and events")
     .argument('<run>', 'a run directory')
     .action(async (run: string) => {
-      const { writeReport } = await import('../report/report.js');
-      try {
-        io.out(`report: ${await writeReport(run)}\n`);
-      } catch (e) {
-        io.err(`netc: cannot write the report of ${run}: ${(e as Error).message}\n`);
-        code = ExitCode.errors;
-      }
+      code = await reportCommand(run, io);
     });
 
   try {
@@ -155,6 +170,12 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     if (e instanceof UsageError) {
       io.err(`netc: ${e.message}\n`);
       return ExitCode.usage;
+    }
+    // a full disk, a read-only path, no memory: the machine's limits, not a bug
+    const resource = resourceMessage(e);
+    if (resource !== undefined) {
+      io.err(`netc: ${resource}\n`);
+      return ExitCode.errors;
     }
     io.err(`netc: internal error: ${(e as Error)?.stack ?? String(e)}\nThis is a bug in netc, not in your file; please report it with the file that caused it.\n`);
     return ExitCode.internal;

@@ -15,3 +15,8 @@ export function choiceOption<T extends string>(choices: readonly T[]) {
     return value as T;
   };
 }
+
+/** --workers: a count, or 'auto' (one per core). */
+export function workersOption(value: string): number | 'auto' {
+  return value === 'auto' ? 'auto' : intOption(1)(value);
+}

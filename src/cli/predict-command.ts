@@ -48,6 +48,16 @@ export interface InferenceSetup {
 }
 
 /**
+ * idx data without `classes:` has the classes the run was trained on, not only those its labels hold (a
+ * test set may lack the last class).
+ */
+function withRunClasses(config: CallConfig, info: RunInfo): CallConfig {
+  const labels = info.program.train?.dataShape?.labels;
+  if (config.name !== 'idx' || config.args.classes !== undefined || labels?.kind !== 'classes') return config;
+  return { ...config, args: { ...config.args, classes: labels.classes } };
+}
+
+/**
  * Parses and loads --data, checks it against the run's model (its input always; the labels against the loss
  * with `labels`; a vote needs a classification loss), selects the backend and opens the run on it. Every mistake is printed here, as the other
  * commands print it; undefined then means exit code 1.
@@ -128,7 +138,7 @@ async function givenData(config: CallConfig, options: InferenceCommandOptions, i
   if (generatedSets.includes(config.name) && options.seed === undefined) {
     io.err(`note: ${config.name}() is drawn from the run's seed (${seed}), as its training data was, so its examples overlap those the run trained on; give --seed for new ones, or leave out --data to use the run's held-out split\n`);
   }
-  return { data: await loadDataset(config, { baseDir: process.cwd(), seed }), text: options.data!, split: null };
+  return { data: await loadDataset(withRunClasses(config, info), { baseDir: process.cwd(), seed }), text: options.data!, split: null };
 }
 
 const generatedSets = ['xor', 'moons', 'spirals'];
@@ -143,7 +153,7 @@ async function runSplit(runDir: string, info: RunInfo, io: Io): Promise<ChosenDa
   const none = `give --data: ${runDir} holds out no data of its own (its train block sets neither test: nor validation:)`;
   if (!train || (fractions.test === 0 && fractions.validation === 0)) throw new UsageError(none);
   const text = formatDataSource(train.data);
-  const all = await loadDataset(train.data, { baseDir: info.data_dir ?? dirname(resolve(info.file)), seed: info.program.ensemble.seed });
+  const all = await loadDataset(train.data, { baseDir: info.base_dir ?? dirname(resolve(info.file)), seed: info.program.ensemble.seed });
   const splits = splitData(all, fractions.validation, fractions.test);
   const split = splits.test ? 'test' : splits.validation ? 'validation' : undefined;
   if (!split) throw new UsageError(none);

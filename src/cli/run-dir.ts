@@ -5,7 +5,8 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { writeAtomic } from '../util/write-atomic.js';
-import { dirname, join, resolve } from 'node:path';
+import { plural } from '../util/plural.js';
+import { join } from 'node:path';
 import type { Program } from '../check/program.js';
 import type { EnsembleIR } from '../ensemble/ensemble-ir.js';
 import { slicingMap, type SlicingMap } from '../ensemble/slicing-map.js';
@@ -20,14 +21,28 @@ import { widen } from '../ensemble/widen.js';
 export interface RunInfo {
   format: 'netc-run-1';
   file: string;
-  /** the folder the train block's data paths are relative to (the .net file's), absolute; absent in older runs */
-  data_dir?: string;
   source: string;
   fingerprint: string;
   program: Pick<Program, 'ensemble' | 'train'>;
   model: ModelIR;
   ensemble: EnsembleIR;
   slicing_map: SlicingMap;
+  /** `netc train`'s command-line options that shape the run, so that `--resume RUN` alone continues it (absent in older runs) */
+  options?: RunOptions;
+  /** the .net file's folder, which its data paths are relative to (absent in older runs) */
+  base_dir?: string;
+}
+
+/** The options of `netc train` a run keeps: those given on the command line, in run.json's spelling. */
+export interface RunOptions {
+  members?: number;
+  epochs?: number;
+  steps?: number;
+  seed?: number;
+  lowering?: Lowering;
+  backend?: string;
+  resident?: number;
+  checkpoint_every?: number;
 }
 
 /** Something wrong with a run directory: printed as `netc: <message>`, exit code 1. */
@@ -39,22 +54,36 @@ export { writeAtomic };
 
 export const fingerprint = (model: ModelIR): string => createHash('sha256').update(printModelIR(model)).digest('hex').slice(0, 16);
 
-export function writeRunInfo(dir: string, file: string, source: string, program: Program, model: ModelIR, ensemble: EnsembleIR): RunInfo {
+export function writeRunInfo(
+  dir: string,
+  file: string,
+  source: string,
+  program: Program,
+  model: ModelIR,
+  ensemble: EnsembleIR,
+  how: { options?: RunOptions; base_dir?: string } = {},
+): RunInfo {
   const info: RunInfo = {
     format: 'netc-run-1',
     file,
-    data_dir: dirname(resolve(file)),
     source,
     fingerprint: fingerprint(model),
     program: { ensemble: program.ensemble, train: program.train },
     model,
     ensemble,
     slicing_map: slicingMap(ensemble),
+    ...how,
   };
   writeAtomic(join(dir, 'run.json'), JSON.stringify(info, null, 1) + '\n');
   // the inverse map on its own too, for tools that slice members out of population-STEP.bin themselves
   writeAtomic(join(dir, 'slicing-map.json'), JSON.stringify(info.slicing_map, null, 1) + '\n');
   return info;
+}
+
+/** Replaces the options a run keeps (a resume that changed the step budget, the backend, ...). */
+export function updateRunOptions(dir: string, options: RunOptions): void {
+  const info = readRunInfo(dir);
+  writeAtomic(join(dir, 'run.json'), JSON.stringify({ ...info, options }, null, 1) + '\n');
 }
 
 export function readRunInfo(dir: string): RunInfo {
@@ -92,7 +121,7 @@ export function readCheckpoint(dir: string): { manifest: CheckpointManifest; ten
   if (!existsSync(bin)) throw new RunError(`${path} names ${manifest.data}, which is missing`);
   const bytes = readFileSync(bin);
   const expected = 4 * manifest.tensors.reduce((n, t) => n + t.length, 0);
-  if (bytes.length !== expected) throw new RunError(`${bin} has ${bytes.length} bytes, the manifest describes ${expected}`);
+  if (bytes.length !== expected) throw new RunError(`${bin} has ${plural(bytes.length, 'byte')}, the manifest describes ${expected}`);
   return { manifest, tensors: decodeTensors(manifest, new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length)) };
 }
 

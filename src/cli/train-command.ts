@@ -1,141 +1,270 @@
-// `netc train FILE`: compile, load the data, train the fused population with a progress bar, then
+// `netc train FILE`: compile, load the data, train the fused population with progress output, then
 // write the run directory (metrics.jsonl, summary.json, the population) and print the leaderboard.
-import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+// Its parts: the options and how a resume gets them back (train-options.ts), the directory a new run goes
+// to (out-dir.ts), what is printed while training (train-progress.ts) and at the end (train-summary.ts).
+import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { chooseBackend } from './backend-option.js';
 import { basename, dirname, join, resolve } from 'node:path';
-import { SingleBar } from 'cli-progress';
 import { Messages } from '../diagnostics/messages.js';
-import type { Lowering } from '../layers/forward.js';
 import { loadDataset } from '../data/load.js';
 import { DataError, formatDataError } from '../data/dataset.js';
-import { splitData } from '../data/split.js';
+import { splitData, splitValidation } from '../data/split.js';
 import { hyperTable, shownHyperparameters, type HyperTable } from '../runtime/hyper.js';
-import type { BackendName } from '../runtime/backend.js';
-import { batchesPerEpoch, DivergenceError, train, type EpochReport, type PopulationEvent, type Progress } from '../runtime/trainer.js';
+import { batchesPerEpoch, DivergenceError, train, type EpochReport, type PopulationEvent, type TrainResult, type TrainSetup } from '../runtime/trainer.js';
 import { makeSchedules } from '../runtime/schedules.js';
 import type { RetiredMember } from '../runtime/checkpoint.js';
-import { compiledCleanly, compileFile, fileError } from './compile-file.js';
-import { leaderboard, rank, type MemberRow } from './leaderboard.js';
-import { fingerprint, readCheckpoint, RunError, writeAtomic, writeCheckpoint, writeRunInfo } from './run-dir.js';
-import { ExitCode, type Io } from './io.js';
+import type { CompileState } from '../pipeline.js';
+import type { TF } from '../runtime/tf.js';
+import { compiledCleanly, compileFile, sourceError } from './compile-file.js';
+import { fingerprint, readCheckpoint, RunError, updateRunOptions, writeAtomic, writeCheckpoint, writeRunInfo, type RunInfo } from './run-dir.js';
+import { ExitCode, UsageError, type Io } from './io.js';
+import { checkOutDir, makeOutDir, OutDirError, type OutDir } from './out-dir.js';
+import { keptOptions, resumedRun, resumeOptions, type TrainOptions } from './train-options.js';
+import { TrainProgress } from './train-progress.js';
+import { finishRun } from './train-summary.js';
+import { makeTransport } from './transport-option.js';
+import { QueueError } from '../scale/queue.js';
+import { WorkerError } from '../scale/local-workers.js';
+import type { Transport } from '../scale/transport.js';
+import type { BackendName } from '../runtime/backend.js';
+import { plural } from '../util/plural.js';
+import type { MessageDef } from '../diagnostics/messages.js';
 
-export interface TrainOptions {
-  members?: number;
-  epochs?: number;
-  steps?: number;
-  seed?: number;
-  backend: BackendName | 'auto';
-  lowering: Lowering;
-  out?: string;
-  /** continue the run in this directory from its checkpoint */
-  resume?: string;
-  /** write a checkpoint every this many steps (default: every epoch), and always at the end */
-  checkpointEvery?: number;
-  /** train in waves of this many members, the rest waiting in host memory */
-  resident?: number;
-  /** draw a progress bar (a TTY); otherwise one line per epoch */
-  progress?: boolean;
-}
+export type { TrainOptions } from './train-options.js';
 
-const shown = (table: HyperTable, member: number) => shownHyperparameters(table, (key) => table.value(key, member));
+type Checkpoint = NonNullable<TrainSetup['resume']>;
+type Split = ReturnType<typeof splitValidation>;
 
-export async function trainCommand(file: string, options: TrainOptions, io: Io): Promise<number> {
-  const state = compileFile(file, io, undefined, { lowering: options.lowering, members: options.members });
-  if (!state) return ExitCode.errors;
-  if (!compiledCleanly(state)) return ExitCode.errors;
-  const program = state.program!;
-  if (!program.train) {
-    return fileError(io, file, Messages.MissingTrain, 1);
-  }
-  if (options.seed !== undefined) program.ensemble.seed = options.seed;
-  if (options.epochs !== undefined) Object.assign(program.train, { epochs: options.epochs, steps: undefined });
-  if (options.steps !== undefined) Object.assign(program.train, { steps: options.steps, epochs: undefined });
-  const seed = program.ensemble.seed;
-
-  const chosen = await chooseBackend(options.backend, io);
-  if (!chosen) return ExitCode.errors;
-  const { tf, name: backend } = chosen;
-
-  let data;
-  let tested = 0;
+/** `file` may be left out with `--resume`: the run's own source (in run.json) is trained then. */
+export async function trainCommand(file: string | undefined, given: TrainOptions, io: Io): Promise<number> {
   try {
-    const all = await loadDataset(program.train.data, { baseDir: dirname(resolve(file)), seed });
-    // the test split stays here: the trainer is given the train and validation splits alone
-    const { test, ...seen } = splitData(all, program.train.validation, program.train.test);
-    data = seen;
-    tested = test?.count ?? 0;
+    return await trainRun(file, given, io);
   } catch (e) {
-    if (e instanceof DataError) {
-      io.err(formatDataError(e) + '\n');
+    if (e instanceof RunError || e instanceof OutDirError) {
+      io.err(`netc: ${e.message}\n`);
       return ExitCode.errors;
     }
     throw e;
   }
+}
 
-  const table = hyperTable(program, state.ir!);
-  const ensemble = state.ensemble!;
-  const perEpoch = batchesPerEpoch({ program, data });
-  const steps = program.train.steps ?? program.train.epochs! * perEpoch;
-  const epochs = Math.ceil(steps / perEpoch);
-  const print = fingerprint(state.ir!);
-  let resume;
-  if (options.resume && !existsSync(join(options.resume, 'population.json')) && existsSync(join(options.resume, 'run.json'))) {
-    // killed before its first checkpoint: nothing to continue from, so the run starts over in place
-    io.err(`netc: ${options.resume} has no checkpoint yet; starting it again from step 0\n`);
-  } else if (options.resume) {
-    try {
-      resume = readCheckpoint(options.resume);
-    } catch (e) {
-      if (e instanceof RunError) return fileError(io, file, Messages.RunUnreadable, 0, e.message);
-      throw e;
-    }
-    const m = resume.manifest;
-    // members that stopped (halving, early stopping) still count: they are in the checkpoint as retired
-    const total = m.members + (m.retired?.length ?? 0);
-    if (m.fingerprint !== print || total !== ensemble.members) {
-      return fileError(
-        io,
-        file,
-        Messages.CheckpointMismatch,
-        0,
-        `the checkpoint in ${options.resume} holds ${total} members of model '${m.model}' (${m.fingerprint}); ${file} compiles to ${ensemble.members} members of '${state.ir!.name}' (${print}), so it cannot resume it`,
-      );
-    }
-    if (m.seed !== seed) return fileError(io, file, Messages.CheckpointMismatch, 0, `the checkpoint in ${options.resume} was trained with seed ${m.seed}, not ${seed}`);
-  }
-  const runDir = options.resume ?? options.out ?? join('runs', `${basename(file, '.net')}-${timestamp()}`);
-  mkdirSync(runDir, { recursive: true });
-  const metricsPath = join(runDir, 'metrics.jsonl');
-  if (!resume) {
-    writeFileSync(metricsPath, '');
-    writeRunInfo(runDir, file, readFileSync(file, 'utf8'), program, state.ir!, ensemble);
+async function trainRun(file: string | undefined, given: TrainOptions, io: Io): Promise<number> {
+  const run = given.resume !== undefined ? resumedRun(given.resume) : undefined;
+  if (file === undefined && !run) throw new UsageError('give a .net file to train, or --resume RUN to continue a run');
+  const options = run ? resumeOptions(given, run, given.resume!) : given;
+  const net = compileForTraining(file, run, options, io);
+  if (typeof net === 'number') return net;
+  const { state, path } = net;
+  const program = state.program!;
+
+  // what is written to: the resumed run, or a new directory checked before anything is loaded
+  let resume: Checkpoint | undefined;
+  let outDir: OutDir | undefined;
+  if (options.resume !== undefined) {
+    const opened = openCheckpoint(options.resume, state, net.fail);
+    if (typeof opened === 'number') return opened;
+    resume = opened;
   } else {
-    // lines written after the checkpoint was taken will be written again: drop them. An epoch that had
-    // ended at the checkpoint was reported before it was taken; a line at the checkpoint's step in the
-    // middle of an epoch is a partial report (the step budget ended there), which the rest supersedes.
-    const at = resume.manifest.position;
-    // the checkpoint's step ended an epoch (its position is then the next epoch's start, or the end of the last)
-    const ended = at.batch >= perEpoch || (at.batch === 0 && at.step > 0);
-    truncateLines(metricsPath, (row) => (ended ? row.step <= at.step : row.step < at.step));
-    // events up to the checkpoint's step happened before it was taken; later ones will happen again
-    truncateLines(join(runDir, 'events.jsonl'), (row) => row.step <= at.step);
+    outDir = checkOutDir(options.out ?? defaultRunDir(path), options.force);
   }
-  const memberIds = Array.from({ length: ensemble.members }, (_, i) => i);
+  const runDir = options.resume ?? outDir!.path;
+
+  const chosen = await chooseBackend(options.backend ?? 'auto', io);
+  if (!chosen) return ExitCode.errors;
+  const loaded = await loadData(state, net.baseDir, io);
+  if (!loaded) return ExitCode.errors;
+  const { seen: data, tested } = loaded;
+  const perEpoch = batchesPerEpoch({ program, data });
+  const steps = program.train!.steps ?? program.train!.epochs! * perEpoch;
+  const epochs = Math.ceil(steps / perEpoch);
+  const at = resume?.manifest.position.step;
+  // a run at its budget whose summary was not written (killed after its last checkpoint) is finished below
+  if (at !== undefined && (at > steps || (at === steps && finished(runDir, at)))) return nothingToTrain(runDir, at, steps, io);
+
+  if (resume) {
+    dropLinesAfter(runDir, resume, perEpoch);
+    keepOptions(runDir, run!, options);
+  } else {
+    if (outDir) makeOutDir(outDir);
+    // a resume of a run killed before its first checkpoint has nothing to continue from: it starts over in place
+    else io.err(`netc: ${runDir} has no checkpoint yet; starting it again from step 0\n`);
+    startRunFiles(runDir, net, options);
+  }
+  const ensemble = state.ensemble!;
   io.err(
-    `training ${ensemble.members} members of ${state.ir!.name} (${ensemble.lowering}) on ${data.train.count} examples` +
-      `${heldOut(data.validation?.count ?? 0, tested)}: ${steps} steps, ${epochs} epoch${epochs === 1 ? '' : 's'} of ${perEpoch}` +
-      `${resume ? `, resuming at step ${resume.manifest.position.step}` : ''}\n`,
+    `training ${plural(ensemble.members, 'member')} of ${state.ir!.name} (${ensemble.lowering}) on ${plural(data.train.count, 'example')}` +
+      `${heldOut(data.validation?.count ?? 0, tested)}: ${plural(steps, 'step')}, ${plural(epochs, 'epoch')} of ${perEpoch}` +
+      `${at !== undefined ? `, resuming at step ${at}` : ''}\n`,
   );
 
-  const bar = options.progress
-    ? new SingleBar({
-        stream: process.stderr,
-        format: 'train |{bar}| {value}/{total} steps | epoch {epoch}/{epochs} | {rate} member-steps/s | best loss {best}',
-        hideCursor: true,
-        clearOnComplete: false,
-      })
-    : undefined;
-  bar?.start(steps, resume?.manifest.position.step ?? 0, { epoch: (resume?.manifest.position.epoch ?? 0) + 1, epochs, rate: '-', best: '-' });
+  const table = hyperTable(program, state.ir!);
+  const trained = await runTraining({ tf: chosen.tf, backend: chosen.name, state, data, table, steps, epochs, perEpoch, runDir, resume, options }, io);
+  if (typeof trained === 'number') return trained;
+  const { result, stopped, timings, transport } = trained;
+  result.population.dispose();
+  const { name: model } = state.ir!;
+  const { members, lowering } = ensemble;
+  await finishRun({ runDir, file: path, model, members, epochs, backend: chosen.name, lowering, seed: program.ensemble.seed, table, result, stopped, resumedFrom: at, timings, transport: transport?.name ?? 'in-process', shards: transport?.slots ?? 1 }, io);
+  if (stopped) io.err(`stopped at step ${result.steps}; continue with: netc train --resume ${runDir}\n`);
+  return stopped ? ExitCode.errors : ExitCode.ok;
+}
+
+interface NetFile {
+  /** the .net file, as given (or as the resumed run names it) */
+  path: string;
+  /** its folder, which its data paths are relative to */
+  baseDir: string;
+  state: CompileState;
+  /** an error about the file as a whole, printed at its start; returns exit code 1 */
+  fail: (def: MessageDef, length: number, ...args: (string | number)[]) => number;
+}
+
+/**
+ * Compiles the .net file with the options' overrides (--members, --lowering, --seed, --steps, --epochs);
+ * without FILE, the source a resumed run keeps in run.json. An exit code after its diagnostics.
+ */
+function compileForTraining(file: string | undefined, run: RunInfo | undefined, options: TrainOptions, io: Io): NetFile | number {
+  const path = file ?? run!.file;
+  const baseDir = file === undefined ? (run!.base_dir ?? dirname(resolve(path))) : dirname(resolve(path));
+  const text = file === undefined ? { source: run!.source, baseDir } : undefined;
+  const state = compileFile(path, io, undefined, { lowering: options.lowering, members: options.members }, text);
+  if (!state || !compiledCleanly(state)) return ExitCode.errors;
+  const fail = (def: MessageDef, length: number, ...args: (string | number)[]) => sourceError(io, path, state.source, def, length, ...args);
+  const program = state.program!;
+  if (!program.train) return fail(Messages.MissingTrain, 1);
+  if (options.seed !== undefined) program.ensemble.seed = options.seed;
+  if (options.epochs !== undefined) Object.assign(program.train, { epochs: options.epochs, steps: undefined });
+  if (options.steps !== undefined) Object.assign(program.train, { steps: options.steps, epochs: undefined });
+  return { path, baseDir, state, fail };
+}
+
+/** A new run's first files: an empty metrics.jsonl, no events.jsonl, and run.json with the options it keeps. */
+function startRunFiles(runDir: string, net: NetFile, options: TrainOptions): void {
+  const { state } = net;
+  writeFileSync(join(runDir, 'metrics.jsonl'), '');
+  rmSync(join(runDir, 'events.jsonl'), { force: true });
+  writeRunInfo(runDir, net.path, state.source, state.program!, state.ir!, state.ensemble!, { options: keptOptions(options), base_dir: net.baseDir });
+}
+
+/**
+ * The checkpoint a resume continues from, checked against the compiled file; undefined when the run was
+ * killed before its first checkpoint; an exit code after a message.
+ */
+function openCheckpoint(dir: string, state: CompileState, fail: (def: MessageDef, length: number, ...args: (string | number)[]) => number): Checkpoint | undefined | number {
+  if (!existsSync(join(dir, 'population.json'))) return undefined;
+  let resume: Checkpoint;
+  try {
+    resume = readCheckpoint(dir);
+  } catch (e) {
+    if (e instanceof SyntaxError) throw new RunError(`cannot resume ${dir}: its population.json is not valid JSON (${e.message})`);
+    throw e;
+  }
+  const m = resume.manifest;
+  const ensemble = state.ensemble!;
+  const print = fingerprint(state.ir!);
+  // members that stopped (halving, early stopping) still count: they are in the checkpoint as retired
+  const total = m.members + (m.retired?.length ?? 0);
+  if (m.fingerprint !== print || total !== ensemble.members) {
+    return fail(
+      Messages.CheckpointMismatch,
+      0,
+      `the checkpoint in ${dir} holds ${plural(total, 'member')} of model '${m.model}' (${m.fingerprint}); ${state.path} compiles to ${plural(ensemble.members, 'member')} of '${state.ir!.name}' (${print}), so it cannot resume it`,
+    );
+  }
+  const seed = state.program!.ensemble.seed;
+  if (m.seed !== seed) return fail(Messages.CheckpointMismatch, 0, `the checkpoint in ${dir} was trained with seed ${m.seed}, not ${seed}`);
+  return resume;
+}
+
+/**
+ * A resume of a run that is already at (exit code 0) or past (exit code 1) the steps asked for: nothing is
+ * trained and nothing in the run changes.
+ */
+function nothingToTrain(runDir: string, at: number, steps: number, io: Io): number {
+  const further = `nothing to train (give --steps N with N > ${at}, or --epochs, to train further)`;
+  if (at === steps) {
+    io.err(`netc: ${runDir} is already at step ${at} of ${steps}; ${further}\n`);
+    return ExitCode.ok;
+  }
+  io.err(`netc: ${runDir} is already at step ${at}, past the ${plural(steps, 'step')} asked for; ${further}\n`);
+  return ExitCode.errors;
+}
+
+/** Whether the run's summary.json is that of its checkpoint's step: the run ended there and wrote everything. */
+function finished(runDir: string, at: number): boolean {
+  try {
+    return JSON.parse(readFileSync(join(runDir, 'summary.json'), 'utf8')).steps === at;
+  } catch {
+    return false;
+  }
+}
+
+/** The train and validation splits training is given, and how many examples the test split holds back from it. */
+async function loadData(state: CompileState, baseDir: string, io: Io): Promise<{ seen: Split; tested: number } | undefined> {
+  const program = state.program!;
+  try {
+    const all = await loadDataset(program.train!.data, { baseDir, seed: program.ensemble.seed });
+    // the test split stays here: the trainer is given the train and validation splits alone
+    const { test, ...seen } = splitData(all, program.train!.validation, program.train!.test);
+    return { seen, tested: test?.count ?? 0 };
+  } catch (e) {
+    if (e instanceof DataError) {
+      io.err(formatDataError(e) + '\n');
+      return undefined;
+    }
+    throw e;
+  }
+}
+
+/** ` (+200 for validation, +100 held out for testing)`, the parts there are, or nothing. */
+function heldOut(validation: number, test: number): string {
+  const parts = [validation ? `+${validation} for validation` : '', test ? `+${test} held out for testing` : ''].filter(Boolean);
+  return parts.length ? ` (${parts.join(', ')})` : '';
+}
+
+/**
+ * Lines written after the checkpoint was taken will be written again: drop them. An epoch that had ended
+ * at the checkpoint was reported before it was taken; a line at the checkpoint's step in the middle of an
+ * epoch is a partial report (the step budget ended there), which the rest supersedes.
+ */
+function dropLinesAfter(runDir: string, resume: Checkpoint, perEpoch: number): void {
+  const at = resume.manifest.position;
+  // the checkpoint's step ended an epoch (its position is then the next epoch's start, or the end of the last)
+  const ended = at.batch >= perEpoch || (at.batch === 0 && at.step > 0);
+  truncateLines(join(runDir, 'metrics.jsonl'), (row) => (ended ? row.step <= at.step : row.step < at.step));
+  // events up to the checkpoint's step happened before it was taken; later ones will happen again
+  truncateLines(join(runDir, 'events.jsonl'), (row) => row.step <= at.step);
+}
+
+/** A resume that changed the kept options (a new step budget, another backend) keeps the new ones for the next. */
+function keepOptions(runDir: string, run: RunInfo, options: TrainOptions): void {
+  const kept = keptOptions(options);
+  if (JSON.stringify(kept) !== JSON.stringify(run.options ?? {})) updateRunOptions(runDir, kept);
+}
+
+interface Training {
+  tf: TF;
+  backend: BackendName;
+  state: CompileState;
+  data: Split;
+  table: HyperTable;
+  steps: number;
+  epochs: number;
+  perEpoch: number;
+  runDir: string;
+  resume?: Checkpoint;
+  options: TrainOptions;
+}
+
+type Timings = { epoch: number; step: number; members: number; seconds: number }[];
+
+/** Trains with progress output, metrics.jsonl, events.jsonl and checkpoints; Ctrl-C stops after a step. */
+async function runTraining(t: Training, io: Io): Promise<{ result: TrainResult; stopped: boolean; timings: Timings; transport?: Transport } | number> {
+  const { state, table, runDir } = t;
+  const program = state.program!;
+  const seed = program.ensemble.seed;
+  const start = t.resume?.manifest.position;
+  const progress = new TrainProgress({ io, bar: !!t.options.progress, steps: t.steps, epochs: t.epochs, start: { step: start?.step ?? 0, epoch: start?.epoch ?? 0 }, everySeconds: t.options.progressSeconds ?? 10 });
   let stop = false;
   const onSigint = () => {
     if (stop) process.exit(130);
@@ -143,108 +272,68 @@ export async function trainCommand(file: string, options: TrainOptions, io: Io):
     io.err('\nnetc: stopping after this step (Ctrl-C again to quit at once)\n');
   };
   process.on('SIGINT', onSigint);
-  let lastDraw = 0;
-  const onStep = (p: Progress) => {
-    const now = performance.now();
-    if (!bar || (now - lastDraw < 100 && p.step !== p.steps)) return;
-    lastDraw = now;
-    bar.update(p.step, { epoch: p.epoch, epochs: p.epochs, rate: Math.round(p.memberStepsPerSecond), best: Number.isFinite(p.bestLoss) ? p.bestLoss.toFixed(4) : '-' });
-  };
-  let bestLoss = Infinity;
-  const timings: { epoch: number; step: number; members: number; seconds: number }[] = [];
+  const { onEpoch, onEvent, timings } = recorder(runDir, table, progress, io);
+  const print = fingerprint(state.ir!);
+  const checkpoint = (population: Parameters<typeof writeCheckpoint>[1], position: Parameters<typeof writeCheckpoint>[2], retired: RetiredMember[]) =>
+    writeCheckpoint(runDir, population, position, { fingerprint: print, seed, hyperKeys: table.keys, retired });
+  let transport: Transport | undefined;
+  try {
+    transport = await makeTransport(t.options, t.backend, io);
+    if (transport) io.err(`training in shards through ${transport.name}\n`);
+    const schedules = makeSchedules(program.schedules, program.ensemble.vary, (path) => [...table.varied].find(([, p]) => p === path)![0], seed);
+    const memberIds = Array.from({ length: state.ensemble!.members }, (_, i) => i);
+    const result = await train(
+      {
+        tf: t.tf,
+        program,
+        model: state.ir!,
+        ensemble: state.ensemble!,
+        hyper: table,
+        data: t.data,
+        steps: t.steps,
+        seed,
+        memberIds,
+        resume: t.resume,
+        checkpointEvery: t.options.checkpointEvery ?? t.perEpoch,
+        schedules,
+        resident: t.options.resident,
+        transport,
+      },
+      { onStep: (p) => progress.step(p), onEpoch, onEvent, shouldStop: () => stop, checkpoint },
+    );
+    return { result, stopped: stop, timings, transport };
+  } catch (e) {
+    if (e instanceof DivergenceError || e instanceof QueueError || e instanceof WorkerError) {
+      progress.stop();
+      io.err(`\nnetc: ${e.message}\n`);
+      if (!(e instanceof DivergenceError)) io.err(`the run can be continued from its last checkpoint: netc train --resume ${runDir}\n`);
+      return ExitCode.errors;
+    }
+    throw e;
+  } finally {
+    await transport?.close();
+    progress.stop();
+    process.off('SIGINT', onSigint);
+  }
+}
+
+/** What each epoch and population event leaves: a progress line, metrics.jsonl, events.jsonl, the epoch's timing. */
+function recorder(runDir: string, table: HyperTable, progress: TrainProgress, io: Io) {
+  const timings: Timings = [];
+  const metricsPath = join(runDir, 'metrics.jsonl');
+  const shown = (member: number) => shownHyperparameters(table, (key) => table.value(key, member));
   const onEpoch = (r: EpochReport) => {
     timings.push({ epoch: r.epoch, step: r.step, members: r.members.length, seconds: Math.round(r.seconds * 1000) / 1000 });
-    bestLoss = Math.min(bestLoss, ...r.metrics.map((m) => m.loss).filter((l) => Number.isFinite(l)));
-    bar?.update(r.step, { best: Number.isFinite(bestLoss) ? bestLoss.toFixed(4) : '-' });
-    const lines = r.metrics.map((metrics, m) => JSON.stringify({ epoch: r.epoch, step: r.step, member: r.members[m], hyperparameters: shown(table, r.members[m]), ...metrics }));
+    progress.epoch(r);
+    const lines = r.metrics.map((metrics, m) => JSON.stringify({ epoch: r.epoch, step: r.step, member: r.members[m], hyperparameters: shown(r.members[m]), ...metrics }));
     if (lines.length) appendFileSync(metricsPath, lines.join('\n') + '\n');
-    if (!bar && r.metrics.length) {
-      const best = rank(r.metrics.map((metrics, m) => ({ member: r.members[m], hyperparameters: {}, metrics })))[0];
-      io.err(`epoch ${r.epoch}/${epochs}: step ${r.step}/${steps}, ${r.members.length} members, best member ${best.member}: ${describe(best.metrics)}\n`);
-    }
   };
   const eventsPath = join(runDir, 'events.jsonl');
   const onEvent = (e: PopulationEvent) => {
     appendFileSync(eventsPath, JSON.stringify(e) + '\n');
     if (e.event === 'stop' && e.reason?.startsWith('diverged')) io.err(`\nnetc: member ${e.member} ${e.reason}; it is stopped, the others go on\n`);
   };
-
-  let result;
-  try {
-    const checkpoint = (population: Parameters<typeof writeCheckpoint>[1], position: Parameters<typeof writeCheckpoint>[2], retired: RetiredMember[]) =>
-      writeCheckpoint(runDir, population, position, { fingerprint: print, seed, hyperKeys: table.keys, retired });
-    const schedules = makeSchedules(program.schedules, program.ensemble.vary, (path) => [...table.varied].find(([, p]) => p === path)![0], seed);
-    result = await train(
-      {
-        tf,
-        program,
-        model: state.ir!,
-        ensemble,
-        hyper: table,
-        data,
-        steps,
-        seed,
-        memberIds,
-        resume,
-        checkpointEvery: options.checkpointEvery ?? perEpoch,
-        schedules,
-        resident: options.resident,
-      },
-      { onStep, onEpoch, onEvent, shouldStop: () => stop, checkpoint },
-    );
-  } catch (e) {
-    if (e instanceof DivergenceError) {
-      bar?.stop();
-      io.err(`\nnetc: ${e.message}\n`);
-      return ExitCode.errors;
-    }
-    throw e;
-  } finally {
-    bar?.stop();
-    process.off('SIGINT', onSigint);
-  }
-
-  const stoppedAt = new Map(result.retired.map((r) => [r.member, r]));
-  const rows: MemberRow[] = result.final.map((metrics, m) => {
-    const id = result.memberIds[m];
-    const retired = stoppedAt.get(id);
-    return { member: id, hyperparameters: shown(table, id), metrics, ...(retired ? { stopped: { step: retired.step, reason: retired.reason } } : {}) };
-  });
-  const summary = {
-    file,
-    model: state.ir!.name,
-    members: ensemble.members,
-    steps: result.steps,
-    epochs,
-    train_seconds: round(result.seconds),
-    member_steps_per_second: round(result.memberStepsPerSecond),
-    backend,
-    lowering: ensemble.lowering,
-    seed,
-    stopped_early: stop,
-    resumed_from_step: resume?.manifest.position.step ?? null,
-    epoch_timings: timings,
-    per_member: rows.map((r) => ({ member: r.member, hyperparameters: r.hyperparameters, metrics: r.metrics, ...(r.stopped ? { stopped: r.stopped } : {}) })),
-  };
-  writeAtomic(join(runDir, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
-  result.population.dispose();
-  // the report loads vega lazily; a report that fails does not fail the training run
-  const { writeReport } = await import('../report/report.js');
-  let reportLine = '';
-  try {
-    reportLine = `report: ${await writeReport(runDir)}\n`;
-  } catch (e) {
-    io.err(`netc: could not write ${join(runDir, 'report.html')}: ${(e as Error).message}\n`);
-  }
-
-  io.out(leaderboard(rows) + '\n');
-  io.out(
-    `${result.steps} steps x ${ensemble.members} members in ${result.seconds.toFixed(1)} s (${Math.round(result.memberStepsPerSecond)} member-steps/s, ${backend}, ${ensemble.lowering})\n` +
-      `run directory: ${runDir}\n` +
-      reportLine,
-  );
-  if (stop) io.err(`stopped at step ${result.steps}; continue with: netc train ${file} --resume ${runDir}\n`);
-  return stop ? ExitCode.errors : ExitCode.ok;
+  return { onEpoch, onEvent, timings };
 }
 
 /** Keeps the lines of a JSON-lines file whose row passes `keep` (a missing file stays missing). */
@@ -256,18 +345,12 @@ function truncateLines(path: string, keep: (row: { step: number }) => boolean): 
   writeAtomic(path, kept.map((l) => l + '\n').join(''));
 }
 
-const round = (v: number) => Math.round(v * 1000) / 1000;
-
-function describe(m: { loss: number; accuracy?: number; val_loss?: number; val_accuracy?: number }): string {
-  return Object.entries(m)
-    .map(([k, v]) => `${k} ${(v as number).toFixed(4)}`)
-    .join(', ');
-}
-
-/** ` (+200 for validation, +100 held out for testing)`, the parts there are, or nothing. */
-function heldOut(validation: number, test: number): string {
-  const parts = [validation ? `+${validation} for validation` : '', test ? `+${test} held out for testing` : ''].filter(Boolean);
-  return parts.length ? ` (${parts.join(', ')})` : '';
+/** runs/<file>-<time>, with -2, -3, ... when a run started in the same second took that name. */
+function defaultRunDir(file: string): string {
+  const base = join('runs', `${basename(file, '.net')}-${timestamp()}`);
+  let dir = base;
+  for (let n = 2; existsSync(dir); n++) dir = `${base}-${n}`;
+  return dir;
 }
 
 function timestamp(): string {

@@ -1,7 +1,8 @@
-// idx(images: ..., labels: ..., classes: 10): the MNIST IDX format, plain or gzip. A file is
+// idx(images: ..., labels: ..., classes: K): the MNIST IDX format, plain or gzip. A file is
 // 0x00 0x00, a type byte, a rank byte, `rank` big-endian uint32 dimensions, then the values big-endian.
 // Images [count, h, w] become examples [h, w, 1] (as the checker's idxShape says); ubyte pixels are
-// scaled to [0, 1], other types are taken as they are. Labels are one class index per example.
+// scaled to [0, 1], other types are taken as they are. Labels are one class index per example; without
+// `classes` the class count is the largest label + 1 (at least 2), as the checker counts it.
 import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { Messages } from '../diagnostics/messages.js';
@@ -24,7 +25,7 @@ interface IdxFile {
 }
 
 /** `images` and `labels` are paths to open; `shown` maps each to how the .net file wrote it. */
-export function loadIdx(images: string, labels: string, classes: number, shown: (file: string) => string = (f) => f): Dataset {
+export function loadIdx(images: string, labels: string, given: number | undefined, shown: (file: string) => string = (f) => f): Dataset {
   const img = readIdx(images, shown(images));
   const lab = readIdx(labels, shown(labels));
   if (img.dims.length < 2) throw bad(images, `"${shown(images)}" is not an idx image file: its rank is ${img.dims.length}, an image file has at least [count, size]`);
@@ -32,8 +33,10 @@ export function loadIdx(images: string, labels: string, classes: number, shown: 
   const count = img.dims[0];
   if (lab.dims[0] !== count) throw dataError(Messages.DataCountMismatch, [shown(images), count, shown(labels), lab.dims[0]], labels);
   if (img.type === 0x08) for (let i = 0; i < img.values.length; i++) img.values[i] /= 255;
+  const classes = given ?? classCount(lab.values);
   lab.values.forEach((v, i) => {
-    if (!Number.isInteger(v) || v < 0 || v >= classes) throw dataError(Messages.DataLabelOutOfRange, [v, i, classes - 1], labels);
+    if (!Number.isInteger(v) || v < 0) throw dataError(Messages.DataLabelOutOfRange, [v, i, ': class indices are whole numbers from 0'], labels);
+    if (v >= classes) throw dataError(Messages.DataLabelOutOfRange, [v, i, ` in 0..${classes - 1}: ${tooFewClasses(classes, classCount(lab.values))}`], labels);
   });
   const features = img.dims.slice(1);
   return {
@@ -46,6 +49,17 @@ export function loadIdx(images: string, labels: string, classes: number, shown: 
   };
 }
 
+/** The class count labels imply: the largest class index + 1, and at least 2. */
+export function classCount(labels: Float32Array): number {
+  let max = 1;
+  for (const v of labels) if (Number.isInteger(v) && v > max) max = v;
+  return max + 1;
+}
+
+/** What to say when `classes:` allows fewer classes than the labels need. */
+export const tooFewClasses = (classes: number, needed: number): string =>
+  `classes: ${classes} allows ${classes} classes; give classes: ${needed} or more, or leave classes: out and netc counts them from the labels`;
+
 function readIdx(file: string, shown: string): IdxFile {
   let bytes: Uint8Array;
   try {
@@ -53,6 +67,11 @@ function readIdx(file: string, shown: string): IdxFile {
   } catch (e) {
     throw dataError(Messages.DataFileUnreadable, [shown, (e as Error).message], file);
   }
+  return parseIdx(bytes, file, shown);
+}
+
+/** An idx file's bytes (plain or gzip) parsed; a DataError about `file` if they are not a whole idx file. */
+export function parseIdx(bytes: Uint8Array, file: string, shown: string): IdxFile {
   if (bytes[0] === 0x1f && bytes[1] === 0x8b) {
     try {
       bytes = gunzipSync(bytes);

@@ -11,6 +11,7 @@ import { dirname, join } from 'node:path';
 import { Messages } from '../diagnostics/messages.js';
 import { dataError, type Dataset } from './dataset.js';
 import { interleave } from './interleave.js';
+import { plural } from '../util/plural.js';
 
 const pixels = 28 * 28;
 
@@ -97,7 +98,7 @@ function readImages(file: string, max: number, white: number): Float32Array {
           depth++;
           if (depth === 2) imageStart = pos;
         } else if (b === 93) {
-          if (depth === 2 && pos - imageStart !== 0 && pos - imageStart !== pixels) throw bad(`an image of ${pos - imageStart} values`);
+          if (depth === 2 && pos - imageStart !== 0 && pos - imageStart !== pixels) throw bad(`an image of ${plural(pos - imageStart, 'value')}`);
           depth--;
         } else if (b === 45 || b === 101 || b === 69 || b === 43) throw bad(`unexpected '${String.fromCharCode(b)}'`);
       }
@@ -105,7 +106,7 @@ function readImages(file: string, max: number, white: number): Float32Array {
   } finally {
     closeSync(fd);
   }
-  if (pos % pixels !== 0) throw bad(`${pos} values do not make whole images`);
+  if (pos % pixels !== 0) throw bad(`${plural(pos, 'value')} do not make whole images`);
   return out.subarray(0, pos);
 }
 

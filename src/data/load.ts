@@ -42,7 +42,7 @@ export async function loadDataset(config: CallConfig, options: LoadOptions): Pro
     }
     case 'idx': {
       const shown = new Map([[file(str('images')), str('images')], [file(str('labels')), str('labels')]]);
-      return loadIdx(file(str('images')), file(str('labels')), num('classes'), (f) => shown.get(f) ?? f);
+      return loadIdx(file(str('images')), file(str('labels')), a.classes as number | undefined, (f) => shown.get(f) ?? f);
     }
     default:
       // the checker only lets through the names in data-sources.ts

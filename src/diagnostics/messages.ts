@@ -23,6 +23,7 @@ export const Messages = {
   MissingModel: error(1007, "the file has no 'model' block"),
   DuplicateSchedule: error(1008, "schedule '{0}' is given twice"),
   UnknownBlock: error(1009, "unknown block '{0}'{1}; a file holds model, ensemble, train and schedule blocks"),
+  BinaryFile: error(1010, "'{0}' is not a .net text file (binary data at byte offset {1}: {2})"),
 
   // --- names, arguments and shapes -----------------------------------------------------------
   UnknownName: error(2001, "unknown {0} '{1}'{2}; expected one of: {3}"),
@@ -68,10 +69,11 @@ export const Messages = {
   OutputDoesNotFitLoss: error(4007, '{0}'),
   DataFile: error(4008, '{0}'),
   ActivationLossMismatch: warning(4009, '{0}'),
+  SoftmaxOneUnit: warning(4030, 'the last layer is a softmax over 1 unit, which always outputs 1.0, so the model cannot learn; for two classes use activation: sigmoid with loss: binary_crossentropy, or give the last layer one unit per class'),
   CheckpointMismatch: error(4020, '{0}'),
   RunUnreadable: error(4021, '{0}'),
-  NothingLeftToTrain: error(4031, 'validation ({0}) and test ({1}) add up to {2}: they would hold out all the data and leave nothing to train on; together they must be less than 1'),
-  AccuracyNeedsClasses: error(4030, 'accuracy needs class predictions, but {0} is a regression loss; remove accuracy from metrics (mse and mae work with any loss) or train with a classification loss'),
+  NothingLeftToTrain: error(4051, 'validation ({0}) and test ({1}) add up to {2}: they would hold out all the data and leave nothing to train on; together they must be less than 1'),
+  AccuracyNeedsClasses: error(4050, 'accuracy needs class predictions, but {0} is a regression loss; remove accuracy from metrics (mse and mae work with any loss) or train with a classification loss'),
   DataFileMissing: warning(4010, '{0}; its shape is not checked, and training will fail until it exists'),
 
   // --- data files, found while loading them (thrown as a DataError that carries file, line and column) --
@@ -81,7 +83,7 @@ export const Messages = {
   DataFieldCount: error(4014, 'this row has {0} field(s), the header has {1}'),
   DataBadFile: error(4015, '{0}'),
   DataCountMismatch: error(4016, 'the idx files disagree: "{0}" holds {1} example(s), "{2}" holds {3} label(s)'),
-  DataLabelOutOfRange: error(4017, 'label {0} of example {1} (counting from 0) is not a class index in 0..{2}'),
+  DataLabelOutOfRange: error(4017, 'label {0} of example {1} (counting from 0) is not a class index{2}'),
 } as const satisfies Record<string, MessageDef>;
 
 export type MessageName = keyof typeof Messages;

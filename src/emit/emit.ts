@@ -71,13 +71,15 @@ export function emitModule(state: CompileState, info: EmitInfo): string {
   if (program.schedules.length) {
     L.push(`// The file's schedules (${program.schedules.map((s) => s.name).join(', ')}) act between intervals in train(), as in netc train.`);
   }
+  // Only types are imported from netc here: its code is loaded with import() where it is needed. netc is an
+  // ES module, and import() loads it as one even where this module runs as CommonJS (tsx, in a package
+  // without "type": "module"), where a static import would become require(). For the same reason the module
+  // has no top-level await, and it takes TF.js from netc (loadTF) rather than importing its own copy.
   L.push(`import { ${info.dataDir.relativeToModule ? 'fileURLToPath, ' : ''}pathToFileURL } from 'node:url';`);
   L.push(`import { parseArgs } from 'node:util';`);
-  L.push(`import * as tf from '@tensorflow/tfjs';`);
   L.push(
-    'import { batchesPerEpoch, hyperTable, initMember, loadDataset, makeSchedules, Population, selectBackend, splitValidation, type ScheduleConfig, type SlicingMap, ' +
-      'train as trainPopulation, type BackendName, type EnsembleIR, type ForwardPass, type ModelIR, type ModuleEnsemble, ' +
-      "type TrainConfig, type TrainResult } from 'netc';",
+    'import type { BackendName, EnsembleIR, ForwardPass, ModelIR, ModuleEnsemble, Population, ScheduleConfig, SlicingMap, Tensor, TF, ' +
+      "TrainConfig, TrainResult } from 'netc';",
   );
   L.push('');
 
@@ -128,8 +130,8 @@ export function emitModule(state: CompileState, info: EmitInfo): string {
   );
   L.push('');
   L.push('/**');
-  L.push(" * The inverse of widening: for member i, slicingMap.slices[i]['dense_1/kernel'] says which fused tensor holds");
-  L.push(' * that parameter and where: tf.slice(fused, begin, size), reshaped to shape (blockdiag kernels also name their mask).');
+  L.push(' * The inverse of widening, one rule per parameter: member i\'s copy is tf.slice(fused, begin + i * step, slice_size),');
+  L.push(' * reshaped to shape (memberParamSlice(param, i) from netc computes it; blockdiag kernels also name their mask).');
   L.push(' */');
   L.push(`export const slicingMap: SlicingMap = ${literal(slicingMap(ensemble))};`);
   L.push('');
@@ -141,7 +143,7 @@ export function emitModule(state: CompileState, info: EmitInfo): string {
   L.push(` * The fused forward pass: x ${valueShape(ensemble, input)}, shared by every member, to ${memberFirst(ensemble, output)}, member first.`);
   L.push(' * One call per op of ensembleIR, in order: pass.op(id, inputs) runs op `id` on the values of its inputs.');
   L.push(' */');
-  L.push('export function forward(pass: ForwardPass, x: tf.Tensor): tf.Tensor {');
+  L.push('export function forward(pass: ForwardPass, x: Tensor): Tensor {');
   for (const op of ensemble.ops) {
     L.push(`  // ${describeOp(ensemble, op, variedKeys)}`);
     const call = op.op === 'input' ? 'pass.input(x)' : `pass.op(${op.id}, [${op.inputs.map((i) => names[i]).join(', ')}])`;
@@ -155,20 +157,21 @@ export function emitModule(state: CompileState, info: EmitInfo): string {
   L.push('/**');
   L.push(` * The population before training: each member's initial weights drawn by initMember for \`seed\` (default`);
   L.push(` * ${program.ensemble.seed}, the ensemble's), fused into the widened variables of ensembleIR, with forward() as its forward`);
-  L.push(' * pass. `tf` defaults to the TF.js this module imports, on its active backend. The caller disposes it.');
+  L.push(" * pass. `tf` defaults to netc's own TF.js (loadTF()), on its active backend. The caller disposes it.");
   L.push(' */');
-  L.push('export function createPopulation(options: { tf?: typeof tf; seed?: number; memberIds?: number[] } = {}): Population {');
+  L.push('export async function createPopulation(options: { tf?: TF; seed?: number; memberIds?: number[] } = {}): Promise<Population> {');
+  L.push("  const netc = await import('netc');");
   L.push('  const seed = options.seed ?? ensembleConfig.seed;');
-  L.push('  const table = hyperTable({ ensemble: { ...ensembleConfig, seed }, train: trainConfig }, model);');
-  L.push('  return new Population({');
-  L.push('    tf: options.tf ?? tf,');
+  L.push('  const table = netc.hyperTable({ ensemble: { ...ensembleConfig, seed }, train: trainConfig }, model);');
+  L.push('  return new netc.Population({');
+  L.push('    tf: options.tf ?? (await netc.loadTF()),');
   L.push('    ensemble: ensembleIR,');
   L.push('    memberIds: options.memberIds ?? Array.from({ length: ensembleConfig.members }, (_, i) => i),');
   L.push('    seed,');
   L.push('    optimizer: trainConfig.optimizer.name,');
   L.push('    loss: trainConfig.loss,');
   L.push('    hyper: (key, member) => table.value(key, member),');
-  L.push('    initial: (member) => initMember(model, seed, member),');
+  L.push('    initial: (member) => netc.initMember(model, seed, member),');
   L.push('    forward,');
   L.push('  });');
   L.push('}');
@@ -195,19 +198,20 @@ export function emitModule(state: CompileState, info: EmitInfo): string {
   L.push(' */');
   L.push('export async function train(options: TrainOptions = {}): Promise<TrainResult> {');
   L.push("  if (options.steps !== undefined && options.epochs !== undefined) throw new Error('give steps or epochs, not both');");
+  L.push("  const netc = await import('netc');");
   L.push('  const log = options.log ?? (() => {});');
   L.push('  const seed = options.seed ?? ensembleConfig.seed;');
   L.push('  const program = { ensemble: { ...ensembleConfig, seed }, train: trainConfig };');
-  L.push("  const backend = await selectBackend(options.backend ?? 'auto', { log });");
-  L.push('  const data = splitValidation(await loadDataset(trainConfig.data, { baseDir: dataDir, seed }), trainConfig.validation, trainConfig.test);');
-  L.push('  const perEpoch = batchesPerEpoch({ program, data });');
+  L.push("  const backend = await netc.selectBackend(options.backend ?? 'auto', { log });");
+  L.push('  const data = netc.splitValidation(await netc.loadDataset(trainConfig.data, { baseDir: dataDir, seed }), trainConfig.validation, trainConfig.test);');
+  L.push('  const perEpoch = netc.batchesPerEpoch({ program, data });');
   L.push('  // as netc train: --steps, else --epochs, else the train block\'s');
   L.push('  const steps = options.steps ?? (options.epochs !== undefined ? options.epochs * perEpoch : (trainConfig.steps ?? trainConfig.epochs! * perEpoch));');
   L.push('  const epochs = Math.ceil(steps / perEpoch);');
   L.push('  log(`training ${ensembleConfig.members} members of ${model.name} (${ensembleConfig.lowering}) on ${data.train.count} examples: ${steps} steps`);');
   L.push('  const keyOf = (path: string) => ensembleConfig.vary.find((v) => v.path === path)!.key;');
-  L.push('  return trainPopulation(');
-  L.push('    { tf: backend.tf, program, model, ensemble: ensembleIR, hyper: hyperTable(program, model), data, steps, seed, forward, schedules: makeSchedules(schedules, ensembleConfig.vary, keyOf, seed) },');
+  L.push('  return netc.train(');
+  L.push('    { tf: backend.tf, program, model, ensemble: ensembleIR, hyper: netc.hyperTable(program, model), data, steps, seed, forward, schedules: netc.makeSchedules(schedules, ensembleConfig.vary, keyOf, seed) },');
   L.push('    {');
   L.push('      onEpoch: (r) => log(`epoch ${r.epoch}/${epochs}: step ${r.step}/${steps}, best loss ${Math.min(...r.metrics.map((m) => m.loss).filter(Number.isFinite)).toFixed(4)}`),');
   L.push('      onEvent: (e) => log(JSON.stringify(e)),');
@@ -217,8 +221,8 @@ export function emitModule(state: CompileState, info: EmitInfo): string {
   L.push('');
 
   // ---- script
-  L.push(`// Run as a script (npx tsx ${script}): train, then print each member's hyperparameters and final metrics.`);
-  L.push('if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {');
+  L.push(`/** Run as a script (npx tsx ${script}): train, then print each member's hyperparameters and final metrics. */`);
+  L.push('async function main(): Promise<void> {');
   L.push("  const { values } = parseArgs({ options: { steps: { type: 'string' }, epochs: { type: 'string' }, backend: { type: 'string' }, seed: { type: 'string' } } });");
   L.push('  const int = (v: string | undefined) => (v === undefined ? undefined : Number.parseInt(v, 10));');
   L.push('  const result = await train({');
@@ -237,6 +241,13 @@ export function emitModule(state: CompileState, info: EmitInfo): string {
   L.push('    console.log(`member ${id}${stopped}: ${[...hyper, ...scores].join(\', \')}`);');
   L.push('  });');
   L.push('  result.population.dispose();');
+  L.push('}');
+  L.push('');
+  L.push('if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {');
+  L.push('  main().catch((error: unknown) => {');
+  L.push('    console.error(error);');
+  L.push('    process.exitCode = 1;');
+  L.push('  });');
   L.push('}');
   return L.join('\n') + '\n';
 }

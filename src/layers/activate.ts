@@ -1,11 +1,11 @@
 // Applies an activation to a widened activation. Only softmax needs care: it normalises over one
 // member's features, so in the blockdiag layout it runs on [..., N, C].
-import { activate } from '../runtime/activations.js';
+import { activate, LEAKY_RELU_ALPHA } from '../runtime/activations.js';
 import type { Tensor } from '../runtime/tf.js';
 import type { Act, ForwardContext } from './forward.js';
 import { joinMembers, splitMembers } from './widened.js';
 
-export function activateWide(ctx: ForwardContext, name: string, a: Act, alpha: number | Tensor = 0.2): Act {
+export function activateWide(ctx: ForwardContext, name: string, a: Act, alpha: number | Tensor = LEAKY_RELU_ALPHA): Act {
   const { tf } = ctx;
   if (name === 'softmax' && ctx.lowering === 'blockdiag' && !a.shared) {
     return { t: joinMembers(tf, tf.softmax(splitMembers(tf, a.t, ctx.members))), shared: false };

@@ -63,12 +63,13 @@ export function page(p: PageInput): string {
 <body>
 <main>
 ${header(p)}
+${s.unfinished ? unfinishedNote(s.unfinished) : ''}
 ${best ? '' : '<p class="note">This run has no members.</p>'}
 ${section('curves', 'Learning curves', p.curves.length ? p.curves.map(figure).join('\n') : `<p class="note">${escapeHtml(p.noCurves ?? 'There are no curves.')}</p>`)}
 ${section('hyperparameters', 'Hyperparameters', hyperparameters(p))}
 ${section('leaderboard', 'Leaderboard', leaderboardTable(p))}
 ${p.lineage ? section('lineage', 'Lineage', lineage(p.lineage)) : ''}
-<footer>Written by netc from summary.json and metrics.jsonl${p.lineage ? ' and events.jsonl' : ''}.</footer>
+<footer>Written by netc from ${s.unfinished ? 'run.json' : 'summary.json'} and metrics.jsonl${p.lineage ? ' and events.jsonl' : ''}.</footer>
 </main>
 </body>
 </html>
@@ -101,6 +102,9 @@ function header(p: PageInput): string {
 ${bestLine}
 </header>`;
 }
+
+const unfinishedNote = (u: NonNullable<RunSummary['unfinished']>) =>
+  `<p class="note">This run has not finished: it has no summary.json, so this report is drawn from metrics.jsonl, up to step ${u.step}. Finish it with <code>${escapeHtml(u.resume)}</code>, which rewrites this report.</p>`;
 
 const section = (id: string, title: string, body: string) => `<section id="${id}">\n<h2>${escapeHtml(title)}</h2>\n${body}\n</section>`;
 

@@ -30,10 +30,16 @@ export { readRun, RunDataError } from './run-data.js';
 
 /** Reads summary.json, metrics.jsonl and (optional) events.jsonl in runDir and writes runDir/report.html atomically; returns its path. */
 export async function writeReport(runDir: string): Promise<string> {
-  const html = await renderReport(await readRun(runDir));
+  return (await writeRunReport(runDir)).path;
+}
+
+/** writeReport, also giving what the report was drawn from. */
+export async function writeRunReport(runDir: string): Promise<{ path: string; input: ReportInput }> {
+  const input = await readRun(runDir);
+  const html = await renderReport(input);
   const path = join(runDir, 'report.html');
   writeAtomic(path, html);
-  return path;
+  return { path, input };
 }
 
 /** The report page for a run's data (pure: nothing is read or written). */

@@ -40,6 +40,8 @@ export interface RunSummary {
   stopped_early?: boolean;
   /** the step a resumed run continued from (null when it was not resumed) */
   resumed_from_step?: number | null;
+  /** set when the run has no summary.json (it was killed): how far its metrics go, and how to finish it */
+  unfinished?: { step: number; resume: string };
   per_member: MemberSummary[];
 }
 
@@ -87,20 +89,41 @@ export class RunDataError extends Error {
 export const isExploit = (e: RunEvent): e is ExploitEvent => e.event === 'exploit' && typeof (e as ExploitEvent).source === 'number';
 export const isStop = (e: RunEvent): e is StopEvent => e.event === 'stop';
 
-/** Reads summary.json, metrics.jsonl and, if present, events.jsonl from a run directory. */
+/**
+ * Reads summary.json, metrics.jsonl and, if present, events.jsonl from a run directory. A run without
+ * summary.json was killed before it finished (Ctrl-C writes one): it is read from run.json and each
+ * member's last line of metrics.jsonl, and its summary says how to finish it.
+ */
 export async function readRun(runDir: string): Promise<ReportInput> {
-  const summaryPath = join(runDir, 'summary.json');
-  if (!existsSync(summaryPath)) throw new RunDataError(`${summaryPath}: not found (is '${runDir}' a netc run directory?)`);
-  const summary = parseJson(await readFile(summaryPath, 'utf8'), summaryPath) as RunSummary;
-  if (!Array.isArray(summary?.per_member)) throw new RunDataError(`${summaryPath}: no per_member list`);
-  summary.per_member = summary.per_member.map((m) => ({ ...m, hyperparameters: m.hyperparameters ?? {}, metrics: numericMetrics(m.metrics ?? {}) as MemberMetrics }));
-
   const metricsPath = join(runDir, 'metrics.jsonl');
   const metrics = existsSync(metricsPath) ? parseJsonLines<MetricsLine>(await readFile(metricsPath, 'utf8'), metricsPath).map((l) => numericMetrics(l)) : [];
   const eventsPath = join(runDir, 'events.jsonl');
   const events = existsSync(eventsPath) ? parseJsonLines<RunEvent>(await readFile(eventsPath, 'utf8'), eventsPath) : undefined;
+  const summaryPath = join(runDir, 'summary.json');
+  if (!existsSync(summaryPath)) return { summary: await unfinishedSummary(runDir, metrics), metrics, events };
+  const summary = parseJson(await readFile(summaryPath, 'utf8'), summaryPath) as RunSummary;
+  if (!Array.isArray(summary?.per_member)) throw new RunDataError(`${summaryPath}: no per_member list`);
+  summary.per_member = summary.per_member.map((m) => ({ ...m, hyperparameters: m.hyperparameters ?? {}, metrics: numericMetrics(m.metrics ?? {}) as MemberMetrics }));
   const finishedAt = (await stat(summaryPath)).mtime;
   return { summary, metrics, events, finishedAt };
+}
+
+/** The summary of a run that has run.json and no summary.json: each member as its last metrics line has it. */
+async function unfinishedSummary(runDir: string, metrics: MetricsLine[]): Promise<RunSummary> {
+  const infoPath = join(runDir, 'run.json');
+  if (!existsSync(infoPath)) throw new RunDataError(`${join(runDir, 'summary.json')}: not found, and '${runDir}' has no run.json either: it is not a netc run directory`);
+  const info = parseJson(await readFile(infoPath, 'utf8'), infoPath) as { file?: string; model?: { name?: string }; ensemble?: { members?: number; lowering?: string } };
+  const resume = `netc train ${info.file ?? 'FILE.net'} --resume ${runDir}`;
+  if (!metrics.length) {
+    throw new RunDataError(`'${runDir}' has not finished (no summary.json), and no epoch ended before it stopped (metrics.jsonl is empty), so there is nothing to draw yet; finish the run with: ${resume}`);
+  }
+  const last = new Map<number, MetricsLine>();
+  for (const l of metrics) if ((last.get(l.member)?.step ?? -1) <= l.step) last.set(l.member, l);
+  const step = Math.max(...metrics.map((l) => l.step));
+  const per_member = [...last.values()]
+    .sort((a, b) => a.member - b.member)
+    .map((l) => ({ member: l.member, hyperparameters: l.hyperparameters ?? {}, metrics: Object.fromEntries(metricNames.filter((k) => k in l).map((k) => [k, l[k]])) as unknown as MemberMetrics }));
+  return { file: info.file, model: info.model?.name, members: info.ensemble?.members, steps: step, lowering: info.ensemble?.lowering, unfinished: { step, resume }, per_member };
 }
 
 function numericMetrics<T extends object>(row: T): T {

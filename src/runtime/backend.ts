@@ -9,7 +9,9 @@
 //
 // tfjs-node and tfjs-node-gpu are optional because their install scripts download libtensorflow, which
 // fails where that download is not reachable; so their absence is normal, and 'auto' passes over them.
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 import { registerWasmKernels } from './wasm-kernels.js';
 import { createRequire } from 'node:module';
 import { dirname, join, sep } from 'node:path';
@@ -58,7 +60,7 @@ export async function selectBackend(
       `unknown backend '${String(requested)}'; expected auto, ${BACKEND_NAMES.join(', ')}`,
     );
   }
-  const tf = await import('@tensorflow/tfjs');
+  const tf = await importTF(String(requested));
   if (requested !== 'auto') {
     const detail = await activate(tf, requested);
     log(`backend: ${requested}${detail ? ` (${detail})` : ''}`);
@@ -79,6 +81,29 @@ export async function selectBackend(
   }
   // cpu is TF.js's own backend, so this is only reached if TF.js itself is broken
   throw new BackendError('auto', `no TF.js backend could be started: ${describePassedOver(passedOver)}`);
+}
+
+/**
+ * TF.js as netc resolves it: the copy that selectBackend() starts backends on. A compiled module (netc
+ * compile) takes TF.js from here instead of importing it itself, so that it shares netc's copy however netc
+ * was installed (from a folder, netc resolves its own node_modules): two copies would each register every
+ * kernel, and neither would see the backends the other started. Throws BackendError when TF.js is missing.
+ */
+export function loadTF(): Promise<TF> {
+  return importTF('auto');
+}
+
+async function importTF(requested: string): Promise<TF> {
+  try {
+    return await import('@tensorflow/tfjs');
+  } catch (error) {
+    // a peer dependency: npm >= 7 installs it with netc; yarn, pnpm without auto-install-peers, or
+    // --legacy-peer-deps leave it out
+    throw new BackendError(
+      requested,
+      `@tensorflow/tfjs could not be loaded (${firstLine(error)}); netc runs on the project's TF.js: npm install @tensorflow/tfjs`,
+    );
+  }
 }
 
 /**
@@ -255,7 +280,7 @@ async function activateWasm(tf: TF): Promise<string> {
   } catch (error) {
     throw new BackendError(
       'wasm',
-      `@tensorflow/tfjs-backend-wasm could not be loaded (${firstLine(error)}); run npm ci, or use --backend cpu`,
+      `@tensorflow/tfjs-backend-wasm could not be loaded (${firstLine(error)}); npm install @tensorflow/tfjs-backend-wasm, or use --backend cpu`,
     );
   }
   if (!wasmPathsSet) {
@@ -265,7 +290,7 @@ async function activateWasm(tf: TF): Promise<string> {
     if (!existsSync(join(dir, 'tfjs-backend-wasm-simd.wasm')) || !existsSync(join(dir, 'tfjs-backend-wasm.wasm'))) {
       throw new BackendError(
         'wasm',
-        `the .wasm files of @tensorflow/tfjs-backend-wasm are missing from ${dir}; run npm ci`,
+        `the .wasm files of @tensorflow/tfjs-backend-wasm are missing from ${dir}; reinstall it (npm install @tensorflow/tfjs-backend-wasm)`,
       );
     }
     wasm.setWasmPaths(dir + sep);
@@ -289,22 +314,49 @@ interface NavigatorWithGPU {
 }
 
 /**
- * WebGPU in Node through Dawn (the 'webgpu' package), set up as ../shared/WEBGPU.md describes. Dawn's
- * GPU object becomes `navigator.gpu` before the TF.js backend is imported, because that package registers
+ * Whether Dawn finds an adapter, asked in a child process: where it finds none, Dawn's native code prints
+ * its reason to stderr as a raw warning with a source path of the machine it was built on
+ * ("Warning: Couldn't load Vulkan: ... at operator() (/home/runner/.../BackendVk.cpp:368)"), which no
+ * JavaScript can silence in-process. Returns null when there is an adapter, else Dawn's reason (first line).
+ */
+function probeAdapter(): string | null {
+  const script =
+    'const { create } = await import(process.argv[1]);' +
+    "const adapter = await create([]).requestAdapter({ powerPreference: 'high-performance' });" +
+    "process.stdout.write(adapter ? 'adapter' : 'none'); process.exit(0);";
+  const url = pathToFileURL(require.resolve('webgpu')).href;
+  const probe = spawnSync(process.execPath, ['--input-type=module', '-e', script, url], { encoding: 'utf8', timeout: 60_000 });
+  if (probe.stdout === 'adapter') return null;
+  // Dawn's "Warning: REASON" lines, without the "    at FUNCTION (PATH:LINE)" lines under them
+  const said = (probe.stderr ?? '').split('\n').filter((line) => line.trim() !== '' && !/^\s+at /.test(line));
+  const reason = said.map((line) => line.replace(/^Warning:\s*/, '').trim())[0];
+  if (probe.stdout === 'none') return reason ?? 'Dawn gave no reason';
+  return reason ?? (probe.error ? firstLine(probe.error) : `the probe exited with ${probe.status ?? probe.signal}`);
+}
+
+/**
+ * WebGPU in Node through Dawn (the 'webgpu' package; the README's Backends section names the Vulkan driver it
+ * needs). Dawn's GPU object becomes `navigator.gpu` before the TF.js backend is imported, because that package registers
  * the backend only if `navigator.gpu` exists when it loads. Without a GPU, Dawn runs on software Vulkan:
- * correct, but slow. Dawn itself prints two "Warning: maxDynamic...PerPipelineLayout artificially reduced"
- * lines to stderr when it opens lavapipe; they come from native code and cannot be silenced from here.
+ * correct, but slow. Whether there is an adapter is asked in a child process first (probeAdapter), so a
+ * machine without one gets netc's message alone. Where there is one, Dawn may still print notes to stderr
+ * as it opens it (on lavapipe: "Warning: maxDynamic...PerPipelineLayout artificially reduced"); they come
+ * from native code in this process and cannot be silenced from here.
  */
 async function activateWebGPU(tf: TF): Promise<string> {
   const scope = globalThis as unknown as { navigator?: NavigatorWithGPU };
   if (scope.navigator?.gpu == null) {
+    if (isInstalled('webgpu')) {
+      const missing = probeAdapter();
+      if (missing !== null) throw new BackendError('webgpu', `no WebGPU adapter found (Dawn: ${missing}): ${VULKAN_HINT}, or use --backend wasm or cpu`);
+    }
     let dawn: typeof import('webgpu');
     try {
       dawn = await import('webgpu');
     } catch (error) {
       throw new BackendError(
         'webgpu',
-        `the 'webgpu' package (Dawn for Node) could not be loaded (${firstLine(error)}); run npm ci, or use --backend wasm or cpu`,
+        `the 'webgpu' package (Dawn for Node) could not be loaded (${firstLine(error)}); run npm install, or use --backend wasm or cpu`,
       );
     }
     // GPUBufferUsage, GPUMapMode, ...: only those this Node does not define itself
@@ -337,7 +389,7 @@ async function activateWebGPU(tf: TF): Promise<string> {
   } catch (error) {
     throw new BackendError(
       'webgpu',
-      `@tensorflow/tfjs-backend-webgpu could not be loaded (${firstLine(error)}); run npm ci, or use --backend wasm or cpu`,
+      `@tensorflow/tfjs-backend-webgpu could not be loaded (${firstLine(error)}); npm install @tensorflow/tfjs-backend-webgpu, or use --backend wasm or cpu`,
     );
   }
   if (tf.findBackendFactory('webgpu') == null) {

@@ -1,6 +1,6 @@
 // A trainable conv2d whose gradients are themselves forward convolutions. The wasm backend has no
 // Conv2DBackpropFilter kernel and a slow conv2dTranspose, but a fast forward Conv2D (XNNPACK); routing
-// both gradients through forward convs trains on every backend (see shared/PERF-NOTES.md). One
+// both gradients through forward convs trains on every backend (see bench/NOTES.md). One
 // implementation everywhere keeps the lowerings and backends computing the same thing.
 import type { TF, Tensor, Tensor4D } from './tf.js';
 import { memberSlices } from './matmul.js';
@@ -82,7 +82,12 @@ export function conv2d(tf: TF, x: Tensor, w: Tensor, stride: number[], padding: 
   return (f as unknown as (a: Tensor, b: Tensor) => Tensor)(x, w);
 }
 
-/** conv2d(x, w) differentiable in w only: for a layer whose input is data, whose gradient nobody needs. */
+/**
+ * conv2d(x, w) differentiable in w only: for a layer whose input is data, whose gradient nobody needs.
+ * In the widened forms this is the first conv, all members' filters side by side on the shared input
+ * ([kh, kw, C, N*F]); its dW is always taken from patches, whatever N, so that a member's dW is summed
+ * in the same order in a population of any size (the dilated conv of filterGrad() sums in another).
+ */
 export function conv2dOfData(tf: TF, x: Tensor, w: Tensor, stride: number[], padding: Padding): Tensor {
   const g = geometry(x, w, stride, padding);
   const f = tf.customGrad(((wi: Tensor, save: (ts: Tensor[]) => void) => {
@@ -91,39 +96,66 @@ export function conv2dOfData(tf: TF, x: Tensor, w: Tensor, stride: number[], pad
     save([wi, xpad]);
     return {
       value: tf.conv2d(as4d(xpad), as4d(wi), stride as [number, number], 'valid'),
-      gradFunc: (dy: Tensor, saved: Tensor[]) => [patchesCheaper(saved[0]) ? filterGradByPatches(tf, saved[1], dy, saved[0], stride) : filterGrad(tf, saved[1], dy, saved[0], stride)],
+      gradFunc: (dy: Tensor, saved: Tensor[]) => [filterGradByPatches(tf, saved[1], dy, saved[0], stride)],
     };
   }) as unknown as GradFunc);
   return (f as unknown as (a: Tensor) => Tensor)(w);
 }
 
 /**
- * Whether dW is cheaper through patches: extracting them costs K multiply-adds per patch element
- * (K = kh*kw*C), the product K*F per output position, so with K <= F the patches cost no more than the
- * product itself. That is the first layer's case: a shared input with few channels and all members'
- * filters side by side (LeNet's first conv at N=30: K=25, F=180).
+ * dW as one plain matMul of the input's patches with dy: [K, rows] x [rows, F], K = kh*kw*C. The
+ * dilated forward conv of filterGrad() has a huge kernel (dy) and a tiny output (kh x kw), which XNNPACK
+ * runs at a fraction of its speed: LeNet's first conv at N=30 took 101 ms that way.
  */
-function patchesCheaper(w: Tensor): boolean {
-  const [kh, kw, c, f] = w.shape;
-  return kh * kw * c <= f;
+function filterGradByPatches(tf: TF, xpad: Tensor, dy: Tensor, w: Tensor, stride: number[]): Tensor {
+  const [, , , f] = w.shape;
+  const dw = tf.matMul(transposedPatches(tf, xpad, w.shape, stride), tf.reshape(dy, [-1, f]));
+  return tf.reshape(dw, w.shape);
 }
 
 /**
- * dW as one plain matMul of the input's patches with dy. The patches come from a forward conv with an
- * identity kernel (each output channel copies one input element of the window), so they are exact.
- * The dilated forward conv of filterGrad() has a huge kernel (dy) and a tiny output (kh x kw), which
- * XNNPACK runs at a fraction of its speed: LeNet's first conv at N=30 took 101 ms that way.
+ * The windows of xpad [B, H, W, C] as columns, [kh*kw*C, B*OH*OW]; row (p*kw + q)*C + ch (W's own
+ * order) holds element (p, q, ch) of every window. Copied on the host, so exact; on wasm about twice as
+ * fast as a forward conv with an identity kernel followed by a transpose (LeNet's first conv: ~5 ms
+ * against ~13 ms).
  */
-function filterGradByPatches(tf: TF, xpad: Tensor, dy: Tensor, w: Tensor, stride: number[]): Tensor {
-  const [kh, kw, c, f] = w.shape;
+function transposedPatches(tf: TF, xpad: Tensor, shape: number[], stride: number[]): Tensor {
+  // a GPU backend cannot read back synchronously (webgpu in Node throws): there the copy is a conv
+  return ['wasm', 'cpu'].includes(tf.getBackend()) ? patchesOnHost(tf, xpad, shape, stride) : patchesByConv(tf, xpad, shape, stride);
+}
+
+/** The same patches as one forward conv with an identity kernel (each output channel copies one window element), then a transpose: exact too. */
+function patchesByConv(tf: TF, xpad: Tensor, [kh, kw, c]: number[], stride: number[]): Tensor {
   const k = kh * kw * c;
   const eye = new Float32Array(k * k);
   for (let i = 0; i < k; i++) eye[i * k + i] = 1;
-  // kernel [kh, kw, c, k]: window element (p, q, ch) goes to channel (p * kw + q) * c + ch, W's own order
   const patches = tf.conv2d(as4d(xpad), as4d(tf.tensor4d(eye, [kh, kw, c, k])), stride as [number, number], 'valid');
-  const rows = patches.size / k;
-  const dw = tf.matMul(tf.transpose(tf.reshape(patches, [rows, k])), tf.reshape(dy, [rows, f]));
-  return tf.reshape(dw, [kh, kw, c, f]);
+  return tf.transpose(tf.reshape(patches, [-1, k]));
+}
+
+function patchesOnHost(tf: TF, xpad: Tensor, [kh, kw, c]: number[], stride: number[]): Tensor {
+  const x = xpad.dataSync() as Float32Array;
+  const [b, h, w] = xpad.shape;
+  const [oh, ow] = [Math.floor((h - kh) / stride[0]) + 1, Math.floor((w - kw) / stride[1]) + 1];
+  const rows = b * oh * ow;
+  const out = new Float32Array(kh * kw * c * rows);
+  for (let p = 0; p < kh; p++) {
+    for (let q = 0; q < kw; q++) {
+      for (let ch = 0; ch < c; ch++) copyWindowElement(x, xpad.shape, [p, q, ch], [oh, ow], stride, out.subarray(((p * kw + q) * c + ch) * rows));
+    }
+  }
+  return tf.tensor2d(out, [kh * kw * c, rows]);
+}
+
+/** Element (p, q, ch) of every window of x [B, H, W, C], window after window, into `out`. */
+function copyWindowElement(x: Float32Array, [b, h, w, c]: number[], [p, q, ch]: number[], [oh, ow]: number[], [sh, sw]: number[], out: Float32Array): void {
+  let at = 0;
+  for (let n = 0; n < b; n++) {
+    for (let i = 0; i < oh; i++) {
+      let from = ((n * h + i * sh + p) * w + q) * c + ch;
+      for (let j = 0; j < ow; j++, from += sw * c) out[at++] = x[from];
+    }
+  }
 }
 
 /**

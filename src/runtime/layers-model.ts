@@ -8,6 +8,7 @@ import type { IrOp, ModelIR } from '../ir/model-ir.js';
 import { layerKind } from '../layers/registry.js';
 import type { Initializer } from '../vocabulary/initializers.js';
 import type { TF } from './tf.js';
+import { LEAKY_RELU_ALPHA } from './activations.js';
 
 /** One member's hyperparameters by key, as the checkpoint keeps them: `lr`, `dropout_1.rate`, ... */
 export type MemberHyperparameters = Readonly<Record<string, number>>;
@@ -66,10 +67,23 @@ const batchnormInitializers = ['gammaInitializer', 'betaInitializer', 'movingMea
 // activations tfjs-layers knows by name (leaky_relu is a layer there, not an activation)
 const tfActivations = new Set(['linear', 'relu', 'sigmoid', 'tanh', 'softmax', 'elu', 'gelu', 'swish']);
 
+/**
+ * A weighted layer's `activation:` as tfjs-layers' activation argument. leaky_relu has none there: the
+ * layer is written linear and followed by the LeakyReLU layer of activationAfter.
+ */
 function activation(name: unknown, where: string): string {
   const a = String(name ?? 'linear');
+  if (a === 'leaky_relu') return 'linear';
   if (!tfActivations.has(a)) throw new UnsupportedLayerError(`${where}: tfjs-layers has no '${a}' activation for a layer's activation argument; write ${a}() as a layer of its own`);
   return a;
+}
+
+/**
+ * The layer that applies a weighted layer's leaky_relu `activation:` after it (with netc's alpha, not
+ * tfjs-layers' default 0.3), named `NAME_leaky_relu`; it has no weights, so the weights keep their names.
+ */
+function activationAfter(tf: TF, name: unknown, layerName: string): tfjs.layers.Layer | undefined {
+  return name === 'leaky_relu' ? tf.layers.leakyReLU({ alpha: LEAKY_RELU_ALPHA, name: `${layerName}_leaky_relu` }) : undefined;
 }
 
 /** Member with `hyperparameters` (its row of the checkpoint's `hyperparameters`) as a tfjs-layers model. */
@@ -129,7 +143,9 @@ export function toLayersModel(tf: TF, ir: ModelIR, hyperparameters: MemberHyperp
         if (!tfActivations.has(op.op)) throw new UnsupportedLayerError(`${name}: tfjs-layers cannot express a '${op.op}' layer`);
         layer = tf.layers.activation({ activation: op.op as never, name });
     }
-    values.push(layer.apply(ins.length === 1 ? ins[0] : ins) as tfjs.SymbolicTensor);
+    const out = layer.apply(ins.length === 1 ? ins[0] : ins) as tfjs.SymbolicTensor;
+    const after = activationAfter(tf, a.activation, name);
+    values.push(after ? (after.apply(out) as tfjs.SymbolicTensor) : out);
   }
   return tf.model({ inputs: input, outputs: values[ir.output], name: ir.name });
 }

@@ -24,12 +24,27 @@ function swap(tf: TF, t: Tensor): Tensor {
  */
 export const PER_MEMBER_MACS = 32768;
 
-/** Whether [N, M, K] x [N, K, P] should run as N 2-D products here. */
+/**
+ * Whether [N, M, K] x [N, K, P] should run as N 2-D products here. Decided by the members' own sizes,
+ * never by N, so that a member is multiplied the same way in a population of any size.
+ */
 function perMember(tf: TF, a: Tensor, b: Tensor): boolean {
-  if (a.rank !== 3 || b.rank !== 3 || a.shape[0] !== b.shape[0] || a.shape[0] < 2) return false;
+  if (a.rank !== 3 || b.rank !== 3 || a.shape[0] !== b.shape[0]) return false;
   if (tf.getBackend() !== 'wasm') return false;
   const [, m, k] = a.shape as number[];
   return m * k * (b.shape[2] as number) >= PER_MEMBER_MACS;
+}
+
+/**
+ * [N, M, K] x [N, K, P] with the batched kernel, also for N = 1: wasm hands a batch of one to XNNPACK,
+ * which sums in another order than its loop over a batch (blocks of 48 along K), so a member alone would
+ * train differently than beside others. A lone member's product is below PER_MEMBER_MACS, so running
+ * it as a batch of two (itself twice) costs microseconds.
+ */
+function batchedProduct(tf: TF, a: Tensor, b: Tensor): Tensor {
+  if (tf.getBackend() !== 'wasm' || a.rank !== 3 || a.shape[0] !== 1 || b.shape[0] !== 1) return tf.matMul(a, b);
+  const twice = tf.matMul(tf.concat([a, a]), tf.concat([b, b]));
+  return tf.slice(twice, [0, 0, 0], [1, ...twice.shape.slice(1)]);
 }
 
 /** a [N, M, K] x b [N, K, P] as N 2-D products, stacked. */
@@ -47,7 +62,7 @@ function productsByMember(tf: TF, a: Tensor, b: Tensor): Tensor {
  */
 function plainProduct(tf: TF, a: Tensor, b: Tensor): Tensor {
   if (a.shape[a.rank - 1] === 1 && b.shape[b.rank - 2] === 1 && a.rank === b.rank) return tf.mul(a, b);
-  return perMember(tf, a, b) ? productsByMember(tf, a, b) : tf.matMul(a, b);
+  return perMember(tf, a, b) ? productsByMember(tf, a, b) : batchedProduct(tf, a, b);
 }
 
 /** a [..., M, K] x b [..., K, N] with the same leading axes, differentiable in both. */

@@ -8,6 +8,7 @@ import type { ScheduleConfig, Space, Vary } from '../check/program.js';
 import type { Interval } from '../check/arg-spec.js';
 import { drawFromSpace } from './hyper.js';
 import { Rng } from './rng.js';
+import { plural } from '../util/plural.js';
 
 export type ScheduleMetric = 'loss' | 'val_loss' | 'accuracy' | 'val_accuracy';
 
@@ -166,7 +167,7 @@ export function earlyStopping(config: ScheduleConfig): Schedule {
         } else {
           const w = (waited.get(member) ?? 0) + 1;
           waited.set(member, w);
-          if (w >= a.patience) stop.push({ member, reason: `early stopping: ${a.metric} did not improve for ${w} epochs` });
+          if (w >= a.patience) stop.push({ member, reason: `early stopping: ${a.metric} did not improve for ${plural(w, 'epoch')}` });
         }
       });
       return { stop, exploit: [] };

@@ -3,7 +3,8 @@
 import type { Program } from '../check/program.js';
 import type { EnsembleIR } from '../ensemble/ensemble-ir.js';
 import type { ModelIR } from '../ir/model-ir.js';
-import { batchRanges, epochOrder, gatherBatch, labelEncoding } from '../data/batches.js';
+import { randomUUID } from 'node:crypto';
+import { batchRanges, epochOrder } from '../data/batches.js';
 import type { Dataset, LabelEncoding } from '../data/dataset.js';
 import { extraMetrics, losses as lossSpecs } from '../vocabulary/losses.js';
 import { Population, type PopulationSpec } from './population.js';
@@ -12,6 +13,12 @@ import { fromJsonNumber, jsonNumber, type Decisions, type Schedule, type Schedul
 import { initMember } from './init.js';
 import { memberHyperparameters, shownHyperparameters, type HyperTable } from './hyper.js';
 import type { TF, Tensor } from './tf.js';
+import { evaluatePopulation } from './evaluate.js';
+import { HostStore } from './host-store.js';
+import { NETC_VERSION } from '../version.js';
+import { InProcess } from '../scale/in-process.js';
+import { shards, type Transport } from '../scale/transport.js';
+import { batcher, type EvaluateJob, type EvaluateResult, type RunContext, type TrainJob, type TrainResult as ShardTrainResult } from '../scale/shard-job.js';
 
 export interface TrainSetup {
   tf: TF;
@@ -35,6 +42,8 @@ export interface TrainSetup {
   schedules?: Schedule[];
   /** keep at most this many members on the device, training the population in waves */
   resident?: number;
+  /** train the population in shards through this transport (worker processes, a queue) */
+  transport?: Transport;
 }
 
 /**
@@ -134,17 +143,11 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
     forward: setup.forward,
   });
   const expects = lossSpecs.find((l) => l.name === config.loss.name)!.expects;
-  const encoding = labelEncoding(expects, setup.data.train.labels);
-  const classes = setup.data.train.labels.kind === 'classes' ? setup.data.train.labels.classes : 0;
   const schedules = setup.schedules ?? [];
   // the metrics besides the loss: what the train block asks for and what a schedule ranks by
   const extra = computedMetrics(config.metrics, schedules);
   const names = ['loss', ...extra];
-  const input = setup.model.ops[0].shape;
-  const batch = (ds: Dataset, order: Int32Array, start: number, end: number) => {
-    const b = gatherBatch(ds, order, start, end, encoding, classes);
-    return { x: tf.tensor(b.x, [b.size, ...input]), y: tf.tensor(b.y, [b.size, b.yWidth]), size: b.size };
-  };
+  const batch = batcher(tf, { model: setup.model, loss: config.loss, train: setup.data.train });
 
   const ranges = batchRanges(setup.data.train.count, config.batch);
   const perEpoch = ranges.length;
@@ -153,16 +156,21 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
   let { step, epoch, batch: next } = start;
   const first = step;
 
-  // the members: resident in one population, or (with `resident`) kept on the host and trained in waves
+  // the members: resident in one population, or kept on the host and trained in shards (waves in this
+  // process with `resident`, or jobs for workers through a transport)
   const resumed = setup.resume;
   if (resumed) restoreHyperparameters(setup.hyper, resumed.manifest);
   const active = resumed ? [...resumed.manifest.member_ids] : [...allIds];
   const retired: RetiredMember[] = resumed ? retiredMembers(resumed.manifest, resumed.tensors) : [];
-  const waves = setup.resident !== undefined && setup.resident < active.length ? setup.resident : 0;
+  const transport = setup.transport ?? (setup.resident !== undefined && setup.resident < active.length ? new InProcess(tf) : undefined);
   let population: Population | undefined;
   let store: HostStore | undefined;
-  if (waves) store = await HostStore.create(tf, spec, active, resumed);
-  else {
+  let context: RunContext | undefined;
+  if (transport) {
+    store = await HostStore.create(spec, active, resumed);
+    context = { id: randomUUID(), version: NETC_VERSION, model: setup.model, ensemble: setup.ensemble, seed: setup.seed, optimizer: config.optimizer.name, loss: config.loss, batch: config.batch, shuffle: config.shuffle, metrics: extra, train: setup.data.train, validation: setup.data.validation };
+    await transport.open(context);
+  } else {
     population = new Population(spec(active));
     if (resumed) restore(population, resumed.manifest, resumed.tensors);
   }
@@ -198,6 +206,13 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
     await callbacks.checkpoint(source, position(), retired);
   };
 
+  /** A member's loss and metrics on a batch, into the epoch's and every schedule's sums; non-finite losses stay out. */
+  const addToSums = (id: number, values: Record<string, number>, size: number) => {
+    if (!Number.isFinite(values.loss)) return;
+    epochSums.add(id, values, size);
+    for (const sums of scheduleSums) sums.add(id, values, size);
+  };
+
   /**
    * Trains a population on batches [from, to) of the current epoch, stopping after a batch where a member's
    * loss went non-finite; returns those members and how many batches ran.
@@ -214,13 +229,8 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
       for (const name of extra) values[name] = Array.from(await metrics[name].data());
       tf.dispose([x, y, losses, ...Object.values(metrics)]);
       pop.memberIds.forEach((id, m) => {
-        if (!Number.isFinite(values.loss[m])) {
-          if (!diverged.includes(id)) diverged.push(id);
-          return;
-        }
-        const member = Object.fromEntries(names.map((name) => [name, values[name][m]]));
-        epochSums.add(id, member, size);
-        for (const sums of scheduleSums) sums.add(id, member, size);
+        if (!Number.isFinite(values.loss[m])) diverged.push(id);
+        else addToSums(id, pick(values, m), size);
       });
       trained += pop.n;
       b++;
@@ -228,34 +238,29 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
     return { diverged, ran: b - from };
   };
 
+  /** The active members cut into shards: at most `resident` each in this process, one per worker elsewhere. */
+  const shardJobs = <J>(make: (ids: number[]) => J): J[] =>
+    shards(store!.ids, transport!.slots, transport instanceof InProcess ? (setup.resident ?? Infinity) : Infinity).map(make);
+  const jobState = (ids: number[]) => ({ context: context!.id, ...store!.slice(ids), hyper: ids.map((id) => memberHyperparameters(setup.hyper, id)), step: store!.step });
+
   /**
-   * Trains every wave for batches [from, to) and returns the members that diverged. A divergence ends the
-   * interval at its step, as it does for a resident population: the waves that had already run past it
-   * are rolled back and run again up to there, so the stop is recorded where all-at-once records it.
+   * Trains every shard for batches [from, to) and returns the members that diverged. A divergence ends the
+   * interval at its step, as it does for a resident population: the shards that ran past it run again,
+   * from their interval's start, up to there, so the stop is recorded where all-at-once records it.
    */
-  const runWaves = async (from: number, to: number, order: Int32Array): Promise<{ diverged: number[]; ran: number }> => {
-    const before = { state: store!.snapshot(), sums: [epochSums, ...scheduleSums].map((s) => s.toJSON()), trained };
-    const trainWaves = async (end: number) => {
-      const found: { at: number; members: number[] }[] = [];
-      let furthest = from;
-      for (const wave of store!.waves(waves)) {
-        const pop = store!.load(wave);
-        const r = await runSteps(pop, from, end, order);
-        await store!.save(pop);
-        pop.dispose();
-        furthest = Math.max(furthest, from + r.ran);
-        if (r.diverged.length) found.push({ at: (end = from + r.ran), members: r.diverged });
-      }
-      return { end, furthest, diverged: found.filter((f) => f.at === end).flatMap((f) => f.members) };
-    };
-    let r = await trainWaves(to);
-    if (r.furthest > r.end) {
-      store!.rollback(before.state);
-      [epochSums, ...scheduleSums].forEach((s, i) => s.restore(before.sums[i]));
-      trained = before.trained;
-      r = await trainWaves(r.end);
+  const runShards = async (from: number, to: number): Promise<{ diverged: number[]; ran: number }> => {
+    const jobs: TrainJob[] = shardJobs((ids) => ({ kind: 'train', ...jobState(ids), epoch, from, to, resident: setup.resident }));
+    const results = (await transport!.run(jobs)) as ShardTrainResult[];
+    const end = Math.min(...results.map((r) => from + r.ran));
+    const again = jobs.map((_, i) => i).filter((i) => from + results[i].ran > end);
+    const redone = again.length ? ((await transport!.run(again.map((i) => ({ ...jobs[i], to: end })))) as ShardTrainResult[]) : [];
+    again.forEach((i, k) => (results[i] = redone[k]));
+    for (const r of results) {
+      store!.put(r);
+      for (const b of r.batches) r.memberIds.forEach((id, m) => addToSums(id, pick({ loss: b.loss, ...b.metrics }, m), b.size));
+      trained += r.ran * r.memberIds.length;
     }
-    return { diverged: r.diverged, ran: r.end - from };
+    return { diverged: results.flatMap((r) => r.diverged), ran: end - from };
   };
 
   // the run this resumes ended where schedules were due, before they acted
@@ -281,11 +286,11 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
           }
         }
       } else {
-        const r = await runWaves(next, to, order);
+        const r = await runShards(next, to);
         diverged = r.diverged;
         step += r.ran;
         next += r.ran;
-        // every wave starts the interval at the same step (it names the dropout streams); the store moves on after all of them
+        // every shard starts the interval at the same step (it names the dropout streams); the store moves on after all of them
         store!.step = step;
         callbacks.onStep?.({ step, steps: setup.steps, epoch: epoch + 1, epochs, memberStepsPerSecond: rate(), bestLoss: best });
         await new Promise((r) => setImmediate(r));
@@ -358,15 +363,10 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
   }
 
   async function evaluateMembers(ds: Dataset): Promise<Record<string, number[]>> {
-    if (population) return evaluate(setup, population, ds, batch, extra);
-    const out: Record<string, number[]> = Object.fromEntries(names.map((name) => [name, []]));
-    for (const wave of store!.waves(waves)) {
-      const pop = store!.load(wave);
-      const r = await evaluate(setup, pop, ds, batch, extra);
-      for (const name of names) out[name].push(...r[name]);
-      pop.dispose();
-    }
-    return out;
+    if (population) return evaluatePopulation(tf, population, ds, batch, config.batch, extra);
+    const dataset = ds === setup.data.train ? 'train' : 'validation';
+    const results = (await transport!.run(shardJobs((ids): EvaluateJob => ({ kind: 'evaluate', ...jobState(ids), dataset })))) as EvaluateResult[];
+    return Object.fromEntries(names.map((name) => [name, results.flatMap((r) => r.metrics[name])]));
   }
 
   /** Carries out a schedule's decisions: stops first (their members leave), then PBT's copies. */
@@ -441,7 +441,7 @@ export function computedMetrics(requested: readonly string[], schedules: readonl
 }
 
 /** Member m's value of each metric. */
-const pick = (values: Record<string, number[]>, m: number): Record<string, number> => Object.fromEntries(Object.entries(values).map(([name, v]) => [name, v[m]]));
+const pick = (values: Record<string, ArrayLike<number>>, m: number): Record<string, number> => Object.fromEntries(Object.entries(values).map(([name, v]) => [name, v[m]]));
 
 /** A member's row: the training value of each metric, then with validation data each one's val_ twin. */
 function metricsRow(names: readonly string[], train: Record<string, number>, val?: Record<string, number>): MemberMetrics {
@@ -487,183 +487,6 @@ class HostSums {
     const v = ids.map((id) => this.sums.get(id)!);
     const names = [...new Set(v.flatMap((x) => Object.keys(x.values)))];
     return { count: v[0]?.count ?? 0, ids, counts: v.map((x) => x.count), values: Object.fromEntries(names.map((name) => [name, v.map((x) => x.values[name] ?? 0)])) };
-  }
-}
-
-/**
- * Members kept on the host, for populations larger than `--resident`: each wave is built from here,
- * trained for an interval, and written back. The state is canonical (Population.exportState's form).
- */
-class HostStore {
-  ids: number[];
-  state = new Map<string, Float32Array>();
-  accBeta1 = new Map<number, number>();
-  accBeta2 = new Map<number, number>();
-  step = 0;
-  private sizes = new Map<string, number>();
-
-  private constructor(
-    private tf: TF,
-    private spec: (ids: number[]) => PopulationSpec,
-    ids: number[],
-  ) {
-    this.ids = ids;
-  }
-
-  static async create(tf: TF, spec: (ids: number[]) => PopulationSpec, ids: number[], resumed?: TrainSetup['resume']): Promise<HostStore> {
-    const store = new HostStore(tf, spec, ids);
-    // the shapes of the canonical state, from a population of one
-    const probe = new Population(spec(ids.slice(0, 1)));
-    for (const [name, values] of await probe.exportState()) store.sizes.set(name, values.length);
-    probe.dispose();
-    if (resumed) {
-      for (const [name] of store.sizes) store.state.set(name, resumed.tensors.get(name)!.slice());
-      ids.forEach((id, m) => {
-        store.accBeta1.set(id, resumed.manifest.acc_beta1[m]);
-        store.accBeta2.set(id, resumed.manifest.acc_beta2[m]);
-      });
-      store.step = resumed.manifest.position.step;
-      return store;
-    }
-    for (const [name, size] of store.sizes) store.state.set(name, new Float32Array(size * ids.length));
-    // the initial state, made sixteen members at a time so that the device never holds them all
-    for (let i = 0; i < ids.length; i += 16) {
-      const chunk = ids.slice(i, i + 16);
-      const pop = new Population(spec(chunk));
-      await store.save(pop);
-      pop.dispose();
-    }
-    return store;
-  }
-
-  *waves(size: number): Generator<number[]> {
-    for (let i = 0; i < this.ids.length; i += size) yield this.ids.slice(i, i + size);
-  }
-
-  /** A population of these members, with their state. */
-  load(ids: number[]): Population {
-    const pop = new Population(this.spec(ids));
-    const state = new Map<string, Float32Array>();
-    for (const [name, all] of this.state) {
-      const size = this.sizes.get(name)!;
-      const out = new Float32Array(size * ids.length);
-      ids.forEach((id, m) => out.set(all.subarray(this.ids.indexOf(id) * size, (this.ids.indexOf(id) + 1) * size), m * size));
-      state.set(name, out);
-    }
-    pop.importState(state);
-    pop.state.accBeta1 = ids.map((id) => this.accBeta1.get(id) ?? 1);
-    pop.state.accBeta2 = ids.map((id) => this.accBeta2.get(id) ?? 1);
-    pop.step = this.step;
-    return pop;
-  }
-
-  async save(pop: Population): Promise<void> {
-    for (const [name, values] of await pop.exportState()) {
-      const size = this.sizes.get(name)!;
-      pop.memberIds.forEach((id, m) => this.state.get(name)!.set(values.subarray(m * size, (m + 1) * size), this.ids.indexOf(id) * size));
-    }
-    pop.memberIds.forEach((id, m) => {
-      this.accBeta1.set(id, pop.state.accBeta1[m]);
-      this.accBeta2.set(id, pop.state.accBeta2[m]);
-    });
-  }
-
-  /** A copy of the members' state, for rollback(). */
-  snapshot(): { ids: number[]; state: Map<string, Float32Array>; accBeta1: Map<number, number>; accBeta2: Map<number, number> } {
-    return { ids: [...this.ids], state: new Map([...this.state].map(([k, v]) => [k, v.slice()])), accBeta1: new Map(this.accBeta1), accBeta2: new Map(this.accBeta2) };
-  }
-
-  /** Puts back what snapshot() copied. */
-  rollback(s: ReturnType<HostStore['snapshot']>): void {
-    Object.assign(this, { ids: s.ids, state: s.state, accBeta1: s.accBeta1, accBeta2: s.accBeta2 });
-  }
-
-  /** Keeps the members at these positions. */
-  keep(positions: number[]): void {
-    this.copy(positions, positions.map((p) => this.ids[p]));
-  }
-
-  /** Member i becomes a copy of the member at positions[i] (named ids[i]). */
-  copy(positions: number[], ids: number[] = this.ids): void {
-    for (const [name, all] of this.state) {
-      const size = this.sizes.get(name)!;
-      const out = new Float32Array(size * positions.length);
-      positions.forEach((p, m) => out.set(all.subarray(p * size, (p + 1) * size), m * size));
-      this.state.set(name, out);
-    }
-    const b1 = positions.map((p) => this.accBeta1.get(this.ids[p])!);
-    const b2 = positions.map((p) => this.accBeta2.get(this.ids[p])!);
-    this.ids = ids;
-    ids.forEach((id, m) => {
-      this.accBeta1.set(id, b1[m]);
-      this.accBeta2.set(id, b2[m]);
-    });
-  }
-
-  source(hyper: HyperTable): StateSource {
-    const spec = this.spec(this.ids);
-    return {
-      model: spec.ensemble.model.name,
-      lowering: spec.ensemble.lowering,
-      optimizer: spec.optimizer,
-      memberIds: this.ids,
-      state: this.state,
-      accBeta1: this.ids.map((id) => this.accBeta1.get(id)!),
-      accBeta2: this.ids.map((id) => this.accBeta2.get(id)!),
-      shapes: new Map(spec.ensemble.params.map((p) => [p.name, p.shape])),
-      hyper: (k, id) => hyper.value(k, id),
-    };
-  }
-
-  /** All members in one population (for callers that want the trained result resident). */
-  materialize(): Population {
-    return this.load(this.ids);
-  }
-}
-
-type BatchFn = (ds: Dataset, order: Int32Array, start: number, end: number) => { x: Tensor; y: Tensor; size: number };
-
-/** The loss and each named metric per member over a whole dataset, without training. */
-export async function evaluate(setup: TrainSetup, population: Population, ds: Dataset, batch: BatchFn, metrics: readonly string[]) {
-  const { tf } = setup;
-  const sums = new Sums(tf, population.n);
-  const order = epochOrder(ds.count, false, 0, 0);
-  for (const [start, end] of batchRanges(ds.count, Math.max(setup.program.train!.batch, 64))) {
-    const { x, y, size } = batch(ds, order, start, end);
-    for (const [name, values] of Object.entries(population.evaluate(x, y, metrics))) sums.add(name, values, size);
-    tf.dispose([x, y]);
-  }
-  return sums.means(['loss', ...metrics]);
-}
-
-/** Example-weighted sums of per-member values over an evaluation, kept on the device until read. */
-class Sums {
-  private totals = new Map<string, Tensor>();
-  private count = 0;
-  constructor(
-    private tf: TF,
-    private n: number,
-  ) {}
-
-  add(name: string, values: Tensor, size: number): void {
-    const { tf } = this;
-    const prev = this.totals.get(name);
-    const next = tf.tidy(() => (prev ? tf.add(prev, tf.mul(values, size)) : tf.mul(values, size)));
-    prev?.dispose();
-    values.dispose();
-    this.totals.set(name, next);
-    if (name === 'loss') this.count += size;
-  }
-
-  async means(names: readonly string[]): Promise<Record<string, number[]>> {
-    const out: Record<string, number[]> = Object.fromEntries(names.map((name) => [name, new Array(this.n).fill(NaN)]));
-    for (const [name, t] of this.totals) {
-      out[name] = Array.from(await t.data()).map((v) => v / this.count);
-      t.dispose();
-    }
-    this.totals.clear();
-    this.count = 0;
-    return out;
   }
 }
 

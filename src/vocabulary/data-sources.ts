@@ -1,6 +1,7 @@
 // Data sources and the shapes they give, known at check time: the built-in sets know theirs, and files
 // (csv, idx) are read just far enough to learn theirs through the host.
 import type { ArgSpec, BoundValue, Shape } from '../check/arg-spec.js';
+import { classCount, parseIdx } from '../data/idx.js';
 
 export type Labels =
   /** one integer class index per example, `classes` distinct values */
@@ -62,9 +63,10 @@ export const dataSources: DataSourceSpec[] = [
     args: [
       { name: 'images', type: { kind: 'string' }, required: true },
       { name: 'labels', type: { kind: 'string' }, required: true },
-      { name: 'classes', type: { kind: 'int', min: 2 }, default: 10 },
+      // no default: counted from the label file
+      { name: 'classes', type: { kind: 'int', min: 2 } },
     ],
-    shape: (a, host) => idxShape(a.images as string, a.classes as number, host),
+    shape: (a, host) => idxShape(a.images as string, a.labels as string, a.classes as number | undefined, host),
   },
 ];
 
@@ -83,7 +85,7 @@ function csvShape(path: string, label: string[] | undefined, host: Host | undefi
 }
 
 /** IDX: magic 0x0000 + type byte + rank byte, then rank big-endian uint32 dimensions. */
-function idxShape(path: string, classes: number, host: Host | undefined): ReturnType<DataSourceSpec['shape']> {
+function idxShape(path: string, labels: string, classes: number | undefined, host: Host | undefined): ReturnType<DataSourceSpec['shape']> {
   if (!host) return undefined;
   const bytes = host.readBytes(path, 1 << 20);
   if (!bytes) return { missing: `cannot read the idx file "${path}"` };
@@ -94,5 +96,30 @@ function idxShape(path: string, classes: number, host: Host | undefined): Return
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const dims = Array.from({ length: rank }, (_, i) => view.getUint32(4 + 4 * i));
   const features = dims.slice(1);
-  return { features: features.length === 2 ? [...features, 1] : features, labels: { kind: 'classes', classes } };
+  const k = idxClasses(labels, classes, host);
+  if (typeof k !== 'number') return k;
+  return { features: features.length === 2 ? [...features, 1] : features, labels: { kind: 'classes', classes: k } };
+}
+
+// label files up to this size are counted at check time; a larger one is counted when it loads
+const LABEL_BYTES = 16 << 20;
+
+/**
+ * The class count: `classes` when given (it must cover the labels), else the largest label + 1 (at least
+ * 2). Undefined when the label file is too large to read here or is broken (loading it says how).
+ */
+function idxClasses(path: string, classes: number | undefined, host: Host): number | { error: string } | MissingFile | undefined {
+  const bytes = host.readBytes(path, LABEL_BYTES);
+  if (!bytes) return { missing: `cannot read the idx label file "${path}"` };
+  let counted: number;
+  try {
+    const file = parseIdx(bytes, path, path);
+    if (file.dims.length !== 1) return classes;
+    counted = classCount(file.values);
+  } catch {
+    return classes;
+  }
+  if (classes === undefined) return counted;
+  if (counted > classes) return { error: `"${path}" holds label ${counted - 1}, but classes: ${classes} allows 0..${classes - 1}; give classes: ${counted} or more, or leave classes: out to count them from the labels` };
+  return classes;
 }

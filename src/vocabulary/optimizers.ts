@@ -1,4 +1,4 @@
-// Optimizers and their hyperparameters, positional in the order LANGUAGE.md lists them
+// Optimizers and their hyperparameters, positional in the order docs/language.md lists them
 // (`sgd(lr, momentum, nesterov)`, `adam(lr, beta1, beta2, epsilon)`, ...). Every `hyper` argument may be varied per member. Defaults
 // follow tf.train / Keras.
 import type { ArgSpec } from '../check/arg-spec.js';

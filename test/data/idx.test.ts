@@ -64,11 +64,29 @@ describe('idx', () => {
     expect(e.message).toBe('the idx files disagree: "three.idx" holds 3 example(s), "two.idx" holds 2 label(s)');
   });
 
-  it('labels must be class indices below `classes`', async () => {
+  it('labels must be class indices below `classes`, and the error says what to do with classes:', async () => {
     const images = write('three.idx', idxBytes(0x08, [3, 2, 3], pixels));
     const e = await dataErrorOf(() => load('idx', { images, labels: write('big.idx', idxBytes(0x08, [3], [0, 5, 1])), classes: 5 }, dir));
     expect([e.code, e.file]).toEqual([4017, join(dir, 'big.idx')]);
-    expect(e.message).toContain('label 5 of example 1');
+    expect(e.message).toBe('label 5 of example 1 (counting from 0) is not a class index in 0..4: classes: 5 allows 5 classes; give classes: 6 or more, or leave classes: out and netc counts them from the labels');
+  });
+
+  for (const gzip of [false, true]) {
+    it(`counts the classes from the labels (max label + 1) when classes: is not given, at check time and when loaded (${gzip ? 'gzip' : 'plain'} labels)`, async () => {
+      const images = write('three.idx', idxBytes(0x08, [3, 2, 3], pixels));
+      const labelBytes = idxBytes(0x08, [3], [4, 0, 1]);
+      const args = { images, labels: write(`five-${gzip}.idx`, gzip ? gzipSync(labelBytes) : labelBytes) };
+      const ds = await load('idx', args, dir);
+      expect(ds.labels).toEqual({ kind: 'classes', classes: 5 });
+      expectMatchesShape(ds, call('idx', args), dir);
+    });
+  }
+
+  it('counts at least 2 classes, and says a label that is no class index is one', async () => {
+    const images = write('three.idx', idxBytes(0x08, [3, 2, 3], pixels));
+    expect((await load('idx', { images, labels: write('zeros.idx', idxBytes(0x08, [3], [0, 0, 0])) }, dir)).labels).toEqual({ kind: 'classes', classes: 2 });
+    const e = await dataErrorOf(() => load('idx', { images, labels: write('half.idx', idxBytes(0x0d, [3], [0, 1.5, 1])) }, dir));
+    expect(e.message).toBe('label 1.5 of example 1 (counting from 0) is not a class index: class indices are whole numbers from 0');
   });
 
   it('a missing, truncated, foreign or corrupt gzip file is an error naming it', async () => {

@@ -25,7 +25,9 @@ export const layerCases: Record<string, { input: number[]; layers: string }> = {
 };
 for (const a of activations.filter((x) => x !== 'linear')) {
   layerCases[`${a}()`] = { input: [3], layers: `dense(4)\n${a === 'leaky_relu' ? 'leaky_relu(0.1)' : `${a}()`}\ndense(2)` };
-  if (a !== 'leaky_relu') layerCases[`dense(activation: ${a})`] = { input: [3], layers: `dense(4, activation: ${a})\ndense(2)` };
+  layerCases[`dense(activation: ${a})`] = { input: [3], layers: `dense(4, activation: ${a})\ndense(2)` };
 }
+// tfjs-layers has no leaky_relu activation argument: the reference writes a linear layer and a LeakyReLU layer
+layerCases['conv2d(activation: leaky_relu)'] = { input: [4, 4, 1], layers: 'conv2d(2, kernel: 3, padding: same, activation: leaky_relu)\nflatten()\ndense(2)' };
 
 export const source = (c: { input: number[]; layers: string }) => `model m(input: [${c.input.join(', ')}]) {\n${c.layers}\n}\nensemble { seed: 5 }\n`;

@@ -1,0 +1,96 @@
+// The directory `netc train --out DIR` writes a new run into. It must be new or empty: a run written into
+// another run's directory would mix with it (an old events.jsonl drew another model's lineage). --force
+// replaces a run there, deleting only the files a run consists of; a directory holding anything else is
+// refused even then, because netc never deletes what it did not write.
+//
+// The directory is made one level at a time under the nearest existing ancestor, which is checked first:
+// Node's recursive mkdir spins forever where the file system refuses new entries (/proc/x).
+import { accessSync, constants, existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+
+/** A run directory that cannot be written: printed as `netc: <message>`, exit code 1. */
+export class OutDirError extends Error {
+  override name = 'OutDirError';
+}
+
+/** The files of a run (and the temporary names they are written under): all that --force deletes. */
+const RUN_FILES = [/^run\.json$/, /^slicing-map\.json$/, /^metrics\.jsonl$/, /^events\.jsonl$/, /^summary\.json$/, /^population\.json$/, /^population-\d+\.bin$/, /^report\.html$/];
+const isRunFile = (name: string) => RUN_FILES.some((p) => p.test(name.replace(/\.tmp-\d+$/, '')));
+
+/** A checked output directory: what must be deleted (with --force) and whether it must be made. */
+export interface OutDir {
+  path: string;
+  /** run files to delete before the new run is written (with --force) */
+  replace: string[];
+  exists: boolean;
+}
+
+/** Checks that a new run can be written to `path` without touching anything; throws OutDirError. */
+export function checkOutDir(path: string, force = false): OutDir {
+  if (!existsSync(path)) {
+    checkCreatable(path);
+    return { path, replace: [], exists: false };
+  }
+  if (!statSync(path).isDirectory()) throw new OutDirError(`cannot use ${path} as the run directory: ${path} is a file`);
+  checkWritable(path, path);
+  const entries = readdirSync(path, { withFileTypes: true });
+  if (entries.length === 0) return { path, replace: [], exists: true };
+  const isRun = entries.some((e) => e.name === 'run.json');
+  if (!force) {
+    throw new OutDirError(
+      isRun
+        ? `${path} already holds a netc run; continue it with --resume ${path}, or give --force to replace it`
+        : `${path} is not empty and is not a netc run directory; give --out a new or empty directory`,
+    );
+  }
+  const foreign = entries.filter((e) => !e.isFile() || !isRunFile(e.name)).map((e) => (e.isDirectory() ? `${e.name}/` : e.name));
+  if (foreign.length) {
+    const shown = foreign.sort().slice(0, 5).join(', ') + (foreign.length > 5 ? `, and ${foreign.length - 5} more` : '');
+    throw new OutDirError(`${path} holds files netc did not write (${shown}); --force replaces only a run's own files, so move them away or give another --out`);
+  }
+  return { path, replace: entries.map((e) => e.name), exists: true };
+}
+
+/** Deletes what a checked directory's old run left (with --force) or makes the directory. */
+export function makeOutDir(dir: OutDir): void {
+  for (const name of dir.replace) rmSync(join(dir.path, name), { force: true });
+  if (!dir.exists) makeDirs(dir.path);
+}
+
+/** Makes `path` and its missing parents, one level at a time (never a recursive mkdir; see above). */
+export function makeDirs(path: string): void {
+  const missing: string[] = [];
+  let at = resolve(path);
+  while (!existsSync(at)) {
+    missing.unshift(at);
+    at = dirname(at);
+  }
+  for (const dir of missing) {
+    try {
+      mkdirSync(dir);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'EEXIST' && statSync(dir).isDirectory()) continue;
+      const why = code === 'ENOENT' ? `the file system of ${dirname(dir)} does not allow new directories` : (e as Error).message;
+      throw new OutDirError(`cannot create the run directory ${path}: ${why}`);
+    }
+  }
+}
+
+/** The nearest existing ancestor of `path` must be a writable directory. */
+function checkCreatable(path: string): void {
+  let at = dirname(resolve(path));
+  while (!existsSync(at)) at = dirname(at);
+  if (!statSync(at).isDirectory()) throw new OutDirError(`cannot use ${path} as the run directory: ${at} is a file`);
+  checkWritable(path, at);
+}
+
+function checkWritable(path: string, dir: string): void {
+  try {
+    accessSync(dir, constants.W_OK);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    const why = code === 'EROFS' ? 'is on a read-only file system' : 'is not writable';
+    throw new OutDirError(`cannot create the run directory ${path}: ${dir} ${why}`);
+  }
+}

@@ -1,0 +1,96 @@
+// `netc train`'s options, and how a resume gets them back. A run keeps the options given on its command
+// line in run.json, so `netc train --resume RUN` continues it as it was started. On a resume:
+//   --members, --seed, --lowering  are the run's: a different value is refused (exit code 2)
+//   --steps, --epochs              set a new step budget, kept for later resumes
+//   --backend, --resident, --checkpoint-every  may change (the checkpoint does not depend on them)
+import { existsSync, statSync } from 'node:fs';
+import type { Lowering } from '../layers/forward.js';
+import type { BackendName } from '../runtime/backend.js';
+import { UsageError } from './io.js';
+import { readRunInfo, RunError, type RunInfo, type RunOptions } from './run-dir.js';
+import { plural } from '../util/plural.js';
+
+export interface TrainOptions {
+  members?: number;
+  epochs?: number;
+  steps?: number;
+  seed?: number;
+  /** default: auto */
+  backend?: BackendName | 'auto';
+  /** default: grouped */
+  lowering?: Lowering;
+  out?: string;
+  /** with --out: replace the run in that directory */
+  force?: boolean;
+  /** continue the run in this directory from its checkpoint */
+  resume?: string;
+  /** write a checkpoint every this many steps (default: every epoch), and always at the end */
+  checkpointEvery?: number;
+  /** train in waves of this many members, the rest waiting in host memory */
+  resident?: number;
+  /** draw a progress bar (a TTY); otherwise lines, on a timer and at each epoch's end */
+  progress?: boolean;
+  /** without a bar: a progress line at least this often (default 10 s) */
+  progressSeconds?: number;
+  /** worker processes on this machine ('auto': one per core); not kept: a resume may use others */
+  workers?: number | 'auto';
+  /** a BullMQ queue on Redis, redis://HOST:PORT; not kept */
+  queue?: string;
+  /** with queue: how many shards */
+  shards?: number;
+}
+
+/** What run.json keeps of the options: those given on the command line. */
+export function keptOptions(o: TrainOptions): RunOptions {
+  const kept: RunOptions = {
+    members: o.members,
+    epochs: o.epochs,
+    steps: o.steps,
+    seed: o.seed,
+    lowering: o.lowering,
+    backend: o.backend,
+    resident: o.resident,
+    checkpoint_every: o.checkpointEvery,
+  };
+  return Object.fromEntries(Object.entries(kept).filter(([, v]) => v !== undefined)) as RunOptions;
+}
+
+/** The run directory `--resume` names, read; a missing directory or one that is not a run is a RunError. */
+export function resumedRun(dir: string): RunInfo {
+  if (!existsSync(dir)) throw new RunError(`cannot resume ${dir}: it does not exist`);
+  if (!statSync(dir).isDirectory()) throw new RunError(`cannot resume ${dir}: it is a file, not a run directory`);
+  if (!existsSync(`${dir}/run.json`)) throw new RunError(`cannot resume ${dir}: it is not a netc run directory (it has no run.json)`);
+  try {
+    return readRunInfo(dir);
+  } catch (e) {
+    if (e instanceof RunError) throw new RunError(`cannot resume ${dir}: ${e.message}`);
+    throw new RunError(`cannot resume ${dir}: its run.json cannot be read (${(e as Error).message})`);
+  }
+}
+
+/**
+ * The options a resume of `run` trains with: the run's kept options, with those given now on top.
+ * Throws UsageError for a given option the run was started otherwise with.
+ */
+export function resumeOptions(given: TrainOptions, run: RunInfo, dir: string): TrainOptions {
+  const fixed: [flag: string, value: string | number | undefined, was: string | number, shown: string][] = [
+    ['--members', given.members, run.ensemble.members, plural(run.ensemble.members, 'member')],
+    ['--seed', given.seed, run.program.ensemble.seed, `seed ${run.program.ensemble.seed}`],
+    ['--lowering', given.lowering, run.ensemble.lowering, `lowering ${run.ensemble.lowering}`],
+  ];
+  for (const [flag, value, was, shown] of fixed) {
+    if (value !== undefined && value !== was) throw new UsageError(`${flag} ${value} conflicts with ${dir}, which was started with ${shown}; leave out ${flag} to continue it`);
+  }
+  const kept = run.options ?? {};
+  const budget = given.steps !== undefined || given.epochs !== undefined ? { steps: given.steps, epochs: given.epochs } : { steps: kept.steps, epochs: kept.epochs };
+  return {
+    ...given,
+    ...budget,
+    members: given.members ?? kept.members,
+    seed: given.seed ?? kept.seed,
+    lowering: given.lowering ?? kept.lowering,
+    backend: given.backend ?? (kept.backend as TrainOptions['backend']),
+    resident: given.resident ?? kept.resident,
+    checkpointEvery: given.checkpointEvery ?? kept.checkpoint_every,
+  };
+}

@@ -1,0 +1,79 @@
+// What `netc train` says while it trains. On a terminal: a progress bar. Otherwise (a pipe, a log file):
+// a line at each epoch's end, and a line at least every `everySeconds` between them, so a long first
+// epoch (30 s and more at 100k members) is not silent.
+import { SingleBar } from 'cli-progress';
+import type { EpochReport, Progress } from '../runtime/trainer.js';
+import { plural } from '../util/plural.js';
+import { rank } from './leaderboard.js';
+import type { Io } from './io.js';
+
+export interface ProgressSetup {
+  io: Io;
+  /** draw a bar on stderr (a TTY) */
+  bar: boolean;
+  steps: number;
+  epochs: number;
+  /** where training starts: 0, or a resumed checkpoint's step and epoch */
+  start: { step: number; epoch: number };
+  /** without a bar, a line at least this often */
+  everySeconds: number;
+}
+
+export class TrainProgress {
+  private readonly bar?: SingleBar;
+  private lastDraw = 0;
+  private lastLine = performance.now();
+  private bestLoss = Infinity;
+
+  constructor(private readonly setup: ProgressSetup) {
+    if (setup.bar) {
+      this.bar = new SingleBar({
+        stream: process.stderr,
+        format: 'train |{bar}| {value}/{total} steps | epoch {epoch}/{epochs} | {rate} member-steps/s | best loss {best}',
+        hideCursor: true,
+        clearOnComplete: false,
+      });
+      this.bar.start(setup.steps, setup.start.step, { epoch: setup.start.epoch + 1, epochs: setup.epochs, rate: '-', best: '-' });
+    }
+  }
+
+  /** After every optimizer step (or interval of waves). */
+  step(p: Progress): void {
+    const now = performance.now();
+    if (this.bar) {
+      if (now - this.lastDraw < 100 && p.step !== p.steps) return;
+      this.lastDraw = now;
+      this.bar.update(p.step, { epoch: p.epoch, epochs: p.epochs, rate: Math.round(p.memberStepsPerSecond), best: best(p.bestLoss) });
+    } else if (now - this.lastLine >= this.setup.everySeconds * 1000 && p.step !== p.steps) {
+      this.lastLine = now;
+      this.setup.io.err(`step ${p.step}/${p.steps} (epoch ${p.epoch}/${p.epochs}): ${Math.round(p.memberStepsPerSecond)} member-steps/s, best loss ${best(p.bestLoss)}\n`);
+    }
+  }
+
+  /** At each epoch's end (and at the end of a partial last epoch). */
+  epoch(r: EpochReport): void {
+    this.bestLoss = Math.min(this.bestLoss, ...r.metrics.map((m) => m.loss).filter((l) => Number.isFinite(l)));
+    if (this.bar) {
+      this.bar.update(r.step, { best: best(this.bestLoss) });
+      return;
+    }
+    if (!r.metrics.length) return;
+    this.lastLine = performance.now();
+    const top = rank(r.metrics.map((metrics, m) => ({ member: r.members[m], hyperparameters: {}, metrics })))[0];
+    this.setup.io.err(
+      `epoch ${r.epoch}/${this.setup.epochs}: step ${r.step}/${this.setup.steps}, ${plural(r.members.length, 'member')}, best member ${top.member}: ${describe(top.metrics)}\n`,
+    );
+  }
+
+  stop(): void {
+    this.bar?.stop();
+  }
+}
+
+const best = (loss: number) => (Number.isFinite(loss) ? loss.toFixed(4) : '-');
+
+function describe(m: { loss: number; accuracy?: number; val_loss?: number; val_accuracy?: number }): string {
+  return Object.entries(m)
+    .map(([k, v]) => `${k} ${(v as number).toFixed(4)}`)
+    .join(', ');
+}

@@ -1,0 +1,82 @@
+// The end of `netc train`: summary.json, report.html, the leaderboard and the closing lines.
+import { join } from 'node:path';
+import type { HyperTable } from '../runtime/hyper.js';
+import { shownHyperparameters } from '../runtime/hyper.js';
+import type { TrainResult } from '../runtime/trainer.js';
+import { plural } from '../util/plural.js';
+import type { Io } from './io.js';
+import { leaderboard, type MemberRow } from './leaderboard.js';
+import { writeAtomic } from './run-dir.js';
+
+export interface RunEnd {
+  runDir: string;
+  file: string;
+  model: string;
+  members: number;
+  epochs: number;
+  backend: string;
+  lowering: string;
+  seed: number;
+  table: HyperTable;
+  result: TrainResult;
+  /** stopped by Ctrl-C */
+  stopped: boolean;
+  /** the step a resume started at */
+  resumedFrom?: number;
+  timings: { epoch: number; step: number; members: number; seconds: number }[];
+  /** how the shards travelled (`in-process` without --workers, --queue or --resident) and how many there were */
+  transport: string;
+  shards: number;
+}
+
+/** Writes summary.json and report.html, prints the leaderboard and what was trained. */
+export async function finishRun(end: RunEnd, io: Io): Promise<void> {
+  const rows = memberRows(end);
+  const { result } = end;
+  const summary = {
+    file: end.file,
+    model: end.model,
+    members: end.members,
+    steps: result.steps,
+    epochs: end.epochs,
+    train_seconds: round(result.seconds),
+    member_steps_per_second: round(result.memberStepsPerSecond),
+    backend: end.backend,
+    lowering: end.lowering,
+    seed: end.seed,
+    transport: end.transport,
+    shards: end.shards,
+    stopped_early: end.stopped,
+    resumed_from_step: end.resumedFrom ?? null,
+    epoch_timings: end.timings,
+    per_member: rows.map((r) => ({ member: r.member, hyperparameters: r.hyperparameters, metrics: r.metrics, ...(r.stopped ? { stopped: r.stopped } : {}) })),
+  };
+  writeAtomic(join(end.runDir, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
+  // the report loads vega lazily; a report that fails does not fail the training run
+  const { writeReport } = await import('../report/report.js');
+  let reportLine = '';
+  try {
+    reportLine = `report: ${await writeReport(end.runDir)}\n`;
+  } catch (e) {
+    io.err(`netc: could not write ${join(end.runDir, 'report.html')}: ${(e as Error).message}\n`);
+  }
+  io.out(leaderboard(rows) + '\n');
+  io.out(`${trainedSteps(result.steps, end.resumedFrom)} x ${plural(end.members, 'member')} in ${result.seconds.toFixed(1)} s (${Math.round(result.memberStepsPerSecond)} member-steps/s, ${end.backend}, ${end.lowering})\n` + `run directory: ${end.runDir}\n` + reportLine);
+}
+
+/** "200 steps", or after a resume "steps 10 to 30 (20 steps)": the rate counts only the steps this run trained. */
+function trainedSteps(steps: number, from: number | undefined): string {
+  return from === undefined ? plural(steps, 'step') : `steps ${from} to ${steps} (${plural(steps - from, 'step')})`;
+}
+
+function memberRows({ result, table }: RunEnd): MemberRow[] {
+  const stoppedAt = new Map(result.retired.map((r) => [r.member, r]));
+  return result.final.map((metrics, m) => {
+    const id = result.memberIds[m];
+    const retired = stoppedAt.get(id);
+    const hyperparameters = shownHyperparameters(table, (key) => table.value(key, id));
+    return { member: id, hyperparameters, metrics, ...(retired ? { stopped: { step: retired.step, reason: retired.reason } } : {}) };
+  });
+}
+
+const round = (v: number) => Math.round(v * 1000) / 1000;

@@ -1,0 +1,256 @@
+// A shard job: some members of a population, their state, and an interval of batches to train them on
+// (or a dataset to evaluate them on). The coordinator (the trainer) cuts the population into shards at
+// each interval and hands the jobs to a transport: in this process one after another (waves), to worker
+// processes on this machine, or through a BullMQ queue to workers anywhere. A job carries everything a
+// member's arithmetic depends on — its id (which names its random streams), its state, its
+// hyperparameters, the global step — and nothing about the other members, so whichever worker runs it,
+// beside whichever members, the result is the same, bit for bit.
+import type { EnsembleIR } from '../ensemble/ensemble-ir.js';
+import type { ModelIR } from '../ir/model-ir.js';
+import { batchRanges, epochOrder, gatherBatch, labelEncoding } from '../data/batches.js';
+import type { Dataset } from '../data/dataset.js';
+import { losses as lossSpecs } from '../vocabulary/losses.js';
+import { Population, type PopulationSpec } from '../runtime/population.js';
+import type { TF, Tensor } from '../runtime/tf.js';
+
+/** What every job of one run shares: sent to a worker once, then named by `id`. */
+export interface RunContext {
+  /** names this context in a worker's cache (a hash of the run and the attempt) */
+  id: string;
+  /** the netc version that made it: a worker of another version refuses the job */
+  version: string;
+  model: ModelIR;
+  ensemble: EnsembleIR;
+  seed: number;
+  optimizer: string;
+  loss: { name: string; args: Record<string, unknown> };
+  batch: number;
+  shuffle: boolean;
+  /** the metrics computed besides the loss (accuracy, mse, mae) */
+  metrics: string[];
+  train: Dataset;
+  validation?: Dataset;
+}
+
+/** Members' canonical state (Population.exportState's form, [n, ...shape] member after member). */
+export interface ShardState {
+  memberIds: number[];
+  state: Map<string, Float32Array>;
+  accBeta1: number[];
+  accBeta2: number[];
+}
+
+export interface TrainJob extends ShardState {
+  kind: 'train';
+  context: string;
+  /** each member's hyperparameters, by key, in memberIds order */
+  hyper: Record<string, number>[];
+  /** the global step at `from` (it names the dropout streams) */
+  step: number;
+  epoch: number;
+  /** batches [from, to) of the epoch */
+  from: number;
+  to: number;
+  /** train in waves of at most this many members on the device */
+  resident?: number;
+}
+
+export interface EvaluateJob extends ShardState {
+  kind: 'evaluate';
+  context: string;
+  hyper: Record<string, number>[];
+  step: number;
+  dataset: 'train' | 'validation';
+}
+
+export type ShardJob = TrainJob | EvaluateJob;
+
+export interface TrainResult extends ShardState {
+  kind: 'train';
+  /** batches run: to - from, or fewer when a member's loss went non-finite (the job stops after that batch) */
+  ran: number;
+  /** members whose loss went non-finite in the last batch run */
+  diverged: number[];
+  /** per batch run: its size, each member's loss and each member's value of every metric of the context */
+  batches: { size: number; loss: Float32Array; metrics: Record<string, Float32Array> }[];
+}
+
+export interface EvaluateResult {
+  kind: 'evaluate';
+  memberIds: number[];
+  /** each member's loss and metrics, by name */
+  metrics: Record<string, number[]>;
+}
+
+export type ShardResult = TrainResult | EvaluateResult;
+
+/** Runs a job on `tf` (the worker's backend). */
+export async function runShardJob(tf: TF, ctx: RunContext, job: ShardJob): Promise<ShardResult> {
+  if (job.kind === 'evaluate') return evaluateShard(tf, ctx, job);
+  const waves = job.resident && job.resident < job.memberIds.length ? job.resident : job.memberIds.length;
+  if (waves === job.memberIds.length) return trainShard(tf, ctx, job);
+  // waves inside the worker: each runs the interval, stopping where the first divergence did
+  let to = job.to;
+  let parts: TrainResult[] = [];
+  for (let again = true; again; ) {
+    parts = [];
+    for (let i = 0; i < job.memberIds.length; i += waves) {
+      const r = await trainShard(tf, ctx, { ...job, ...sliceState(job, job.memberIds.slice(i, i + waves)), to });
+      parts.push(r);
+      to = Math.min(to, job.from + r.ran);
+    }
+    // a wave that ran past a later wave's divergence runs again, up to it
+    again = parts.some((p) => job.from + p.ran > to);
+  }
+  return mergeTrainResults(parts);
+}
+
+/** A population of the job's members holding the job's state. */
+function populationOf(tf: TF, ctx: RunContext, job: ShardState & { hyper: Record<string, number>[]; step: number }): Population {
+  const at = new Map(job.memberIds.map((id, m) => [id, m]));
+  const spec: PopulationSpec = {
+    tf,
+    ensemble: { ...ctx.ensemble, members: job.memberIds.length },
+    memberIds: job.memberIds,
+    seed: ctx.seed,
+    optimizer: ctx.optimizer,
+    loss: ctx.loss,
+    hyper: (key, id) => job.hyper[at.get(id)!][key],
+    initial: (id) => memberRows(job, at.get(id)!),
+  };
+  const pop = new Population(spec);
+  pop.importState(job.state);
+  pop.state.accBeta1 = [...job.accBeta1];
+  pop.state.accBeta2 = [...job.accBeta2];
+  pop.step = job.step;
+  return pop;
+}
+
+/** Builds batches of a dataset as tensors, in the encoding the run's loss wants. */
+export function batcher(tf: TF, ctx: Pick<RunContext, 'model' | 'loss' | 'train'>) {
+  const expects = lossSpecs.find((l) => l.name === ctx.loss.name)!.expects;
+  const encoding = labelEncoding(expects, ctx.train.labels);
+  const classes = ctx.train.labels.kind === 'classes' ? ctx.train.labels.classes : 0;
+  const input = ctx.model.ops[0].shape;
+  return (ds: Dataset, order: Int32Array, start: number, end: number) => {
+    const b = gatherBatch(ds, order, start, end, encoding, classes);
+    return { x: tf.tensor(b.x, [b.size, ...input]), y: tf.tensor(b.y, [b.size, b.yWidth]), size: b.size };
+  };
+}
+
+async function trainShard(tf: TF, ctx: RunContext, job: TrainJob): Promise<TrainResult> {
+  const pop = populationOf(tf, ctx, job);
+  const batch = batcher(tf, ctx);
+  const ranges = batchRanges(ctx.train.count, ctx.batch);
+  const order = epochOrder(ctx.train.count, ctx.shuffle, ctx.seed, job.epoch);
+  const batches: TrainResult['batches'] = [];
+  let diverged: number[] = [];
+  for (let b = job.from; b < job.to && !diverged.length; b++) {
+    const [s0, s1] = ranges[b];
+    const { x, y, size } = batch(ctx.train, order, s0, s1);
+    let values: Record<string, Tensor> = {};
+    const losses = pop.trainStep(x, y, { names: ctx.metrics, take: (v) => (values = v) });
+    const loss = (await losses.data()) as Float32Array;
+    const metrics: Record<string, Float32Array> = {};
+    for (const name of ctx.metrics) metrics[name] = (await values[name].data()) as Float32Array;
+    tf.dispose([x, y, losses, ...Object.values(values)]);
+    batches.push({ size, loss, metrics });
+    diverged = job.memberIds.filter((_, m) => !Number.isFinite(loss[m]));
+    // a worker serving a queue renews its job's lock between steps
+    await new Promise((r) => setImmediate(r));
+  }
+  const state = await pop.exportState();
+  const result: TrainResult = { kind: 'train', memberIds: job.memberIds, state, accBeta1: pop.state.accBeta1, accBeta2: pop.state.accBeta2, ran: batches.length, diverged, batches };
+  pop.dispose();
+  return result;
+}
+
+async function evaluateShard(tf: TF, ctx: RunContext, job: EvaluateJob): Promise<EvaluateResult> {
+  const pop = populationOf(tf, ctx, job);
+  const ds = job.dataset === 'train' ? ctx.train : ctx.validation!;
+  const batch = batcher(tf, ctx);
+  const order = epochOrder(ds.count, false, 0, 0);
+  const names = ['loss', ...ctx.metrics];
+  const totals: Record<string, Tensor> = {};
+  for (const [start, end] of batchRanges(ds.count, Math.max(ctx.batch, 64))) {
+    const { x, y, size } = batch(ds, order, start, end);
+    const r = pop.evaluate(x, y, ctx.metrics);
+    for (const name of names) {
+      const prev = totals[name];
+      totals[name] = tf.tidy(() => (prev ? tf.add(prev, tf.mul(r[name], size)) : tf.mul(r[name], size)));
+      prev?.dispose();
+      r[name].dispose();
+    }
+    tf.dispose([x, y]);
+  }
+  const mean = async (t?: Tensor) => (t ? Array.from((await t.data()) as Float32Array, (v) => v / ds.count) : job.memberIds.map(() => NaN));
+  const metrics: Record<string, number[]> = {};
+  for (const name of names) metrics[name] = await mean(totals[name]);
+  const result: EvaluateResult = { kind: 'evaluate', memberIds: job.memberIds, metrics };
+  tf.dispose(Object.values(totals));
+  pop.dispose();
+  return result;
+}
+
+/** Member m's (position) parameters and slots, as initial values by name. */
+function memberRows(s: ShardState, m: number): Map<string, Float32Array> {
+  const n = s.memberIds.length;
+  return new Map([...s.state].map(([name, all]) => [name, all.subarray((m * all.length) / n, ((m + 1) * all.length) / n)]));
+}
+
+/** The state of some of a shard's members, in the order of `ids`. */
+export function sliceState(s: ShardState & { hyper?: Record<string, number>[] }, ids: number[]): ShardState & { hyper?: Record<string, number>[] } {
+  const at = ids.map((id) => s.memberIds.indexOf(id));
+  const n = s.memberIds.length;
+  const state = new Map<string, Float32Array>();
+  for (const [name, all] of s.state) {
+    const size = all.length / n;
+    const out = new Float32Array(size * ids.length);
+    at.forEach((p, m) => out.set(all.subarray(p * size, (p + 1) * size), m * size));
+    state.set(name, out);
+  }
+  const hyper = s.hyper;
+  return { memberIds: ids, state, accBeta1: at.map((p) => s.accBeta1[p]), accBeta2: at.map((p) => s.accBeta2[p]), ...(hyper ? { hyper: at.map((p) => hyper[p]) } : {}) };
+}
+
+/** One result for the members of several, in order; each ran the same batches. */
+export function mergeTrainResults(parts: TrainResult[]): TrainResult {
+  const ids = parts.flatMap((p) => p.memberIds);
+  const state = new Map<string, Float32Array>();
+  for (const name of parts[0].state.keys()) {
+    const all = parts.map((p) => p.state.get(name)!);
+    const out = new Float32Array(all.reduce((n, a) => n + a.length, 0));
+    let offset = 0;
+    for (const a of all) {
+      out.set(a, offset);
+      offset += a.length;
+    }
+    state.set(name, out);
+  }
+  const ran = parts[0].ran;
+  const cat = (pick: (b: TrainResult['batches'][number]) => Float32Array, i: number) => {
+    const out = new Float32Array(ids.length);
+    let offset = 0;
+    for (const a of parts.map((p) => pick(p.batches[i]))) {
+      out.set(a, offset);
+      offset += a.length;
+    }
+    return out;
+  };
+  const names = Object.keys(parts[0].batches[0]?.metrics ?? {});
+  const batches = Array.from({ length: ran }, (_, i) => ({
+    size: parts[0].batches[i].size,
+    loss: cat((b) => b.loss, i),
+    metrics: Object.fromEntries(names.map((name) => [name, cat((b) => b.metrics[name], i)])),
+  }));
+  return {
+    kind: 'train',
+    memberIds: ids,
+    state,
+    accBeta1: parts.flatMap((p) => p.accBeta1),
+    accBeta2: parts.flatMap((p) => p.accBeta2),
+    ran,
+    diverged: parts.flatMap((p) => (p.ran === ran ? p.diverged : [])),
+    batches,
+  };
+}
