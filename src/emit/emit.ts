@@ -10,7 +10,7 @@ import type { EnsembleIR, WideOp } from '../ensemble/ensemble-ir.js';
 import { formatAttr } from '../ir/print.js';
 import { layerKind } from '../layers/registry.js';
 import type { CompileState } from '../pipeline.js';
-import { hyperTable } from '../runtime/hyper.js';
+import { hyperTable, varyKey } from '../runtime/hyper.js';
 import type { ModuleEnsemble } from './module-api.js';
 
 export interface EmitInfo {
@@ -46,7 +46,7 @@ export function emitModule(state: CompileState, info: EmitInfo): string {
   const table = hyperTable(program, model);
   const vary: ModuleEnsemble['vary'] = program.ensemble.vary.map((v) => ({
     path: v.path,
-    key: v.target.kind === 'optimizer' ? v.target.arg : `${model.ops[v.target.layer + 1].name}.${v.target.arg}`,
+    key: varyKey(v.target, model),
     target: v.target,
     space: v.space,
   }));
