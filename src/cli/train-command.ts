@@ -98,6 +98,11 @@ export async function trainCommand(file: string, options: TrainOptions, io: Io):
       );
     }
     if (m.seed !== seed) return fileError(io, file, Messages.CheckpointMismatch, 0, `the checkpoint in ${options.resume} was trained with seed ${m.seed}, not ${seed}`);
+    const planned = m.position.total;
+    // cosine and linear run over the total; the other schedules do not depend on it
+    if (['cosine', 'linear'].includes(program.train.lr_schedule?.name ?? '') && planned !== undefined && planned !== steps) {
+      io.err(`netc: the learning-rate schedule was planned over ${planned} steps and now runs over ${steps}: from step ${m.position.step} on, each rate is that of a ${steps}-step run\n`);
+    }
   }
   const runDir = options.resume ?? options.out ?? join('runs', `${basename(file, '.net')}-${timestamp()}`);
   mkdirSync(runDir, { recursive: true });
@@ -152,7 +157,7 @@ export async function trainCommand(file: string, options: TrainOptions, io: Io):
     timings.push({ epoch: r.epoch, step: r.step, members: r.members.length, seconds: Math.round(r.seconds * 1000) / 1000 });
     bestLoss = Math.min(bestLoss, ...r.metrics.map((m) => m.loss).filter((l) => Number.isFinite(l)));
     bar?.update(r.step, { best: Number.isFinite(bestLoss) ? bestLoss.toFixed(4) : '-' });
-    const lines = r.metrics.map((metrics, m) => JSON.stringify({ epoch: r.epoch, step: r.step, member: r.members[m], hyperparameters: shown(table, r.members[m]), ...metrics }));
+    const lines = r.metrics.map((metrics, m) => JSON.stringify({ epoch: r.epoch, step: r.step, member: r.members[m], hyperparameters: shown(table, r.members[m]), lr: r.lr[m], ...metrics }));
     if (lines.length) appendFileSync(metricsPath, lines.join('\n') + '\n');
     if (!bar && r.metrics.length) {
       const best = rank(r.metrics.map((metrics, m) => ({ member: r.members[m], hyperparameters: {}, metrics })))[0];
@@ -220,7 +225,7 @@ export async function trainCommand(file: string, options: TrainOptions, io: Io):
     stopped_early: stop,
     resumed_from_step: resume?.manifest.position.step ?? null,
     epoch_timings: timings,
-    per_member: rows.map((r) => ({ member: r.member, hyperparameters: r.hyperparameters, metrics: r.metrics, ...(r.stopped ? { stopped: r.stopped } : {}) })),
+    per_member: rows.map((r, m) => ({ member: r.member, hyperparameters: r.hyperparameters, lr: result.lr[m], metrics: r.metrics, ...(r.stopped ? { stopped: r.stopped } : {}) })),
   };
   writeAtomic(join(runDir, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
   result.population.dispose();

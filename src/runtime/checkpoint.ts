@@ -9,6 +9,8 @@ import { memberHyperparameters, type HyperTable } from './hyper.js';
 export interface TrainPosition {
   /** optimizer steps taken */
   step: number;
+  /** the run's total steps when the checkpoint was written: the horizon T of its learning-rate schedule */
+  total?: number;
   /** the next batch: epoch (from 0) and batch index within it */
   epoch: number;
   batch: number;

@@ -47,9 +47,11 @@ export interface Schedule {
   /** what decide() remembers between calls, as JSON (undefined: nothing) */
   state?(): unknown;
   restore?(state: unknown): void;
+  /** a PBT exploit copied each source member into member: what the schedule remembers of a member goes with it */
+  copied?(copies: { member: number; source: number }[]): void;
 }
 
-const higherIsBetter = (m: ScheduleMetric) => m.endsWith('accuracy');
+export const higherIsBetter = (m: ScheduleMetric) => m.endsWith('accuracy');
 
 /** Member ids best first; non-finite scores last. */
 function ranked(ctx: ScheduleContext, metric: ScheduleMetric): number[] {

@@ -11,6 +11,7 @@ import { restore, restoreHyperparameters, retiredMembers, type CheckpointManifes
 import { fromJsonNumber, jsonNumber, type Decisions, type Schedule, type ScheduleMetric } from './schedules.js';
 import { initMember } from './init.js';
 import { memberHyperparameters, shownHyperparameters, type HyperTable } from './hyper.js';
+import { lrPlan, memberLr } from './lr-schedule.js';
 import type { TF, Tensor } from './tf.js';
 
 export interface TrainSetup {
@@ -50,6 +51,8 @@ export interface EpochReport {
   /** the active members' ids, in the order of `metrics` */
   members: number[];
   metrics: MemberMetrics[];
+  /** each member's learning rate in the epoch's last step (it moves under an lr_schedule) */
+  lr: number[];
   /** wall-clock seconds since the previous report (training and validation) */
   seconds: number;
 }
@@ -104,6 +107,8 @@ export interface TrainResult {
   memberStepsPerSecond: number;
   /** every member's last epoch metrics, in memberIds order (the untrained population's, after --steps 0) */
   final: MemberMetrics[];
+  /** every member's learning rate in the last step it trained (its first, untrained), in memberIds order */
+  lr: number[];
 }
 
 export function batchesPerEpoch(setup: Pick<TrainSetup, 'program' | 'data'>): number {
@@ -113,6 +118,8 @@ export function batchesPerEpoch(setup: Pick<TrainSetup, 'program' | 'data'>): nu
 export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): Promise<TrainResult> {
   const { tf, program } = setup;
   const config = program.train!;
+  // the learning rate of every member at every step: lr_i * f_i(t) over the run's `steps` (T)
+  const lr = lrPlan(config.lr_schedule, setup.hyper, setup.steps, batchesPerEpoch(setup));
   const allIds = setup.memberIds ?? Array.from({ length: setup.ensemble.members }, (_, i) => i);
   const spec = (ids: number[]): PopulationSpec => ({
     tf,
@@ -122,6 +129,7 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
     optimizer: config.optimizer.name,
     loss: config.loss,
     hyper: (key, m) => setup.hyper.value(key, m),
+    lrFactor: lr.factor,
     initial: (m) => initMember(setup.model, setup.seed, m),
     forward: setup.forward,
   });
@@ -157,7 +165,8 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
   }
 
   const epochSums = new HostSums(start.sums);
-  const schedules = setup.schedules ?? [];
+  // plateau acts first at an epoch end, on each member as it trained, so that a PBT exploit after it copies the updated state
+  const schedules = [...(lr.schedule ? [lr.schedule] : []), ...(setup.schedules ?? [])];
   // each schedule ranks by its own interval's sums: two schedules with different intervals never share them
   const scheduleSums = schedules.map((_, i) => new HostSums(start.schedules?.sums[i]));
   start.schedules?.state.forEach((s, i) => s !== undefined && schedules[i]?.restore?.(s));
@@ -176,6 +185,7 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
   const due = (s: number) => (s > 0 ? schedules.filter((sc) => s % sc.everySteps(perEpoch) === 0) : []);
   const position = (): TrainPosition => ({
     step,
+    total: setup.steps,
     epoch,
     batch: next,
     sums: epochSums.toJSON(),
@@ -321,7 +331,8 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
     if (next >= perEpoch) epochSums.clear();
     best = Math.min(Number.isNaN(best) ? Infinity : best, ...metrics.map((m) => m.loss).filter((l) => Number.isFinite(l)));
     const now = performance.now();
-    callbacks.onEpoch?.({ epoch: epoch + 1, step, members: ids, metrics, seconds: (now - epochStarted) / 1000 });
+    const rates = ids.map((id) => memberLr(setup.hyper, lr, id, step - 1));
+    callbacks.onEpoch?.({ epoch: epoch + 1, step, members: ids, metrics, lr: rates, seconds: (now - epochStarted) / 1000 });
     epochStarted = now;
   }
 
@@ -402,6 +413,7 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
         for (const [key, value] of Object.entries(e.hyperparameters)) setup.hyper.set(key, e.member, value);
         callbacks.onEvent?.({ step, event: 'exploit', member: e.member, source: e.source, hyperparameters: shown(e.member) });
       }
+      for (const sc of schedules) sc.copied?.(exploit.map((e) => ({ member: e.member, source: e.source })));
       if (population) {
         const next = population.gather(sources, now);
         population.dispose();
@@ -429,8 +441,10 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
   }
   await checkpoint();
   const final = allIds.map((id) => partialMetrics.get(id) ?? lastMetrics.get(id) ?? { loss: NaN });
+  const lastStep = (id: number) => Math.max(0, (retired.find((r) => r.member === id)?.step ?? step) - 1);
+  const rates = allIds.map((id) => memberLr(setup.hyper, lr, id, lastStep(id)));
   const resultPopulation = population ?? store!.materialize();
-  return { population: resultPopulation, position: position(), steps: step, seconds, memberStepsPerSecond: step > first ? trained / seconds : 0, final, retired, memberIds: allIds };
+  return { population: resultPopulation, position: position(), steps: step, seconds, memberStepsPerSecond: step > first ? trained / seconds : 0, final, lr: rates, retired, memberIds: allIds };
 }
 
 /** A member's metrics for a checkpoint's JSON, and back: non-finite values travel as strings. */
