@@ -16,7 +16,7 @@ describe('the learning-rate chart', () => {
   it('is drawn when a rate moved, each member a line over the steps, the best on top', async () => {
     const html = await renderReport(await withRates((m, epoch) => 0.01 * (m + 1) * 0.5 ** epoch));
     expect(html).toContain('<figure id="curve-lr">');
-    const chart = svgs(html.slice(html.indexOf('<figure id="curve-lr">')))[0];
+    const chart = svgs(html.slice(html.indexOf('<figure id="curve-lr">')))[0] ?? '';
     expect(chart).toContain('learning rate');
     expect((chart.match(/<path/g) ?? []).length).toBeGreaterThan(6);
   });
