@@ -14,6 +14,8 @@ export type ScheduleMetric = 'loss' | 'val_loss' | 'accuracy' | 'val_accuracy';
 export interface StopDecision {
   member: number;
   reason: string;
+  /** the member retires with the parameters of its best epoch (early stopping's restore_best), not its last */
+  restore?: boolean;
 }
 
 export interface ExploitDecision {
@@ -26,6 +28,8 @@ export interface ExploitDecision {
 export interface Decisions {
   stop: StopDecision[];
   exploit: ExploitDecision[];
+  /** members whose metric is their best so far: the trainer keeps a copy of their parameters (restore_best) */
+  best?: number[];
 }
 
 export interface ScheduleContext {
@@ -150,7 +154,7 @@ export function halving(config: ScheduleConfig): Schedule {
 }
 
 export function earlyStopping(config: ScheduleConfig): Schedule {
-  const a = config.args as { metric: ScheduleMetric; patience: number; min_delta: number };
+  const a = config.args as { metric: ScheduleMetric; patience: number; min_delta: number; restore_best?: boolean };
   let best = new Map<number, number>();
   let waited = new Map<number, number>();
   return {
@@ -159,19 +163,21 @@ export function earlyStopping(config: ScheduleConfig): Schedule {
     everySteps: (perEpoch) => perEpoch,
     decide(ctx) {
       const stop: StopDecision[] = [];
+      const improved: number[] = [];
       ctx.members.forEach((member, i) => {
         const v = higherIsBetter(a.metric) ? ctx.metric[i] : -ctx.metric[i];
         const b = best.get(member);
         if (b === undefined || v > b + a.min_delta) {
           best.set(member, v);
           waited.set(member, 0);
+          improved.push(member);
         } else {
           const w = (waited.get(member) ?? 0) + 1;
           waited.set(member, w);
-          if (w >= a.patience) stop.push({ member, reason: `early stopping: ${a.metric} did not improve for ${w} epochs` });
+          if (w >= a.patience) stop.push({ member, reason: `early stopping: ${a.metric} did not improve for ${w} epochs`, ...(a.restore_best ? { restore: true } : {}) });
         }
       });
-      return { stop, exploit: [] };
+      return { stop, exploit: [], ...(a.restore_best ? { best: improved } : {}) };
     },
     state: () => ({ best: [...best].map(([id, v]) => [id, jsonNumber(v)]), waited: [...waited] }),
     restore(state) {

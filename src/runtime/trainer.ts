@@ -12,6 +12,7 @@ import { fromJsonNumber, jsonNumber, type Decisions, type Schedule, type Schedul
 import { initMember } from './init.js';
 import { memberHyperparameters, shownHyperparameters, type HyperTable } from './hyper.js';
 import { lrPlan, memberLr } from './lr-schedule.js';
+import { BestKept, memberParamsAt } from './best-weights.js';
 import type { TF, Tensor } from './tf.js';
 
 export interface TrainSetup {
@@ -88,7 +89,7 @@ export interface TrainCallbacks {
   /** checked after every step: true stops training there (Ctrl-C), keeping what was trained */
   shouldStop?(): boolean;
   /** write a checkpoint of the population at this position (every checkpointEvery steps, and last) */
-  checkpoint?(population: Population | StateSource, position: TrainPosition, retired: RetiredMember[]): Promise<void>;
+  checkpoint?(population: Population | StateSource, position: TrainPosition, retired: RetiredMember[], extra?: Map<string, Float32Array>): Promise<void>;
   /** a member stopped, or copied another (PBT) */
   onEvent?(e: PopulationEvent): void;
 }
@@ -155,6 +156,8 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
   if (resumed) restoreHyperparameters(setup.hyper, resumed.manifest);
   const active = resumed ? [...resumed.manifest.member_ids] : [...allIds];
   const retired: RetiredMember[] = resumed ? retiredMembers(resumed.manifest, resumed.tensors) : [];
+  // early stopping's restore_best: every member's parameters at its best epoch so far
+  const bestKept = resumed ? BestKept.fromCheckpoint(resumed.manifest, resumed.tensors) : new BestKept();
   const waves = setup.resident !== undefined && setup.resident < active.length ? setup.resident : 0;
   let population: Population | undefined;
   let store: HostStore | undefined;
@@ -191,11 +194,12 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
     sums: epochSums.toJSON(),
     schedules: { pending: due(step).length > 0 && actedAt !== step, sums: scheduleSums.map((s) => s.toJSON()), state: schedules.map((s) => s.state?.()) },
     metrics: [...lastMetrics].map(([id, m]) => [id, encodeMetrics(m)]),
+    ...(bestKept.position().length ? { best: bestKept.position() } : {}),
   });
   const checkpoint = async () => {
     if (!callbacks.checkpoint) return;
     const source = population ?? store!.source(setup.hyper);
-    await callbacks.checkpoint(source, position(), retired);
+    await callbacks.checkpoint(source, position(), retired, bestKept.tensors());
   };
 
   /**
@@ -377,23 +381,32 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
     return out;
   }
 
-  /** Carries out a schedule's decisions: stops first (their members leave), then PBT's copies. */
+  /** Copies of the members' parameters now, when their metric is their best so far (restore_best). */
+  async function keepBest(members: number[]) {
+    const ids = population?.memberIds ?? store!.ids;
+    const state = population ? await population.exportState() : store!.state;
+    const kept = members.filter((id) => ids.includes(id));
+    bestKept.keep(kept.map((id) => ({ member: id, params: memberParamsAt(setup.model, state, ids.indexOf(id)), metrics: lastMetrics.has(id) ? encodeMetrics(lastMetrics.get(id)!) : undefined })), step);
+  }
+
+  /** Carries out a schedule's decisions: best copies kept, stops (their members leave), then PBT's copies. */
   async function apply(d: Decisions) {
+    if (d.best?.length) await keepBest(d.best);
     const ids = population?.memberIds ?? store!.ids;
     const stopping = d.stop.filter((s) => ids.includes(s.member));
     if (stopping.length) {
       const state = population ? await population.exportState() : store!.state;
       for (const s of stopping) {
-        const m = ids.indexOf(s.member);
-        const params = new Map<string, Float32Array>();
-        for (const p of setup.model.params) {
-          const size = p.shape.reduce((a, b) => a * b, 1);
-          params.set(p.name, state.get(p.name)!.slice(m * size, (m + 1) * size));
-        }
+        // restore_best: the member retires with its best epoch's parameters and metrics
+        const kept = bestKept.take(s.member);
+        const best = s.restore ? kept : undefined;
+        const params = best?.params ?? memberParamsAt(setup.model, state, ids.indexOf(s.member));
+        const reason = best ? `${s.reason}; it keeps the weights of step ${best.step}, its best` : s.reason;
         const hyperparameters = memberHyperparameters(setup.hyper, s.member);
-        retired.push({ member: s.member, step, reason: s.reason, params, hyperparameters });
+        retired.push({ member: s.member, step, reason, params, hyperparameters });
+        if (best?.metrics) lastMetrics.set(s.member, decodeMetrics(best.metrics));
         if (!lastMetrics.has(s.member)) lastMetrics.set(s.member, { loss: epochSums.mean(s.member).loss });
-        callbacks.onEvent?.({ step, event: 'stop', member: s.member, reason: s.reason });
+        callbacks.onEvent?.({ step, event: 'stop', member: s.member, reason });
       }
       const keep = ids.map((id, m) => (stopping.some((s) => s.member === id) ? -1 : m)).filter((m) => m >= 0);
       if (population) {
