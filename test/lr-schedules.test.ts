@@ -110,6 +110,12 @@ describe('cosine with per-member warmup and floor', () => {
     expectSameRun(straight, stopped);
   });
 
+  it('trained in waves (the population in host memory), it ends byte-identical to all at once', async () => {
+    const waves = join(dir, 'waves');
+    expect((await netc(['train', file, '--backend', 'cpu', '--resident', '4', '--out', waves])).code).toBe(0);
+    expectSameRun(straight, waves);
+  });
+
   it('resumed with another total, the rest of the schedule is planned over the new total, and netc says so', async () => {
     const short = join(dir, 'short');
     expect((await netc(['train', file, '--backend', 'cpu', '--steps', '17', '--out', short])).code).toBe(0);
