@@ -1,7 +1,8 @@
 // Learning-rate schedules against plain TF.js: member i of a fused population, trained T steps under an
 // lr_schedule with its own values of the schedule's arguments, has the weights of member i trained alone
 // by a tf.train optimizer whose learning rate is set before each step t to lr_i * f_i(t), f written out
-// here from the language notes (not netc's code). sgd, adam and rmsprop; every lowering on cpu, grouped on wasm.
+// here from the language notes (not netc's code). sgd (plain and with momentum), adam and rmsprop; every
+// lowering on cpu, grouped on wasm.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lowerings, type Lowering } from '../../src/layers/forward.js';
 import { compile } from '../../src/pipeline.js';
@@ -42,7 +43,8 @@ const schedules: Record<string, { schedule: string; vary: string; args: (m: numb
 };
 
 const optimizers: Record<string, { text: string; lrs: number[]; make: (lr: number) => tf.Optimizer }> = {
-  sgd: { text: 'sgd(momentum: 0.9)', lrs: [0.5, 0.1, 0.3], make: (lr) => tf.train.momentum(lr, 0.9) },
+  sgd: { text: 'sgd', lrs: [0.5, 0.1, 0.3], make: (lr) => tf.train.sgd(lr) },
+  'sgd with momentum': { text: 'sgd(momentum: 0.9)', lrs: [0.5, 0.1, 0.3], make: (lr) => tf.train.momentum(lr, 0.9) },
   adam: { text: 'adam', lrs: [0.05, 0.01, 0.1], make: (lr) => tf.train.adam(lr, 0.9, 0.999, 1e-7) },
   rmsprop: { text: 'rmsprop(momentum: 0.5)', lrs: [0.01, 0.003, 0.03], make: (lr) => tf.train.rmsprop(lr, 0.9, 0.5, 1e-7) },
 };
