@@ -11,6 +11,9 @@ import { describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
 import { lrPlan, scheduleFactor } from '../src/runtime/lr-schedule.js';
 import { plateau } from '../src/runtime/plateau.js';
+import { perturb } from '../src/runtime/schedules.js';
+import { Rng } from '../src/runtime/rng.js';
+import type { Space } from '../src/check/program.js';
 import { hyperTable } from '../src/runtime/hyper.js';
 import { compile } from '../src/pipeline.js';
 import type { Population } from '../src/runtime/population.js';
@@ -215,6 +218,12 @@ describe('the runtime pieces', () => {
     const state = compile(source('', 'constant()'), 'x.net');
     expect(lrPlan(state.program!.train!.lr_schedule, hyperTable(state.program!, state.ir!), 40, 5)).toEqual({});
     expect(lrPlan(undefined, hyperTable(state.program!, state.ir!), 40, 5)).toEqual({});
+  });
+
+  it('PBT moves a varied interval (every, warmup) to a neighbouring amount, as it moves a list of numbers', () => {
+    const steps = (...amounts: number[]): Space => ({ kind: 'list', values: amounts.map((amount) => ({ amount, unit: 'steps' as const })) });
+    const moved = Array.from({ length: 100 }, (_, i) => perturb(steps(10, 20, 40), 20, [0.8, 1.2], Rng.of(1, 'test', i)));
+    expect(new Set(moved)).toEqual(new Set([10, 40]));
   });
 
   it("plateau follows Keras: patience, min_delta, the min_lr floor, and no reduction once there", () => {

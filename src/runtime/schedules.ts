@@ -118,7 +118,8 @@ export function perturb(space: Space, inherited: number, factors: number[], rng:
   return values[Math.min(Math.max(to, 0), values.length - 1)];
 }
 
-const spaceNumber = (v: unknown) => (typeof v === 'boolean' ? Number(v) : (v as number));
+/** A list value as the hyperparameter table holds it: true/false as 1/0, an interval (`10 steps`) as its amount. */
+const spaceNumber = (v: unknown) => (typeof v === 'boolean' ? Number(v) : typeof v === 'object' && v !== null && 'amount' in v ? (v as Interval).amount : (v as number));
 
 /** The largest float64 below x (x > 0 or x < 0; for 0, the largest negative subnormal). */
 function below(x: number): number {
