@@ -214,6 +214,11 @@ describe('the runtime pieces', () => {
     expect(scheduleFactor('step', { every: 5, gamma: 0.5 }, 10, 40)).toBe(0.25);
   });
 
+  it('a run of no steps (--steps 0) reports the rate its first step would take, never NaN', () => {
+    expect(scheduleFactor('cosine', { warmup: 0, min: 0.1 }, 0, 0)).toBe(1);
+    expect(scheduleFactor('linear', { warmup: 4, min: 0.1 }, 0, 0)).toBe(0.25);
+  });
+
   it('constant() and no schedule leave the rate alone, so the optimizer keeps its cached rates', () => {
     const state = compile(source('', 'constant()'), 'x.net');
     expect(lrPlan(state.program!.train!.lr_schedule, hyperTable(state.program!, state.ir!), 40, 5)).toEqual({});

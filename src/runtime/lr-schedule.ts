@@ -28,7 +28,8 @@ export function scheduleFactor(name: string, a: ScheduleArgs, t: number, total: 
     case 'linear': {
       const warmup = a.warmup ?? 0;
       if (t < warmup) return (t + 1) / warmup;
-      const p = (t - warmup) / (total - warmup);
+      // a run no longer than its warmup never gets here, except to report the rate of a run of no steps (p = 0)
+      const p = total > warmup ? (t - warmup) / (total - warmup) : 0;
       const min = a.min ?? 0;
       return name === 'cosine' ? min + ((1 - min) * (1 + Math.cos(Math.PI * p))) / 2 : 1 - (1 - min) * p;
     }
