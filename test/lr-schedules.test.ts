@@ -107,7 +107,7 @@ describe('cosine with per-member warmup and floor', () => {
     const first = await netc(['train', file, '--backend', 'cpu', '--out', stopped], (t) => t.startsWith('epoch 1/') && process.emit('SIGINT'));
     expect(first.code, first.err).toBe(1);
     expect(first.err).toContain(`stopped at step ${PER_EPOCH + 1}`);
-    const r = await netc(['train', file, '--backend', 'cpu', '--resume', stopped]);
+    const r = await netc(['train', file, '--backend', 'cpu', '--resume', stopped, '--epochs', '4']);
     expect(r.code, r.err).toBe(0);
     expect(r.err).not.toContain('planned over');
     expectSameRun(straight, stopped);
@@ -122,7 +122,8 @@ describe('cosine with per-member warmup and floor', () => {
   it('resumed with another total, the rest of the schedule is planned over the new total, and netc says so', async () => {
     const short = join(dir, 'short');
     expect((await netc(['train', file, '--backend', 'cpu', '--steps', '17', '--out', short])).code).toBe(0);
-    const r = await netc(['train', file, '--backend', 'cpu', '--resume', short]);
+    // a run started with --steps keeps that budget: the file's own is asked for again
+    const r = await netc(['train', file, '--backend', 'cpu', '--resume', short, '--epochs', '4']);
     expect(r.code, r.err).toBe(0);
     expect(r.err).toContain('the learning-rate schedule was planned over 17 steps and now runs over 40: from step 17 on, each rate is that of a 40-step run');
     for (const row of lines(short)) {
@@ -175,7 +176,7 @@ describe('plateau with PBT', () => {
       const row = (id: number) => state.find((s) => s[0] === id)!.slice(1);
       for (const e of exploits) expect(row(e.member), `member ${e.member} from ${e.source}`).toEqual(row(e.source));
     }
-    const r = await netc(['train', file, '--backend', 'cpu', '--resume', stopped]);
+    const r = await netc(['train', file, '--backend', 'cpu', '--resume', stopped, '--epochs', '4']);
     expect(r.code, r.err).toBe(0);
     expect(r.err).not.toContain('planned over');
     expectSameRun(straight, stopped);

@@ -94,7 +94,8 @@ describe('early stopping with restore_best', () => {
     const stopped = join(dir, `stopped-${stop}`);
     expect((await netc('train', file, '--backend', 'cpu', '--steps', String(stop), '--out', stopped)).code).toBe(0);
     expect(JSON.parse(readFileSync(join(stopped, 'population.json'), 'utf8')).position.best.length).toBeGreaterThan(0);
-    const r = await netc('train', file, '--backend', 'cpu', '--resume', stopped);
+    // a run started with --steps keeps that budget: the file's own is asked for again
+    const r = await netc('train', file, '--backend', 'cpu', '--resume', stopped, '--epochs', '8');
     expect(r.code, r.err).toBe(0);
     const read = (d: string, name: string) => readFileSync(join(d, name));
     const manifest = JSON.parse(read(straight, 'population.json').toString());
