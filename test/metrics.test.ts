@@ -71,7 +71,7 @@ train { data: csv("data.csv", label: "y") validation: 0.25 loss: huber batch: 10
     const names = ['loss', 'mse', 'mae', 'val_loss', 'val_mse', 'val_mae'];
     const lines = jsonLines(join(dir, 'metrics.jsonl'));
     expect(lines).toHaveLength(2 * 3);
-    for (const l of lines) expect(Object.keys(l)).toEqual(['epoch', 'step', 'member', 'hyperparameters', ...names]);
+    for (const l of lines) expect(Object.keys(l)).toEqual(['epoch', 'step', 'member', 'hyperparameters', 'lr', ...names]);
     for (const m of json(join(dir, 'summary.json')).per_member) {
       expect(Object.keys(m.metrics)).toEqual(names);
       for (const name of names) expect(Number.isFinite(m.metrics[name])).toBe(true);
@@ -156,8 +156,9 @@ describe('the checker', () => {
     expect(expectClean(sigmoid + 'train { data: xor() loss: binary_crossentropy epochs: 1 metrics: [mse, mse, loss] }').program!.train!.metrics).toEqual(['mse', 'loss']);
   });
 
-  it('refuses a schedule that ranks by accuracy under a regression loss', () => {
-    expectError(MODEL + 'ensemble { members: 4 }\ntrain { data: xor() validation: 0.2 loss: mse epochs: 2 }\nschedule halving { every: 1 epochs, keep: 0.5, metric: val_accuracy }\n', 3020, 'rank by val_loss instead');
+  it('refuses a schedule, or a plateau lr_schedule, that watches accuracy under a regression loss', () => {
+    expectError(MODEL + 'train { data: xor() validation: 0.2 loss: mae epochs: 2 lr_schedule: plateau(metric: val_accuracy) }', 3020, 'lr_schedule plateau watches val_accuracy');
+    expectError(MODEL + 'ensemble { members: 4 }\ntrain { data: xor() validation: 0.2 loss: mse epochs: 2 }\nschedule halving { every: 1 epochs, keep: 0.5, metric: val_accuracy }\n', 3020, 'schedule halving watches val_accuracy, which needs class predictions, but mse is a regression loss; use val_loss instead');
   });
 });
 
@@ -176,6 +177,6 @@ schedule halving { every: 1 epochs, keep: 0.5, metric: val_accuracy }
     const r = await netc('train', join(root, 'halving.net'), '--backend', 'cpu', '--out', dir);
     expect(r.code, r.err).toBe(0);
     const first = jsonLines(join(dir, 'metrics.jsonl'))[0];
-    expect(Object.keys(first).slice(4)).toEqual(['loss', 'accuracy', 'mse', 'val_loss', 'val_accuracy', 'val_mse']);
+    expect(Object.keys(first).slice(5)).toEqual(['loss', 'accuracy', 'mse', 'val_loss', 'val_accuracy', 'val_mse']);
   });
 });

@@ -171,6 +171,14 @@ describe('runs at the edges: one member, one epoch, all-NaN metrics, stops at st
     expect(html).not.toContain('other members');
   });
 
+  it('draws the learning rate of a single member whose rate moved (an lr_schedule)', async () => {
+    const moved = { ...oneMember, metrics: oneMember.metrics.map((l, i) => ({ ...l, lr: 0.1 / (i + 1) })) };
+    const html = await renderReport(moved);
+    expect(html).toContain('<figure id="curve-lr">');
+    expect(svgs(html)).toHaveLength(3);
+    expect(html).not.toContain('other members');
+  });
+
   it('draws a run of one epoch as points', async () => {
     const input: ReportInput = { summary: { per_member: [member(0, { loss: 0.5 }, { lr: 0.1 }), member(1, { loss: 0.4 }, { lr: 0.2 })] }, metrics: [line(1, 0, { loss: 0.5 }), line(1, 1, { loss: 0.4 })] };
     const html = await renderReport(input);

@@ -23,8 +23,8 @@ export type ArgType =
   | { kind: 'strings' }
   /** a reference to a labelled layer output */
   | { kind: 'label' }
-  /** `2 epochs` / `500 steps` */
-  | { kind: 'interval' };
+  /** `2 epochs` / `500 steps`; the amount is an integer >= min (1 unless given) */
+  | { kind: 'interval'; min?: number };
 
 export interface ArgSpec {
   name: string;

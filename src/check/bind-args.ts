@@ -158,8 +158,9 @@ export function checkValue(what: string, type: ArgType, v: Value, sink: Diagnost
         sink.report(Messages.UnknownName, v.unit.span, 'interval unit', v.unit.name, didYouMean(v.unit.name, ['epochs', 'steps']), 'epochs, steps');
         return undefined;
       }
-      if (!Number.isInteger(v.amount.value) || v.amount.value < 1) {
-        sink.report(Messages.OutOfRange, v.amount.span, what, 'an integer >= 1', v.amount.text);
+      const min = type.min ?? 1;
+      if (!Number.isInteger(v.amount.value) || v.amount.value < min) {
+        sink.report(Messages.OutOfRange, v.amount.span, what, `an integer >= ${min}`, v.amount.text);
         return undefined;
       }
       return { amount: v.amount.value, unit: unit === 'epoch' ? 'epochs' : 'steps' };

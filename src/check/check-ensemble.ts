@@ -10,6 +10,7 @@ import { optimizers } from '../vocabulary/optimizers.js';
 import { describeRange, inRange, type ArgSpec, type ArgType, type BoundValue } from './arg-spec.js';
 import { bindArgs, checkValue } from './bind-args.js';
 import { entriesAsArgs } from './entries.js';
+import { intervalUnits, lrScheduleArg, type LrScheduleScope } from './check-lr-schedule.js';
 import type { EnsembleConfig, Space, Vary, VaryTarget } from './program.js';
 
 export const ensembleKeys: ArgSpec[] = [
@@ -21,6 +22,8 @@ export interface VaryScope {
   model?: ModelBlock;
   /** the optimizer the train block names (adam when it names none); undefined when it is unknown */
   optimizer?: string;
+  /** the train block's lr_schedule, for `vary lr_schedule.ARG` */
+  lrSchedule?: LrScheduleScope;
 }
 
 export function checkEnsemble(block: EntriesBlock | undefined, scope: VaryScope, sink: DiagnosticSink): EnsembleConfig | undefined {
@@ -48,7 +51,10 @@ export function checkEnsemble(block: EntriesBlock | undefined, scope: VaryScope,
     const resolved = resolveVaryPath(entry, path, span, scope, sink);
     if (!resolved) continue;
     const space = checkSpace(`vary ${path}`, resolved.spec.type, entry, sink);
-    if (space) varies.push({ path, target: resolved.target, space, span: entry.span });
+    // each member's value of a varied interval is a number of one unit
+    const mixed = space && 'values' in space ? intervalUnits(space.values) : undefined;
+    if (mixed) sink.report(Messages.BadSpace, entry.value.span, `vary ${path}: ${mixed}`);
+    else if (space) varies.push({ path, target: resolved.target, space, span: entry.span });
   }
   if (sink.errorCount > errorsBefore) return undefined;
   return { members: bound.values.members as number, seed: bound.values.seed as number, vary: varies };
@@ -81,8 +87,12 @@ function resolveVaryPath(entry: Entry, path: string, span: Span, scope: VaryScop
     }
     return hyperOnly(spec, optimizer.name) ? { spec, target: { kind: 'optimizer', arg: spec.name } } : undefined;
   }
-  if (entry.path.length !== 2) return fail('a path is an optimizer hyperparameter (lr) or LABEL.ARG of a labelled layer (drop.rate)');
+  if (entry.path.length !== 2) return fail('a path is an optimizer hyperparameter (lr), LABEL.ARG of a labelled layer (drop.rate) or lr_schedule.ARG');
   const [label, arg] = entry.path.map((p) => p.name);
+  if (label === 'lr_schedule') {
+    const spec = lrScheduleArg(arg, scope.lrSchedule, fail);
+    return spec && hyperOnly(spec, 'the lr_schedule') ? { spec, target: { kind: 'lr_schedule', arg } } : undefined;
+  }
   const statements = scope.model?.statements ?? [];
   const index = statements.findIndex((s) => s.label?.name === label);
   if (index < 0) {
@@ -125,8 +135,9 @@ function checkSpace(what: string, type: ArgType, entry: Entry, sink: DiagnosticS
     const values = v.args.map((a) => checkValue(what, type, a.value, sink));
     return values.every((x): x is BoundValue => x !== undefined) ? { kind: 'choice', values } : undefined;
   }
-  if (type.kind !== 'number' && type.kind !== 'int') {
-    sink.report(Messages.BadSpace, v.span, `${what}: ${v.callee.name}(a, b) draws numbers, but this hyperparameter takes ${type.kind === 'bool' ? 'true or false' : 'other values'}; use a list or choice(...)`);
+  if (type.kind !== 'number') {
+    const takes = type.kind === 'bool' ? 'true or false' : type.kind === 'int' ? 'integers' : 'other values';
+    sink.report(Messages.BadSpace, v.span, `${what}: ${v.callee.name}(a, b) draws real numbers, but this hyperparameter takes ${takes}; use a list or choice(...)`);
     return undefined;
   }
   const bounds: ArgSpec[] = [

@@ -15,6 +15,7 @@ import { resolveRegistryCall } from './registry-call.js';
 import type { CallConfig, TrainConfig } from './program.js';
 import type { ModelCheck } from './check-model.js';
 import { checkDataFit } from './data-fit.js';
+import { checkLrSchedule } from './check-lr-schedule.js';
 
 const plainKeys: ArgSpec[] = [
   { name: 'validation', type: { kind: 'number', min: 0, max: 1, maxExclusive: true }, default: 0 },
@@ -25,7 +26,7 @@ const plainKeys: ArgSpec[] = [
   { name: 'metrics', type: { kind: 'choices', values: metrics, what: 'metric' }, default: ['accuracy'] },
   { name: 'shuffle', type: { kind: 'bool' }, default: true },
 ];
-const callKeys = ['data', 'loss', 'optimizer'];
+const callKeys = ['data', 'loss', 'optimizer', 'lr_schedule'];
 export const trainKeys = [...callKeys, ...plainKeys.map((k) => k.name)];
 
 export function checkTrain(block: EntriesBlock, model: ModelCheck, sink: DiagnosticSink, host: Host | undefined): TrainConfig | undefined {
@@ -35,6 +36,10 @@ export function checkTrain(block: EntriesBlock, model: ModelCheck, sink: Diagnos
   for (const a of args) {
     const key = a.key!;
     if (callKeys.includes(key.name)) continue;
+    if (key.name === 'precision') {
+      sink.report(Messages.NoHalfPrecision, key.span);
+      continue;
+    }
     if (!plainKeys.some((k) => k.name === key.name)) {
       sink.report(Messages.UnknownTrainKey, key.span, key.name, didYouMean(key.name, trainKeys), trainKeys.join(', '));
       continue;
@@ -67,6 +72,9 @@ export function checkTrain(block: EntriesBlock, model: ModelCheck, sink: Diagnos
   if (hasEpochs && hasSteps) sink.report(Messages.EpochsAndSteps, bound.spans.steps);
   else if (!hasEpochs && !hasSteps && !block.incomplete) sink.report(Messages.NoEpochsOrSteps, block.keyword);
 
+  const lrArg = byKey.get('lr_schedule');
+  const lrSchedule = lrArg && checkLrSchedule(lrArg.value, { steps: bound.values.steps as number | undefined, epochs: bound.values.epochs as number | undefined }, sink);
+
   let dataShape: DataShape | undefined;
   if (data && dataArg) {
     const shape = data.spec.shape(data.config.args, host);
@@ -90,6 +98,7 @@ export function checkTrain(block: EntriesBlock, model: ModelCheck, sink: Diagnos
     test: v.test as number,
     loss: loss.config,
     optimizer,
+    ...(lrSchedule ? { lr_schedule: lrSchedule } : {}),
     batch: v.batch as number,
     epochs: v.epochs as number | undefined,
     steps: v.steps as number | undefined,

@@ -13,6 +13,8 @@ import { checkTrain } from './check-train.js';
 import { checkEnsemble } from './check-ensemble.js';
 import { checkSchedule } from './check-schedule.js';
 import type { Program, ScheduleConfig } from './program.js';
+import { checkLrScheduleVary, type LrScheduleScope } from './check-lr-schedule.js';
+import { lrSchedules } from '../vocabulary/lr-schedules.js';
 
 export interface CheckOptions {
   /** reads data files (csv headers, idx headers) relative to the .net file */
@@ -39,7 +41,8 @@ export function check(file: NetFile, sink: DiagnosticSink, options: CheckOptions
   const modelCheck = modelBlock ? checkModel(modelBlock, sink, lineOf) : {};
   const model = modelCheck.model;
   const train = trainBlock && checkTrain(trainBlock, modelCheck, sink, options.host);
-  const ensemble = checkEnsemble(ensembleBlock, { model: modelBlock, optimizer: optimizerName(trainBlock) }, sink);
+  const ensemble = checkEnsemble(ensembleBlock, { model: modelBlock, optimizer: optimizerName(trainBlock), lrSchedule: lrScheduleScope(trainBlock) }, sink);
+  if (ensemble && train) checkLrScheduleVary(ensemble, train, sink);
 
   const schedules: ScheduleConfig[] = [];
   const metricSpans = new Map<ScheduleConfig, Span>();
@@ -55,15 +58,30 @@ export function check(file: NetFile, sink: DiagnosticSink, options: CheckOptions
   for (const s of schedules) {
     const metric = s.args.metric as string | undefined;
     if (metric?.startsWith('val_') && train && train.validation === 0) sink.report(Messages.ScheduleNeedsValidation, s.span, s.name, metric, metric.slice(4));
-    if (metric?.endsWith('accuracy') && train && losses.find((l) => l.name === train.loss.name)?.expects === 'regression') {
-      sink.report(Messages.ScheduleAccuracyNeedsClasses, metricSpans.get(s)!, s.name, metric, train.loss.name, metric.replace('accuracy', 'loss'));
-    }
+    if (metric?.endsWith('accuracy') && train && regression(train)) sink.report(Messages.ScheduleAccuracyNeedsClasses, metricSpans.get(s)!, `schedule ${s.name}`, metric, train.loss.name, metric.replace('accuracy', 'loss'));
     if (s.name === 'pbt' && ensemble && ensemble.vary.length === 0) sink.report(Messages.NothingVaries, s.span);
   }
+  const plateau = train?.lr_schedule?.name === 'plateau' ? (train.lr_schedule.args.metric as string) : undefined;
+  if (plateau?.startsWith('val_') && train!.validation === 0) sink.report(Messages.PlateauNeedsValidation, lrScheduleSpan(trainBlock!), plateau, plateau.slice(4));
+  if (plateau?.endsWith('accuracy') && regression(train!)) sink.report(Messages.ScheduleAccuracyNeedsClasses, lrScheduleSpan(trainBlock!), 'lr_schedule plateau', plateau, train!.loss.name, plateau.replace('accuracy', 'loss'));
 
   if (sink.errorCount > 0 || !model || !ensemble || (trainBlock && !train)) return undefined;
   return { path: file.path, model, ensemble, train, schedules };
 }
+
+/** Whether the train block's loss is a regression loss (its outputs have no classes, so no accuracy). */
+const regression = (train: { loss: { name: string } }) => losses.find((l) => l.name === train.loss.name)?.expects === 'regression';
+
+/** The lr_schedule a `vary lr_schedule.ARG` path refers to: whether the train block gives one, and its name when known. */
+function lrScheduleScope(train: EntriesBlock | undefined): LrScheduleScope {
+  const entry = train?.entries.find((e) => !e.vary && e.path[0].name === 'lr_schedule');
+  if (!entry) return { given: false };
+  const v: Value = entry.value;
+  const name = v.kind === 'call' ? v.callee.name : v.kind === 'name' ? v.name : undefined;
+  return { given: true, name: lrSchedules.some((s) => s.name === name) ? name : undefined };
+}
+
+const lrScheduleSpan = (train: EntriesBlock) => train.entries.find((e) => !e.vary && e.path[0].name === 'lr_schedule')!.value.span;
 
 /** The optimizer a vary path refers to: the train block's, adam by default, undefined if unknown. */
 function optimizerName(train: EntriesBlock | undefined): string | undefined {

@@ -29,7 +29,7 @@ export type Space =
   | { kind: 'uniform'; low: number; high: number }
   | { kind: 'loguniform'; low: number; high: number };
 
-export type VaryTarget = { kind: 'optimizer'; arg: string } | { kind: 'layer'; layer: number; arg: string };
+export type VaryTarget = { kind: 'optimizer'; arg: string } | { kind: 'layer'; layer: number; arg: string } | { kind: 'lr_schedule'; arg: string };
 
 export interface Vary {
   path: string;
@@ -58,6 +58,8 @@ export interface TrainConfig {
   test: number;
   loss: CallConfig;
   optimizer: CallConfig;
+  /** the learning-rate schedule (`lr_schedule: cosine(...)`); absent: a constant rate */
+  lr_schedule?: CallConfig;
   batch: number;
   epochs?: number;
   steps?: number;

@@ -1,5 +1,6 @@
 // Resolves a value that names something from a registry — `adam`, `adam(lr: 0.01)`, `mnist(limit: 100)`
 // — and binds its arguments.
+import type { Span } from '../diagnostics/diagnostic.js';
 import { Messages } from '../diagnostics/messages.js';
 import type { DiagnosticSink } from '../diagnostics/sink.js';
 import { didYouMean } from '../diagnostics/suggest.js';
@@ -13,7 +14,7 @@ export function resolveRegistryCall<S extends { name: string; args: ArgSpec[] }>
   registry: readonly S[],
   value: Value,
   sink: DiagnosticSink,
-): { spec: S; config: CallConfig } | undefined {
+): { spec: S; config: CallConfig; spans: Record<string, Span> } | undefined {
   const nameNode = value.kind === 'call' ? value.callee : value.kind === 'name' ? value : undefined;
   const names = registry.map((s) => s.name);
   if (!nameNode) {
@@ -26,5 +27,5 @@ export function resolveRegistryCall<S extends { name: string; args: ArgSpec[] }>
     return undefined;
   }
   const args = bindArgs(spec.name, value.kind === 'call' ? value.args : [], spec.args, sink, value.span);
-  return { spec, config: { name: spec.name, args: args.values } };
+  return { spec, config: { name: spec.name, args: args.values }, spans: args.spans };
 }

@@ -98,7 +98,7 @@ export async function writeCheckpoint(
   dir: string,
   population: Population | StateSource,
   position: TrainPosition,
-  meta: { fingerprint: string; seed: number; hyperKeys: string[]; retired?: RetiredMember[] },
+  meta: { fingerprint: string; seed: number; hyperKeys: string[]; retired?: RetiredMember[]; extra?: Map<string, Float32Array> },
 ): Promise<void> {
   const data = `population-${position.step}.bin`;
   const { manifest, bytes } = await encodeCheckpoint(population, position, { ...meta, data });

@@ -82,6 +82,7 @@ async function trainRun(file: string | undefined, given: TrainOptions, io: Io): 
   if (at !== undefined && (at > steps || (at === steps && finished(runDir, at)))) return nothingToTrain(runDir, at, steps, io);
 
   if (resume) {
+    replanNote(program, resume, steps, io);
     dropLinesAfter(runDir, resume, perEpoch);
     keepOptions(runDir, run!, options);
   } else {
@@ -180,6 +181,14 @@ function openCheckpoint(dir: string, state: CompileState, fail: (def: MessageDef
  * A resume of a run that is already at (exit code 0) or past (exit code 1) the steps asked for: nothing is
  * trained and nothing in the run changes.
  */
+/** cosine and linear run over the total; a resume with another total re-plans them, which is said */
+function replanNote(program: NonNullable<CompileState['program']>, resume: Checkpoint, steps: number, io: Io): void {
+  const planned = resume.manifest.position.total;
+  if (['cosine', 'linear'].includes(program.train!.lr_schedule?.name ?? '') && planned !== undefined && planned !== steps) {
+    io.err(`netc: the learning-rate schedule was planned over ${planned} steps and now runs over ${steps}: from step ${resume.manifest.position.step} on, each rate is that of a ${steps}-step run\n`);
+  }
+}
+
 function nothingToTrain(runDir: string, at: number, steps: number, io: Io): number {
   const further = `nothing to train (give --steps N with N > ${at}, or --epochs, to train further)`;
   if (at === steps) {
@@ -274,8 +283,8 @@ async function runTraining(t: Training, io: Io): Promise<{ result: TrainResult; 
   process.on('SIGINT', onSigint);
   const { onEpoch, onEvent, timings } = recorder(runDir, table, progress, io);
   const print = fingerprint(state.ir!);
-  const checkpoint = (population: Parameters<typeof writeCheckpoint>[1], position: Parameters<typeof writeCheckpoint>[2], retired: RetiredMember[]) =>
-    writeCheckpoint(runDir, population, position, { fingerprint: print, seed, hyperKeys: table.keys, retired });
+  const checkpoint = (population: Parameters<typeof writeCheckpoint>[1], position: Parameters<typeof writeCheckpoint>[2], retired: RetiredMember[], extra?: Map<string, Float32Array>) =>
+    writeCheckpoint(runDir, population, position, { fingerprint: print, seed, hyperKeys: table.keys, retired, extra });
   let transport: Transport | undefined;
   try {
     transport = await makeTransport(t.options, t.backend, io);
@@ -325,7 +334,7 @@ function recorder(runDir: string, table: HyperTable, progress: TrainProgress, io
   const onEpoch = (r: EpochReport) => {
     timings.push({ epoch: r.epoch, step: r.step, members: r.members.length, seconds: Math.round(r.seconds * 1000) / 1000 });
     progress.epoch(r);
-    const lines = r.metrics.map((metrics, m) => JSON.stringify({ epoch: r.epoch, step: r.step, member: r.members[m], hyperparameters: shown(r.members[m]), ...metrics }));
+    const lines = r.metrics.map((metrics, m) => JSON.stringify({ epoch: r.epoch, step: r.step, member: r.members[m], hyperparameters: shown(r.members[m]), lr: r.lr[m], ...metrics }));
     if (lines.length) appendFileSync(metricsPath, lines.join('\n') + '\n');
   };
   const eventsPath = join(runDir, 'events.jsonl');

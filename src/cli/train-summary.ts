@@ -49,7 +49,7 @@ export async function finishRun(end: RunEnd, io: Io): Promise<void> {
     stopped_early: end.stopped,
     resumed_from_step: end.resumedFrom ?? null,
     epoch_timings: end.timings,
-    per_member: rows.map((r) => ({ member: r.member, hyperparameters: r.hyperparameters, metrics: r.metrics, ...(r.stopped ? { stopped: r.stopped } : {}) })),
+    per_member: rows.map((r, m) => ({ member: r.member, hyperparameters: r.hyperparameters, lr: result.lr[m], metrics: r.metrics, ...(r.stopped ? { stopped: r.stopped } : {}) })),
   };
   writeAtomic(join(end.runDir, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
   // the report loads vega lazily; a report that fails does not fail the training run

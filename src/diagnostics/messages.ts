@@ -55,7 +55,7 @@ export const Messages = {
   UnknownSchedule: error(3010, "unknown schedule '{0}'{1}; expected one of: {2}"),
   UnknownScheduleKey: error(3011, "schedule {0} has no key '{1}'{2}; its keys are: {3}"),
   ScheduleNeedsValidation: warning(3014, "schedule {0} ranks members by {1}, but there is no validation data, so it ranks them by {2} instead; set 'validation' in the train block (e.g. validation: 0.2) to rank by {1}"),
-  ScheduleAccuracyNeedsClasses: error(3020, 'schedule {0} ranks members by {1}, which needs class predictions, but {2} is a regression loss; rank by {3} instead'),
+  ScheduleAccuracyNeedsClasses: error(3020, '{0} watches {1}, which needs class predictions, but {2} is a regression loss; use {3} instead'),
   NothingVaries: warning(3015, 'schedule pbt perturbs varied hyperparameters, and nothing varies: members will only copy each other'),
   BadInterval: error(3013, "{0} must be an interval such as '2 epochs' or '500 steps', got {1}"),
 
@@ -72,6 +72,9 @@ export const Messages = {
   SoftmaxOneUnit: warning(4030, 'the last layer is a softmax over 1 unit, which always outputs 1.0, so the model cannot learn; for two classes use activation: sigmoid with loss: binary_crossentropy, or give the last layer one unit per class'),
   CheckpointMismatch: error(4020, '{0}'),
   RunUnreadable: error(4021, '{0}'),
+  NoHalfPrecision: error(4040, "'precision' cannot be set: TF.js has no float16 tensors (tensorflow/tfjs#4445), so netc trains in float32 only; remove this key"),
+  WarmupTooLong: error(4041, 'lr_schedule {0}: warmup must be shorter than the run, or the learning rate never reaches lr: warmup {1}, the run {2}'),
+  PlateauNeedsValidation: warning(4042, "lr_schedule plateau watches {0}, but there is no validation data, so it watches {1} instead; set 'validation' in the train block (e.g. validation: 0.2) to watch {0}"),
   NothingLeftToTrain: error(4051, 'validation ({0}) and test ({1}) add up to {2}: they would hold out all the data and leave nothing to train on; together they must be less than 1'),
   AccuracyNeedsClasses: error(4050, 'accuracy needs class predictions, but {0} is a regression loss; remove accuracy from metrics (mse and mae work with any loss) or train with a classification loss'),
   DataFileMissing: warning(4010, '{0}; its shape is not checked, and training will fail until it exists'),

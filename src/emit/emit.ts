@@ -10,7 +10,7 @@ import type { EnsembleIR, WideOp } from '../ensemble/ensemble-ir.js';
 import { formatAttr } from '../ir/print.js';
 import { layerKind } from '../layers/registry.js';
 import type { CompileState } from '../pipeline.js';
-import { hyperTable } from '../runtime/hyper.js';
+import { hyperTable, varyKey } from '../runtime/hyper.js';
 import type { ModuleEnsemble } from './module-api.js';
 
 export interface EmitInfo {
@@ -46,7 +46,7 @@ export function emitModule(state: CompileState, info: EmitInfo): string {
   const table = hyperTable(program, model);
   const vary: ModuleEnsemble['vary'] = program.ensemble.vary.map((v) => ({
     path: v.path,
-    key: v.target.kind === 'optimizer' ? v.target.arg : `${model.ops[v.target.layer + 1].name}.${v.target.arg}`,
+    key: varyKey(v.target, model),
     target: v.target,
     space: v.space,
   }));
@@ -68,6 +68,9 @@ export function emitModule(state: CompileState, info: EmitInfo): string {
   L.push(`// in the order of the ensemble IR; train() loads the data and trains every member exactly as`);
   L.push(`// \`netc train ${file}\` does. Run as a script, it trains and prints each member's final metrics:`);
   L.push(`//   npx tsx ${script} [--steps N | --epochs N] [--backend auto|node-gpu|node|webgpu|wasm|cpu] [--seed N]`);
+  if (train.lr_schedule && train.lr_schedule.name !== 'constant') {
+    L.push(`// Learning rates follow lr_schedule ${train.lr_schedule.name}(): train() sets each member's rate before every step, as netc train does.`);
+  }
   if (program.schedules.length) {
     L.push(`// The file's schedules (${program.schedules.map((s) => s.name).join(', ')}) act between intervals in train(), as in netc train.`);
   }

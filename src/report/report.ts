@@ -7,6 +7,7 @@ import type { TopLevelSpec } from 'vega-lite';
 import { rank, rankKey } from '../cli/leaderboard.js';
 import { curvesSpec, type CurveMetric } from './curves-spec.js';
 import { extraMetrics } from '../vocabulary/losses.js';
+import { lrSpec } from './lr-spec.js';
 import { lineageSpec } from './lineage-spec.js';
 import { page, type Figure } from './page.js';
 import { renderSvg } from './render-svg.js';
@@ -55,6 +56,8 @@ export async function renderReport(input: ReportInput): Promise<string> {
     const spec = curvesSpec(input.metrics, metric, best);
     if (spec) curves.push({ id: `curve-${metric}`, title: curveTitles[metric], caption: `Per epoch, training and validation. ${bestNote}`, spec });
   }
+  const rates = lrSpec(input.metrics, best);
+  if (rates) curves.push({ id: 'curve-lr', title: 'Learning rate', caption: `Each member's rate in the last step of each epoch, as its lr_schedule moved it. ${bestNote}`, spec: rates });
   const scatters: Chart[] = [];
   const varied = variedHyperparameters(members);
   for (const [i, param] of varied.entries()) {

@@ -16,12 +16,16 @@ export interface MetricsLine extends MemberMetrics {
   step: number;
   member: number;
   hyperparameters: Record<string, number>;
+  /** the member's learning rate in the epoch's last step (absent in runs written before netc recorded it) */
+  lr?: number;
 }
 
 /** One member's final hyperparameters and metrics (summary.json `per_member`). */
 export interface MemberSummary {
   member: number;
   hyperparameters: Record<string, number>;
+  /** the learning rate of the last step it trained */
+  lr?: number;
   metrics: MemberMetrics;
 }
 

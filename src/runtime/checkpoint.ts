@@ -9,6 +9,8 @@ import { memberHyperparameters, type HyperTable } from './hyper.js';
 export interface TrainPosition {
   /** optimizer steps taken */
   step: number;
+  /** the run's total steps when the checkpoint was written: the horizon T of its learning-rate schedule */
+  total?: number;
   /** the next batch: epoch (from 0) and batch index within it */
   epoch: number;
   batch: number;
@@ -25,6 +27,8 @@ export interface TrainPosition {
   };
   /** each member's metrics at its last reported epoch, by id (stopped members' too); non-finite values as strings */
   metrics?: [number, Record<string, number | string>][];
+  /** early stopping with restore_best: each member's best epoch so far (id, step, metrics); its parameters are the tensors `NAME@best-ID` */
+  best?: [number, number, Record<string, number | string> | null][];
 }
 
 /** Example-weighted metric sums per member id, and how many examples each covers. */
@@ -101,13 +105,15 @@ export async function populationSource(population: Population): Promise<StateSou
 export async function encodeCheckpoint(
   population: Population | StateSource,
   position: TrainPosition,
-  meta: { fingerprint: string; seed: number; hyperKeys: string[]; data: string; retired?: RetiredMember[] },
+  meta: { fingerprint: string; seed: number; hyperKeys: string[]; data: string; retired?: RetiredMember[]; extra?: Map<string, Float32Array> },
 ): Promise<{ manifest: CheckpointManifest; bytes: Uint8Array }> {
   const source = population instanceof Population ? await populationSource(population) : population;
   const n = source.memberIds.length;
   const tensors: CheckpointManifest['tensors'] = [];
   const data = new Map(source.state);
   for (const r of meta.retired ?? []) for (const [name, values] of r.params) data.set(`${name}@${r.member}`, values);
+  // tensors of one member, `NAME@...` (restore_best's copies), at the parameter's own shape
+  for (const [name, values] of meta.extra ?? []) data.set(name, values);
   let offset = 0;
   for (const [name, values] of data) {
     const own = source.shapes.get(name.split(/[:@]/)[0])!;

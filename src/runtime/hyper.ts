@@ -1,11 +1,13 @@
 // Per-member hyperparameters. Every optimizer hyperparameter and every numeric layer hyperparameter
 // has one value per member: the file's value, unless `vary` gives each member its own. Member i's
-// value depends on (seed, path, i) only: lists cycle over members, spaces draw from the seed.
-import type { BoundValue } from '../check/arg-spec.js';
-import type { Program, Space, Vary } from '../check/program.js';
+// value depends on (seed, path, i) only: lists cycle over members, spaces draw from the seed. The
+// lr_schedule's arguments are hyperparameters too (`lr_schedule.min`), intervals by their amount.
+import type { BoundValue, Interval } from '../check/arg-spec.js';
+import type { Program, Space, Vary, VaryTarget } from '../check/program.js';
 import type { ModelIR } from '../ir/model-ir.js';
 import { layerKind } from '../layers/registry.js';
 import { optimizers } from '../vocabulary/optimizers.js';
+import { lrSchedules } from '../vocabulary/lr-schedules.js';
 import { Rng } from './rng.js';
 
 /** Hyperparameter values per member id, by key: optimizer args by name (`lr`), layer args as `op.arg`. */
@@ -18,6 +20,8 @@ export interface HyperTable {
   value(key: string, member: number): number;
   /** overrides a member's value (PBT) */
   set(key: string, member: number, value: number): void;
+  /** the unit of each key whose value is an interval's amount (`lr_schedule.warmup`: steps or epochs) */
+  units: Map<string, Interval['unit']>;
 }
 
 export function drawFromSpace(space: Space, seed: number, path: string, member: number): number {
@@ -34,12 +38,21 @@ export function drawFromSpace(space: Space, seed: number, path: string, member: 
   }
 }
 
-const toNumber = (v: BoundValue) => (typeof v === 'boolean' ? Number(v) : (v as number));
+/** A hyperparameter's value as a number: true/false as 1/0, an interval as its amount (the table keeps its unit). */
+const toNumber = (v: BoundValue) => (typeof v === 'boolean' ? Number(v) : isInterval(v) ? v.amount : (v as number));
+const isInterval = (v: BoundValue): v is Interval => typeof v === 'object' && v !== null && 'unit' in v;
+
+/** The table's key of what a vary line names: `lr`, `dropout_1.rate` (a layer by its op name), `lr_schedule.min`. */
+export function varyKey(target: VaryTarget, model: ModelIR): string {
+  if (target.kind === 'optimizer') return target.arg;
+  if (target.kind === 'lr_schedule') return `lr_schedule.${target.arg}`;
+  return `${model.ops[target.layer + 1].name}.${target.arg}`;
+}
 
 /** What the table reads of a program: the seed, the vary lines and the optimizer. */
 export interface HyperSource {
   ensemble: { seed: number; vary: readonly Pick<Vary, 'path' | 'target' | 'space'>[] };
-  train?: Pick<NonNullable<Program['train']>, 'optimizer'>;
+  train?: Pick<NonNullable<Program['train']>, 'optimizer' | 'lr_schedule'>;
 }
 
 export function hyperTable(program: HyperSource, model: ModelIR): HyperTable {
@@ -51,16 +64,28 @@ export function hyperTable(program: HyperSource, model: ModelIR): HyperTable {
   for (const op of model.ops.slice(1)) {
     for (const a of layerKind(op.op)!.args) if (a.hyper) base.set(`${op.name}.${a.name}`, toNumber(op.attrs[a.name] ?? a.default!));
   }
+  const units = new Map<string, Interval['unit']>();
+  const schedule = program.train?.lr_schedule;
+  for (const a of lrSchedules.find((l) => l.name === schedule?.name)?.args ?? []) {
+    if (!a.hyper) continue;
+    const value = schedule!.args[a.name] ?? a.default!;
+    base.set(`lr_schedule.${a.name}`, toNumber(value));
+    if (isInterval(value)) units.set(`lr_schedule.${a.name}`, value.unit);
+  }
   const spaces = new Map<string, { space: Space; path: string }>();
   for (const v of program.ensemble.vary) {
-    const key = v.target.kind === 'optimizer' ? v.target.arg : `${model.ops[v.target.layer + 1].name}.${v.target.arg}`;
+    const key = varyKey(v.target, model);
     spaces.set(key, { space: v.space, path: v.path });
+    // a varied interval's values share one unit (the checker sees to it): it replaces the train block's
+    const first = 'values' in v.space ? v.space.values[0] : undefined;
+    if (first !== undefined && isInterval(first)) units.set(key, first.unit);
   }
   const overrides = new Map<string, number>();
   const keyOf = (key: string, member: number) => `${key}#${member}`;
   return {
     keys: [...base.keys()],
     varied: new Map([...spaces].map(([k, v]) => [k, v.path])),
+    units,
     value(key, member) {
       const o = overrides.get(keyOf(key, member));
       if (o !== undefined) return o;

@@ -23,6 +23,8 @@ export interface PopulationSpec {
   loss: { name: string; args: Record<string, unknown> };
   /** per-member hyperparameter value by key (`lr`, `dropout_1.rate`) and member id */
   hyper(key: string, member: number): number;
+  /** multiplies member id's lr in optimizer step t (the train block's lr_schedule); absent: lr is constant */
+  lrFactor?(member: number, step: number): number;
   /** each member's initial parameter values, by name (from initMember or a checkpoint) */
   initial(member: number): Map<string, Float32Array>;
   /** a straight-line forward pass (a compiled module's); by default the ops run in IR order */
@@ -152,9 +154,11 @@ export class Population {
     return next;
   }
 
-  /** Per-member values of a hyperparameter, in population order. */
+  /** Per-member values of a hyperparameter, in population order; `lr` as the next step applies it. */
   hyper(key: string): number[] {
-    return this.memberIds.map((id) => this.spec.hyper(key, id));
+    const values = this.memberIds.map((id) => this.spec.hyper(key, id));
+    const factor = this.spec.lrFactor;
+    return key === 'lr' && factor ? values.map((v, m) => v * factor(this.memberIds[m], this.step)) : values;
   }
 
   /** Forget cached hyperparameter tensors (after PBT changes a value). */
@@ -197,7 +201,25 @@ export class Population {
     return this.sharedCache.get(key);
   }
 
-  /** Cached hyperparameter tensors, for values that only change when hyperChanged() is called. */
+  /**
+   * A scheduled learning rate changes every step: forget the cached tensors made from it (`lr`, `-lr`), and
+   * only those. Each member's rate is its own number, computed on the host; the tensors only carry them.
+   */
+  private lrChanged(): void {
+    const fromLr = (key: string) => key.replace(/^(1-|-)/, '') === 'lr';
+    for (const [id, t] of this.hyperCache) {
+      if (!fromLr(id.slice(id.lastIndexOf('|') + 1))) continue;
+      t.dispose();
+      this.hyperCache.delete(id);
+    }
+    for (const [key, t] of this.sharedCache) {
+      if (!fromLr(key)) continue;
+      t?.dispose();
+      this.sharedCache.delete(key);
+    }
+  }
+
+  /** Cached hyperparameter tensors, for values that only change when hyperChanged() is called (and lr, per step, under a schedule). */
   private cached(id: string, make: () => Tensor): Tensor {
     let t = this.hyperCache.get(id);
     if (!t) {
@@ -293,6 +315,7 @@ export class Population {
       return tf.sum(losses);
     }, trainable);
     value.dispose();
+    if (this.spec.lrFactor) this.lrChanged();
     tf.tidy(() => {
       const byKey = new Map(this.slots.map((s) => [s.key, grads[s.variable.name]]));
       applyGradients(

@@ -15,6 +15,8 @@ export type ScheduleMetric = 'loss' | 'val_loss' | 'accuracy' | 'val_accuracy';
 export interface StopDecision {
   member: number;
   reason: string;
+  /** the member retires with the parameters of its best epoch (early stopping's restore_best), not its last */
+  restore?: boolean;
 }
 
 export interface ExploitDecision {
@@ -27,6 +29,8 @@ export interface ExploitDecision {
 export interface Decisions {
   stop: StopDecision[];
   exploit: ExploitDecision[];
+  /** members whose metric is their best so far: the trainer keeps a copy of their parameters (restore_best) */
+  best?: number[];
 }
 
 export interface ScheduleContext {
@@ -48,9 +52,11 @@ export interface Schedule {
   /** what decide() remembers between calls, as JSON (undefined: nothing) */
   state?(): unknown;
   restore?(state: unknown): void;
+  /** a PBT exploit copied each source member into member: what the schedule remembers of a member goes with it */
+  copied?(copies: { member: number; source: number }[]): void;
 }
 
-const higherIsBetter = (m: ScheduleMetric) => m.endsWith('accuracy');
+export const higherIsBetter = (m: ScheduleMetric) => m.endsWith('accuracy');
 
 /** Member ids best first; non-finite scores last. */
 function ranked(ctx: ScheduleContext, metric: ScheduleMetric): number[] {
@@ -113,7 +119,8 @@ export function perturb(space: Space, inherited: number, factors: number[], rng:
   return values[Math.min(Math.max(to, 0), values.length - 1)];
 }
 
-const spaceNumber = (v: unknown) => (typeof v === 'boolean' ? Number(v) : (v as number));
+/** A list value as the hyperparameter table holds it: true/false as 1/0, an interval (`10 steps`) as its amount. */
+const spaceNumber = (v: unknown) => (typeof v === 'boolean' ? Number(v) : typeof v === 'object' && v !== null && 'amount' in v ? (v as Interval).amount : (v as number));
 
 /** The largest float64 below x (x > 0 or x < 0; for 0, the largest negative subnormal). */
 function below(x: number): number {
@@ -149,7 +156,7 @@ export function halving(config: ScheduleConfig): Schedule {
 }
 
 export function earlyStopping(config: ScheduleConfig): Schedule {
-  const a = config.args as { metric: ScheduleMetric; patience: number; min_delta: number };
+  const a = config.args as { metric: ScheduleMetric; patience: number; min_delta: number; restore_best?: boolean };
   let best = new Map<number, number>();
   let waited = new Map<number, number>();
   return {
@@ -158,19 +165,21 @@ export function earlyStopping(config: ScheduleConfig): Schedule {
     everySteps: (perEpoch) => perEpoch,
     decide(ctx) {
       const stop: StopDecision[] = [];
+      const improved: number[] = [];
       ctx.members.forEach((member, i) => {
         const v = higherIsBetter(a.metric) ? ctx.metric[i] : -ctx.metric[i];
         const b = best.get(member);
         if (b === undefined || v > b + a.min_delta) {
           best.set(member, v);
           waited.set(member, 0);
+          improved.push(member);
         } else {
           const w = (waited.get(member) ?? 0) + 1;
           waited.set(member, w);
-          if (w >= a.patience) stop.push({ member, reason: `early stopping: ${a.metric} did not improve for ${plural(w, 'epoch')}` });
+          if (w >= a.patience) stop.push({ member, reason: `early stopping: ${a.metric} did not improve for ${plural(w, 'epoch')}`, ...(a.restore_best ? { restore: true } : {}) });
         }
       });
-      return { stop, exploit: [] };
+      return { stop, exploit: [], ...(a.restore_best ? { best: improved } : {}) };
     },
     state: () => ({ best: [...best].map(([id, v]) => [id, jsonNumber(v)]), waited: [...waited] }),
     restore(state) {

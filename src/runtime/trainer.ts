@@ -12,6 +12,8 @@ import { restore, restoreHyperparameters, retiredMembers, type CheckpointManifes
 import { fromJsonNumber, jsonNumber, type Decisions, type Schedule, type ScheduleMetric } from './schedules.js';
 import { initMember } from './init.js';
 import { memberHyperparameters, shownHyperparameters, type HyperTable } from './hyper.js';
+import { lrPlan, memberLr } from './lr-schedule.js';
+import { BestKept, memberParamsAt } from './best-weights.js';
 import type { TF, Tensor } from './tf.js';
 import { evaluatePopulation } from './evaluate.js';
 import { HostStore } from './host-store.js';
@@ -67,6 +69,8 @@ export interface EpochReport {
   /** the active members' ids, in the order of `metrics` */
   members: number[];
   metrics: MemberMetrics[];
+  /** each member's learning rate in the epoch's last step (it moves under an lr_schedule) */
+  lr: number[];
   /** wall-clock seconds since the previous report (training and validation) */
   seconds: number;
 }
@@ -102,7 +106,7 @@ export interface TrainCallbacks {
   /** checked after every step: true stops training there (Ctrl-C), keeping what was trained */
   shouldStop?(): boolean;
   /** write a checkpoint of the population at this position (every checkpointEvery steps, and last) */
-  checkpoint?(population: Population | StateSource, position: TrainPosition, retired: RetiredMember[]): Promise<void>;
+  checkpoint?(population: Population | StateSource, position: TrainPosition, retired: RetiredMember[], extra?: Map<string, Float32Array>): Promise<void>;
   /** a member stopped, or copied another (PBT) */
   onEvent?(e: PopulationEvent): void;
 }
@@ -121,6 +125,8 @@ export interface TrainResult {
   memberStepsPerSecond: number;
   /** every member's last epoch metrics, in memberIds order (the untrained population's, after --steps 0) */
   final: MemberMetrics[];
+  /** every member's learning rate in the last step it trained (its first, untrained), in memberIds order */
+  lr: number[];
 }
 
 export function batchesPerEpoch(setup: Pick<TrainSetup, 'program' | 'data'>): number {
@@ -130,6 +136,8 @@ export function batchesPerEpoch(setup: Pick<TrainSetup, 'program' | 'data'>): nu
 export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): Promise<TrainResult> {
   const { tf, program } = setup;
   const config = program.train!;
+  // the learning rate of every member at every step: lr_i * f_i(t) over the run's `steps` (T)
+  const lr = lrPlan(config.lr_schedule, setup.hyper, setup.steps, batchesPerEpoch(setup));
   const allIds = setup.memberIds ?? Array.from({ length: setup.ensemble.members }, (_, i) => i);
   const spec = (ids: number[]): PopulationSpec => ({
     tf,
@@ -139,11 +147,13 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
     optimizer: config.optimizer.name,
     loss: config.loss,
     hyper: (key, m) => setup.hyper.value(key, m),
+    lrFactor: lr.factor,
     initial: (m) => initMember(setup.model, setup.seed, m),
     forward: setup.forward,
   });
   const expects = lossSpecs.find((l) => l.name === config.loss.name)!.expects;
-  const schedules = setup.schedules ?? [];
+  // plateau acts first at an epoch end, on each member as it trained, so that a PBT exploit after it copies the updated state
+  const schedules = [...(lr.schedule ? [lr.schedule] : []), ...(setup.schedules ?? [])];
   // the metrics besides the loss: what the train block asks for and what a schedule ranks by
   const extra = computedMetrics(config.metrics, schedules);
   const names = ['loss', ...extra];
@@ -163,6 +173,8 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
   const active = resumed ? [...resumed.manifest.member_ids] : [...allIds];
   const retired: RetiredMember[] = resumed ? retiredMembers(resumed.manifest, resumed.tensors) : [];
   const transport = setup.transport ?? (setup.resident !== undefined && setup.resident < active.length ? new InProcess(tf) : undefined);
+  // early stopping's restore_best: every member's parameters at its best epoch so far
+  const bestKept = resumed ? BestKept.fromCheckpoint(resumed.manifest, resumed.tensors) : new BestKept();
   let population: Population | undefined;
   let store: HostStore | undefined;
   let context: RunContext | undefined;
@@ -194,16 +206,18 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
   const due = (s: number) => (s > 0 ? schedules.filter((sc) => s % sc.everySteps(perEpoch) === 0) : []);
   const position = (): TrainPosition => ({
     step,
+    total: setup.steps,
     epoch,
     batch: next,
     sums: epochSums.toJSON(),
     schedules: { pending: due(step).length > 0 && actedAt !== step, sums: scheduleSums.map((s) => s.toJSON()), state: schedules.map((s) => s.state?.()) },
     metrics: [...lastMetrics].map(([id, m]) => [id, encodeMetrics(m)]),
+    ...(bestKept.position().length ? { best: bestKept.position() } : {}),
   });
   const checkpoint = async () => {
     if (!callbacks.checkpoint) return;
     const source = population ?? store!.source(setup.hyper);
-    await callbacks.checkpoint(source, position(), retired);
+    await callbacks.checkpoint(source, position(), retired, bestKept.tensors());
   };
 
   /** A member's loss and metrics on a batch, into the epoch's and every schedule's sums; non-finite losses stay out. */
@@ -249,7 +263,8 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
    * from their interval's start, up to there, so the stop is recorded where all-at-once records it.
    */
   const runShards = async (from: number, to: number): Promise<{ diverged: number[]; ran: number }> => {
-    const jobs: TrainJob[] = shardJobs((ids) => ({ kind: 'train', ...jobState(ids), epoch, from, to, resident: setup.resident }));
+    const factors = (ids: number[]) => (lr.factor ? { lrFactors: ids.map((id) => Array.from({ length: to - from }, (_, k) => lr.factor!(id, store!.step + k))) } : {});
+    const jobs: TrainJob[] = shardJobs((ids) => ({ kind: 'train', ...jobState(ids), epoch, from, to, resident: setup.resident, ...factors(ids) }));
     const results = (await transport!.run(jobs)) as ShardTrainResult[];
     const end = Math.min(...results.map((r) => from + r.ran));
     const again = jobs.map((_, i) => i).filter((i) => from + results[i].ran > end);
@@ -332,7 +347,8 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
     if (next >= perEpoch) epochSums.clear();
     best = Math.min(Number.isNaN(best) ? Infinity : best, ...metrics.map((m) => m.loss).filter((l) => Number.isFinite(l)));
     const now = performance.now();
-    callbacks.onEpoch?.({ epoch: epoch + 1, step, members: ids, metrics, seconds: (now - epochStarted) / 1000 });
+    const rates = ids.map((id) => memberLr(setup.hyper, lr, id, step - 1));
+    callbacks.onEpoch?.({ epoch: epoch + 1, step, members: ids, metrics, lr: rates, seconds: (now - epochStarted) / 1000 });
     epochStarted = now;
   }
 
@@ -369,23 +385,32 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
     return Object.fromEntries(names.map((name) => [name, results.flatMap((r) => r.metrics[name])]));
   }
 
-  /** Carries out a schedule's decisions: stops first (their members leave), then PBT's copies. */
+  /** Copies of the members' parameters now, when their metric is their best so far (restore_best). */
+  async function keepBest(members: number[]) {
+    const ids = population?.memberIds ?? store!.ids;
+    const state = population ? await population.exportState() : store!.state;
+    const kept = members.filter((id) => ids.includes(id));
+    bestKept.keep(kept.map((id) => ({ member: id, params: memberParamsAt(setup.model, state, ids.indexOf(id)), metrics: lastMetrics.has(id) ? encodeMetrics(lastMetrics.get(id)!) : undefined })), step);
+  }
+
+  /** Carries out a schedule's decisions: best copies kept, stops (their members leave), then PBT's copies. */
   async function apply(d: Decisions) {
+    if (d.best?.length) await keepBest(d.best);
     const ids = population?.memberIds ?? store!.ids;
     const stopping = d.stop.filter((s) => ids.includes(s.member));
     if (stopping.length) {
       const state = population ? await population.exportState() : store!.state;
       for (const s of stopping) {
-        const m = ids.indexOf(s.member);
-        const params = new Map<string, Float32Array>();
-        for (const p of setup.model.params) {
-          const size = p.shape.reduce((a, b) => a * b, 1);
-          params.set(p.name, state.get(p.name)!.slice(m * size, (m + 1) * size));
-        }
+        // restore_best: the member retires with its best epoch's parameters and metrics
+        const kept = bestKept.take(s.member);
+        const best = s.restore ? kept : undefined;
+        const params = best?.params ?? memberParamsAt(setup.model, state, ids.indexOf(s.member));
+        const reason = best ? `${s.reason}; it keeps the weights of step ${best.step}, its best` : s.reason;
         const hyperparameters = memberHyperparameters(setup.hyper, s.member);
-        retired.push({ member: s.member, step, reason: s.reason, params, hyperparameters });
+        retired.push({ member: s.member, step, reason, params, hyperparameters });
+        if (best?.metrics) lastMetrics.set(s.member, decodeMetrics(best.metrics));
         if (!lastMetrics.has(s.member)) lastMetrics.set(s.member, { loss: epochSums.mean(s.member, names).loss });
-        callbacks.onEvent?.({ step, event: 'stop', member: s.member, reason: s.reason });
+        callbacks.onEvent?.({ step, event: 'stop', member: s.member, reason });
       }
       const keep = ids.map((id, m) => (stopping.some((s) => s.member === id) ? -1 : m)).filter((m) => m >= 0);
       if (population) {
@@ -405,6 +430,7 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
         for (const [key, value] of Object.entries(e.hyperparameters)) setup.hyper.set(key, e.member, value);
         callbacks.onEvent?.({ step, event: 'exploit', member: e.member, source: e.source, hyperparameters: shown(e.member) });
       }
+      for (const sc of schedules) sc.copied?.(exploit.map((e) => ({ member: e.member, source: e.source })));
       if (population) {
         const next = population.gather(sources, now);
         population.dispose();
@@ -426,8 +452,10 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
   }
   await checkpoint();
   const final = allIds.map((id) => partialMetrics.get(id) ?? lastMetrics.get(id) ?? { loss: NaN });
+  const lastStep = (id: number) => Math.max(0, (retired.find((r) => r.member === id)?.step ?? step) - 1);
+  const rates = allIds.map((id) => memberLr(setup.hyper, lr, id, lastStep(id)));
   const resultPopulation = population ?? store!.materialize();
-  return { population: resultPopulation, position: position(), steps: step, seconds, memberStepsPerSecond: step > first ? trained / seconds : 0, final, retired, memberIds: allIds };
+  return { population: resultPopulation, position: position(), steps: step, seconds, memberStepsPerSecond: step > first ? trained / seconds : 0, final, lr: rates, retired, memberIds: allIds };
 }
 
 /** A member's metrics for a checkpoint's JSON, and back: non-finite values travel as strings. */

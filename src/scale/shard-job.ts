@@ -53,6 +53,8 @@ export interface TrainJob extends ShardState {
   to: number;
   /** train in waves of at most this many members on the device */
   resident?: number;
+  /** the lr_schedule's factor for each member (memberIds order) in steps step, step + 1, ... (absent: lr is constant) */
+  lrFactors?: number[][];
 }
 
 export interface EvaluateJob extends ShardState {
@@ -106,8 +108,9 @@ export async function runShardJob(tf: TF, ctx: RunContext, job: ShardJob): Promi
 }
 
 /** A population of the job's members holding the job's state. */
-function populationOf(tf: TF, ctx: RunContext, job: ShardState & { hyper: Record<string, number>[]; step: number }): Population {
+function populationOf(tf: TF, ctx: RunContext, job: ShardState & { hyper: Record<string, number>[]; step: number; lrFactors?: number[][] }): Population {
   const at = new Map(job.memberIds.map((id, m) => [id, m]));
+  const factors = job.lrFactors;
   const spec: PopulationSpec = {
     tf,
     ensemble: { ...ctx.ensemble, members: job.memberIds.length },
@@ -117,6 +120,7 @@ function populationOf(tf: TF, ctx: RunContext, job: ShardState & { hyper: Record
     loss: ctx.loss,
     hyper: (key, id) => job.hyper[at.get(id)!][key],
     initial: (id) => memberRows(job, at.get(id)!),
+    ...(factors ? { lrFactor: (id: number, t: number) => factors[at.get(id)!][t - job.step] } : {}),
   };
   const pop = new Population(spec);
   pop.importState(job.state);
@@ -199,7 +203,7 @@ function memberRows(s: ShardState, m: number): Map<string, Float32Array> {
 }
 
 /** The state of some of a shard's members, in the order of `ids`. */
-export function sliceState(s: ShardState & { hyper?: Record<string, number>[] }, ids: number[]): ShardState & { hyper?: Record<string, number>[] } {
+export function sliceState(s: ShardState & { hyper?: Record<string, number>[]; lrFactors?: number[][] }, ids: number[]): ShardState & { hyper?: Record<string, number>[]; lrFactors?: number[][] } {
   const at = ids.map((id) => s.memberIds.indexOf(id));
   const n = s.memberIds.length;
   const state = new Map<string, Float32Array>();
@@ -209,8 +213,15 @@ export function sliceState(s: ShardState & { hyper?: Record<string, number>[] },
     at.forEach((p, m) => out.set(all.subarray(p * size, (p + 1) * size), m * size));
     state.set(name, out);
   }
-  const hyper = s.hyper;
-  return { memberIds: ids, state, accBeta1: at.map((p) => s.accBeta1[p]), accBeta2: at.map((p) => s.accBeta2[p]), ...(hyper ? { hyper: at.map((p) => hyper[p]) } : {}) };
+  const { hyper, lrFactors } = s;
+  return {
+    memberIds: ids,
+    state,
+    accBeta1: at.map((p) => s.accBeta1[p]),
+    accBeta2: at.map((p) => s.accBeta2[p]),
+    ...(hyper ? { hyper: at.map((p) => hyper[p]) } : {}),
+    ...(lrFactors ? { lrFactors: at.map((p) => lrFactors[p]) } : {}),
+  };
 }
 
 /** One result for the members of several, in order; each ran the same batches. */

@@ -36,6 +36,8 @@ export const schedules: ScheduleSpec[] = [
       metric,
       { name: 'patience', type: { kind: 'int', min: 1 }, required: true },
       { name: 'min_delta', type: { kind: 'number', min: 0 }, default: 0 },
+      // Keras' restore_best_weights: a stopped member keeps the weights of its best epoch
+      { name: 'restore_best', type: { kind: 'bool' }, default: false },
     ],
   },
 ];
