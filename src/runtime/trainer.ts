@@ -1,7 +1,7 @@
 // The training loop: batches from the data, fused steps, per-member metrics per epoch. It reports
 // through callbacks and leaves files and printing to the CLI.
 import type { Program } from '../check/program.js';
-import type { EnsembleIR } from '../ensemble/ensemble-ir.js';
+import { hasSharedParams, type EnsembleIR } from '../ensemble/ensemble-ir.js';
 import type { ModelIR } from '../ir/model-ir.js';
 import { randomUUID } from 'node:crypto';
 import { batchRanges, epochOrder } from '../data/batches.js';
@@ -131,6 +131,7 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
     optimizer: config.optimizer.name,
     loss: config.loss,
     hyper: (key, m) => setup.hyper.value(key, m),
+    base: (key) => setup.hyper.base(key),
     initial: (m) => initMember(setup.model, setup.seed, m),
     forward: setup.forward,
   });
@@ -151,6 +152,10 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
   if (resumed) restoreHyperparameters(setup.hyper, resumed.manifest);
   const active = resumed ? [...resumed.manifest.member_ids] : [...allIds];
   const retired: RetiredMember[] = resumed ? retiredMembers(resumed.manifest, resumed.tensors) : [];
+  const sharedLayers = hasSharedParams(setup.ensemble);
+  if (sharedLayers && (setup.transport || setup.resident !== undefined)) {
+    throw new Error("a population with shared layers trains in one process: their parameters have no member axis to cut into shards or waves");
+  }
   const transport = setup.transport ?? (setup.resident !== undefined && setup.resident < active.length ? new InProcess(tf) : undefined);
   let population: Population | undefined;
   let store: HostStore | undefined;
@@ -288,9 +293,15 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
       }
       if (diverged.length) {
         // under waves too: the members of a diverged member's wave are poisoned as they would be all at once
+        const who = `member${diverged.length > 1 ? 's' : ''} ${diverged.join(', ')} diverged (a non-finite loss) at step ${step}`;
         if (setup.ensemble.lowering === 'blockdiag' && (population?.n ?? store!.ids.length) > diverged.length) {
           throw new DivergenceError(
-            `member${diverged.length > 1 ? 's' : ''} ${diverged.join(', ')} diverged (a non-finite loss) at step ${step}; under the blockdiag lowering a non-finite member spreads to every other (0 x NaN = NaN in the masked matMul), so the population is no longer valid. Use --lowering grouped, which stops a diverged member and leaves the others untouched.`,
+            `${who}; under the blockdiag lowering a non-finite member spreads to every other (0 x NaN = NaN in the masked matMul), so the population is no longer valid. Use --lowering grouped, which stops a diverged member and leaves the others untouched.`,
+          );
+        }
+        if (sharedLayers && (population?.n ?? store!.ids.length) > diverged.length) {
+          throw new DivergenceError(
+            `${who}; its gradient reached the shared layers, whose one set of weights every member reads, so every member is now non-finite and the population is no longer valid. Lower the learning rates (the shared layers train with the file's), or add clipnorm.`,
           );
         }
         await apply({ stop: diverged.map((member) => ({ member, reason: `diverged: a non-finite loss at step ${step}` })), exploit: [] });
@@ -377,7 +388,8 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
         const params = new Map<string, Float32Array>();
         for (const p of setup.model.params) {
           const size = p.shape.reduce((a, b) => a * b, 1);
-          params.set(p.name, state.get(p.name)!.slice(m * size, (m + 1) * size));
+          // a shared layer's parameters as they are now: the member keeps them as they were when it stopped
+          params.set(p.name, p.shared ? state.get(p.name)!.slice() : state.get(p.name)!.slice(m * size, (m + 1) * size));
         }
         const hyperparameters = memberHyperparameters(setup.hyper, s.member);
         retired.push({ member: s.member, step, reason: s.reason, params, hyperparameters });
