@@ -1,7 +1,7 @@
 // Reads and compiles one .net file for a command, printing its diagnostics. Shared by every command
 // that starts from a .net file.
 import { readFileSync } from 'node:fs';
-import { hasErrors } from '../diagnostics/diagnostic.js';
+import { hasErrors, type Span } from '../diagnostics/diagnostic.js';
 import { formatDiagnostics, formatHeader, lineStarts, offsetToLineCol } from '../diagnostics/format.js';
 import { compile, type CompileOptions, type CompileState } from '../pipeline.js';
 import { fileHost } from './host.js';
@@ -43,8 +43,13 @@ export const compiledCleanly = (state: CompileState | undefined): boolean => !!s
  * diagnostic at the file's start. Returns the exit code for errors.
  */
 export function fileError(io: Io, file: string, def: MessageDef, length: number, ...args: (string | number)[]): number {
+  return fileErrorAt(io, file, def, { start: 0, length }, ...args);
+}
+
+/** As fileError, at a span of the file (what in it makes a command-line option impossible, say). */
+export function fileErrorAt(io: Io, file: string, def: MessageDef, span: Span, ...args: (string | number)[]): number {
   const sink = new DiagnosticSink(file);
-  sink.report(def, { start: 0, length }, ...args);
+  sink.report(def, span, ...args);
   io.err(formatDiagnostics(sink.diagnostics, readFileSync(file, 'utf8')) + '\n');
   return ExitCode.errors;
 }

@@ -14,7 +14,7 @@ import type { BackendName } from '../runtime/backend.js';
 import { batchesPerEpoch, DivergenceError, train, type EpochReport, type PopulationEvent, type Progress } from '../runtime/trainer.js';
 import { makeSchedules } from '../runtime/schedules.js';
 import type { RetiredMember } from '../runtime/checkpoint.js';
-import { compiledCleanly, compileFile, fileError } from './compile-file.js';
+import { compiledCleanly, compileFile, fileError, fileErrorAt } from './compile-file.js';
 import { leaderboard, rank, type MemberRow } from './leaderboard.js';
 import { fingerprint, readCheckpoint, RunError, writeAtomic, writeCheckpoint, writeRunInfo } from './run-dir.js';
 import { ExitCode, type Io } from './io.js';
@@ -53,6 +53,9 @@ export async function trainCommand(file: string, options: TrainCommandOptions, i
   if (!program.train) {
     return fileError(io, file, Messages.MissingTrain, 1);
   }
+  const sharded = shardingOption(options);
+  const sharedLayer = program.model.layers.find((l) => l.shared);
+  if (sharded && sharedLayer) return fileErrorAt(io, file, Messages.SharedNotSharded, sharedLayer.span, ...sharded);
   if (options.seed !== undefined) program.ensemble.seed = options.seed;
   if (options.epochs !== undefined) Object.assign(program.train, { epochs: options.epochs, steps: undefined });
   if (options.steps !== undefined) Object.assign(program.train, { steps: options.steps, epochs: undefined });
@@ -255,6 +258,14 @@ export async function trainCommand(file: string, options: TrainCommandOptions, i
   );
   if (stop) io.err(`stopped at step ${result.steps}; continue with: netc train ${file} --resume ${runDir}\n`);
   return stop ? ExitCode.errors : ExitCode.ok;
+}
+
+/** The option that would train the population in pieces, and what it cuts it into. */
+function shardingOption(options: TrainCommandOptions): [string, string] | undefined {
+  if (options.workers !== undefined) return ['--workers', 'shards for worker processes'];
+  if (options.queue !== undefined) return ['--queue', 'shards for netc worker processes'];
+  if (options.resident !== undefined) return ['--resident', 'waves'];
+  return undefined;
 }
 
 /** Keeps the lines of a JSON-lines file whose row passes `keep` (a missing file stays missing). */

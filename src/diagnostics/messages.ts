@@ -73,6 +73,7 @@ export const Messages = {
   SoftmaxOneUnit: warning(4030, 'the last layer is a softmax over 1 unit, which always outputs 1.0, so the model cannot learn; for two classes use activation: sigmoid with loss: binary_crossentropy, or give the last layer one unit per class'),
   CheckpointMismatch: error(4020, '{0}'),
   RunUnreadable: error(4021, '{0}'),
+  SharedNotSharded: error(4022, "{0} is refused: a population with shared layers trains in one process, since a shared layer's one set of weights, which every member trains, has no member axis to cut into {1}; leave out {0}"),
   DataFileMissing: warning(4010, '{0}; its shape is not checked, and training will fail until it exists'),
 
   // --- data files, found while loading them (thrown as a DataError that carries file, line and column) --
