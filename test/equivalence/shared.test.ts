@@ -78,7 +78,7 @@ function trainReference(b: Built, optimizer: (typeof optimizers)[keyof typeof op
       const outs = referenceOutputs(b.ir, models, x);
       return outs.map((out) => tf.losses.meanSquaredError(y, out)).reduce((a, l) => tf.add(a, l)) as tf.Scalar;
     }, groups.flatMap((g) => g.vars));
-    for (const g of groups) g.opt.applyGradients(Object.fromEntries(g.vars.map((v) => [v.name, grads[v.name]])));
+    for (const g of groups) g.opt.applyGradients(g.vars.map((v) => ({ name: v.name, tensor: grads[v.name] })));
   }
   const trunk = getWeights(models[0], b.ir);
   const weights = models.map((model) => new Map([...getWeights(model, b.ir)].map(([name, w]) => [name, b.ir.params.find((p) => p.name === name)!.shared ? trunk.get(name)! : w])));
