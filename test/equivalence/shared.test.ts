@@ -26,8 +26,17 @@ const cases: Record<string, { input: number[]; layers: string }> = {
   'a batchnorm trunk': { input: [4], layers: 'shared dense(5, bias: false)\nshared batchnorm(momentum: 0.9)\nrelu()\ndense(2)' },
 };
 
-const optimizers = {
+interface OptimizerCase {
+  line: string;
+  vary: string;
+  make(h: (k: string) => number): tf.Optimizer;
+  /** Keras' clipnorm: each variable's gradient clipped by its own norm (the shared ones' with the file's value) */
+  clip?: boolean;
+}
+
+const optimizers: Record<string, OptimizerCase> = {
   sgd: { line: 'sgd(lr: 0.05)', vary: 'vary lr: [0.1, 0.03, 0.2]', make: (h: (k: string) => number) => tf.train.sgd(h('lr')) },
+  'sgd with clipnorm': { line: 'sgd(lr: 0.5, clipnorm: 0.02)', vary: 'vary clipnorm: [0.0, 0.1, 0.01]', make: (h: (k: string) => number) => tf.train.sgd(h('lr')), clip: true },
   adam: {
     line: 'adam(lr: 0.01)',
     vary: 'vary lr: [0.02, 0.05, 0.001]\n  vary beta1: [0.8, 0.85, 0.95]',
@@ -35,7 +44,7 @@ const optimizers = {
   },
 };
 
-const source = (c: { input: number[]; layers: string }, o: (typeof optimizers)[keyof typeof optimizers]) =>
+const source = (c: { input: number[]; layers: string }, o: OptimizerCase) =>
   `model m(input: [${c.input.join(', ')}]) {\n${c.layers}\n}\nensemble {\n  seed: 3\n  ${o.vary}\n}\ntrain { data: csv("none.csv") loss: mse optimizer: ${o.line} steps: ${STEPS} }\n`;
 
 const isShared = (ir: ModelIR, op: ModelIR['ops'][number]) => op.params.some((name) => ir.params.find((p) => p.name === name)!.shared);
@@ -60,25 +69,30 @@ function referenceOutputs(ir: ModelIR, models: tf.LayersModel[], x: tf.Tensor): 
   });
 }
 
+/** tf.clip_by_norm(g, c), or g where c = 0 (no clipping). */
+function clipByNorm(g: tf.Tensor, clip: number): tf.Tensor {
+  if (!(clip > 0)) return g;
+  const norm = tf.norm(g).dataSync()[0];
+  return norm > clip ? tf.mul(g, clip / norm) : g;
+}
+
 const variables = (model: tf.LayersModel, layers: string[]) =>
   layers.flatMap((name) => model.getLayer(name).trainableWeights.map((w) => (w as unknown as { val: tf.Variable }).val));
 
 /** Trains the reference on the batches and returns each member's weights, by parameter name. */
-function trainReference(b: Built, optimizer: (typeof optimizers)[keyof typeof optimizers], data: { x: tf.Tensor; y: tf.Tensor }[]) {
+function trainReference(b: Built, optimizer: OptimizerCase, data: { x: tf.Tensor; y: tf.Tensor }[]) {
   const models = Array.from({ length: MEMBERS }, (_, m) => alone(b, m));
   const weighted = b.ir.ops.filter((op) => op.params.length);
   const sharedLayers = weighted.filter((op) => isShared(b.ir, op)).map((op) => op.name);
   const ownLayers = weighted.filter((op) => !isShared(b.ir, op)).map((op) => op.name);
-  const groups = [
-    { vars: variables(models[0], sharedLayers), opt: optimizer.make((k) => b.hyper.base(k)) },
-    ...models.map((model, m) => ({ vars: variables(model, ownLayers), opt: optimizer.make((k) => b.pop.hyper(k)[m]) })),
-  ];
+  const group = (vars: tf.Variable[], h: (k: string) => number) => ({ vars, opt: optimizer.make(h), clip: optimizer.clip ? h('clipnorm') : 0 });
+  const groups = [group(variables(models[0], sharedLayers), (k) => b.hyper.base(k)), ...models.map((model, m) => group(variables(model, ownLayers), (k) => b.pop.hyper(k)[m]))];
   for (const { x, y } of data) {
     const { grads } = tf.variableGrads(() => {
       const outs = referenceOutputs(b.ir, models, x);
       return outs.map((out) => tf.losses.meanSquaredError(y, out)).reduce((a, l) => tf.add(a, l)) as tf.Scalar;
     }, groups.flatMap((g) => g.vars));
-    for (const g of groups) g.opt.applyGradients(g.vars.map((v) => ({ name: v.name, tensor: grads[v.name] })));
+    for (const g of groups) g.opt.applyGradients(g.vars.map((v) => ({ name: v.name, tensor: clipByNorm(grads[v.name], g.clip) })));
   }
   const trunk = getWeights(models[0], b.ir);
   const weights = models.map((model) => new Map([...getWeights(model, b.ir)].map(([name, w]) => [name, b.ir.params.find((p) => p.name === name)!.shared ? trunk.get(name)! : w])));
