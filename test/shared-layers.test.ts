@@ -14,6 +14,7 @@ import { openRun, readCheckpoint } from '../src/cli/run-dir.js';
 import { decodeTensors, encodeCheckpoint, restore } from '../src/runtime/checkpoint.js';
 import { registerFileScheme } from '../src/runtime/file-io.js';
 import { train } from '../src/runtime/trainer.js';
+import { Population } from '../src/runtime/population.js';
 import { hyperTable } from '../src/runtime/hyper.js';
 import { makeSchedules } from '../src/runtime/schedules.js';
 import { loadDataset } from '../src/data/load.js';
@@ -187,16 +188,39 @@ describe('schedules act on per-member parameters only', () => {
     b.pop.dispose();
   });
 
+  /** Trains a source with train() for `steps`, its schedules acting; `callbacks` as train() takes them. */
+  const run = async (text: string, steps: number, callbacks: Parameters<typeof train>[1] = {}, checkpointEvery = 0) => {
+    const state = compile(text, 'x.net');
+    const program = state.program!;
+    const data = splitValidation(await loadDataset(program.train!.data, { baseDir: '.', seed: 2 }), program.train!.validation);
+    const table = hyperTable(program, state.ir!);
+    const schedules = makeSchedules(program.schedules, program.ensemble.vary, (path) => [...table.varied].find(([, p]) => p === path)![0], 2);
+    return train({ tf: tf as unknown as TF, program, model: state.ir!, ensemble: state.ensemble!, hyper: table, data, steps, seed: 2, schedules, checkpointEvery }, callbacks);
+  };
+
+  it('PBT copies members\' own weights at step 8 and leaves the shared ones as a run without PBT has them there', async () => {
+    /** The population's state at step 8, after the schedules acted there. */
+    const at8 = async (text: string) => {
+      let state: Map<string, Float32Array> | undefined;
+      const events: string[] = [];
+      const r = await run(text, 12, {
+        checkpoint: async (source, position) => {
+          if (position.step === 8) state = source instanceof Population ? await source.exportState() : new Map(source.state);
+        },
+        onEvent: (e) => void events.push(e.event),
+      }, 4);
+      r.population.dispose();
+      return { state: state!, events };
+    };
+    const pbt = await at8(MODEL('schedule pbt { every: 1 epochs, metric: val_loss, quantile: 0.25 }'));
+    const plain = await at8(MODEL());
+    expect(pbt.events).toContain('exploit');
+    for (const name of ['dense_1/kernel', 'dense_1/bias', 'layernorm_1/gamma', 'dense_1/kernel:m', 'dense_1/kernel:v']) expect(values(pbt.state, name), name).toEqual(values(plain.state, name));
+    expect(values(pbt.state, 'dense_2/kernel')).not.toEqual(values(plain.state, 'dense_2/kernel'));
+  });
+
   it('a member stopped by halving keeps the shared weights as they were when it stopped; the others train them on', async () => {
     const source = MODEL('schedule halving { every: 1 epochs, keep: 0.5, metric: val_loss }');
-    const run = async (text: string, steps: number) => {
-      const state = compile(text, 'x.net');
-      const program = state.program!;
-      const data = splitValidation(await loadDataset(program.train!.data, { baseDir: '.', seed: 2 }), program.train!.validation);
-      const table = hyperTable(program, state.ir!);
-      const schedules = makeSchedules(program.schedules, program.ensemble.vary, (path) => [...table.varied].find(([, p]) => p === path)![0], 2);
-      return train({ tf: tf as unknown as TF, program, model: state.ir!, ensemble: state.ensemble!, hyper: table, data, steps, seed: 2, schedules });
-    };
     const halved = await run(source, 16);
     const oneEpoch = await run(MODEL(), 8);
     expect(halved.retired.map((r) => r.step)).toEqual([8, 8]);
