@@ -1,10 +1,10 @@
 // Shared layers beyond the equivalence of training (test/equivalence/shared.test.ts): the syntax, the
 // slicing map, checkpoints and resume, extraction, import, what schedules do to a population with shared
 // layers, and what is refused (sharded training, a run on after a member diverged).
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
 import { compile } from '../src/pipeline.js';
@@ -230,6 +230,34 @@ describe('schedules act on per-member parameters only', () => {
     expect(Array.from((await halved.population.memberWeights(0)).get('dense_1/kernel')!)).not.toEqual(Array.from(trunkAt8.get('dense_1/kernel')!));
     halved.population.dispose();
     oneEpoch.population.dispose();
+  });
+});
+
+describe('netc compile', () => {
+  it("the module's population trains its shared layers with the file's hyperparameters, as netc's own does", async () => {
+    // in a folder inside the repository, so that the module's import('netc') finds this package (dist/)
+    const dir = join(fileURLToPath(new URL('../.emit-tmp/', import.meta.url)), `shared-${process.pid}`);
+    mkdirSync(dir, { recursive: true });
+    try {
+      const net = file(MODEL());
+      const out = join(dir, 'multihead.ts');
+      expect((await netc('compile', net, '-o', out)).code).toBe(0);
+      const module = (await import(pathToFileURL(out).href)) as { createPopulation(o: { tf: TF }): Promise<Population> };
+      const batches = Array.from({ length: 3 }, (_, s) => [randomBatch(60 + s, [5, 2]), randomBatch(70 + s, [5, 1])]);
+      // one after the other: the module's netc (dist/) names its variables as this one's (src/) does
+      const compiled = await module.createPopulation({ tf: tf as unknown as TF });
+      for (const [x, y] of batches) compiled.trainStep(x, y).dispose();
+      const a = await compiled.exportState();
+      compiled.dispose();
+      const own = build(MODEL(), 'grouped', 4);
+      for (const [x, y] of batches) own.pop.trainStep(x, y).dispose();
+      const b = await own.pop.exportState();
+      own.pop.dispose();
+      expect([...a.keys()]).toEqual([...b.keys()]);
+      for (const [name, v] of b) expect(Array.from(a.get(name)!), name).toEqual(Array.from(v));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
