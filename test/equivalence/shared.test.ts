@@ -18,6 +18,9 @@ const STEPS = 3;
 const cases: Record<string, { input: number[]; layers: string }> = {
   'dense trunk': { input: [3], layers: 'trunk = shared dense(5, activation: tanh)\ndense(2, activation: sigmoid)' },
   'conv trunk': { input: [6, 6, 1], layers: 'shared conv2d(3, kernel: 3, activation: relu)\nmaxpool2d(2)\nflatten()\ndense(2)' },
+  // per-member layers whose input is a shared value that needs its gradient (not data): wide ops on it
+  'per-member conv2d and batchnorm on a conv trunk': { input: [6, 6, 1], layers: 'shared conv2d(2, kernel: 3, padding: same, activation: relu)\nconv2d(2, kernel: 3, bias: false)\nbatchnorm()\nflatten()\ndense(2)' },
+  'per-member layernorm on a dense trunk': { input: [3], layers: 'shared dense(5, activation: relu)\nlayernorm()\ndense(2)' },
   'two shared layers, then heads': { input: [4], layers: 'shared dense(5, activation: relu)\nshared layernorm()\ndense(2)' },
   'a shared dense after per-member layers': { input: [3], layers: 'dense(4, activation: tanh)\nshared dense(3, activation: relu)\ndense(2)' },
   'a shared conv2d after per-member layers': { input: [5, 5, 2], layers: 'conv2d(2, kernel: 2, padding: same)\nshared conv2d(3, kernel: 3, activation: elu)\nflatten()\ndense(2)' },
