@@ -1,6 +1,7 @@
 // A population: N members of one ensemble IR, living in fused TF.js variables, with their optimizer
 // state and hyperparameters. It runs the widened forward pass op by op, the fused loss (the sum of the
-// members' mean losses, so each member gets exactly its own gradient) and the fused optimizer step.
+// members' mean losses, so each member gets exactly its own gradient, and a shared layer's parameters,
+// one variable that every member reads, the sum of theirs) and the fused optimizer step.
 import type { EnsembleIR, WideParam } from '../ensemble/ensemble-ir.js';
 import { fusedShape } from '../ensemble/ensemble-ir.js';
 import type { Act, ForwardContext, Params } from '../layers/forward.js';
