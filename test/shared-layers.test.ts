@@ -103,7 +103,8 @@ describe('checkpoints', () => {
     const [straight, resumed] = [tmp(), tmp()];
     expect((await netc('train', net, '--backend', 'cpu', '--checkpoint-every', '5', '--out', straight)).code).toBe(0);
     expect((await netc('train', net, '--steps', '13', '--backend', 'cpu', '--checkpoint-every', '5', '--out', resumed)).code).toBe(0);
-    const r = await netc('train', net, '--backend', 'cpu', '--checkpoint-every', '5', '--resume', resumed);
+    // a run started with --steps keeps that budget: the file's own is asked for again
+    const r = await netc('train', net, '--backend', 'cpu', '--checkpoint-every', '5', '--resume', resumed, '--epochs', '3');
     expect(r.code, r.err).toBe(0);
     expect(r.err).toContain('resuming at step 13');
     const [a, b] = [readCheckpoint(straight), readCheckpoint(resumed)];
