@@ -9,6 +9,7 @@ import { ensembleKeys } from '../src/check/check-ensemble.js';
 import { trainKeys } from '../src/check/check-train.js';
 import { weightedArgs } from '../src/layers/common-args.js';
 import { layerKinds } from '../src/layers/registry.js';
+import { allTokens } from '../src/syntax/tokens.js';
 import { activations } from '../src/vocabulary/activations.js';
 import { dataSources } from '../src/vocabulary/data-sources.js';
 import { initializers } from '../src/vocabulary/initializers.js';
@@ -65,6 +66,17 @@ describe('docs/language.md names everything netc knows', () => {
   });
 
   it('from: LABEL', () => expect(doc).toContain('`from: LABEL`'));
+
+  // the lexer's keywords (model, ensemble, ..., vary, shared): each in code somewhere on the page
+  const keywords = allTokens.filter((t) => t.LONGER_ALT).map((t) => String(t.LABEL).replaceAll("'", ''));
+  it.each(keywords)('the keyword %s', (word) => expect(doc).toContain(`\`${word}`));
+
+  it('shared layers, and which layers can be shared', () => {
+    const sharable = layerKinds.filter((k) => k.forward.shared).map((k) => k.name);
+    const line = doc.split('\n').find((l) => l.startsWith('- `shared` goes before a layer with weights'));
+    expect(line, 'the Shared layers section').toBeDefined();
+    for (const name of sharable) expect(line).toContain(`\`${name}\``);
+  });
 
   it.each([...new Set([...activations, ...initializers, ...metrics, ...scheduleMetrics, ...losses.map((l) => l.name)])])('%s', (name) => {
     expect(named(name), `\`${name}\``).toBe(true);

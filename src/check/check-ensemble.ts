@@ -106,7 +106,12 @@ function resolveVaryPath(entry: Entry, path: string, span: Span, scope: VaryScop
     const hypers = kind.args.filter((a) => a.hyper).map((a) => a.name);
     return fail(`${kind.name} has no argument '${arg}'${didYouMean(arg, kind.args.map((a) => a.name))}${hypers.length ? `; it can vary: ${hypers.join(', ')}` : '; it has no hyperparameter that can vary'}`);
   }
-  return hyperOnly(spec, kind.name) ? { spec, target: { kind: 'layer', layer: index, arg } } : undefined;
+  if (!hyperOnly(spec, kind.name)) return undefined;
+  if (statements[index].shared) {
+    sink.report(Messages.VarySharedLayer, span, path, label);
+    return undefined;
+  }
+  return { spec, target: { kind: 'layer', layer: index, arg } };
 }
 
 const spaceForms = 'a list, uniform(a, b), loguniform(a, b) or choice(...)';

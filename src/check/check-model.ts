@@ -3,7 +3,7 @@ import type { Span } from '../diagnostics/diagnostic.js';
 import { Messages, type MessageDef } from '../diagnostics/messages.js';
 import type { DiagnosticSink } from '../diagnostics/sink.js';
 import { didYouMean } from '../diagnostics/suggest.js';
-import { layerKind, layerNames } from '../layers/registry.js';
+import { layerKind, layerKinds, layerNames } from '../layers/registry.js';
 import { describeValue, type ModelBlock } from '../syntax/ast.js';
 import type { Shape } from './arg-spec.js';
 import { bindArgs } from './bind-args.js';
@@ -49,6 +49,7 @@ export function checkModel(block: ModelBlock, sink: DiagnosticSink, lineOf: (off
       return;
     }
     const errorsBefore = sink.errorCount;
+    if (s.shared && !kind.forward.shared) sink.report(Messages.SharedWithoutWeights, s.shared, sharable().join(', '), kind.name);
     // `from: LABEL` (any layer that reads one input) reads a labelled output instead of the previous one,
     // so that branches can be written
     const from = kind.reads === 'previous' ? s.call.args.find((a) => a.key?.name === FROM_ARG) : undefined;
@@ -87,11 +88,14 @@ export function checkModel(block: ModelBlock, sink: DiagnosticSink, lineOf: (off
       });
     }
     shapes.push(shape);
-    layers.push({ index, kind, label: s.label?.name, args: args.values, inputs, shape: shape ?? [], span: s.call.span });
+    layers.push({ index, kind, label: s.label?.name, shared: !!s.shared, args: args.values, inputs, shape: shape ?? [], span: s.call.span });
   });
   const complete = !!input && !block.incomplete && shapes.length === layers.length && shapes.every((x) => !!x);
   return { input, model: complete ? { name: block.name.name, input, layers } : undefined };
 }
+
+/** The layer kinds that `shared` may go before: those with parameters. */
+const sharable = () => layerKinds.filter((k) => k.forward.shared).map((k) => k.name);
 
 export function outputShape(model: CheckedModel): Shape {
   return model.layers.length ? model.layers[model.layers.length - 1].shape : model.input;

@@ -10,6 +10,8 @@ export interface CheckedLayer {
   index: number;
   kind: LayerKind;
   label?: string;
+  /** `shared`: one set of parameters for every member, without a member axis */
+  shared: boolean;
   args: Values;
   /** indices of the layers read; -1 is the model input */
   inputs: number[];

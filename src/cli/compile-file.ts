@@ -2,7 +2,7 @@
 // that starts from a .net file.
 import { readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { hasErrors } from '../diagnostics/diagnostic.js';
+import { hasErrors, type Span } from '../diagnostics/diagnostic.js';
 import { formatDiagnostics, formatHeader, lineStarts, offsetToLineCol } from '../diagnostics/format.js';
 import { compile, type CompileOptions, type CompileState } from '../pipeline.js';
 import { fileHost } from './host.js';
@@ -51,8 +51,13 @@ export function fileError(io: Io, file: string, def: MessageDef, length: number,
 
 /** fileError for a source already in memory. */
 export function sourceError(io: Io, file: string, source: string, def: MessageDef, length: number, ...args: (string | number)[]): number {
+  return sourceErrorAt(io, file, source, def, { start: 0, length }, ...args);
+}
+
+/** As sourceError, at a span of the file (what in it makes a command-line option impossible, say). */
+export function sourceErrorAt(io: Io, file: string, source: string, def: MessageDef, span: Span, ...args: (string | number)[]): number {
   const sink = new DiagnosticSink(file);
-  sink.report(def, { start: 0, length }, ...args);
+  sink.report(def, span, ...args);
   io.err(formatDiagnostics(sink.diagnostics, source) + '\n');
   return ExitCode.errors;
 }

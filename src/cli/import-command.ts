@@ -1,6 +1,8 @@
-// `netc import MODEL_DIR --into RUN --member K`: the inverse of extract. An existing LayersModel's
-// weights go into member K's slot of the run's checkpoint (a warm start, or seeding PBT); that member's
-// optimizer state starts afresh. Names and shapes must match the run's model. Only a member still
+// `netc import MODEL_DIR --into RUN --member K [--shared]`: the inverse of extract. An existing
+// LayersModel's weights go into member K's slot of the run's checkpoint (a warm start, or seeding PBT);
+// that member's optimizer state starts afresh. A shared layer's weights serve every member: they are left
+// as they are, and weights that differ from them are refused unless --shared asks to replace them (for
+// every member). Names and shapes must match the run's model. Only a member still
 // training can be imported into: a stopped member (halving, early stopping, divergence) is a record of
 // what it was when it stopped, and nothing would ever train the weights put there.
 import { existsSync, readFileSync } from 'node:fs';
@@ -19,7 +21,7 @@ interface WeightSpec {
   dtype: string;
 }
 
-export function importCommand(modelDir: string, run: string, member: number, io: Io): number {
+export function importCommand(modelDir: string, run: string, member: number, io: Io, options: { shared?: boolean } = {}): number {
   try {
     const info = readRunInfo(run);
     const { manifest, tensors } = readCheckpoint(run);
@@ -58,13 +60,22 @@ export function importCommand(modelDir: string, run: string, member: number, io:
       io.err(formatDiagnostics(sink.diagnostics, text) + '\n');
       return ExitCode.errors;
     }
+    const shared = changedSharedWeights(manifest, tensors, incoming);
+    if (shared.length && !options.shared) {
+      throw new RunError(
+        `the model's weights of the shared layers (${shared.join(', ')}) differ from the run's: one set of them serves all ${manifest.members} members, ` +
+          `so netc imports only member ${member}'s own weights and leaves them as they are; add --shared to replace them too, for every member (their optimizer state starts afresh)`,
+      );
+    }
     replaceMember(manifest, tensors, m, incoming);
     manifest.acc_beta1[m] = 1;
     manifest.acc_beta2[m] = 1;
+    if (shared.length) replaceShared(manifest, tensors, incoming);
     const all = new Float32Array(manifest.tensors.reduce((n, t) => n + t.length, 0));
     for (const t of manifest.tensors) all.set(tensors.get(t.name)!, t.offset);
     writeCheckpointFiles(run, manifest, new Uint8Array(all.buffer));
-    io.out(`${modelDir} -> member ${member} of ${run} (step ${manifest.position.step}; its optimizer state starts afresh)\n`);
+    const also = shared.length ? `; the shared layers' weights are replaced for every member, their optimizer state afresh too` : '';
+    io.out(`${modelDir} -> member ${member} of ${run} (step ${manifest.position.step}; its optimizer state starts afresh${also})\n`);
     return ExitCode.ok;
   } catch (e) {
     if (e instanceof RunError) {
@@ -73,6 +84,23 @@ export function importCommand(modelDir: string, run: string, member: number, io:
     }
     throw e;
   }
+}
+
+/** The shared layers' parameters whose incoming values differ from the run's. */
+function changedSharedWeights(manifest: CheckpointManifest, tensors: Map<string, Float32Array>, incoming: Map<string, Float32Array>): string[] {
+  const differs = (a: Float32Array, b: Float32Array) => a.some((v, i) => !Object.is(v, b[i]));
+  return manifest.tensors.filter((t) => t.shared && !t.name.includes(':') && differs(tensors.get(t.name)!, incoming.get(t.name)!)).map((t) => t.name);
+}
+
+/** The shared layers' parameters from `incoming`, for every member, with their optimizer slots zeroed and Adam's beta powers reset. */
+function replaceShared(manifest: CheckpointManifest, tensors: Map<string, Float32Array>, incoming: Map<string, Float32Array>): void {
+  for (const t of manifest.tensors) {
+    if (!t.shared) continue;
+    const [name, slot] = t.name.split(':');
+    if (slot) tensors.get(t.name)!.fill(0);
+    else tensors.get(t.name)!.set(incoming.get(name)!);
+  }
+  manifest.acc_beta_shared = [1, 1];
 }
 
 /** Member `member`'s position in the fused tensors; a stopped or unknown member is a RunError saying why. */
@@ -91,11 +119,12 @@ function activePosition(run: string, manifest: CheckpointManifest, member: numbe
 
 /**
  * Puts `incoming` into position m of every fused parameter and zeroes m's optimizer slots. A stopped
- * member's tensors (`param@member`, one member long) are no member's slot and stay as they are.
+ * member's tensors (`param@member`, one member long) are no member's slot and stay as they are, and so
+ * do the shared layers' (replaceShared's).
  */
 function replaceMember(manifest: CheckpointManifest, tensors: Map<string, Float32Array>, m: number, incoming: Map<string, Float32Array>): void {
   for (const t of manifest.tensors) {
-    if (t.name.includes('@')) continue;
+    if (t.name.includes('@') || t.shared) continue;
     const [name, slot] = t.name.split(':');
     const size = t.length / manifest.members;
     const own = tensors.get(t.name)!;

@@ -117,8 +117,9 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     .argument('<model-dir>', 'a folder with model.json and its weights')
     .requiredOption('--into <run>', 'the run directory')
     .requiredOption('--member <k>', 'the member to replace', intOption(0))
-    .action((modelDir: string, opts: { into: string; member: number }) => {
-      code = importCommand(modelDir, opts.into, opts.member, io);
+    .option('--shared', "also replace the shared layers' weights, for every member (otherwise they must match the run's)")
+    .action((modelDir: string, opts: { into: string; member: number; shared?: boolean }) => {
+      code = importCommand(modelDir, opts.into, opts.member, io, { shared: opts.shared });
     });
 
   program

@@ -14,6 +14,7 @@ import { printModelIR } from '../ir/print.js';
 import type { ModelIR } from '../ir/model-ir.js';
 import { decodeTensors, encodeCheckpoint, memberParams, restore, type CheckpointManifest, type RetiredMember, type StateSource, type TrainPosition } from '../runtime/checkpoint.js';
 import { Population } from '../runtime/population.js';
+import { hyperTable } from '../runtime/hyper.js';
 import type { TF } from '../runtime/tf.js';
 import type { Lowering } from '../layers/forward.js';
 import { widen } from '../ensemble/widen.js';
@@ -142,6 +143,7 @@ export function openRun(dir: string, tf: TF, lowering?: Lowering): OpenRun {
   if (manifest.fingerprint !== info.fingerprint) throw new RunError(`${dir}: the checkpoint is of another model than run.json describes`);
   const ensemble = lowering && lowering !== info.ensemble.lowering ? widen(info.model, lowering, manifest.members) : { ...info.ensemble, members: manifest.members };
   const position = new Map(manifest.member_ids.map((id, m) => [id, m]));
+  const table = hyperTable(info.program, info.model);
   const population = new Population({
     tf,
     ensemble,
@@ -150,6 +152,7 @@ export function openRun(dir: string, tf: TF, lowering?: Lowering): OpenRun {
     optimizer: manifest.optimizer,
     loss: info.program.train?.loss ?? { name: 'mse', args: {} },
     hyper: (key, id) => manifest.hyperparameters[position.get(id)!]?.[key] ?? NaN,
+    base: (key) => table.base(key),
     initial: (id) => memberParams(manifest, tensors, position.get(id)!),
   });
   restore(population, manifest, tensors);

@@ -15,7 +15,7 @@ import { makeSchedules } from '../runtime/schedules.js';
 import type { RetiredMember } from '../runtime/checkpoint.js';
 import type { CompileState } from '../pipeline.js';
 import type { TF } from '../runtime/tf.js';
-import { compiledCleanly, compileFile, sourceError } from './compile-file.js';
+import { compiledCleanly, compileFile, sourceError, sourceErrorAt } from './compile-file.js';
 import { fingerprint, readCheckpoint, RunError, updateRunOptions, writeAtomic, writeCheckpoint, writeRunInfo, type RunInfo } from './run-dir.js';
 import { ExitCode, UsageError, type Io } from './io.js';
 import { checkOutDir, makeOutDir, OutDirError, type OutDir } from './out-dir.js';
@@ -133,10 +133,21 @@ function compileForTraining(file: string | undefined, run: RunInfo | undefined, 
   const fail = (def: MessageDef, length: number, ...args: (string | number)[]) => sourceError(io, path, state.source, def, length, ...args);
   const program = state.program!;
   if (!program.train) return fail(Messages.MissingTrain, 1);
+  const sharded = shardingOption(options);
+  const sharedLayer = program.model.layers.find((l) => l.shared);
+  if (sharded && sharedLayer) return sourceErrorAt(io, path, state.source, Messages.SharedNotSharded, sharedLayer.span, ...sharded);
   if (options.seed !== undefined) program.ensemble.seed = options.seed;
   if (options.epochs !== undefined) Object.assign(program.train, { epochs: options.epochs, steps: undefined });
   if (options.steps !== undefined) Object.assign(program.train, { steps: options.steps, epochs: undefined });
   return { path, baseDir, state, fail };
+}
+
+/** The option that would train the population in pieces, and what it cuts it into. */
+function shardingOption(options: TrainOptions): [string, string] | undefined {
+  if (options.workers !== undefined) return ['--workers', 'shards for worker processes'];
+  if (options.queue !== undefined) return ['--queue', 'shards for netc worker processes'];
+  if (options.resident !== undefined) return ['--resident', 'waves'];
+  return undefined;
 }
 
 /** A new run's first files: an empty metrics.jsonl, no events.jsonl, and run.json with the options it keeps. */

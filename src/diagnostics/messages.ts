@@ -43,6 +43,7 @@ export const Messages = {
   ShapeMismatch: error(2016, '{0}: shapes {1} do not match'),
   EmptyOutput: error(2017, '{0} produces an empty output {1} from input {2}'),
   NeedsInputs: error(2018, '{0} needs at least {1} labelled inputs, got {2}'),
+  SharedWithoutWeights: error(2019, "'shared' goes before a layer with weights ({0}); {1} has none to share"),
 
   // --- ensemble and schedules ----------------------------------------------------------------
   UnknownEnsembleKey: error(3002, "unknown ensemble key '{0}'{1}; expected one of: {2}"),
@@ -57,6 +58,7 @@ export const Messages = {
   ScheduleNeedsValidation: warning(3014, "schedule {0} ranks members by {1}, but there is no validation data, so it ranks them by {2} instead; set 'validation' in the train block (e.g. validation: 0.2) to rank by {1}"),
   ScheduleAccuracyNeedsClasses: error(3020, '{0} watches {1}, which needs class predictions, but {2} is a regression loss; use {3} instead'),
   NothingVaries: warning(3015, 'schedule pbt perturbs varied hyperparameters, and nothing varies: members will only copy each other'),
+  VarySharedLayer: error(3016, "vary {0}: layer '{1}' is shared: one set of its weights serves every member, so its arguments cannot differ between members"),
   BadInterval: error(3013, "{0} must be an interval such as '2 epochs' or '500 steps', got {1}"),
 
   // --- training and data ---------------------------------------------------------------------
@@ -75,6 +77,7 @@ export const Messages = {
   NoHalfPrecision: error(4040, "'precision' cannot be set: TF.js has no float16 tensors (tensorflow/tfjs#4445), so netc trains in float32 only; remove this key"),
   WarmupTooLong: error(4041, 'lr_schedule {0}: warmup must be shorter than the run, or the learning rate never reaches lr: warmup {1}, the run {2}'),
   PlateauNeedsValidation: warning(4042, "lr_schedule plateau watches {0}, but there is no validation data, so it watches {1} instead; set 'validation' in the train block (e.g. validation: 0.2) to watch {0}"),
+  SharedNotSharded: error(4022, "{0} is refused: a population with shared layers trains in one process, since a shared layer's one set of weights, which every member trains, has no member axis to cut into {1}; leave out {0}"),
   NothingLeftToTrain: error(4051, 'validation ({0}) and test ({1}) add up to {2}: they would hold out all the data and leave nothing to train on; together they must be less than 1'),
   AccuracyNeedsClasses: error(4050, 'accuracy needs class predictions, but {0} is a regression loss; remove accuracy from metrics (mse and mae work with any loss) or train with a classification loss'),
   DataFileMissing: warning(4010, '{0}; its shape is not checked, and training will fail until it exists'),

@@ -6,7 +6,7 @@
 import { posix, relative, resolve, sep } from 'node:path';
 import { slicingMap } from '../ensemble/slicing-map.js';
 import type { BoundValue } from '../check/arg-spec.js';
-import type { EnsembleIR, WideOp } from '../ensemble/ensemble-ir.js';
+import { hasSharedParams, type EnsembleIR, type WideOp } from '../ensemble/ensemble-ir.js';
 import { formatAttr } from '../ir/print.js';
 import { layerKind } from '../layers/registry.js';
 import type { CompileState } from '../pipeline.js';
@@ -174,6 +174,8 @@ export function emitModule(state: CompileState, info: EmitInfo): string {
   L.push('    optimizer: trainConfig.optimizer.name,');
   L.push('    loss: trainConfig.loss,');
   L.push('    hyper: (key, member) => table.value(key, member),');
+  // the shared layers' parameters train with the file's hyperparameters
+  if (hasSharedParams(ensemble)) L.push('    base: (key) => table.base(key),');
   L.push('    initial: (member) => netc.initMember(model, seed, member),');
   L.push('    forward,');
   L.push('  });');

@@ -12,8 +12,10 @@ import type { IrOp, IrParam, ModelIR } from '../ir/model-ir.js';
  *               parameters of a layer whose input is shared, in every widened lowering)
  *  - blockdiag: [..., N*in, N*out], member i in block (i, i), zero elsewhere, kept so by a mask
  *  - separate:  one tensor per member, of the member's own shape  (loop)
+ *  - shared:    one tensor of the member's own shape that every member reads: a `shared` layer's
+ *               parameter, under every lowering (no member axis; member i's slice is all of it)
  */
-export type ParamLayout = 'stacked' | 'columns' | 'blockdiag' | 'separate';
+export type ParamLayout = 'stacked' | 'columns' | 'blockdiag' | 'separate' | 'shared';
 
 export interface WideParam extends IrParam {
   /** the op (layer) that owns it */
@@ -25,6 +27,9 @@ export interface WideOp extends IrOp {
   /** true while the value is the same for every member: computed once, not N times */
   shared: boolean;
 }
+
+/** Whether a population of this ensemble has parameters without a member axis (`shared` layers). */
+export const hasSharedParams = (e: Pick<EnsembleIR, 'params'>): boolean => e.params.some((p) => p.layout === 'shared');
 
 export interface EnsembleIR {
   model: ModelIR;
@@ -45,6 +50,7 @@ export function fusedShape(layout: ParamLayout, shape: Shape, n: number): Shape 
     case 'blockdiag':
       return [...shape.slice(0, -2), n * shape[r - 2], n * shape[r - 1]];
     case 'separate':
+    case 'shared':
       return shape;
   }
 }
@@ -60,11 +66,12 @@ export function memberSlice(layout: ParamLayout, shape: Shape, i: number): { beg
     case 'blockdiag':
       return { begin: shape.map((d, a) => (a >= r - 2 ? i * d : 0)), size: shape };
     case 'separate':
+    case 'shared':
       return { begin: shape.map(() => 0), size: shape };
   }
 }
 
-/** Which axis of the fused tensor carries the members (for gathers along members). */
+/** Which axes of the fused tensor carry the members (for gathers along members); none for `separate` and `shared`. */
 export function memberAxes(layout: ParamLayout, shape: Shape): number[] {
   const r = shape.length;
   return layout === 'stacked' ? [0] : layout === 'columns' ? [r - 1] : layout === 'blockdiag' ? [r - 2, r - 1] : [];

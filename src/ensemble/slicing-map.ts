@@ -3,7 +3,8 @@
 // reshaped to `shape`, named as tfjs-layers/Keras name it (`dense_1/kernel`). Blockdiag kernels also name
 // the mask that keeps them block-diagonal (member i's block is all ones in it).
 //
-// Those are the fused tensors as a population holds them in memory. The checkpoint on disk
+// A `shared` layer's parameter is one tensor that every member reads (layout `shared`: step 0, no member
+// axes). Those are the fused tensors as a population holds them in memory. The checkpoint on disk
 // (population.json + population-STEP.bin) stores the same parameters lowering-free, member after member;
 // `checkpoint_rule` says how to find a member there.
 import { fusedShape, memberAxes, memberSlice, type EnsembleIR, type ParamLayout } from './ensemble-ir.js';
@@ -52,9 +53,9 @@ export interface MemberParamSlice {
 }
 
 const FUSED_RULE =
-  "parameter NAME of member i (its position, 0..members-1) is tf.slice(T, begin + i * step, slice_size) reshaped to shape, where T is the fused tensor `tensor` (under the separate layout, the tensor named `tensor#i`, sliced from 0)";
+  "parameter NAME of member i (its position, 0..members-1) is tf.slice(T, begin + i * step, slice_size) reshaped to shape, where T is the fused tensor `tensor` (under the separate layout, the tensor named `tensor#i`, sliced from 0; under the shared layout, a shared layer's, step is 0 and member_axes empty: every member reads all of `tensor`)";
 const CHECKPOINT_RULE =
-  "population.json's tensors list parameter NAME as [M, ...shape] at `offset` floats into population-STEP.bin, member after member in the order of member_ids (halving and early stopping compact the population): member ID's copy is the `size` floats from offset + p * size, p = member_ids.indexOf(ID); a stopped member's is the tensor NAME@ID, of its own shape; optimizer slots are NAME:SLOT, laid out as their parameter";
+  "population.json's tensors list parameter NAME as [M, ...shape] at `offset` floats into population-STEP.bin, member after member in the order of member_ids (halving and early stopping compact the population): member ID's copy is the `size` floats from offset + p * size, p = member_ids.indexOf(ID); a shared layer's parameter (layout shared; its tensor says shared: true) has no member axis: it is [...shape], one copy that every member reads, at `offset`; a stopped member's is the tensor NAME@ID, of its own shape (a shared parameter as it was when the member stopped); optimizer slots are NAME:SLOT, laid out as their parameter";
 
 export function slicingMap(e: EnsembleIR): SlicingMap {
   const params = e.params.map((p): ParamSlicing => {

@@ -1,11 +1,12 @@
 // What a valid ensemble IR is: the model IR it widens is valid, the op list matches it one for one, a
-// shared value only comes from shared inputs through a layer that keeps sharing, and each parameter's
-// layout fits its lowering. A failure is a bug in netc.
+// shared value only comes from shared inputs through a layer that keeps sharing (one without parameters,
+// or a `shared` layer), and each parameter's layout fits its lowering (`shared` exactly for the
+// parameters of shared layers). A failure is a bug in netc.
 import { layerKind } from '../layers/registry.js';
 import { verifyModelIR } from '../ir/verify.js';
 import type { EnsembleIR } from './ensemble-ir.js';
 
-const allowed = { grouped: ['stacked', 'columns'], blockdiag: ['columns', 'blockdiag'], loop: ['separate'] } as const;
+const allowed = { grouped: ['stacked', 'columns', 'shared'], blockdiag: ['columns', 'blockdiag', 'shared'], loop: ['separate', 'shared'] } as const;
 
 export function verifyEnsembleIR(e: EnsembleIR): string[] {
   const problems = verifyModelIR(e.model).map((p) => `model: ${p}`);
@@ -20,12 +21,16 @@ export function verifyEnsembleIR(e: EnsembleIR): string[] {
     }
     const kind = layerKind(op.op);
     const inputsShared = op.inputs.every((x) => e.ops[x]?.shared);
-    if (op.shared && !(inputsShared && kind?.widen.keepsShared && e.lowering !== 'loop')) fail(`op %${i} (${op.name}) is shared, but its inputs or kind do not allow it`);
+    const sharedWeights = e.params.some((p) => p.op === op.name && p.layout === 'shared');
+    const keeps = kind?.widen.keepsShared || sharedWeights;
+    if (op.shared && !(inputsShared && keeps && e.lowering !== 'loop')) fail(`op %${i} (${op.name}) is shared, but its inputs or kind do not allow it`);
+    if (!op.shared && inputsShared && keeps && e.lowering !== 'loop') fail(`op %${i} (${op.name}) reads only shared values through a layer that keeps them shared, but is not shared`);
   });
   if (e.params.length !== e.model.params.length) fail('ensemble params do not match the model params');
   for (const p of e.params) {
     if (!(allowed[e.lowering] as readonly string[]).includes(p.layout)) fail(`${p.name}: layout ${p.layout} under lowering ${e.lowering}`);
     if (p.layout === 'blockdiag' && p.shape.length < 2) fail(`${p.name}: a block-diagonal parameter needs two feature axes`);
+    if ((p.layout === 'shared') !== !!p.shared) fail(`${p.name}: layout ${p.layout}, but the model IR says it is ${p.shared ? '' : 'not '}shared`);
     if (!e.ops.some((op) => op.name === p.op && op.params.includes(p.name))) fail(`${p.name}: owned by no op`);
   }
   return problems;

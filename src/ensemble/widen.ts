@@ -1,5 +1,6 @@
 // The widen pass: model IR -> ensemble IR. It decides, op by op, whether a value is still shared by all
-// members, and from that how each parameter is laid out under the chosen lowering.
+// members, and from that how each parameter is laid out under the chosen lowering. A `shared` layer's
+// parameters keep the member's own shape under every lowering (the `shared` layout).
 import { layerKind } from '../layers/registry.js';
 import type { Lowering } from '../layers/forward.js';
 import type { ModelIR } from '../ir/model-ir.js';
@@ -16,13 +17,15 @@ export function widen(model: ModelIR, lowering: Lowering, members: number): Ense
     const kind = layerKind(op.op)!;
     const inputsShared = op.inputs.map((i) => ops[i].shared);
     const allShared = inputsShared.every((s) => s);
+    const own = op.params.map((name) => model.params.find((q) => q.name === name)!);
+    // a shared layer on a shared value computes one value for every member, as a layer without parameters does
+    const sharedWeights = own.some((p) => p.shared);
     // the loop lowering computes every member separately, so nothing after the input is shared
-    const shared = lowering !== 'loop' && allShared && kind.widen.keepsShared;
+    const shared = lowering !== 'loop' && allShared && (kind.widen.keepsShared || sharedWeights);
     ops.push({ ...op, shared });
-    for (const name of op.params) {
-      const p = model.params.find((q) => q.name === name)!;
-      const isKernel = kind.widen.kernels?.includes(name.slice(op.name.length + 1)) ?? false;
-      params.push({ ...p, op: op.name, layout: layoutOf(lowering, isKernel, allShared, (kind.widen.kernels ?? []).length > 0) });
+    for (const p of own) {
+      const isKernel = kind.widen.kernels?.includes(p.name.slice(op.name.length + 1)) ?? false;
+      params.push({ ...p, op: op.name, layout: p.shared ? 'shared' : layoutOf(lowering, isKernel, allShared, (kind.widen.kernels ?? []).length > 0) });
     }
   }
   return { model, lowering, members, ops, params };

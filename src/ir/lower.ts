@@ -18,7 +18,7 @@ export function lowerModel(model: CheckedModel): ModelIR {
     // attributes in the kind's argument order, so printed IR does not depend on how the call was written
     const attrs = Object.fromEntries(kind.args.filter((a) => layer.args[a.name] !== undefined).map((a) => [a.name, layer.args[a.name]]));
     const names = specs.map((p) => `${name}/${p.name}`);
-    specs.forEach((p, i) => params.push({ name: names[i], shape: p.shape, init: p.init, trainable: p.trainable }));
+    specs.forEach((p, i) => params.push({ name: names[i], shape: p.shape, init: p.init, trainable: p.trainable, ...(layer.shared ? { shared: true as const } : {}) }));
     ops.push({ id: ops.length, op: layer.kind.name, name, label: layer.label, inputs, attrs, shape: layer.shape, params: names });
   }
   return { name: model.name, ops, params, output: ops.length - 1 };

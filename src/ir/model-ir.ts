@@ -8,6 +8,8 @@ export interface IrParam {
   shape: Shape;
   init: Initializer;
   trainable: boolean;
+  /** a `shared` layer's parameter: one tensor for every member, without a member axis */
+  shared?: true;
 }
 
 export interface IrOp {
@@ -32,5 +34,7 @@ export interface ModelIR {
 }
 
 export const parameterCount = (ir: ModelIR): number => ir.params.reduce((n, p) => n + p.shape.reduce((a, b) => a * b, 1), 0);
+/** parameters of `shared` layers: one copy serves every member */
+export const sharedCount = (ir: ModelIR): number => ir.params.filter((p) => p.shared).reduce((n, p) => n + p.shape.reduce((a, b) => a * b, 1), 0);
 export const trainableCount = (ir: ModelIR): number =>
   ir.params.filter((p) => p.trainable).reduce((n, p) => n + p.shape.reduce((a, b) => a * b, 1), 0);

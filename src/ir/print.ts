@@ -1,7 +1,7 @@
 // A stable text form of the model IR, for `netc ir` and golden files.
 import type { BoundValue } from '../check/arg-spec.js';
 import { fmtShape } from '../layers/layer-kind.js';
-import { parameterCount, type ModelIR } from './model-ir.js';
+import { parameterCount, sharedCount, type ModelIR } from './model-ir.js';
 
 export function formatAttr(v: BoundValue): string {
   if (Array.isArray(v)) return `[${v.join(', ')}]`;
@@ -19,10 +19,11 @@ export function printModelIR(ir: ModelIR): string {
     lines.push(`  %${op.id} = ${op.name}: ${op.op}(${[...ins, ...attrs].join(', ')}) -> ${fmtShape(op.shape)}${label}`);
     for (const name of op.params) {
       const p = ir.params.find((q) => q.name === name)!;
-      lines.push(`      param ${p.name} ${fmtShape(p.shape)} init ${p.init}${p.trainable ? '' : ' (not trained)'}`);
+      lines.push(`      param ${p.name} ${fmtShape(p.shape)} init ${p.init}${p.trainable ? '' : ' (not trained)'}${p.shared ? ' shared' : ''}`);
     }
   }
   lines.push(`  output %${ir.output} ${fmtShape(ir.ops[ir.output].shape)}`);
-  lines.push(`  parameters ${parameterCount(ir)} per member`);
+  const shared = sharedCount(ir);
+  lines.push(`  parameters ${parameterCount(ir)} per member${shared ? ` (${shared} of them shared by all members)` : ''}`);
   return lines.join('\n') + '\n';
 }

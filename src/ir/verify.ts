@@ -33,6 +33,9 @@ export function verifyModelIR(ir: ModelIR): string[] {
       else if (fmtShape(actual.shape) !== fmtShape(p.shape)) fail(`${where}: ${p.name} has shape ${fmtShape(actual.shape)}, expected ${fmtShape(p.shape)}`);
       used.add(p.name);
     }
+    const shared = op.params.filter((name) => ir.params.find((q) => q.name === name)?.shared);
+    if (shared.length && shared.length !== op.params.length) fail(`${where}: some of its parameters are shared and some are not`);
+    if (shared.length && !kind.forward.shared) fail(`${where}: a ${op.op} layer has no rule for shared parameters`);
   });
   for (const p of ir.params) if (!used.has(p.name)) fail(`parameter ${p.name} belongs to no op`);
   if (!(ir.output > 0 && ir.output < ir.ops.length)) fail(`output %${ir.output} is not a layer`);

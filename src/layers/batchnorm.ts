@@ -1,8 +1,9 @@
-// batchnorm(): normalises over the batch on the last axis; keeps running statistics per member.
+// batchnorm(): normalises over the batch on the last axis; keeps running statistics per member (or one
+// set for all, shared).
 import type { LayerKind } from './layer-kind.js';
 import type { ForwardContext } from './forward.js';
 import type { Tensor } from '../runtime/tf.js';
-import { blockMembers, blockVector, groupedMembers, groupedVector } from './widened.js';
+import { blockMembers, blockVector, fromMembersFirst, groupedMembers, groupedVector, membersFirst } from './widened.js';
 
 /**
  * Normalises x with the batch's statistics (training) or the running ones, and records the new running
@@ -82,6 +83,21 @@ export const batchnorm: LayerKind = {
       const width = x.shape[x.rank - 1] / ctx.members;
       const stat = (t: Tensor) => tf.reshape(t, [-1]);
       return { t: normalise(ctx, x, p, axes, (v) => blockVector(tf, v, width), (t) => t, stat), shared: false };
+    },
+    // one gamma, beta and pair of running statistics [C] for every member. On a shared input it runs once;
+    // on per-member inputs each member is normalised with its own batch's statistics (as a Keras layer
+    // called on each member's activations would be), and the running statistics move towards the mean of
+    // the members' batch statistics, one update per step whatever the member count
+    shared(ctx, [a], p) {
+      if (a.shared) return { t: batchnorm.forward.single(ctx, [a.t], p), shared: true };
+      const { tf } = ctx;
+      const x = membersFirst(ctx, a);
+      const axes = x.shape.slice(1, -1).map((_, i) => i + 1);
+      const c = x.shape[x.rank - 1];
+      const stat = (t: Tensor) => tf.mean(tf.reshape(t, [-1, c]), 0);
+      // the members' momentum and epsilon are one value: a shared layer's arguments cannot vary
+      const scalar = (v: number[]) => tf.scalar(v[0]);
+      return fromMembersFirst(ctx, normalise(ctx, x, p, axes, scalar, (t) => t, stat));
     },
   },
 };

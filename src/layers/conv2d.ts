@@ -6,6 +6,9 @@ import { spatialOutput } from './spatial.js';
 import { activate } from '../runtime/activations.js';
 import { conv2d as trainableConv, conv2dOfData, groupedConv2d, type Padding } from '../runtime/conv.js';
 import { activateWide } from './activate.js';
+import type { Tensor } from '../runtime/tf.js';
+import type { ForwardContext, Params } from './forward.js';
+import { sharedByFolding } from './widened.js';
 
 export const conv2d: LayerKind = {
   name: 'conv2d',
@@ -31,10 +34,7 @@ export const conv2d: LayerKind = {
   },
   widen: { keepsShared: false, kernels: ['kernel'] },
   forward: {
-    single({ tf, attrs }, [x], p) {
-      const y = trainableConv(tf, x, p.kernel, attrs.stride as number[], attrs.padding as Padding);
-      return activate(tf, attrs.activation as string, p.bias ? tf.add(y, p.bias) : y);
-    },
+    single: (ctx, x, p) => apply(ctx, x, p, false),
     grouped(ctx, [x], p) {
       const { tf, attrs, members: n } = ctx;
       const stride = attrs.stride as number[];
@@ -43,7 +43,7 @@ export const conv2d: LayerKind = {
       if (x.shared) {
         // one conv for all members: their kernels side by side as N*F output channels, [kh, kw, C, N*F]
         const f = (p.kernel.shape[3] as number) / n;
-        let out = conv2dOfData(tf, x.t, p.kernel, stride, padding);
+        let out = (x.data ? conv2dOfData : trainableConv)(tf, x.t, p.kernel, stride, padding);
         if (p.bias) out = tf.add(out, p.bias);
         const [b, oh, ow] = out.shape;
         y = tf.reshape(tf.transpose(tf.reshape(out, [b, oh * ow, n, f]), [2, 0, 1, 3]), [n, b, oh, ow, f]);
@@ -58,9 +58,17 @@ export const conv2d: LayerKind = {
     // channels folded: [B, H, W, N*C] with a block-diagonal [kh, kw, N*C, N*F] kernel (or [kh, kw, C, N*F])
     blockdiag(ctx, [x], p) {
       const { tf, attrs } = ctx;
-      const conv = x.shared ? conv2dOfData : trainableConv;
+      const conv = x.data ? conv2dOfData : trainableConv;
       const y = conv(tf, x.t, p.kernel, attrs.stride as number[], attrs.padding as Padding);
       return activateWide(ctx, attrs.activation as string, { t: p.bias ? tf.add(y, p.bias) : y, shared: false });
     },
+    // one [kh, kw, C, F] kernel: on a shared input once, on per-member inputs all members' images at once
+    shared: sharedByFolding(apply),
   },
 };
+
+/** activation(conv(x, kernel) + bias) for [B, H, W, C] inputs; `data`: x needs no gradient. */
+function apply({ tf, attrs }: ForwardContext, [x]: Tensor[], p: Params, data: boolean): Tensor {
+  const y = (data ? conv2dOfData : trainableConv)(tf, x, p.kernel, attrs.stride as number[], attrs.padding as Padding);
+  return activate(tf, attrs.activation as string, p.bias ? tf.add(y, p.bias) : y);
+}

@@ -1,4 +1,4 @@
-// dense(units): y = activation(x · kernel + bias) on a flat input.
+// dense(units): y = activation(x · kernel + bias) on a flat input. Shared, one kernel serves every member.
 import { Messages } from '../diagnostics/messages.js';
 import type { Initializer } from '../vocabulary/initializers.js';
 import { weightedArgs } from './common-args.js';
@@ -6,6 +6,9 @@ import { fmtShape, type LayerKind } from './layer-kind.js';
 import { activate } from '../runtime/activations.js';
 import { activateWide } from './activate.js';
 import { matMul, matMulOfData } from '../runtime/matmul.js';
+import type { Tensor } from '../runtime/tf.js';
+import type { ForwardContext, Params } from './forward.js';
+import { sharedByFolding } from './widened.js';
 
 export const dense: LayerKind = {
   name: 'dense',
@@ -27,17 +30,14 @@ export const dense: LayerKind = {
   },
   widen: { keepsShared: false, kernels: ['kernel'] },
   forward: {
-    single({ tf, attrs }, [x], p) {
-      const y = matMul(tf, x, p.kernel);
-      return activate(tf, attrs.activation as string, p.bias ? tf.add(y, p.bias) : y);
-    },
+    single: (ctx, x, p) => apply(ctx, x, p, false),
     // [N, B, in] x [N, in, out]; a shared [B, in] input meets all members' kernels side by side in one
     // wide [B, in] x [in, N*out] matMul
     grouped(ctx, [x], p) {
       const { tf } = ctx;
       let y;
       if (x.shared) {
-        const wide = matMulOfData(tf, x.t, p.kernel);
+        const wide = (x.data ? matMulOfData : matMul)(tf, x.t, p.kernel);
         const [b, nOut] = wide.shape;
         const units = nOut / ctx.members;
         y = tf.transpose(tf.reshape(p.bias ? tf.add(wide, p.bias) : wide, [b, ctx.members, units]), [1, 0, 2]);
@@ -49,8 +49,16 @@ export const dense: LayerKind = {
     },
     // [B, N*in] x [N*in, N*out] (block-diagonal), or a shared [B, in] x [in, N*out]
     blockdiag(ctx, [x], p) {
-      const y = (x.shared ? matMulOfData : matMul)(ctx.tf, x.t, p.kernel);
+      const y = (x.data ? matMulOfData : matMul)(ctx.tf, x.t, p.kernel);
       return activateWide(ctx, ctx.attrs.activation as string, { t: p.bias ? ctx.tf.add(y, p.bias) : y, shared: false });
     },
+    // one [in, out] kernel: on a shared [B, in] input once, on per-member inputs all members' rows at once
+    shared: sharedByFolding(apply),
   },
 };
+
+/** activation(x · kernel + bias) for [rows, in] inputs; `data`: x needs no gradient. */
+function apply({ tf, attrs }: ForwardContext, [x]: Tensor[], p: Params, data: boolean): Tensor {
+  const y = (data ? matMulOfData : matMul)(tf, x, p.kernel);
+  return activate(tf, attrs.activation as string, p.bias ? tf.add(y, p.bias) : y);
+}

@@ -15,6 +15,12 @@ export const lowerings: readonly Lowering[] = ['grouped', 'blockdiag', 'loop'];
 export interface Act {
   t: Tensor;
   shared: boolean;
+  /**
+   * a shared value computed from the model input alone, with no parameter upstream: nothing needs its
+   * gradient, so a layer reading it may use the cheaper data-only ops (a shared layer's output is shared
+   * but not data: the layers after it must pass the gradient back to it)
+   */
+  data?: boolean;
 }
 
 export interface ForwardContext {
@@ -41,6 +47,12 @@ export interface ForwardRules {
   single(ctx: ForwardContext, inputs: Tensor[], params: Params): Tensor;
   grouped(ctx: ForwardContext, inputs: Act[], params: Params): Act;
   blockdiag(ctx: ForwardContext, inputs: Act[], params: Params): Act;
+  /**
+   * A `shared` layer under grouped and blockdiag: one set of parameters, without a member axis, applied
+   * to every member's activations (or once to a shared input, which then stays shared). Only the kinds
+   * with parameters have it, and only they can be shared.
+   */
+  shared?(ctx: ForwardContext, inputs: Act[], params: Params): Act;
 }
 
 export interface WidenRule {

@@ -1,7 +1,7 @@
 // layernorm(): normalises each example over its last axis.
 import type { LayerKind } from './layer-kind.js';
 import type { Tensor, TF } from '../runtime/tf.js';
-import { groupedMembers, groupedVector, joinMembers, splitMembers, blockMembers } from './widened.js';
+import { groupedMembers, groupedVector, joinMembers, splitMembers, blockMembers, sharedByFolding } from './widened.js';
 
 /** (x - mean) / sqrt(var + eps) * gamma + beta over the last axis of each example. */
 function normalise(tf: TF, x: Tensor, gamma: Tensor, beta: Tensor, epsilon: Tensor): Tensor {
@@ -41,5 +41,7 @@ export const layernorm: LayerKind = {
       const eps = tf.tensor(ctx.hyper('epsilon'), [n, 1]);
       return { t: joinMembers(tf, normalise(tf, x, tf.reshape(p.gamma, [n, c]), tf.reshape(p.beta, [n, c]), eps)), shared: false };
     },
+    // one gamma and beta [C] for every member's examples (the members' epsilon is one value: it cannot vary)
+    shared: sharedByFolding(({ tf, hyper }, [x], p) => normalise(tf, x, p.gamma, p.beta, tf.scalar(hyper('epsilon')[0]))),
   },
 };

@@ -1,7 +1,7 @@
 // Layout helpers for the widened forms, shared by the layer kinds' forward rules.
 import type { Shape } from '../check/arg-spec.js';
 import type { TF, Tensor } from '../runtime/tf.js';
-import type { Act, ForwardContext } from './forward.js';
+import type { Act, ForwardContext, ForwardRules, Params } from './forward.js';
 
 /** grouped: a shared [B, ...] activation as [N, B, ...] (a broadcast view where the op allows it). */
 export function groupedMembers(ctx: ForwardContext, a: Act): Tensor {
@@ -56,4 +56,37 @@ export function blocksToMembers(tf: TF, t: Tensor, members: number): Tensor {
   const split = splitMembers(tf, t, members);
   const r = split.rank;
   return tf.transpose(split, [r - 2, ...Array.from({ length: r - 2 }, (_, i) => i), r - 1]);
+}
+
+/** Any widened activation member-first, [N, B, ...] (a shared one broadcast to every member). */
+export function membersFirst(ctx: ForwardContext, a: Act): Tensor {
+  if (a.shared) return ctx.tf.broadcastTo(a.t, [ctx.members, ...a.t.shape]);
+  return ctx.lowering === 'grouped' ? a.t : blocksToMembers(ctx.tf, a.t, ctx.members);
+}
+
+/** Member-first [N, B, ...] values back in the lowering's layout. */
+export function fromMembersFirst(ctx: ForwardContext, t: Tensor): Act {
+  return { t: ctx.lowering === 'grouped' ? t : membersToBlocks(ctx.tf, t), shared: false };
+}
+
+/** A layer's single-member rule, told whether its inputs are data (no gradient needed for them). */
+export type SingleRule = (ctx: ForwardContext, inputs: Tensor[], params: Params, data: boolean) => Tensor;
+
+/**
+ * The `shared` rule of a layer whose examples do not interact (dense, conv2d, layernorm), from its
+ * single-member rule: on shared inputs it runs once and its value stays shared; on per-member inputs
+ * every member's rows are folded into one batch, [N*B, ...], so that one set of parameters serves them
+ * all (its gradient sums the members'), and unfolded into the lowering's layout.
+ */
+export function sharedByFolding(single: SingleRule): NonNullable<ForwardRules['shared']> {
+  return (ctx, inputs, params) => {
+    const { tf, members: n } = ctx;
+    if (inputs.every((a) => a.shared)) return { t: single(ctx, inputs.map((a) => a.t), params, inputs.every((a) => a.data)), shared: true };
+    const folded = inputs.map((a) => {
+      const t = membersFirst(ctx, a);
+      return tf.reshape(t, [n * t.shape[1]!, ...t.shape.slice(2)]);
+    });
+    const y = single(ctx, folded, params, false);
+    return fromMembersFirst(ctx, tf.reshape(y, [n, y.shape[0] / n, ...y.shape.slice(1)]));
+  };
 }

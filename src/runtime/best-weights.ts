@@ -18,7 +18,8 @@ export function memberParamsAt(model: Pick<ModelIR, 'params'>, state: Map<string
   const params = new Map<string, Float32Array>();
   for (const p of model.params) {
     const size = p.shape.reduce((a, b) => a * b, 1);
-    params.set(p.name, state.get(p.name)!.slice(m * size, (m + 1) * size));
+    // a shared layer's parameters (no member axis) as they are now: the member keeps them as they were
+    params.set(p.name, p.shared ? state.get(p.name)!.slice() : state.get(p.name)!.slice(m * size, (m + 1) * size));
   }
   return params;
 }

@@ -1,6 +1,6 @@
 // The population's whole state as one manifest and one float32 buffer, independent of the lowering:
-// parameters and optimizer slots as [N, ...shape], each member's hyperparameters, Adam's running beta
-// powers, the step, and the data position with the running sums of the current epoch. Together with
+// parameters and optimizer slots as [N, ...shape] (a shared layer's as [...shape], once), each member's
+// hyperparameters, Adam's running beta powers, the step, and the data position with the running sums of the current epoch. Together with
 // the seed (which names every random stream) that is all a resumed run needs to continue bit for bit.
 // The loop's own memory goes with it: each schedule's sums and state, and every member's last metrics.
 import { Population } from './population.js';
@@ -52,13 +52,16 @@ export interface CheckpointManifest {
   position: TrainPosition;
   acc_beta1: number[];
   acc_beta2: number[];
+  /** Adam's beta1^t and beta2^t of the shared layers' parameters (only a model with shared layers has it) */
+  acc_beta_shared?: [number, number];
   /** per member (population order): every hyperparameter key -> value */
   hyperparameters: Record<string, number>[];
   /** members that stopped; their parameters are the tensors named `param@member` */
   retired?: { member: number; step: number; reason: string; hyperparameters: Record<string, number> }[];
   /** the buffer's file, next to the manifest */
   data: string;
-  tensors: { name: string; shape: number[]; offset: number; length: number }[];
+  /** `shared`: a shared layer's parameter or slot, [...shape] without a member axis, one copy for every member */
+  tensors: { name: string; shape: number[]; offset: number; length: number; shared?: true }[];
 }
 
 /** A member that stopped (halving, early stopping, divergence): kept for extraction and the report. */
@@ -85,6 +88,10 @@ export interface StateSource {
   accBeta2: number[];
   /** parameter shapes by name (slots share their parameter's shape) */
   shapes: Map<string, number[]>;
+  /** the shared layers' parameters: their state (and their slots') has no member axis */
+  shared?: Set<string>;
+  /** Adam's beta powers of the shared slots */
+  sharedAccBeta?: [number, number];
   hyper(key: string, member: number): number;
 }
 
@@ -98,6 +105,8 @@ export async function populationSource(population: Population): Promise<StateSou
     accBeta1: population.state.accBeta1,
     accBeta2: population.state.accBeta2,
     shapes: new Map(population.ir.params.map((p) => [p.name, p.shape])),
+    shared: population.sharedParams,
+    sharedAccBeta: [population.state.sharedAccBeta1, population.state.sharedAccBeta2],
     hyper: (k, id) => population.spec.hyper(k, id),
   };
 }
@@ -116,8 +125,10 @@ export async function encodeCheckpoint(
   for (const [name, values] of meta.extra ?? []) data.set(name, values);
   let offset = 0;
   for (const [name, values] of data) {
-    const own = source.shapes.get(name.split(/[:@]/)[0])!;
-    tensors.push({ name, shape: name.includes('@') ? own : [n, ...own], offset, length: values.length });
+    const param = name.split(/[:@]/)[0];
+    const own = source.shapes.get(param)!;
+    const shared = !name.includes('@') && !!source.shared?.has(param);
+    tensors.push({ name, shape: name.includes('@') || shared ? own : [n, ...own], offset, length: values.length, ...(shared ? { shared: true as const } : {}) });
     offset += values.length;
   }
   const all = new Float32Array(offset);
@@ -134,6 +145,7 @@ export async function encodeCheckpoint(
     position,
     acc_beta1: source.accBeta1,
     acc_beta2: source.accBeta2,
+    ...(source.shared?.size ? { acc_beta_shared: source.sharedAccBeta ?? [1, 1] } : {}),
     hyperparameters: source.memberIds.map((id) => memberHyperparameters({ keys: meta.hyperKeys, value: source.hyper }, id)),
     retired: (meta.retired ?? []).map((r) => ({ member: r.member, step: r.step, reason: r.reason, hyperparameters: r.hyperparameters })),
     data: meta.data,
@@ -163,6 +175,7 @@ export function restore(population: Population, manifest: CheckpointManifest, te
   population.step = manifest.position.step;
   population.state.accBeta1 = [...manifest.acc_beta1];
   population.state.accBeta2 = [...manifest.acc_beta2];
+  [population.state.sharedAccBeta1, population.state.sharedAccBeta2] = manifest.acc_beta_shared ?? [1, 1];
 }
 
 /** Puts back each member's hyperparameters as the checkpoint holds them (PBT may have changed them). */
@@ -174,11 +187,15 @@ export function restoreHyperparameters(table: Pick<HyperTable, 'set'>, manifest:
   for (const r of manifest.retired ?? []) put(r.member, r.hyperparameters);
 }
 
-/** Member m's (population position) own parameters from a checkpoint, by name. */
+/** Member m's (population position) parameters from a checkpoint, by name: its own and the shared layers'. */
 export function memberParams(manifest: CheckpointManifest, tensors: Map<string, Float32Array>, m: number): Map<string, Float32Array> {
   const out = new Map<string, Float32Array>();
   for (const t of manifest.tensors) {
     if (t.name.includes(':') || t.name.includes('@')) continue;
+    if (t.shared) {
+      out.set(t.name, tensors.get(t.name)!.slice());
+      continue;
+    }
     const size = t.length / manifest.members;
     out.set(t.name, tensors.get(t.name)!.slice(m * size, (m + 1) * size));
   }

@@ -18,6 +18,8 @@ export interface HyperTable {
   varied: Map<string, string>;
   /** value of key for member id */
   value(key: string, member: number): number;
+  /** the file's value of key, what no `vary` or PBT changes: a shared layer's parameters train with it */
+  base(key: string): number;
   /** overrides a member's value (PBT) */
   set(key: string, member: number, value: number): void;
   /** the unit of each key whose value is an interval's amount (`lr_schedule.warmup`: steps or epochs) */
@@ -91,6 +93,11 @@ export function hyperTable(program: HyperSource, model: ModelIR): HyperTable {
       if (o !== undefined) return o;
       const s = spaces.get(key);
       if (s) return drawFromSpace(s.space, seed, s.path, member);
+      const b = base.get(key);
+      if (b === undefined) throw new Error(`no hyperparameter ${key}`);
+      return b;
+    },
+    base(key) {
       const b = base.get(key);
       if (b === undefined) throw new Error(`no hyperparameter ${key}`);
       return b;

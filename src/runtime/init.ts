@@ -1,6 +1,8 @@
 // Initial weights of one member. Member i draws from its own stream, Rng.of(seed, 'init', i), through
 // its parameters in model order, at its own (unwidened) shapes: so it starts at the same point whatever
-// the member count or the lowering. Initialisers follow Keras, fans included.
+// the member count or the lowering. A `shared` layer's parameters come from a stream of their own,
+// Rng.of(seed, 'init', 'shared'), drawn once for every member (a member's stream skips them).
+// Initialisers follow Keras, fans included.
 import type { Shape } from '../check/arg-spec.js';
 import type { ModelIR } from '../ir/model-ir.js';
 import type { Initializer } from '../vocabulary/initializers.js';
@@ -56,8 +58,25 @@ export function initialValues(init: Initializer, shape: Shape, rng: Rng): Float3
   return out;
 }
 
-/** All of member `member`'s parameters, by name, in model order. */
+/**
+ * All of member `member`'s parameters, by name, in model order. Its own from its stream; a `shared`
+ * layer's from the stream (seed, 'init', 'shared') that no member owns, the same for every member.
+ */
 export function initMember(model: ModelIR, seed: number, member: number): Map<string, Float32Array> {
   const rng = Rng.of(seed, 'init', member);
-  return new Map(model.params.map((p) => [p.name, initialValues(p.init, p.shape, rng)]));
+  const shared = model.params.some((p) => p.shared) ? initShared(model, seed) : undefined;
+  return new Map(model.params.map((p) => [p.name, p.shared ? shared!.get(p.name)! : initialValues(p.init, p.shape, rng)]));
+}
+
+// the shared parameters of the last (model, seed) asked for: drawn once, not once per member
+const sharedDrawn = new WeakMap<ModelIR, { seed: number; values: Map<string, Float32Array> }>();
+
+/** The `shared` layers' initial parameters, by name, in model order (read-only: every member gets these arrays). */
+export function initShared(model: ModelIR, seed: number): Map<string, Float32Array> {
+  const cached = sharedDrawn.get(model);
+  if (cached?.seed === seed) return cached.values;
+  const rng = Rng.of(seed, 'init', 'shared');
+  const values = new Map(model.params.filter((p) => p.shared).map((p) => [p.name, initialValues(p.init, p.shape, rng)]));
+  sharedDrawn.set(model, { seed, values });
+  return values;
 }

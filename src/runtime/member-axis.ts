@@ -27,6 +27,8 @@ export function gatherMembers(tf: TF, t: Tensor, layout: ParamLayout, shape: Sha
       }
       case 'separate':
         throw new Error('separate parameters are gathered member by member');
+      case 'shared':
+        throw new Error('shared parameters have no member axis to gather along');
     }
   })();
   idx.dispose();

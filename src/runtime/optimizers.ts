@@ -13,6 +13,17 @@ export interface Slot {
   hyper(values: number[]): Tensor;
   /** the gradient's norm per member, broadcast like hyper() */
   memberNorm(g: Tensor): Tensor;
+  /**
+   * a shared layer's parameter: one tensor for every member, whose gradient is the sum of theirs; it
+   * steps once per step with the file's hyperparameters (SharedSlots), never a member's
+   */
+  shared?: boolean;
+}
+
+/** The file's hyperparameters, for the shared slots: values, and scalar tensors (derived keys too: `1-beta1`, `-lr`; may be cached). */
+export interface SharedSlots {
+  value(key: string): number;
+  tensor(key: string): Tensor;
 }
 
 export interface OptimizerState {
@@ -21,6 +32,9 @@ export interface OptimizerState {
   /** Adam's beta1^t and beta2^t per member */
   accBeta1: number[];
   accBeta2: number[];
+  /** Adam's beta1^t and beta2^t of the shared slots (the file's betas) */
+  sharedAccBeta1: number;
+  sharedAccBeta2: number;
 }
 
 export const stateNames: Record<string, string[]> = { sgd: ['accum'], adam: ['m', 'v'], adamw: ['m', 'v'], rmsprop: ['ms', 'mom'] };
@@ -28,7 +42,7 @@ export const stateNames: Record<string, string[]> = { sgd: ['accum'], adam: ['m'
 export function createState(tf: TF, optimizer: string, slots: Slot[], members: number): OptimizerState {
   const tensors = new Map<string, Map<string, Variable>>();
   for (const s of slots) tensors.set(s.key, new Map(stateNames[optimizer].map((n) => [n, tf.variable(tf.zerosLike(s.variable), false)])));
-  return { tensors, accBeta1: new Array(members).fill(1), accBeta2: new Array(members).fill(1) };
+  return { tensors, accBeta1: new Array(members).fill(1), accBeta2: new Array(members).fill(1), sharedAccBeta1: 1, sharedAccBeta2: 1 };
 }
 
 /** Per-member hyperparameter values, in population order. */
@@ -50,7 +64,10 @@ export function sharedValue(tf: TF, values: number[]): Tensor | undefined {
   return values.every((v) => v === values[0]) ? tf.scalar(values[0]) : undefined;
 }
 
-/** One optimizer step on every slot; call inside tf.tidy. */
+/**
+ * One optimizer step on every slot; call inside tf.tidy. A shared slot (a shared layer's parameter) steps
+ * with `shared`, the file's hyperparameters; the members' own values reach only their own slots.
+ */
 export function applyGradients(
   tf: TF,
   optimizer: string,
@@ -60,27 +77,37 @@ export function applyGradients(
   hyper: Hyper,
   slotHyper: SlotHyper = (slot, key) => slot.hyper(hyperValues(hyper, key)),
   sharedHyper: SharedHyper = (key) => sharedValue(tf, hyperValues(hyper, key)),
+  shared?: SharedSlots,
 ): void {
+  const own = slots.filter((s) => !s.shared);
+  const common = slots.filter((s) => s.shared);
+  if (common.length && !shared) throw new Error("internal error: a shared layer's parameters need the file's hyperparameters");
   const clip = hyper('clipnorm');
   const clipping = clip.some((c) => c > 0);
+  let rest = slots;
   if (optimizer === 'adam' || optimizer === 'adamw') {
     const b1 = hyper('beta1');
     const b2 = hyper('beta2');
     // as tf.train.adam keeps them: float32 products of the float32 betas
     state.accBeta1 = state.accBeta1.map((a, i) => Math.fround(a * Math.fround(b1[i])));
     state.accBeta2 = state.accBeta2.map((a, i) => Math.fround(a * Math.fround(b2[i])));
-    if (!clipping && slots.length > 0 && slots.every((s) => grads.has(s.key)) && flatAdam(tf, optimizer, slots, grads, state, hyper, slotHyper, sharedHyper)) return;
+    if (common.length) {
+      state.sharedAccBeta1 = Math.fround(state.sharedAccBeta1 * Math.fround(shared!.value('beta1')));
+      state.sharedAccBeta2 = Math.fround(state.sharedAccBeta2 * Math.fround(shared!.value('beta2')));
+    }
+    if (!clipping && own.length > 0 && own.every((s) => grads.has(s.key)) && flatAdam(tf, optimizer, own, grads, state, hyper, slotHyper, sharedHyper)) rest = common;
   }
-  const oneMinus = (slot: Slot, key: string) => slotHyper(slot, `1-${key}`);
-  // per step, not per slot: whether any member decays its weights, and whether any uses nesterov
-  const decays = (optimizer === 'sgd' || optimizer === 'adamw') && hyper('weight_decay').some((d) => d !== 0);
+  const oneMinus = (h: (key: string) => Tensor, key: string) => h(`1-${key}`);
+  // per step, not per slot: whether any member (or the shared slots) decays its weights, and whether any uses nesterov
+  const decays = (optimizer === 'sgd' || optimizer === 'adamw') && (hyper('weight_decay').some((d) => d !== 0) || (common.length > 0 && shared!.value('weight_decay') !== 0));
   const nesterov = optimizer === 'sgd' && hyper('nesterov').some((v) => v);
-  for (const slot of slots) {
+  for (const slot of rest) {
     let g = grads.get(slot.key);
     if (!g) continue;
-    if (clipping) g = clipByNorm(tf, slot, g, clip);
+    if (slot.shared) g = shared!.value('clipnorm') > 0 ? clipToNorm(tf, g, tf.norm(g), shared!.tensor('clipnorm')) : g;
+    else if (clipping) g = clipToNorm(tf, g, slot.memberNorm(g), slot.hyper(clip.map((x) => (x > 0 ? x : Infinity))));
     const s = state.tensors.get(slot.key)!;
-    const h = (key: string) => slotHyper(slot, key);
+    const h = (key: string) => (slot.shared ? shared!.tensor(key) : slotHyper(slot, key));
     const w = slot.variable;
     const decay = (value: Tensor) => (decays ? tf.sub(value, tf.mul(tf.mul(value, h('weight_decay')), h('lr'))) : value);
     switch (optimizer) {
@@ -89,26 +116,28 @@ export function applyGradients(
         const m = h('momentum');
         const accum = tf.add(tf.mul(s.get('accum')!, m), g);
         s.get('accum')!.assign(accum);
-        const step = !nesterov ? accum : tf.where(tf.greater(h('nesterov'), 0.5), tf.add(g, tf.mul(accum, m)), accum);
+        const ahead = () => tf.add(g, tf.mul(accum, m));
+        const step = slot.shared ? (shared!.value('nesterov') ? ahead() : accum) : !nesterov ? accum : tf.where(tf.greater(h('nesterov'), 0.5), ahead(), accum);
         w.assign(tf.add(tf.mul(step, h('-lr')), decay(w)));
         break;
       }
       case 'adam':
       case 'adamw': {
         // 1 - beta is taken in float64 before it becomes a float32 tensor, as tf.train.adam does
-        const m = tf.add(tf.mul(s.get('m')!, h('beta1')), tf.mul(g, oneMinus(slot, 'beta1')));
-        const v = tf.add(tf.mul(s.get('v')!, h('beta2')), tf.mul(tf.square(g), oneMinus(slot, 'beta2')));
+        const m = tf.add(tf.mul(s.get('m')!, h('beta1')), tf.mul(g, oneMinus(h, 'beta1')));
+        const v = tf.add(tf.mul(s.get('v')!, h('beta2')), tf.mul(tf.square(g), oneMinus(h, 'beta2')));
         s.get('m')!.assign(m);
         s.get('v')!.assign(v);
-        const mHat = tf.div(m, slot.hyper(state.accBeta1.map((a) => 1 - a)));
-        const vHat = tf.div(v, slot.hyper(state.accBeta2.map((a) => 1 - a)));
+        const corrections = (acc: number[], sharedAcc: number) => (slot.shared ? tf.scalar(1 - sharedAcc) : slot.hyper(acc.map((a) => 1 - a)));
+        const mHat = tf.div(m, corrections(state.accBeta1, state.sharedAccBeta1));
+        const vHat = tf.div(v, corrections(state.accBeta2, state.sharedAccBeta2));
         const base = optimizer === 'adamw' ? decay(w) : w;
         w.assign(tf.add(tf.mul(tf.div(mHat, tf.add(tf.sqrt(vHat), h('epsilon'))), h('-lr')), base));
         break;
       }
       case 'rmsprop': {
         // tf.train.rmsprop (not centred): ms = rho ms + (1 - rho) g^2; mom = momentum mom + lr g / sqrt(ms + eps)
-        const ms = tf.add(tf.mul(s.get('ms')!, h('rho')), tf.mul(tf.square(g), oneMinus(slot, 'rho')));
+        const ms = tf.add(tf.mul(s.get('ms')!, h('rho')), tf.mul(tf.square(g), oneMinus(h, 'rho')));
         const mom = tf.add(tf.mul(s.get('mom')!, h('momentum')), tf.div(tf.mul(g, h('lr')), tf.sqrt(tf.add(ms, h('epsilon')))));
         s.get('ms')!.assign(ms);
         s.get('mom')!.assign(mom);
@@ -158,9 +187,7 @@ function flatAdam(tf: TF, optimizer: string, slots: Slot[], grads: Map<string, T
   return true;
 }
 
-/** Keras clipnorm, per member: g * c / max(norm, c); members with c = 0 are left alone. */
-function clipByNorm(tf: TF, slot: Slot, g: Tensor, clip: number[]): Tensor {
-  const c = slot.hyper(clip.map((x) => (x > 0 ? x : Infinity)));
-  const norm = slot.memberNorm(g);
+/** Keras clipnorm: g * c / max(norm, c), per member (norm and c broadcast against g; c = Infinity leaves a member alone). */
+function clipToNorm(tf: TF, g: Tensor, norm: Tensor, c: Tensor): Tensor {
   return tf.where(tf.greater(norm, c), tf.mul(g, tf.div(c, norm)), g);
 }

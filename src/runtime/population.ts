@@ -1,6 +1,7 @@
 // A population: N members of one ensemble IR, living in fused TF.js variables, with their optimizer
 // state and hyperparameters. It runs the widened forward pass op by op, the fused loss (the sum of the
-// members' mean losses, so each member gets exactly its own gradient) and the fused optimizer step.
+// members' mean losses, so each member gets exactly its own gradient, and a shared layer's parameters,
+// one variable that every member reads, the sum of theirs) and the fused optimizer step.
 import type { EnsembleIR, WideParam } from '../ensemble/ensemble-ir.js';
 import { fusedShape } from '../ensemble/ensemble-ir.js';
 import type { Act, ForwardContext, Params } from '../layers/forward.js';
@@ -8,7 +9,7 @@ import { layerKind } from '../layers/registry.js';
 import { blockMembers, blocksToMembers, blockVector, groupedMembers } from '../layers/widened.js';
 import { blockMask, fuse, unfuse } from './fused.js';
 import { memberLosses, memberMetric } from './losses.js';
-import { applyGradients, createState, hyperValues, sharedValue, type OptimizerState, type Slot } from './optimizers.js';
+import { applyGradients, createState, hyperValues, sharedValue, type OptimizerState, type SharedSlots, type Slot } from './optimizers.js';
 import { Rng } from './rng.js';
 import { gatherMembers } from './member-axis.js';
 import type { TF, Tensor, Variable } from './tf.js';
@@ -25,7 +26,12 @@ export interface PopulationSpec {
   hyper(key: string, member: number): number;
   /** multiplies member id's lr in optimizer step t (the train block's lr_schedule); absent: lr is constant */
   lrFactor?(member: number, step: number): number;
-  /** each member's initial parameter values, by name (from initMember or a checkpoint) */
+  /**
+   * the file's value of a hyperparameter (HyperTable.base), what a shared layer's parameters train with;
+   * needed to train a population with shared layers
+   */
+  base?(key: string): number;
+  /** each member's initial parameter values, by name (from initMember or a checkpoint); a shared layer's are read from the first member's */
   initial(member: number): Map<string, Float32Array>;
   /** a straight-line forward pass (a compiled module's); by default the ops run in IR order */
   forward?(pass: ForwardPass, x: Tensor): Tensor;
@@ -37,6 +43,7 @@ interface Gathered {
   slots: Map<string, Map<string, Tensor>>;
   accBeta1: number[];
   accBeta2: number[];
+  sharedAccBeta: [number, number];
   step: number;
 }
 
@@ -66,6 +73,10 @@ export class Population {
   readonly state: OptimizerState;
   /** optimizer steps taken */
   step = 0;
+  /** the parameters of shared layers: one variable, no member axis, the same for every member */
+  readonly sharedParams = new Set<string>();
+  /** the ops whose value depends on a parameter (a gradient must reach it), by id */
+  private readonly trained: Set<number>;
   private readonly uid = populations++;
   private hyperCache = new Map<string, Tensor>();
   private sharedCache = new Map<string, Tensor | undefined>();
@@ -83,6 +94,7 @@ export class Population {
     this.ir = ensemble;
     this.memberIds = spec.memberIds;
     this.n = spec.memberIds.length;
+    this.trained = dependsOnParams(ensemble);
     const initial = from ? [] : this.memberIds.map((id) => spec.initial(id));
     // built in a tidy: a variable copies its initial tensor, which is then disposed
     tf.tidy(() => {
@@ -92,12 +104,14 @@ export class Population {
         if (from) start = from.params.get(p.name)!;
         else {
           const own = initial.map((m) => m.get(p.name)!);
-          start = p.layout === 'separate' ? own.map((data) => tf.tensor(data, p.shape)) : [tf.tensor(fuse(p.layout, p.shape, own), fusedShape(p.layout, p.shape, this.n))];
+          if (p.layout === 'shared') start = [tf.tensor(own[0], p.shape)];
+          else start = p.layout === 'separate' ? own.map((data) => tf.tensor(data, p.shape)) : [tf.tensor(fuse(p.layout, p.shape, own), fusedShape(p.layout, p.shape, this.n))];
         }
         const vars = start.map((t, m) => tf.variable(t, p.trainable, name(p.layout === 'separate' ? m : undefined)));
         this.variables.set(p.name, vars);
         if (p.layout === 'blockdiag') this.masks.set(p.name, tf.keep(tf.tensor(blockMask(p.shape, this.n), fusedShape(p.layout, p.shape, this.n))));
         if (p.trainable) vars.forEach((v, m) => this.slots.push(this.slot(p, v, p.layout === 'separate' ? m : undefined)));
+        if (p.layout === 'shared') this.sharedParams.add(p.name);
       }
     });
     let state: OptimizerState | undefined;
@@ -109,6 +123,7 @@ export class Population {
       });
       this.state.accBeta1 = from.accBeta1;
       this.state.accBeta2 = from.accBeta2;
+      [this.state.sharedAccBeta1, this.state.sharedAccBeta2] = from.sharedAccBeta;
       this.step = from.step;
     }
   }
@@ -116,7 +131,8 @@ export class Population {
   /**
    * A new population whose member i is this one's member at positions[i] (weights, optimizer state,
    * Adam's beta powers), named ids[i]. Compaction passes the positions that stay; PBT passes, for each
-   * member, the one it copies. This population is left as it was; dispose it when done.
+   * member, the one it copies. A shared layer's parameters and slots belong to no member: they are kept
+   * as they are. This population is left as it was; dispose it when done.
    */
   gather(positions: number[], ids: number[] = positions.map((p) => this.memberIds[p])): Population {
     const { tf } = this;
@@ -124,6 +140,7 @@ export class Population {
     const params = new Map<string, Tensor[]>();
     const slots = new Map<string, Map<string, Tensor>>();
     const take = (p: WideParam, vars: Variable[]): Tensor[] => {
+      if (p.layout === 'shared') return [tf.clone(vars[0])];
       if (p.layout === 'separate') return positions.map((i) => tf.clone(vars[i]));
       const g = gatherMembers(tf, vars[0], p.layout, p.shape, this.n, positions);
       if (p.layout !== 'blockdiag') return [g];
@@ -147,7 +164,14 @@ export class Population {
     });
     const next = new Population(
       { ...this.spec, memberIds: ids, ensemble: { ...this.ir, members: k } },
-      { params, slots, accBeta1: positions.map((i) => this.state.accBeta1[i]), accBeta2: positions.map((i) => this.state.accBeta2[i]), step: this.step },
+      {
+        params,
+        slots,
+        accBeta1: positions.map((i) => this.state.accBeta1[i]),
+        accBeta2: positions.map((i) => this.state.accBeta2[i]),
+        sharedAccBeta: [this.state.sharedAccBeta1, this.state.sharedAccBeta2],
+        step: this.step,
+      },
     );
     for (const ts of params.values()) tf.dispose(ts);
     for (const m of slots.values()) tf.dispose([...m.values()]);
@@ -176,13 +200,16 @@ export class Population {
     return {
       key,
       variable,
+      ...(p.layout === 'shared' ? { shared: true } : {}),
       hyper: (values) => {
         if (member !== undefined) return tf.scalar(values[member]);
+        // only for a shared slot's per-member uses, which the optimizer never makes (it reads SharedSlots)
+        if (p.layout === 'shared') throw new Error(`internal error: per-member values for the shared parameter ${p.name}`);
         if (p.layout === 'stacked') return tf.tensor(values, [this.n, ...p.shape.map(() => 1)]);
         return blockVector(tf, values, last);
       },
       memberNorm: (g) => {
-        if (member !== undefined) return tf.norm(g);
+        if (member !== undefined || p.layout === 'shared') return tf.norm(g);
         if (p.layout === 'stacked') return tf.sqrt(tf.sum(tf.square(g), p.shape.map((_, i) => i + 1), true));
         // columns and blockdiag: the members are blocks of the last axis (off-diagonal gradients are zero)
         const byMember = tf.reshape(tf.square(g), [-1, this.n, last]);
@@ -219,6 +246,13 @@ export class Population {
     }
   }
 
+  /** The file's hyperparameters for the shared slots, as values and cached scalars. */
+  private sharedSlots(): SharedSlots | undefined {
+    const base = this.spec.base;
+    if (!base) return undefined;
+    return { value: base, tensor: (key) => this.cached(`shared|${key}`, () => this.tf.scalar(hyperValues((k) => [base(k)], key)[0])) };
+  }
+
   /** Cached hyperparameter tensors, for values that only change when hyperChanged() is called (and lr, per step, under a schedule). */
   private cached(id: string, make: () => Tensor): Tensor {
     let t = this.hyperCache.get(id);
@@ -248,23 +282,25 @@ export class Population {
     const step = this.step;
     const loop = ir.lowering === 'loop';
     return {
-      input: (x) => (loop ? this.memberIds.map(() => x) : { t: x, shared: true }),
+      input: (x) => (loop ? this.memberIds.map(() => x) : { t: x, shared: true, data: true }),
       op: (id, inputs) => {
         const op = ir.ops[id];
         const kind = layerKind(op.op)!;
         const base = { tf, lowering: ir.lowering, training, attrs: op.attrs, inputShapes: op.inputs.map((i) => ir.ops[i].shape), outShape: op.shape };
         const draws = (ids: number[]) => (size: number) => ids.map((m) => uniforms(Rng.of(this.spec.seed, 'dropout', op.name, m, step), size));
         const short = (name: string) => name.slice(op.name.length + 1);
+        // a shared layer's parameters are one variable, which every member reads
+        const own = (name: string, m: number) => this.variables.get(name)![this.sharedParams.has(name) ? 0 : m];
         if (loop) {
           return this.memberIds.map((id, m) => {
             const params: Params = {};
-            for (const name of op.params) params[short(name)] = this.variables.get(name)![m];
+            for (const name of op.params) params[short(name)] = own(name, m);
             const ctx: ForwardContext = {
               ...base,
               members: 1,
               hyper: (arg) => [this.spec.hyper(`${op.name}.${arg}`, id)],
               uniforms: draws([id]),
-              update: (param, value) => updates.push([this.variables.get(`${op.name}/${param}`)![m], value]),
+              update: (param, value) => updates.push([own(`${op.name}/${param}`, m), value]),
             };
             return kind.forward.single(ctx, inputs.map((v) => (v as Tensor[])[m]), params);
           });
@@ -282,11 +318,14 @@ export class Population {
           uniforms: draws(this.memberIds),
           update: (param, value) => updates.push([this.variables.get(`${op.name}/${param}`)![0], value]),
         };
-        const act = kind.forward[ir.lowering as 'grouped' | 'blockdiag'](ctx, inputs as Act[], params);
+        const sharedWeights = op.params.some((name) => this.sharedParams.has(name));
+        const rule = sharedWeights ? kind.forward.shared! : kind.forward[ir.lowering as 'grouped' | 'blockdiag'];
+        const act = rule(ctx, inputs as Act[], params);
         // the ensemble IR decides what is shared; a layer that kept a value shared (dropout outside
         // training) widens it here, so the next layer's parameters always find the layout they expect
         if (act.shared && !op.shared) return { t: ir.lowering === 'grouped' ? groupedMembers(ctx, act) : blockMembers(ctx, act), shared: false };
-        return act;
+        // a shared value with no parameter upstream is data: the next layer need not pass a gradient to it
+        return act.shared ? { ...act, data: !this.trained.has(id) } : act;
       },
       output: (v) => {
         if (loop) return tf.stack(v as Tensor[]);
@@ -327,8 +366,9 @@ export class Population {
         (key) => this.hyper(key),
         (slot, key) => this.cached(`${slot.key}|${key}`, () => slot.hyper(hyperValues((k) => this.hyper(k), key))),
         (key) => this.cachedShared(key),
+        this.sharedSlots(),
       );
-      for (const [v, t] of updates) v.assign(t);
+      assignUpdates(tf, updates);
     });
     for (const g of Object.values(grads)) g.dispose();
     for (const [, t] of updates) t.dispose();
@@ -347,12 +387,13 @@ export class Population {
     });
   }
 
-  /** Member m's (population position) parameters, sliced out of the fused tensors. */
+  /** Member m's (population position) parameters, sliced out of the fused tensors (a shared layer's: all of it). */
   async memberWeights(m: number): Promise<Map<string, Float32Array>> {
     const out = new Map<string, Float32Array>();
     for (const p of this.ir.params) {
       const vars = this.variables.get(p.name)!;
-      if (p.layout === 'separate') out.set(p.name, (await vars[m].data()) as Float32Array);
+      if (p.layout === 'shared') out.set(p.name, (await vars[0].data()) as Float32Array);
+      else if (p.layout === 'separate') out.set(p.name, (await vars[m].data()) as Float32Array);
       else out.set(p.name, unfuse(p.layout, p.shape, this.n, (await vars[0].data()) as Float32Array, m));
     }
     return out;
@@ -360,11 +401,13 @@ export class Population {
 
   /**
    * The population's whole state in the canonical, lowering-free form: each parameter (and each optimizer
-   * slot of it, as `name:m`, `name:v`, ...) as [N, ...shape], member after member.
+   * slot of it, as `name:m`, `name:v`, ...) as [N, ...shape], member after member; a shared layer's as
+   * [...shape], once.
    */
   async exportState(): Promise<Map<string, Float32Array>> {
     const out = new Map<string, Float32Array>();
     const canonical = async (p: WideParam, vars: Variable[]) => {
+      if (p.layout === 'shared') return (await vars[0].data()) as Float32Array;
       const size = p.shape.reduce((a, b) => a * b, 1);
       const all = new Float32Array(size * this.n);
       const fused = p.layout === 'separate' ? undefined : ((await vars[0].data()) as Float32Array);
@@ -388,7 +431,8 @@ export class Population {
       const size = p.shape.reduce((a, b) => a * b, 1);
       const own = Array.from({ length: this.n }, (_, m) => all.subarray(m * size, (m + 1) * size));
       tf.tidy(() => {
-        if (p.layout === 'separate') vars.forEach((v, m) => v.assign(tf.tensor(own[m], p.shape)));
+        if (p.layout === 'shared') vars[0].assign(tf.tensor(all, p.shape));
+        else if (p.layout === 'separate') vars.forEach((v, m) => v.assign(tf.tensor(own[m], p.shape)));
         else vars[0].assign(tf.tensor(fuse(p.layout, p.shape, own), vars[0].shape));
       });
     };
@@ -414,6 +458,23 @@ export class Population {
     for (const t of this.masks.values()) t.dispose();
     for (const s of this.state.tensors.values()) for (const v of s.values()) v.dispose();
   }
+}
+
+/**
+ * Puts batchnorm's new running statistics in place. A shared layer's variable may get one update per
+ * member (the loop lowering runs it member by member): it takes their mean, as the widened rules do.
+ */
+function assignUpdates(tf: TF, updates: [Variable, Tensor][]): void {
+  const byVariable = new Map<Variable, Tensor[]>();
+  for (const [v, t] of updates) byVariable.set(v, [...(byVariable.get(v) ?? []), t]);
+  for (const [v, ts] of byVariable) v.assign(ts.length === 1 ? ts[0] : tf.mean(tf.stack(ts), 0));
+}
+
+/** The ops whose value depends on a parameter, directly or through their inputs: a gradient must reach them. */
+function dependsOnParams(e: EnsembleIR): Set<number> {
+  const out = new Set<number>();
+  for (const op of e.ops) if (op.params.length || op.inputs.some((i) => out.has(i))) out.add(op.id);
+  return out;
 }
 
 function uniforms(rng: Rng, size: number): Float32Array {

@@ -1,7 +1,7 @@
 // The training loop: batches from the data, fused steps, per-member metrics per epoch. It reports
 // through callbacks and leaves files and printing to the CLI.
 import type { Program } from '../check/program.js';
-import type { EnsembleIR } from '../ensemble/ensemble-ir.js';
+import { hasSharedParams, type EnsembleIR } from '../ensemble/ensemble-ir.js';
 import type { ModelIR } from '../ir/model-ir.js';
 import { randomUUID } from 'node:crypto';
 import { batchRanges, epochOrder } from '../data/batches.js';
@@ -148,6 +148,7 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
     loss: config.loss,
     hyper: (key, m) => setup.hyper.value(key, m),
     lrFactor: lr.factor,
+    base: (key) => setup.hyper.base(key),
     initial: (m) => initMember(setup.model, setup.seed, m),
     forward: setup.forward,
   });
@@ -172,6 +173,10 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
   if (resumed) restoreHyperparameters(setup.hyper, resumed.manifest);
   const active = resumed ? [...resumed.manifest.member_ids] : [...allIds];
   const retired: RetiredMember[] = resumed ? retiredMembers(resumed.manifest, resumed.tensors) : [];
+  const sharedLayers = hasSharedParams(setup.ensemble);
+  if (sharedLayers && (setup.transport || setup.resident !== undefined)) {
+    throw new Error("a population with shared layers trains in one process: their parameters have no member axis to cut into shards or waves");
+  }
   const transport = setup.transport ?? (setup.resident !== undefined && setup.resident < active.length ? new InProcess(tf) : undefined);
   // early stopping's restore_best: every member's parameters at its best epoch so far
   const bestKept = resumed ? BestKept.fromCheckpoint(resumed.manifest, resumed.tensors) : new BestKept();
@@ -313,9 +318,15 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
       }
       if (diverged.length) {
         // under waves too: the members of a diverged member's wave are poisoned as they would be all at once
+        const who = `member${diverged.length > 1 ? 's' : ''} ${diverged.join(', ')} diverged (a non-finite loss) at step ${step}`;
         if (setup.ensemble.lowering === 'blockdiag' && (population?.n ?? store!.ids.length) > diverged.length) {
           throw new DivergenceError(
-            `member${diverged.length > 1 ? 's' : ''} ${diverged.join(', ')} diverged (a non-finite loss) at step ${step}; under the blockdiag lowering a non-finite member spreads to every other (0 x NaN = NaN in the masked matMul), so the population is no longer valid. Use --lowering grouped, which stops a diverged member and leaves the others untouched.`,
+            `${who}; under the blockdiag lowering a non-finite member spreads to every other (0 x NaN = NaN in the masked matMul), so the population is no longer valid. Use --lowering grouped, which stops a diverged member and leaves the others untouched.`,
+          );
+        }
+        if (sharedLayers && (population?.n ?? store!.ids.length) > diverged.length) {
+          throw new DivergenceError(
+            `${who}; its gradient reached the shared layers, whose one set of weights every member reads, so every member is now non-finite and the population is no longer valid. Lower the learning rates (the shared layers train with the file's), or add clipnorm.`,
           );
         }
         await apply({ stop: diverged.map((member) => ({ member, reason: `diverged: a non-finite loss at step ${step}` })), exploit: [] });

@@ -55,6 +55,8 @@ export interface Arg extends Node {
 
 export interface LayerStatement extends Node {
   label?: Name;
+  /** `shared` before the call: where it is written */
+  shared?: Span;
   call: CallValue;
 }
 

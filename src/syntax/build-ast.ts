@@ -94,7 +94,8 @@ function buildStatement(n: CstNode): A.LayerStatement | undefined {
   // A statement the parser had to patch up is dropped: its error is reported, and checking the guess
   // would only add noise.
   if (!call || !span || hasRecovery(n)) return undefined;
-  return { label: name(token(c, 'label')), call, span };
+  const shared = token(c, 'Shared');
+  return { label: name(token(c, 'label')), ...(shared ? { shared: tokenSpan(shared) } : {}), call, span };
 }
 
 function buildEntriesBlock(n: CstNode): A.EntriesBlock | undefined {

@@ -46,7 +46,8 @@ const preamble = `(* The .net grammar, generated from netc's parser (src/syntax/
    Notation: ISO EBNF. [ x ] is optional, { x } repeats zero or more times, ( a | b ) is a choice.
    Whitespace, newlines and commas separate statements and entries; '#' starts a comment to the end of the line.
    In numberOrQuantity, a NAME after a NUMBER is its unit ("2 epochs") unless a ':' follows that NAME,
-   in which case it starts the next entry ("members: 3 seed: 1"). *)`;
+   in which case it starts the next entry ("members: 3 seed: 1").
+   'shared' is a keyword only in a statement, before a layer's NAME; anywhere else it is a NAME. *)`;
 
 export function grammarEbnf(): string {
   const rules = netParser.getSerializedGastProductions() as Gast[];

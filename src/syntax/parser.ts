@@ -1,7 +1,7 @@
 // The chevrotain grammar of .net files. Rules are class properties, so a misspelt sub-rule is a type
 // error. The parser builds a CST and recovers from errors (re-sync and single-token insertion/deletion),
 // so one run reports every syntax error; ast.ts turns the CST into the typed AST.
-import { CstParser, type IToken, type TokenType } from 'chevrotain';
+import { CstParser, tokenMatcher, type IToken, type TokenType } from 'chevrotain';
 import * as T from './tokens.js';
 import { errorMessages } from './parse-errors.js';
 
@@ -47,12 +47,14 @@ export class NetParser extends CstParser {
     this.CONSUME(T.RCurly);
   });
 
-  /** `label = layer(args)` or `layer(args)` */
+  /** `label = layer(args)` or `layer(args)`, either with `shared` before the layer */
   statement = this.RULE('statement', () => {
     this.OPTION(() => {
       this.CONSUME(T.Identifier, { LABEL: 'label' });
       this.CONSUME(T.Equals);
     });
+    // `shared` is a keyword only before a layer's name: `shared(...)` stays a call (of an unknown layer)
+    this.OPTION2({ GATE: () => tokenMatcher(this.LA(2), T.Identifier), DEF: () => this.CONSUME(T.Shared) });
     this.SUBRULE(this.call);
   });
 

@@ -4,8 +4,8 @@ import { createToken, Lexer, type TokenType } from 'chevrotain';
 
 export const Identifier = createToken({ name: 'Identifier', pattern: /[A-Za-z_][A-Za-z0-9_]*/, label: 'a name' });
 
-const keyword = (word: string) =>
-  createToken({ name: word[0].toUpperCase() + word.slice(1), pattern: new RegExp(`${word}\\b`), longer_alt: Identifier, label: `'${word}'` });
+const keyword = (word: string, categories: TokenType[] = []) =>
+  createToken({ name: word[0].toUpperCase() + word.slice(1), pattern: new RegExp(`${word}\\b`), longer_alt: Identifier, label: `'${word}'`, categories });
 
 export const Model = keyword('model');
 export const Ensemble = keyword('ensemble');
@@ -14,6 +14,11 @@ export const Schedule = keyword('schedule');
 export const Vary = keyword('vary');
 export const True = keyword('true');
 export const False = keyword('false');
+/**
+ * `shared` before a layer call: a contextual keyword. It is also an Identifier (its category), so a file
+ * that names a label, a key or a layer `shared` still parses as it did before the keyword existed.
+ */
+export const Shared = keyword('shared', [Identifier]);
 
 export const NumberLiteral = createToken({
   name: 'NumberLiteral',
@@ -48,6 +53,7 @@ export const allTokens: TokenType[] = [
   Vary,
   True,
   False,
+  Shared,
   Identifier,
   NumberLiteral,
   StringLiteral,

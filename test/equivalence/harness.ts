@@ -62,6 +62,7 @@ export function build(source: string, lowering: Lowering, members: number, optio
     optimizer: program.train?.optimizer.name ?? 'sgd',
     loss: program.train?.loss ?? { name: 'mse', args: {} },
     hyper: (key, m) => table.value(key, m),
+    base: (key) => table.base(key),
     initial: (m) => initMember(state.ir!, program.ensemble.seed, m),
   });
   return { pop, program, ir: state.ir!, hyper: table };
