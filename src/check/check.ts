@@ -13,6 +13,7 @@ import { checkSchedule } from './check-schedule.js';
 import type { Program, ScheduleConfig } from './program.js';
 import { checkLrScheduleVary, type LrScheduleScope } from './check-lr-schedule.js';
 import { lrSchedules } from '../vocabulary/lr-schedules.js';
+import { checkSplit } from './check-split.js';
 
 export interface CheckOptions {
   /** reads data files (csv headers, idx headers) relative to the .net file */
@@ -56,6 +57,7 @@ export function check(file: NetFile, sink: DiagnosticSink, options: CheckOptions
     if (metric?.startsWith('val_') && train && train.validation === 0) sink.report(Messages.ScheduleNeedsValidation, s.span, s.name, metric, metric.slice(4));
     if (s.name === 'pbt' && ensemble && ensemble.vary.length === 0) sink.report(Messages.NothingVaries, s.span);
   }
+  if (ensemble?.split) checkSplit({ ensemble, train, trainBlock, schedules, model }, sink);
   const plateau = train?.lr_schedule?.name === 'plateau' ? (train.lr_schedule.args.metric as string) : undefined;
   if (plateau?.startsWith('val_') && train!.validation === 0) sink.report(Messages.PlateauNeedsValidation, lrScheduleSpan(trainBlock!), plateau, plateau.slice(4));
 
