@@ -276,7 +276,10 @@ describe('netc predict', () => {
     const combine = await run('predict', irisRun, '--data', 'iris()', '--combine', 'median');
     expect(combine.code).toBe(2);
     expect(combine.err).toContain("expected one of mean, vote, none, got 'median'");
-    expect((await run('predict', irisRun)).code).toBe(2);
+    // without --data, the run's own held-out data: this run has validation and no test split
+    const own = await run('predict', irisRun, '--backend', 'cpu');
+    expect(own.code, own.err).toBe(0);
+    expect(own.err).toContain("data: the run's validation split (it has no test split): examples 120 to 149 of the 150 of iris(), held out by validation: 0.2");
     expect((await run('eval', irisRun, '--data', 'iris()', '--format', 'xml')).code).toBe(2);
     expect(existsSync(join(bare, 'population.json'))).toBe(false);
   });

@@ -2,7 +2,7 @@
 // on probabilities): the same values, member by member.
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { memberAccuracy, memberError, memberLosses } from '../src/runtime/losses.js';
+import { memberAccuracy, memberError, memberLosses, memberMetric } from '../src/runtime/losses.js';
 import type { TF } from '../src/runtime/tf.js';
 import { Rng } from '../src/runtime/rng.js';
 
@@ -86,5 +86,21 @@ describe('metrics', () => {
     const p = uniform(8, [N, B, 2]);
     const y = uniform(9, [B, 2]);
     expectEach(memberError(t, 'mse', p, y), perMember(p, (m) => tf.metrics.meanSquaredError(y, m)));
+  });
+
+  it('memberMetric: mse and mae are tf.metrics.meanSquaredError and meanAbsoluteError, per member', () => {
+    const p = uniform(10, [N, B, 3], -2, 2);
+    const y = uniform(11, [B, 3], -2, 2);
+    expectEach(memberMetric(t, 'mse', 'huber', p, y), perMember(p, (m) => tf.metrics.meanSquaredError(y, m)));
+    expectEach(memberMetric(t, 'mae', 'mse', p, y), perMember(p, (m) => tf.metrics.meanAbsoluteError(y, m)));
+  });
+
+  it('memberMetric: with class indices (sparse), mse and mae compare the outputs with the one-hot labels', () => {
+    const p = uniform(12, [N, B, 3]);
+    const index = tf.tensor([0, 2, 1, 1, 0, 2], [B, 1]);
+    const onehot = tf.oneHot(tf.tensor1d([0, 2, 1, 1, 0, 2], 'int32'), 3).toFloat();
+    expectEach(memberMetric(t, 'mse', 'sparse_categorical_crossentropy', p, index), perMember(p, (m) => tf.metrics.meanSquaredError(onehot, m)));
+    expectEach(memberMetric(t, 'mae', 'sparse_categorical_crossentropy', p, index), perMember(p, (m) => tf.metrics.meanAbsoluteError(onehot, m)));
+    expectEach(memberMetric(t, 'accuracy', 'sparse_categorical_crossentropy', p, index), Array.from(memberAccuracy(t, 'sparse_categorical_crossentropy', p, index).dataSync()));
   });
 });

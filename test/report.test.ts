@@ -153,6 +153,113 @@ describe('writeReport', () => {
   });
 });
 
+describe('runs at the edges: one member, one epoch, all-NaN metrics, stops at step 0', () => {
+  type Metrics = { loss: number; [name: string]: number };
+  const member = (id: number, metrics: Metrics, hyperparameters: Record<string, number> = { lr: 0.01 }) => ({ member: id, hyperparameters, metrics });
+  const line = (epoch: number, id: number, metrics: Metrics) => ({ epoch, step: 10 * epoch, member: id, hyperparameters: {}, ...metrics });
+  const oneMember: ReportInput = {
+    summary: { members: 1, steps: 20, epochs: 2, per_member: [member(0, { loss: 0.5, accuracy: 0.8, val_loss: 0.6, val_accuracy: 0.7 })] },
+    metrics: [line(1, 0, { loss: 0.7, accuracy: 0.6, val_loss: 0.8, val_accuracy: 0.5 }), line(2, 0, { loss: 0.5, accuracy: 0.8, val_loss: 0.6, val_accuracy: 0.7 })],
+  };
+  const bestPath = new RegExp(`<path[^>]*stroke="${BEST_COLOR}"[^>]*stroke-width="3"`);
+
+  it('draws the curves of a single member, without an "other members" legend entry', async () => {
+    const html = await renderReport(oneMember);
+    expect(svgs(html)).toHaveLength(2);
+    for (const svg of svgs(html)) expect(svg).toMatch(bestPath);
+    expect(html).toContain('member 0 (best)');
+    expect(html).not.toContain('other members');
+  });
+
+  it('draws the learning rate of a single member whose rate moved (an lr_schedule)', async () => {
+    const moved = { ...oneMember, metrics: oneMember.metrics.map((l, i) => ({ ...l, lr: 0.1 / (i + 1) })) };
+    const html = await renderReport(moved);
+    expect(html).toContain('<figure id="curve-lr">');
+    expect(svgs(html)).toHaveLength(3);
+    expect(html).not.toContain('other members');
+  });
+
+  it('draws a run of one epoch as points', async () => {
+    const input: ReportInput = { summary: { per_member: [member(0, { loss: 0.5 }, { lr: 0.1 }), member(1, { loss: 0.4 }, { lr: 0.2 })] }, metrics: [line(1, 0, { loss: 0.5 }), line(1, 1, { loss: 0.4 })] };
+    const html = await renderReport(input);
+    expect(svgs(html)).toHaveLength(2); // the loss curve and the lr scatter
+    expect(count(svgs(html)[0]!, /<path[^>]*aria-roledescription="point"|class="mark-symbol/g)).toBeGreaterThan(0);
+    const single = await renderReport({ summary: { per_member: [member(0, { loss: 0.5 })] }, metrics: [line(1, 0, { loss: 0.5 })] });
+    expect(svgs(single)).toHaveLength(1);
+  });
+
+  it('draws the best member when every other member diverged (all their values NaN)', async () => {
+    const input: ReportInput = {
+      summary: { per_member: [member(0, { loss: 0.3 }, { lr: 0.1 }), member(1, { loss: NaN }, { lr: 0.2 })] },
+      metrics: [line(1, 0, { loss: 0.4 }), line(1, 1, { loss: NaN }), line(2, 0, { loss: 0.3 }), line(2, 1, { loss: NaN })],
+    };
+    const html = await renderReport(input);
+    expect(svgs(html)).toHaveLength(2);
+    expect(svgs(html)[0]).toMatch(bestPath);
+    // nothing grey is drawn, so the legends name only the best member
+    expect(html).not.toContain('other members');
+  });
+
+  it('draws a curve for each logged metric, mse and mae too, and lists them in the leaderboard', async () => {
+    const m = { loss: 0.5, mse: 0.3, mae: 0.4, val_loss: 0.6, val_mse: 0.35, val_mae: 0.45 };
+    const html = await renderReport({ summary: { per_member: [member(0, m), member(1, { ...m, loss: 0.7 })] }, metrics: [line(1, 0, m), line(1, 1, m), line(2, 0, m), line(2, 1, m)] });
+    for (const id of ['curve-loss', 'curve-mse', 'curve-mae']) expect(html).toContain(`<figure id="${id}">`);
+    expect(html).toContain('<thead><tr><th>rank</th><th>member</th><th>lr</th><th>loss</th><th>mse</th><th>mae</th><th class="key">val_loss</th><th>val_mse</th><th>val_mae</th></tr></thead>');
+  });
+
+  it('trains a file of one member (the default) and writes its report', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'netc-report-'));
+    const file = join(dir, 'one.net');
+    writeFileSync(file, 'model m(input: [2]) { dense(1, activation: sigmoid) }\ntrain { data: xor(n: 40), validation: 0.25, loss: binary_crossentropy, epochs: 2 }\n');
+    let err = '';
+    const code = await main(['train', file, '--backend', 'cpu', '--out', join(dir, 'run')], { out: () => {}, err: (t) => void (err += t) });
+    expect(code, err).toBe(0);
+    expect(err).not.toContain('could not write');
+    expect(svgs(readFileSync(join(dir, 'run', 'report.html'), 'utf8'))).toHaveLength(2);
+  });
+
+  it('says every value is non-finite when all metrics are NaN, and still names the varied hyperparameter', async () => {
+    const input: ReportInput = {
+      summary: { per_member: [member(0, { loss: NaN, accuracy: NaN }, { lr: 0.1 }), member(1, { loss: NaN, accuracy: NaN }, { lr: 0.2 })] },
+      metrics: [line(1, 0, { loss: NaN, accuracy: NaN }), line(1, 1, { loss: NaN, accuracy: NaN })],
+    };
+    const html = await renderReport(input);
+    expect(svgs(html)).toHaveLength(0);
+    expect(html).toContain('every member&#39;s loss and accuracy is non-finite');
+    expect(html).not.toContain('metrics.jsonl is empty');
+    expect(html).not.toContain('No hyperparameter differs');
+    expect(html).toContain('lr varies, but no member has a finite final loss');
+  });
+
+  it('draws the lineage of members stopped at step 0 of a run of 0 steps', async () => {
+    const input: ReportInput = {
+      summary: { steps: 0, per_member: [member(0, { loss: 0.3 }), member(1, { loss: 0.4 })] },
+      metrics: [],
+      events: [
+        { step: 0, event: 'stop', member: 0, reason: 'stopped at once' },
+        { step: 0, event: 'stop', member: 1, reason: 'stopped at once' },
+      ],
+    };
+    const html = await renderReport(input);
+    expect(html).toContain('<figure id="lineage-chart">');
+    const svg = svgs(html)[0]!;
+    expect(svg).not.toMatch(/NaN|Infinity/);
+    // a step axis of some width, the stops drawn at its start
+    expect(svg).toContain("X-axis titled 'step' for a linear scale with values from 0.0 to 1.0");
+    for (const m of [0, 1]) expect(svg).toContain(`aria-label="step: 0; member: ${m}; kind: stopped"`);
+  });
+
+  it('netc report writes the report of a one-member run and exits 0', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'netc-report-'));
+    writeFileSync(join(dir, 'summary.json'), JSON.stringify(oneMember.summary));
+    writeFileSync(join(dir, 'metrics.jsonl'), oneMember.metrics.map((l) => JSON.stringify(l) + '\n').join(''));
+    let err = '';
+    const code = await main(['report', dir], { out: () => {}, err: (t) => void (err += t) });
+    expect(code, err).toBe(0);
+    expect(svgs(readFileSync(join(dir, 'report.html'), 'utf8'))).toHaveLength(2);
+  });
+});
+
 describe('a run killed before it finished (run.json and metrics.jsonl, no summary.json)', () => {
   const killed = (withMetrics = true) => {
     const dir = mkdtempSync(join(tmpdir(), 'netc-report-'));

@@ -6,7 +6,7 @@ import type { DiagnosticSink } from '../diagnostics/sink.js';
 import { didYouMean } from '../diagnostics/suggest.js';
 import type { Arg, EntriesBlock } from '../syntax/ast.js';
 import { dataSources, type DataShape, type Host } from '../vocabulary/data-sources.js';
-import { losses, metrics } from '../vocabulary/losses.js';
+import { losses, metrics, type LossSpec } from '../vocabulary/losses.js';
 import { optimizers } from '../vocabulary/optimizers.js';
 import type { ArgSpec } from './arg-spec.js';
 import { bindArgs } from './bind-args.js';
@@ -19,6 +19,7 @@ import { checkLrSchedule } from './check-lr-schedule.js';
 
 const plainKeys: ArgSpec[] = [
   { name: 'validation', type: { kind: 'number', min: 0, max: 1, maxExclusive: true }, default: 0 },
+  { name: 'test', type: { kind: 'number', min: 0, max: 1, maxExclusive: true }, default: 0 },
   { name: 'batch', type: { kind: 'int', min: 1 }, default: 32 },
   { name: 'epochs', type: { kind: 'int', min: 1 } },
   { name: 'steps', type: { kind: 'int', min: 0 } },
@@ -63,6 +64,9 @@ export function checkTrain(block: EntriesBlock, model: ModelCheck, sink: Diagnos
     ? resolveRegistryCall('optimizer', optimizers, optimizerArg.value, sink)?.config
     : { name: 'adam', args: bindArgs('adam', [], optimizers.find((o) => o.name === 'adam')!.args, sink, block.keyword).values };
 
+  const held = (bound.values.validation as number | undefined ?? 0) + (bound.values.test as number | undefined ?? 0);
+  if ('test' in bound.spans && held >= 1) sink.report(Messages.NothingLeftToTrain, bound.spans.test, bound.values.validation as number, bound.values.test as number, Number(held.toFixed(6)));
+
   const hasEpochs = 'epochs' in bound.spans;
   const hasSteps = 'steps' in bound.spans;
   if (hasEpochs && hasSteps) sink.report(Messages.EpochsAndSteps, bound.spans.steps);
@@ -85,19 +89,36 @@ export function checkTrain(block: EntriesBlock, model: ModelCheck, sink: Diagnos
 
   if (sink.errorCount > errorsBefore || !data || !loss || !optimizer) return undefined;
   const v = bound.values;
+  // a mistake here is reported, and the block still described, so that the schedules are checked against it
+  const metrics = trainMetrics(byKey.get('metrics'), v.metrics as string[], loss.spec, sink);
   return {
     data: data.config,
     dataShape,
     validation: v.validation as number,
+    test: v.test as number,
     loss: loss.config,
     optimizer,
     ...(lrSchedule ? { lr_schedule: lrSchedule } : {}),
     batch: v.batch as number,
     epochs: v.epochs as number | undefined,
     steps: v.steps as number | undefined,
-    metrics: v.metrics as string[],
+    metrics,
     shuffle: v.shuffle as boolean,
   };
 }
 
 export type FitSpans = { data: Span; loss: Span };
+
+/**
+ * The metrics to compute besides the loss: those written (each once), else accuracy for a classification
+ * loss and none for a regression loss. Accuracy needs classes, so a regression loss refuses it.
+ */
+function trainMetrics(arg: Arg | undefined, written: string[], loss: LossSpec, sink: DiagnosticSink): string[] {
+  if (!arg) return loss.expects === 'regression' ? [] : ['accuracy'];
+  if (loss.expects === 'regression') {
+    const items = arg.value.kind === 'list' ? arg.value.items : [arg.value];
+    const accuracy = items.find((item) => item.kind === 'name' && item.name === 'accuracy');
+    if (accuracy) sink.report(Messages.AccuracyNeedsClasses, accuracy.span, loss.name);
+  }
+  return [...new Set(written)];
+}

@@ -1,10 +1,12 @@
 // The checker's entry: sorts the blocks, checks each one, and assembles a Program when all is valid.
+import type { Span } from '../diagnostics/diagnostic.js';
 import { Messages } from '../diagnostics/messages.js';
 import { didYouMean } from '../diagnostics/suggest.js';
 import type { DiagnosticSink } from '../diagnostics/sink.js';
 import { lineStarts, offsetToLineCol } from '../diagnostics/format.js';
 import type { EntriesBlock, ModelBlock, NetFile, Value } from '../syntax/ast.js';
 import type { Host } from '../vocabulary/data-sources.js';
+import { losses } from '../vocabulary/losses.js';
 import { optimizers } from '../vocabulary/optimizers.js';
 import { checkModel } from './check-model.js';
 import { checkTrain } from './check-train.js';
@@ -44,26 +46,33 @@ export function check(file: NetFile, sink: DiagnosticSink, options: CheckOptions
   if (ensemble && train) checkLrScheduleVary(ensemble, train, sink);
 
   const schedules: ScheduleConfig[] = [];
+  const metricSpans = new Map<ScheduleConfig, Span>();
   for (const block of file.blocks) {
     if (block.kind !== 'schedule') continue;
     const schedule = checkSchedule(block, sink);
     if (!schedule) continue;
     if (schedules.some((s) => s.name === schedule.name)) sink.report(Messages.DuplicateSchedule, block.name!.span, schedule.name);
     else schedules.push(schedule);
+    metricSpans.set(schedule, block.entries.find((e) => e.path.length === 1 && e.path[0].name === 'metric')?.value.span ?? schedule.span);
   }
 
   for (const s of schedules) {
     const metric = s.args.metric as string | undefined;
     if (metric?.startsWith('val_') && train && train.validation === 0) sink.report(Messages.ScheduleNeedsValidation, s.span, s.name, metric, metric.slice(4));
+    if (metric?.endsWith('accuracy') && train && regression(train)) sink.report(Messages.ScheduleAccuracyNeedsClasses, metricSpans.get(s)!, `schedule ${s.name}`, metric, train.loss.name, metric.replace('accuracy', 'loss'));
     if (s.name === 'pbt' && ensemble && ensemble.vary.length === 0) sink.report(Messages.NothingVaries, s.span);
   }
   if (ensemble?.split) checkSplit({ ensemble, train, trainBlock, schedules, model }, sink);
   const plateau = train?.lr_schedule?.name === 'plateau' ? (train.lr_schedule.args.metric as string) : undefined;
   if (plateau?.startsWith('val_') && train!.validation === 0) sink.report(Messages.PlateauNeedsValidation, lrScheduleSpan(trainBlock!), plateau, plateau.slice(4));
+  if (plateau?.endsWith('accuracy') && regression(train!)) sink.report(Messages.ScheduleAccuracyNeedsClasses, lrScheduleSpan(trainBlock!), 'lr_schedule plateau', plateau, train!.loss.name, plateau.replace('accuracy', 'loss'));
 
   if (sink.errorCount > 0 || !model || !ensemble || (trainBlock && !train)) return undefined;
   return { path: file.path, model, ensemble, train, schedules };
 }
+
+/** Whether the train block's loss is a regression loss (its outputs have no classes, so no accuracy). */
+const regression = (train: { loss: { name: string } }) => losses.find((l) => l.name === train.loss.name)?.expects === 'regression';
 
 /** The lr_schedule a `vary lr_schedule.ARG` path refers to: whether the train block gives one, and its name when known. */
 function lrScheduleScope(train: EntriesBlock | undefined): LrScheduleScope {

@@ -26,3 +26,14 @@ export function parseDataSource(text: string, name = '--data'): { config?: CallC
   const resolved = resolveRegistryCall('data source', dataSources, value, sink);
   return { config: sink.errorCount ? undefined : resolved?.config, diagnostics: sink.diagnostics };
 }
+
+/** A checked data source as the train block would write it, defaults left out: `xor(n: 1000)`, `csv("a.csv", label: ["y"])`. */
+export function formatDataSource(config: CallConfig): string {
+  const spec = dataSources.find((d) => d.name === config.name);
+  const value = (v: unknown): string => (Array.isArray(v) ? `[${v.map(value).join(', ')}]` : typeof v === 'string' ? JSON.stringify(v) : String(v));
+  const args = Object.entries(config.args)
+    .map(([k, v]) => ({ v, arg: spec?.args.find((a) => a.name === k), k }))
+    .filter(({ v, arg }) => v !== undefined && value(v) !== (arg?.default === undefined ? undefined : value(arg.default)))
+    .map(({ k, v, arg }) => (arg?.positional ? value(v) : `${k}: ${value(v)}`));
+  return `${config.name}(${args.join(', ')})`;
+}

@@ -63,6 +63,8 @@ export interface TrainConfig {
   /** undefined when the shape is only known once the data loads (gzip idx files) */
   dataShape?: DataShape;
   validation: number;
+  /** the fraction held out at the very end, never trained or ranked on (netc eval's default data) */
+  test: number;
   loss: CallConfig;
   optimizer: CallConfig;
   /** the learning-rate schedule (`lr_schedule: cosine(...)`); absent: a constant rate */

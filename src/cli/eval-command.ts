@@ -1,9 +1,10 @@
-// `netc eval RUN --data SOURCE`: every member's loss and accuracy on a data set, in inference mode, and the
+// `netc eval RUN [--data SOURCE]`: every member's loss and accuracy (and the run's mse and mae) on a data set, in inference mode, and the
 // ensemble's: the mean-combined prediction's loss and accuracy and the majority vote's accuracy, next to
 // the mean and the best member's, so the gain of combining the members can be read off.
 import Table from 'cli-table3';
 import { hyperTable, shownHyperparameters } from '../runtime/hyper.js';
 import { evaluateEnsemble } from '../runtime/inference.js';
+import { extraMetrics } from '../vocabulary/losses.js';
 import { ExitCode, type Io } from './io.js';
 import { plural } from '../util/plural.js';
 import { DEFAULT_INFERENCE_BATCH, prepareInference, type InferenceCommandOptions } from './predict-command.js';
@@ -13,24 +14,33 @@ export interface EvalOptions extends InferenceCommandOptions {
   format: 'table' | 'json';
 }
 
-export interface MemberResult {
-  member: number;
-  hyperparameters: Record<string, number>;
+/** The values eval reports: the loss, accuracy (classification losses) and the run's mse and mae if it asked for them. */
+export interface Scores {
   loss: number;
   accuracy?: number;
+  mse?: number;
+  mae?: number;
+}
+
+export interface MemberResult extends Scores {
+  member: number;
+  hyperparameters: Record<string, number>;
 }
 
 export interface EvalReport {
   run: string;
+  /** the data source: --data as given, or the run's own (train block) source */
   data: string;
+  /** without --data, the run's split evaluated on: its test split, else its validation split; null with --data */
+  split: 'test' | 'validation' | null;
   examples: number;
   loss: string;
   backend: string;
   step: number;
   /** best first: by accuracy (classification; ties by loss), else by loss */
   members: MemberResult[];
-  ensemble: { mean: { loss: number; accuracy?: number }; vote?: { accuracy: number } };
-  member_mean: { loss: number; accuracy?: number };
+  ensemble: { mean: Scores; vote?: { accuracy: number } };
+  member_mean: Scores;
   best_member: MemberResult;
 }
 
@@ -38,11 +48,15 @@ export const evalHelp = `
 Prints a table of the members (best first: by accuracy for a classification loss, ties by loss; by loss
 otherwise) and a table of the ensemble: the loss and accuracy of the mean of the members' outputs
 ("mean"), the accuracy of the majority vote ("vote", a tie going to the lowest class index), and for
-comparison the mean of the members' values and the best member's. Members run in inference mode
-(dropout off, batchnorm's running statistics). --format json prints the same as one JSON object.
---data takes a data source as a train block's data: entry does, e.g. 'mnist(limit: 2000)'; csv and idx
-paths are relative to the current directory; xor, moons and spirals are drawn from the run's seed (the
-data it was trained on) unless --seed is given.
+comparison the mean of the members' values and the best member's; mse and mae too when the run's
+metrics ask for them. Members run in inference mode (dropout off, batchnorm's running statistics).
+--format json prints the same as one JSON object.
+Without --data, the run's own held-out data is used, split as it was trained (run.json's data source,
+seed and fractions): its test split (test: in the train block), which it never trained or ranked on,
+else its validation split; a line on stderr and "split" in the JSON say which.
+--data takes a data source as a train block's data: entry does, e.g. 'mnist(offset: 8000, limit: 2000)';
+csv and idx paths are relative to the current directory; xor, moons and spirals are drawn from the run's
+seed (so they overlap the data it was trained on) unless --seed is given.
 `;
 
 /** The hyperparameters shown for a member: the varied ones by the path the file wrote, else lr. */
@@ -61,6 +75,14 @@ function rankMembers(rows: MemberResult[]): MemberResult[] {
 
 const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
 
+/** The metrics eval computes besides the loss: accuracy for a classification loss, and mse and mae if the run asked for them. */
+function evalMetrics(requested: readonly string[], classification: boolean): string[] {
+  return extraMetrics.filter((m) => (m === 'accuracy' ? classification : requested.includes(m)));
+}
+
+/** The score columns present in the report, in the order of extraMetrics. */
+const scoreColumns = (report: EvalReport): (keyof Scores)[] => (['loss', ...extraMetrics] as const).filter((m) => report.member_mean[m] !== undefined);
+
 export async function evalCommand(runDir: string, options: EvalOptions, io: Io): Promise<number> {
   const setup = await prepareInference(runDir, options, io, { labels: true });
   if (!setup) return ExitCode.errors;
@@ -68,26 +90,23 @@ export async function evalCommand(runDir: string, options: EvalOptions, io: Io):
   try {
     const ids = run.manifest.member_ids;
     io.err(`evaluating ${ids.length} member${ids.length === 1 ? '' : 's'} of ${run.info.model.name} (step ${run.manifest.position.step}) on ${data.count} example${data.count === 1 ? '' : 's'} of ${data.name}\n`);
-    const result = await evaluateEnsemble(run.population, data, { batch: options.batch ?? DEFAULT_INFERENCE_BATCH });
-    const members: MemberResult[] = ids.map((id, m) => ({
-      member: id,
-      hyperparameters: shown(run, m),
-      loss: result.members.loss[m],
-      ...(classification ? { accuracy: result.members.accuracy![m] } : {}),
-    }));
+    const metrics = evalMetrics(run.info.program.train?.metrics ?? [], classification);
+    const result = await evaluateEnsemble(run.population, data, { batch: options.batch ?? DEFAULT_INFERENCE_BATCH, metrics });
+    const names = ['loss', ...metrics] as (keyof Scores)[];
+    const scores = (value: (name: keyof Scores) => number) => Object.fromEntries(names.map((name) => [name, value(name)])) as unknown as Scores;
+    const members: MemberResult[] = ids.map((id, m) => ({ member: id, hyperparameters: shown(run, m), ...scores((name) => result.members[name][m]) }));
     const ranked = rankMembers(members);
     const report: EvalReport = {
       run: runDir,
-      data: options.data,
+      data: setup.dataText,
+      split: setup.split,
       examples: result.examples,
       loss: setup.loss.name,
       backend: setup.backend,
       step: run.manifest.position.step,
       members: ranked,
-      ensemble: classification
-        ? { mean: { loss: result.ensemble.loss, accuracy: result.ensemble.accuracy }, vote: { accuracy: result.ensemble.voteAccuracy! } }
-        : { mean: { loss: result.ensemble.loss } },
-      member_mean: { loss: mean(result.members.loss), ...(classification ? { accuracy: mean(result.members.accuracy!) } : {}) },
+      ensemble: { mean: scores((name) => result.ensemble[name]!), ...(classification ? { vote: { accuracy: result.ensemble.voteAccuracy! } } : {}) },
+      member_mean: scores((name) => mean(result.members[name])),
       best_member: ranked[0],
     };
     if (options.format === 'json') io.out(JSON.stringify(report, null, 2) + '\n');
@@ -104,7 +123,7 @@ const fmt = (v: number | undefined) => (v === undefined ? '' : Number.isFinite(v
 
 function memberTable(report: EvalReport): string {
   const hyper = Object.keys(report.members[0]?.hyperparameters ?? {});
-  const metrics = report.members.some((r) => r.accuracy !== undefined) ? (['loss', 'accuracy'] as const) : (['loss'] as const);
+  const metrics = scoreColumns(report);
   const table = new Table({
     head: ['rank', 'member', ...hyper, ...metrics],
     style,
@@ -115,13 +134,14 @@ function memberTable(report: EvalReport): string {
 }
 
 function ensembleTable(report: EvalReport): string {
-  const classification = report.ensemble.mean.accuracy !== undefined;
-  const head = ['ensemble', 'loss', ...(classification ? ['accuracy'] : [])];
-  const table = new Table({ head, style, colAligns: ['left', 'right', 'right'] });
-  const row = (name: string, v: { loss?: number; accuracy?: number }) => table.push([name, fmt(v.loss), ...(classification ? [fmt(v.accuracy)] : [])]);
+  const columns = scoreColumns(report);
+  const head = ['ensemble', ...columns];
+  const table = new Table({ head, style, colAligns: ['left', ...columns.map(() => 'right' as const)] });
+  const row = (name: string, v: Partial<Scores>) => table.push([name, ...columns.map((c) => fmt(v[c]))]);
   row(`mean of ${report.members.length === 1 ? "1 member's" : `${report.members.length} members'`} outputs`, report.ensemble.mean);
   if (report.ensemble.vote) row('majority vote', report.ensemble.vote);
   row('mean member', report.member_mean);
   row(`best member (${report.best_member.member})`, report.best_member);
-  return table.toString() + `\n${plural(report.examples, 'example')} of ${report.data}, run ${report.run} at step ${report.step}, ${report.backend}`;
+  const split = report.split ? ` (the run's ${report.split} split)` : '';
+  return table.toString() + `\n${plural(report.examples, 'example')} of ${report.data}${split}, run ${report.run} at step ${report.step}, ${report.backend}`;
 }

@@ -13,7 +13,7 @@ import { readCheckpoint, readRunInfo, RunError } from './run-dir.js';
 import { rank, type MemberRow } from './leaderboard.js';
 import { ExitCode, UsageError, type Io } from './io.js';
 
-export const rankMetrics = ['loss', 'val_loss', 'accuracy', 'val_accuracy'] as const;
+export const rankMetrics = ['loss', 'val_loss', 'accuracy', 'val_accuracy', 'mse', 'val_mse', 'mae', 'val_mae'] as const;
 
 export interface ExtractOptions {
   member?: number;

@@ -2,6 +2,7 @@
 // validation metric (validation accuracy if there is one, else validation loss, else training loss).
 import Table from 'cli-table3';
 import type { MemberMetrics } from '../runtime/trainer.js';
+import { metricColumns } from '../vocabulary/losses.js';
 
 export interface MemberRow {
   member: number;
@@ -37,7 +38,7 @@ const fmt = (v: number | undefined) => (v === undefined ? '' : Number.isFinite(v
 export function leaderboard(rows: MemberRow[], limit = 20): string {
   const ranked = rank(rows);
   const hyper = Object.keys(ranked[0]?.hyperparameters ?? {});
-  const metrics = (['loss', 'accuracy', 'val_loss', 'val_accuracy'] as const).filter((k) => rows.some((r) => r.metrics[k] !== undefined));
+  const metrics = (metricColumns as (keyof MemberMetrics)[]).filter((k) => rows.some((r) => r.metrics[k] !== undefined));
   const table = new Table({
     head: ['rank', 'member', ...hyper, ...metrics],
     style: { head: [], border: [], compact: true },

@@ -1,12 +1,13 @@
-// `netc predict RUN --data SOURCE`: a trained run's members on new data, in inference mode (no dropout,
+// `netc predict RUN [--data SOURCE]`: a trained run's members on new data, in inference mode (no dropout,
 // batchnorm's running statistics), and the ensemble's prediction combined from theirs. Also the part
 // `netc eval` shares: opening the run and loading and checking the data.
 import { existsSync } from 'node:fs';
 import { chooseBackend } from './backend-option.js';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { expectedOutput, inputFits } from '../check/data-fit.js';
-import { parseDataSource } from '../check/data-expression.js';
+import { formatDataSource, parseDataSource } from '../check/data-expression.js';
 import type { CallConfig } from '../check/program.js';
+import { splitData } from '../data/split.js';
 import { loadDataset } from '../data/load.js';
 import { DataError, formatDataError, labelWidth, type Dataset } from '../data/dataset.js';
 import { formatDiagnostics } from '../diagnostics/format.js';
@@ -24,7 +25,8 @@ import { openRun, readRunInfo, RunError, writeAtomic, type OpenRun, type RunInfo
 export const DEFAULT_INFERENCE_BATCH = 256;
 
 export interface InferenceCommandOptions {
-  data: string;
+  /** a data source; without it, the run's own test split, else its validation split */
+  data?: string;
   backend: BackendName | 'auto';
   /** the seed of generated data sources (xor, moons, spirals); default: the run's */
   seed?: number;
@@ -37,6 +39,10 @@ export interface InferenceSetup {
   tf: TF;
   backend: BackendName;
   data: Dataset;
+  /** the data as a data source is written: --data, or the run's train block's source */
+  dataText: string;
+  /** the run's split the data is (no --data), or null (--data) */
+  split: 'test' | 'validation' | null;
   loss: { name: string; args: Record<string, unknown> };
   classification: boolean;
 }
@@ -57,10 +63,10 @@ function withRunClasses(config: CallConfig, info: RunInfo): CallConfig {
  * commands print it; undefined then means exit code 1.
  */
 export async function prepareInference(runDir: string, options: InferenceCommandOptions, io: Io, checks: { labels: boolean; vote?: boolean }): Promise<InferenceSetup | undefined> {
-  const text = options.data;
-  const parsed = parseDataSource(text);
-  if (parsed.diagnostics.length) io.err(formatDiagnostics(parsed.diagnostics, text) + '\n');
-  if (!parsed.config) return undefined;
+  if (options.data === undefined && options.seed !== undefined) throw new UsageError("--seed draws the generated data of --data; without --data the run's own split is used, drawn from the run's seed");
+  const parsed = options.data === undefined ? undefined : parseDataSource(options.data);
+  if (parsed?.diagnostics.length) io.err(formatDiagnostics(parsed.diagnostics, options.data!) + '\n');
+  if (parsed && !parsed.config) return undefined;
 
   let info: RunInfo;
   try {
@@ -77,9 +83,9 @@ export async function prepareInference(runDir: string, options: InferenceCommand
     throw new UsageError(`--combine vote needs class predictions, and ${runDir} was trained with the regression loss ${loss.name}; use --combine mean or none`);
   }
 
-  let data: Dataset;
+  let picked: ChosenData;
   try {
-    data = await loadDataset(withRunClasses(parsed.config, info), { baseDir: process.cwd(), seed: options.seed ?? info.program.ensemble.seed });
+    picked = parsed ? await givenData(parsed.config!, options, info, io) : await runSplit(runDir, info, io);
   } catch (e) {
     if (e instanceof DataError) {
       io.err(formatDataError(e) + '\n');
@@ -87,6 +93,7 @@ export async function prepareInference(runDir: string, options: InferenceCommand
     }
     throw e;
   }
+  const { data, text } = picked;
   const sink = new DiagnosticSink('--data');
   const all = { start: 0, length: text.length };
   const input = info.model.ops[0].shape;
@@ -116,7 +123,49 @@ export async function prepareInference(runDir: string, options: InferenceCommand
     if (e instanceof RunError) return fail(io, e.message);
     throw e;
   }
-  return { run, tf, backend, data, loss, classification: isClassificationLoss(loss.name) };
+  return { run, tf, backend, data, dataText: text, split: picked.split, loss, classification: isClassificationLoss(loss.name) };
+}
+
+interface ChosenData {
+  data: Dataset;
+  text: string;
+  split: InferenceSetup['split'];
+}
+
+/** --data, its paths relative to the current directory; generated sets are drawn from --seed, else the run's seed. */
+async function givenData(config: CallConfig, options: InferenceCommandOptions, info: RunInfo, io: Io): Promise<ChosenData> {
+  const seed = options.seed ?? info.program.ensemble.seed;
+  if (generatedSets.includes(config.name) && options.seed === undefined) {
+    io.err(`note: ${config.name}() is drawn from the run's seed (${seed}), as its training data was, so its examples overlap those the run trained on; give --seed for new ones, or leave out --data to use the run's held-out split\n`);
+  }
+  return { data: await loadDataset(withRunClasses(config, info), { baseDir: process.cwd(), seed }), text: options.data!, split: null };
+}
+
+const generatedSets = ['xor', 'moons', 'spirals'];
+
+/**
+ * The run's own held-out data, split as it was trained (run.json's source, seed and fractions): its test
+ * split, else its validation split. Says on stderr which it is and which examples.
+ */
+async function runSplit(runDir: string, info: RunInfo, io: Io): Promise<ChosenData> {
+  const train = info.program.train;
+  const fractions = { validation: train?.validation ?? 0, test: train?.test ?? 0 };
+  const none = `give --data: ${runDir} holds out no data of its own (its train block sets neither test: nor validation:)`;
+  if (!train || (fractions.test === 0 && fractions.validation === 0)) throw new UsageError(none);
+  const text = formatDataSource(train.data);
+  const all = await loadDataset(train.data, { baseDir: info.base_dir ?? dirname(resolve(info.file)), seed: info.program.ensemble.seed });
+  const splits = splitData(all, fractions.validation, fractions.test);
+  const split = splits.test ? 'test' : splits.validation ? 'validation' : undefined;
+  if (!split) throw new UsageError(none);
+  const data = splits[split]!;
+  const first = all.count - (splits.test?.count ?? 0) - (split === 'validation' ? data.count : 0);
+  const range = `examples ${first} to ${first + data.count - 1} of the ${all.count} of ${text}, held out by ${split}: ${fractions[split]}`;
+  io.err(
+    split === 'test'
+      ? `data: the run's test split: ${range}; the members were never trained or ranked on them\n`
+      : `data: the run's validation split (it has no test split): ${range}; the members were ranked on these, so they are not unseen\n`,
+  );
+  return { data, text, split };
 }
 
 function fail(io: Io, message: string): undefined {
@@ -147,9 +196,11 @@ member_ID_y (ensemble_y0 ... and member_ID_y0 ... for several outputs), and --co
 "members": [ { "class", "p": [...] } | { "y": [...] }, ... in the order of "members" ] } ] }.
 Outputs are written with 6 significant digits.
 
-Data: --data takes a data source as a train block's data: entry does, e.g. 'mnist(limit: 500)' or
+Data: --data takes a data source as a train block's data: entry does, e.g. 'mnist(offset: 9500)' or
 'csv("new.csv", label: "y")'; csv and idx paths are relative to the current directory. Generated sources
-(xor, moons, spirals) are drawn from the run's seed unless --seed is given.
+(xor, moons, spirals) are drawn from the run's seed unless --seed is given. Without --data, the run's
+test split is used (else its validation split), split as it was trained; "example" then counts from the
+split's first example, which a line on stderr names.
 `;
 
 export interface PredictOptions extends InferenceCommandOptions {

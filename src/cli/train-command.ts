@@ -8,7 +8,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { Messages } from '../diagnostics/messages.js';
 import { loadDataset } from '../data/load.js';
 import { DataError, formatDataError } from '../data/dataset.js';
-import { splitValidation } from '../data/split.js';
+import { splitData, splitValidation } from '../data/split.js';
 import { hyperTable, shownHyperparameters, type HyperTable } from '../runtime/hyper.js';
 import { batchesPerEpoch, DivergenceError, train, type EpochReport, type PopulationEvent, type TrainResult, type TrainSetup } from '../runtime/trainer.js';
 import { makeSchedules } from '../runtime/schedules.js';
@@ -71,8 +71,9 @@ async function trainRun(file: string | undefined, given: TrainOptions, io: Io): 
 
   const chosen = await chooseBackend(options.backend ?? 'auto', io);
   if (!chosen) return ExitCode.errors;
-  const data = await loadData(state, net.baseDir, io);
-  if (!data) return ExitCode.errors;
+  const loaded = await loadData(state, net.baseDir, io);
+  if (!loaded) return ExitCode.errors;
+  const { seen: data, tested } = loaded;
   const perEpoch = batchesPerEpoch({ program, data });
   const steps = program.train!.steps ?? program.train!.epochs! * perEpoch;
   const epochs = Math.ceil(steps / perEpoch);
@@ -93,7 +94,7 @@ async function trainRun(file: string | undefined, given: TrainOptions, io: Io): 
   const ensemble = state.ensemble!;
   io.err(
     `training ${plural(ensemble.members, 'member')} of ${state.ir!.name} (${ensemble.lowering}) on ${plural(data.train.count, 'example')}` +
-      `${data.validation ? ` (+${data.validation.count} for validation)` : ''}: ${plural(steps, 'step')}, ${plural(epochs, 'epoch')} of ${perEpoch}` +
+      `${heldOut(data.validation?.count ?? 0, tested)}: ${plural(steps, 'step')}, ${plural(epochs, 'epoch')} of ${perEpoch}` +
       `${at !== undefined ? `, resuming at step ${at}` : ''}\n`,
   );
 
@@ -218,11 +219,14 @@ function finished(runDir: string, at: number): boolean {
   }
 }
 
-async function loadData(state: CompileState, baseDir: string, io: Io): Promise<Split | undefined> {
+/** The train and validation splits training is given, and how many examples the test split holds back from it. */
+async function loadData(state: CompileState, baseDir: string, io: Io): Promise<{ seen: Split; tested: number } | undefined> {
   const program = state.program!;
   try {
     const all = await loadDataset(program.train!.data, { baseDir, seed: program.ensemble.seed });
-    return splitValidation(all, program.train!.validation);
+    // the test split stays here: the trainer is given the train and validation splits alone
+    const { test, ...seen } = splitData(all, program.train!.validation, program.train!.test);
+    return { seen, tested: test?.count ?? 0 };
   } catch (e) {
     if (e instanceof DataError) {
       io.err(formatDataError(e) + '\n');
@@ -230,6 +234,12 @@ async function loadData(state: CompileState, baseDir: string, io: Io): Promise<S
     }
     throw e;
   }
+}
+
+/** ` (+200 for validation, +100 held out for testing)`, the parts there are, or nothing. */
+function heldOut(validation: number, test: number): string {
+  const parts = [validation ? `+${validation} for validation` : '', test ? `+${test} held out for testing` : ''].filter(Boolean);
+  return parts.length ? ` (${parts.join(', ')})` : '';
 }
 
 /**

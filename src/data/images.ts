@@ -4,7 +4,7 @@
 //
 // mnist ships 10,000 digits (863 to 1,127 per class), as floats in [0, 1]. fashion-mnist ships 7,000
 // images per class, as integers 0..255; the first 1,000 of each class are used, 10,000 in all. Both
-// are served in the fixed interleaved order of interleave.ts; `limit` takes a prefix of it.
+// are served in the fixed interleaved order of interleave.ts; `offset` and `limit` take a slice of it.
 import { closeSync, openSync, readSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -33,18 +33,18 @@ const sets: Record<'mnist' | 'fashion_mnist', () => ImageSet> = {
   fashion_mnist: () => ({ name: 'fashion_mnist', file: (c) => join(packageDir('fashion-mnist'), 'src', 'clothes', `${c}.json`), perClass: 1000, white: 255 }),
 };
 
-/** The first `limit` images (at most 10,000) in the fixed order, with their class indices. */
-export function loadImages(which: 'mnist' | 'fashion_mnist', limit: number): Dataset {
+/** `limit` images from position `offset` on (fewer if fewer are left) in the fixed order, with their class indices. */
+export function loadImages(which: 'mnist' | 'fashion_mnist', limit: number, offset = 0): Dataset {
   const set = sets[which]();
   const byClass = Array.from({ length: 10 }, (_, c) => readImages(set.file(c), set.perClass ?? Infinity, set.white));
   const { classOf, indexIn } = interleave(byClass.map((images) => images.length / pixels));
-  const count = Math.min(limit, classOf.length);
+  const count = Math.max(0, Math.min(limit, classOf.length - offset));
   const x = new Float32Array(count * pixels);
   const y = new Float32Array(count);
   for (let i = 0; i < count; i++) {
-    const k = indexIn[i];
-    x.set(byClass[classOf[i]].subarray(k * pixels, (k + 1) * pixels), i * pixels);
-    y[i] = classOf[i];
+    const k = indexIn[offset + i];
+    x.set(byClass[classOf[offset + i]].subarray(k * pixels, (k + 1) * pixels), i * pixels);
+    y[i] = classOf[offset + i];
   }
   return { name: `${set.name}()`, count, x, featureShape: [28, 28, 1], y, labels: { kind: 'classes', classes: 10 } };
 }

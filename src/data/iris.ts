@@ -7,17 +7,18 @@ import { interleave } from './interleave.js';
 
 export const irisClasses: readonly string[] = getDistinctClasses();
 
-export function iris(): Dataset {
+/** `limit` examples from position `offset` on (fewer if fewer are left), in the interleaved order. */
+export function iris(offset = 0, limit = Infinity): Dataset {
   const numbers = getNumbers();
   const names = getClasses();
   const byClass = irisClasses.map((c) => numbers.filter((_, i) => names[i] === c));
   const { classOf, indexIn } = interleave(byClass.map((rows) => rows.length));
-  const count = classOf.length;
+  const count = Math.max(0, Math.min(limit, classOf.length - offset));
   const x = new Float32Array(4 * count);
   const y = new Float32Array(count);
   for (let i = 0; i < count; i++) {
-    x.set(byClass[classOf[i]][indexIn[i]], 4 * i);
-    y[i] = classOf[i];
+    x.set(byClass[classOf[offset + i]][indexIn[offset + i]], 4 * i);
+    y[i] = classOf[offset + i];
   }
   return { name: 'iris()', count, x, featureShape: [4], y, labels: { kind: 'classes', classes: irisClasses.length } };
 }

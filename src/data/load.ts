@@ -32,10 +32,10 @@ export async function loadDataset(config: CallConfig, options: LoadOptions): Pro
     case 'spirals':
       return spirals(num('n'), num('classes'), num('noise'), options.seed);
     case 'iris':
-      return iris();
+      return iris(num('offset'), num('limit'));
     case 'mnist':
     case 'fashion_mnist':
-      return loadImages(config.name, num('limit'));
+      return loadImages(config.name, num('limit'), num('offset'));
     case 'csv': {
       const label = a.label as string | string[] | undefined;
       return loadCsv(file(str('path')), str('path'), typeof label === 'string' ? [label] : label);

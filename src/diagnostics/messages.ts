@@ -56,6 +56,7 @@ export const Messages = {
   UnknownSchedule: error(3010, "unknown schedule '{0}'{1}; expected one of: {2}"),
   UnknownScheduleKey: error(3011, "schedule {0} has no key '{1}'{2}; its keys are: {3}"),
   ScheduleNeedsValidation: warning(3014, "schedule {0} ranks members by {1}, but there is no validation data, so it ranks them by {2} instead; set 'validation' in the train block (e.g. validation: 0.2) to rank by {1}"),
+  ScheduleAccuracyNeedsClasses: error(3020, '{0} watches {1}, which needs class predictions, but {2} is a regression loss; use {3} instead'),
   NothingVaries: warning(3015, 'schedule pbt perturbs varied hyperparameters, and nothing varies: members will only copy each other'),
   VarySharedLayer: error(3016, "vary {0}: layer '{1}' is shared: one set of its weights serves every member, so its arguments cannot differ between members"),
   SplitWithValidation: error(3030, "split: {0} validates each member on examples of its own ({1}), so 'validation' must be 0 or left out; remove validation: {2}"),
@@ -81,6 +82,8 @@ export const Messages = {
   WarmupTooLong: error(4041, 'lr_schedule {0}: warmup must be shorter than the run, or the learning rate never reaches lr: warmup {1}, the run {2}'),
   PlateauNeedsValidation: warning(4042, "lr_schedule plateau watches {0}, but there is no validation data, so it watches {1} instead; set 'validation' in the train block (e.g. validation: 0.2) to watch {0}"),
   SharedNotSharded: error(4022, "{0} is refused: a population with shared layers trains in one process, since a shared layer's one set of weights, which every member trains, has no member axis to cut into {1}; leave out {0}"),
+  NothingLeftToTrain: error(4051, 'validation ({0}) and test ({1}) add up to {2}: they would hold out all the data and leave nothing to train on; together they must be less than 1'),
+  AccuracyNeedsClasses: error(4050, 'accuracy needs class predictions, but {0} is a regression loss; remove accuracy from metrics (mse and mae work with any loss) or train with a classification loss'),
   SplitTooFewExamples: error(4060, 'split: kfold({0}) cuts the training examples into {0} folds, but there are only {1}; use k <= {1}'),
   DataFileMissing: warning(4010, '{0}; its shape is not checked, and training will fail until it exists'),
 

@@ -208,7 +208,7 @@ export function emitModule(state: CompileState, info: EmitInfo): string {
   L.push('  const seed = options.seed ?? ensembleConfig.seed;');
   L.push('  const program = { ensemble: { ...ensembleConfig, seed }, train: trainConfig };');
   L.push("  const backend = await netc.selectBackend(options.backend ?? 'auto', { log });");
-  L.push('  const data = netc.splitValidation(await netc.loadDataset(trainConfig.data, { baseDir: dataDir, seed }), trainConfig.validation);');
+  L.push('  const data = netc.splitValidation(await netc.loadDataset(trainConfig.data, { baseDir: dataDir, seed }), trainConfig.validation, trainConfig.test);');
   L.push('  const perEpoch = netc.batchesPerEpoch({ program, data });');
   L.push('  // as netc train: --steps, else --epochs, else the train block\'s');
   L.push('  const steps = options.steps ?? (options.epochs !== undefined ? options.epochs * perEpoch : (trainConfig.steps ?? trainConfig.epochs! * perEpoch));');

@@ -4,6 +4,7 @@ import type { TopLevelSpec } from 'vega-lite';
 import type { MetricsLine } from './run-data.js';
 import { BEST_COLOR, OTHER_COLOR } from './render-svg.js';
 import { decadeTicks, useLogScale } from './scales.js';
+import type { extraMetrics } from '../vocabulary/losses.js';
 
 export interface CurvePoint {
   epoch: number;
@@ -14,14 +15,17 @@ export interface CurvePoint {
   role: string;
 }
 
+/** A metric with a training curve (and a validation twin, `val_` + its name). */
+export type CurveMetric = 'loss' | (typeof extraMetrics)[number];
+
 export const OTHERS_LABEL = 'other members';
 export const bestLabel = (member: number) => `member ${member} (best)`;
 
 /**
- * The points of one curve chart (`loss` or `accuracy`, with its `val_` twin when present). A member's
+ * The points of one curve chart (`loss`, `accuracy`, `mse` or `mae`, with its `val_` twin when present). A member's
  * line for an epoch written twice (a resumed run) keeps the last. Non-finite values become null (a gap).
  */
-export function curvePoints(lines: MetricsLine[], metric: 'loss' | 'accuracy', best: number): CurvePoint[] {
+export function curvePoints(lines: MetricsLine[], metric: CurveMetric, best: number): CurvePoint[] {
   const latest = new Map<string, MetricsLine>();
   for (const l of lines) latest.set(`${l.member}/${l.epoch}`, l);
   const points: CurvePoint[] = [];
@@ -37,7 +41,7 @@ export function curvePoints(lines: MetricsLine[], metric: 'loss' | 'accuracy', b
 }
 
 /** The chart, or undefined when no member has a value of this metric. */
-export function curvesSpec(lines: MetricsLine[], metric: 'loss' | 'accuracy', best: number): TopLevelSpec | undefined {
+export function curvesSpec(lines: MetricsLine[], metric: CurveMetric, best: number): TopLevelSpec | undefined {
   const points = curvePoints(lines, metric, best);
   const values = points.map((p) => p.value).filter((v): v is number => v !== null);
   if (!values.length) return undefined;
@@ -46,10 +50,13 @@ export function curvesSpec(lines: MetricsLine[], metric: 'loss' | 'accuracy', be
   // a loss that spans orders of magnitude (a member diverging, or the first epoch's drop) reads better on log
   const log = metric === 'loss' && useLogScale(values);
   const width = splits.length > 1 ? 400 : 640;
+  // a layer with nothing to draw (one member: no others; the others all diverged) would give vega an empty extent
+  const drawn = (isBest: boolean) => points.some((p) => p.best === isBest && p.value !== null);
+  const roles = [...(drawn(true) ? [[bestLabel(best), BEST_COLOR]] : []), ...(drawn(false) ? [[OTHERS_LABEL, OTHER_COLOR]] : [])];
   const color = {
     field: 'role',
     type: 'nominal' as const,
-    scale: { domain: [bestLabel(best), OTHERS_LABEL], range: [BEST_COLOR, OTHER_COLOR] },
+    scale: { domain: roles.map((r) => r[0]), range: roles.map((r) => r[1]) },
     legend: { orient: 'top' as const, title: null, direction: 'horizontal' as const, symbolType: 'stroke', symbolSize: 300 },
   };
   const x = {
@@ -73,16 +80,24 @@ export function curvesSpec(lines: MetricsLine[], metric: 'loss' | 'accuracy', be
       width,
       height: 240,
       layer: [
-        {
-          transform: [{ filter: 'datum.best === false' }],
-          mark: { type: 'line', strokeWidth: 1.2, opacity: 0.75, point: epochs === 1 ? { size: 30 } : false },
-          encoding: { x, y, color, detail: { field: 'member', type: 'nominal' } },
-        },
-        {
-          transform: [{ filter: 'datum.best === true' }],
-          mark: { type: 'line', strokeWidth: 3, point: epochs <= 30 ? { size: 40, filled: true } : false },
-          encoding: { x, y, color },
-        },
+        ...(drawn(false)
+          ? [
+              {
+                transform: [{ filter: 'datum.best === false' }],
+                mark: { type: 'line' as const, strokeWidth: 1.2, opacity: 0.75, point: epochs === 1 ? { size: 30 } : false },
+                encoding: { x, y, color, detail: { field: 'member', type: 'nominal' as const } },
+              },
+            ]
+          : []),
+        ...(drawn(true)
+          ? [
+              {
+                transform: [{ filter: 'datum.best === true' }],
+                mark: { type: 'line' as const, strokeWidth: 3, point: epochs <= 30 ? { size: 40, filled: true } : false },
+                encoding: { x, y, color },
+              },
+            ]
+          : []),
       ],
     },
     resolve: { scale: { y: 'shared' } },

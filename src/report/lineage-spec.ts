@@ -16,7 +16,8 @@ export function lineageSpec(events: RunEvent[], members: number[], steps: number
   const stops = events.filter(isStop);
   if (!exploits.length && !stops.length) return undefined;
   const all = [...new Set([...members, ...exploits.flatMap((e) => [e.member, e.source]), ...stops.map((e) => e.member)])].sort((a, b) => a - b);
-  const end = Math.max(steps, ...events.map((e) => e.step));
+  // at least one step wide: a run of 0 steps (members stopped at step 0) would give a scale of no width
+  const end = Math.max(1, steps, ...events.map((e) => e.step));
   const stoppedAt = new Map<number, number>();
   for (const s of stops) stoppedAt.set(s.member, Math.min(stoppedAt.get(s.member) ?? Infinity, s.step));
   const lifelines = all.map((member) => ({ member, start: 0, end: stoppedAt.get(member) ?? end, best: member === best }));

@@ -33,10 +33,13 @@ export function lrSpec(lines: MetricsLine[], best: number): TopLevelSpec | undef
   const values = points.map((p) => p.lr);
   const log = useLogScale(values);
   const ticks = log ? decadeTicks(values) : [];
+  // only the layers with points: one member has no others, and a layer with no data gives vega an empty extent
+  const drawn = (isBest: boolean) => points.some((p) => p.best === isBest);
+  const roles = [...(drawn(true) ? [[bestLabel(best), BEST_COLOR]] : []), ...(drawn(false) ? [[OTHERS_LABEL, OTHER_COLOR]] : [])];
   const color = {
     field: 'role',
     type: 'nominal' as const,
-    scale: { domain: [bestLabel(best), OTHERS_LABEL], range: [BEST_COLOR, OTHER_COLOR] },
+    scale: { domain: roles.map((r) => r[0]), range: roles.map((r) => r[1]) },
     legend: { orient: 'top' as const, title: null, direction: 'horizontal' as const, symbolType: 'stroke', symbolSize: 300 },
   };
   const x = { field: 'step', type: 'quantitative' as const, title: 'step', scale: { nice: false }, axis: { format: 'd' } };
@@ -52,16 +55,24 @@ export function lrSpec(lines: MetricsLine[], best: number): TopLevelSpec | undef
     width: 640,
     height: 220,
     layer: [
-      {
-        transform: [{ filter: 'datum.best === false' }],
-        mark: { type: 'line', strokeWidth: 1.2, opacity: 0.75, interpolate: 'step-before' },
-        encoding: { x, y, color, detail: { field: 'member', type: 'nominal' } },
-      },
-      {
-        transform: [{ filter: 'datum.best === true' }],
-        mark: { type: 'line', strokeWidth: 3, interpolate: 'step-before', point: { size: 30, filled: true } },
-        encoding: { x, y, color },
-      },
+      ...(drawn(false)
+        ? [
+            {
+              transform: [{ filter: 'datum.best === false' }],
+              mark: { type: 'line' as const, strokeWidth: 1.2, opacity: 0.75, interpolate: 'step-before' as const },
+              encoding: { x, y, color, detail: { field: 'member', type: 'nominal' as const } },
+            },
+          ]
+        : []),
+      ...(drawn(true)
+        ? [
+            {
+              transform: [{ filter: 'datum.best === true' }],
+              mark: { type: 'line' as const, strokeWidth: 3, interpolate: 'step-before' as const, point: { size: 30, filled: true } },
+              encoding: { x, y, color },
+            },
+          ]
+        : []),
     ],
   };
 }

@@ -21,6 +21,10 @@ export interface PageInput {
   scatters: Figure[];
   /** hyperparameters every member shares, shown when none varies */
   shared: Record<string, number>;
+  /** the hyperparameters that differ between members (with no scatter: none has a finite final metric) */
+  varied?: string[];
+  /** why there are no curves, when there are none */
+  noCurves?: string;
   /** undefined: the run has no events.jsonl */
   lineage?: { figure?: Figure; events: RunEvent[] };
 }
@@ -61,7 +65,7 @@ export function page(p: PageInput): string {
 ${header(p)}
 ${s.unfinished ? unfinishedNote(s.unfinished) : ''}
 ${best ? '' : '<p class="note">This run has no members.</p>'}
-${section('curves', 'Learning curves', p.curves.length ? p.curves.map(figure).join('\n') : '<p class="note">No epoch finished in this run (metrics.jsonl is empty), so there are no curves.</p>')}
+${section('curves', 'Learning curves', p.curves.length ? p.curves.map(figure).join('\n') : `<p class="note">${escapeHtml(p.noCurves ?? 'There are no curves.')}</p>`)}
 ${section('hyperparameters', 'Hyperparameters', hyperparameters(p))}
 ${section('leaderboard', 'Leaderboard', leaderboardTable(p))}
 ${p.lineage ? section('lineage', 'Lineage', lineage(p.lineage)) : ''}
@@ -108,6 +112,10 @@ const figure = (f: Figure) => `<figure id="${f.id}">\n<figcaption><strong>${esca
 
 function hyperparameters(p: PageInput): string {
   if (p.scatters.length) return `<div class="grid">\n${p.scatters.map(figure).join('\n')}\n</div>`;
+  if (p.varied?.length) {
+    const names = p.varied.join(' and ');
+    return `<p class="note">${escapeHtml(`${names} ${p.varied.length > 1 ? 'vary' : 'varies'}, but no member has a finite final ${p.rankedBy.key}, so there is nothing to plot.`)}</p>`;
+  }
   const shared = Object.keys(p.shared).length ? ` (${escapeHtml(formatHypers(p.shared))} for all)` : '';
   return `<p class="note">No hyperparameter differs between the members${shared}: they differ only in their random initialisation.</p>`;
 }

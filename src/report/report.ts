@@ -5,7 +5,8 @@ import { writeAtomic } from '../util/write-atomic.js';
 import { join } from 'node:path';
 import type { TopLevelSpec } from 'vega-lite';
 import { rank, rankKey } from '../cli/leaderboard.js';
-import { curvesSpec } from './curves-spec.js';
+import { curvesSpec, type CurveMetric } from './curves-spec.js';
+import { extraMetrics } from '../vocabulary/losses.js';
 import { lrSpec } from './lr-spec.js';
 import { lineageSpec } from './lineage-spec.js';
 import { page, type Figure } from './page.js';
@@ -13,6 +14,9 @@ import { renderSvg } from './render-svg.js';
 import { readRun, type ReportInput } from './run-data.js';
 import { useLogScale } from './scales.js';
 import { scatterSpec, variedHyperparameters } from './scatter-spec.js';
+
+const curveMetrics: readonly CurveMetric[] = ['loss', ...extraMetrics];
+const curveTitles: Record<CurveMetric, string> = { loss: 'Loss', accuracy: 'Accuracy', mse: 'Mean squared error', mae: 'Mean absolute error' };
 
 /** A chart to draw: its figure id (also the prefix of its SVG ids), caption and vega-lite spec. */
 interface Chart {
@@ -48,9 +52,9 @@ export async function renderReport(input: ReportInput): Promise<string> {
   const bestNote = ranked.length ? `Grey: each member; coloured: member ${best}, the best by final ${rankedBy.key}.` : '';
 
   const curves: Chart[] = [];
-  for (const metric of ['loss', 'accuracy'] as const) {
+  for (const metric of curveMetrics) {
     const spec = curvesSpec(input.metrics, metric, best);
-    if (spec) curves.push({ id: `curve-${metric}`, title: metric === 'loss' ? 'Loss' : 'Accuracy', caption: `Per epoch, training and validation. ${bestNote}`, spec });
+    if (spec) curves.push({ id: `curve-${metric}`, title: curveTitles[metric], caption: `Per epoch, training and validation. ${bestNote}`, spec });
   }
   const rates = lrSpec(input.metrics, best);
   if (rates) curves.push({ id: 'curve-lr', title: 'Learning rate', caption: `Each member's rate in the last step of each epoch, as its lr_schedule moved it. ${bestNote}`, spec: rates });
@@ -81,6 +85,16 @@ export async function renderReport(input: ReportInput): Promise<string> {
     curves: curveFigures,
     scatters: scatterFigures,
     shared: varied.length ? {} : shared,
+    varied,
+    noCurves: noCurvesNote(input.metrics),
     lineage: input.events ? { figure: lineageFigure, events: input.events } : undefined,
   });
+}
+
+/** Why a run has no curves: no epoch ended, or every value logged is NaN or infinite. */
+function noCurvesNote(lines: ReportInput['metrics']): string {
+  if (!lines.length) return 'No epoch finished in this run (metrics.jsonl is empty), so there are no curves.';
+  const logged = curveMetrics.filter((k) => lines.some((l) => l[k] !== undefined));
+  const names = logged.length > 1 ? `${logged.slice(0, -1).join(', ')} and ${logged[logged.length - 1]}` : logged.join('');
+  return `There are no curves: every member's ${names} is non-finite (NaN or infinite) in every epoch.`;
 }

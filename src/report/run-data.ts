@@ -5,9 +5,10 @@ import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { MemberMetrics } from '../runtime/trainer.js';
+import { metricColumns } from '../vocabulary/losses.js';
 
 export type MetricName = keyof MemberMetrics;
-export const metricNames: readonly MetricName[] = ['loss', 'accuracy', 'val_loss', 'val_accuracy'];
+export const metricNames = metricColumns as readonly MetricName[];
 
 /** One line of metrics.jsonl: one member at the end of one epoch. */
 export interface MetricsLine extends MemberMetrics {

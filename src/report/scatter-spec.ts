@@ -32,6 +32,7 @@ export function scatterSpec(members: MemberSummary[], param: string, metric: Met
   if (!points.length) return undefined;
   const xs = points.map((p) => p.value);
   const log = useLogScale(xs);
+  const roles = [[bestLabel(best), BEST_COLOR], [OTHERS_LABEL, OTHER_COLOR]].filter(([label]) => points.some((p) => p.role === label));
   const xAxis = log ? { values: logTicks(xs), format: '~g', labelFlush: false } : { tickCount: 6, labelFlush: false };
   const encoding = {
     x: { field: 'value', type: 'quantitative' as const, title: log ? `${param} (log scale)` : param, scale: { type: log ? ('log' as const) : ('linear' as const), domain: padded(xs, log), nice: false }, axis: xAxis },
@@ -39,7 +40,8 @@ export function scatterSpec(members: MemberSummary[], param: string, metric: Met
     color: {
       field: 'role',
       type: 'nominal' as const,
-      scale: { domain: [bestLabel(best), OTHERS_LABEL], range: [BEST_COLOR, OTHER_COLOR] },
+      // only the roles drawn: one member, or others without a finite score, have no grey points
+      scale: { domain: roles.map((r) => r[0]), range: roles.map((r) => r[1]) },
       legend: { orient: 'top' as const, title: null, direction: 'horizontal' as const },
     },
   };

@@ -1,4 +1,4 @@
-// Evaluation: each member's loss and accuracy over a whole dataset, in batches of at least 64, with
+// Evaluation: each member's loss and metrics (accuracy, mse, mae) over a whole dataset, in batches of at least 64, with
 // dropout off and batchnorm's running statistics. Used by the trainer and by shard jobs alike.
 import { batchRanges, epochOrder } from '../data/batches.js';
 import type { Dataset } from '../data/dataset.js';
@@ -7,19 +7,16 @@ import type { TF, Tensor } from './tf.js';
 
 export type BatchFn = (ds: Dataset, order: Int32Array, start: number, end: number) => { x: Tensor; y: Tensor; size: number };
 
-/** Loss and accuracy per member over a whole dataset, without training. */
-export async function evaluatePopulation(tf: TF, population: Population, ds: Dataset, batch: BatchFn, trainBatch: number, withAccuracy: boolean) {
+/** The loss and each named metric per member over a whole dataset, without training. */
+export async function evaluatePopulation(tf: TF, population: Population, ds: Dataset, batch: BatchFn, trainBatch: number, metrics: readonly string[]) {
   const sums = new Sums(tf, population.n);
   const order = epochOrder(ds.count, false, 0, 0);
   for (const [start, end] of batchRanges(ds.count, Math.max(trainBatch, 64))) {
     const { x, y, size } = batch(ds, order, start, end);
-    const { loss, accuracy } = population.evaluate(x, y);
-    sums.add('loss', loss, size);
-    if (withAccuracy) sums.add('accuracy', accuracy, size);
-    else accuracy.dispose();
+    for (const [name, values] of Object.entries(population.evaluate(x, y, metrics))) sums.add(name, values, size);
     tf.dispose([x, y]);
   }
-  return sums.means();
+  return sums.means(['loss', ...metrics]);
 }
 
 /** Example-weighted sums of per-member values over an evaluation, kept on the device until read. */
@@ -41,8 +38,8 @@ class Sums {
     if (name === 'loss') this.count += size;
   }
 
-  async means(): Promise<Record<string, number[]>> {
-    const out: Record<string, number[]> = { loss: new Array(this.n).fill(NaN), accuracy: new Array(this.n).fill(NaN) };
+  async means(names: readonly string[]): Promise<Record<string, number[]>> {
+    const out: Record<string, number[]> = Object.fromEntries(names.map((name) => [name, new Array(this.n).fill(NaN)]));
     for (const [name, t] of this.totals) {
       out[name] = Array.from(await t.data()).map((v) => v / this.count);
       t.dispose();

@@ -5,7 +5,7 @@
 import { batchRanges, epochOrder, gatherBatch, labelEncoding } from '../data/batches.js';
 import { featureSize, type Dataset } from '../data/dataset.js';
 import { losses as lossSpecs } from '../vocabulary/losses.js';
-import { memberAccuracy, memberLosses } from './losses.js';
+import { memberAccuracy, memberLosses, memberMetric } from './losses.js';
 import type { Population } from './population.js';
 import type { TF, Tensor } from './tf.js';
 
@@ -68,23 +68,25 @@ export function combineVote(tf: TF, out: Tensor): Tensor {
 }
 
 /**
- * The ensemble's metrics on one batch, as [1] tensors: the loss and accuracy of the mean-combined
- * prediction and the accuracy of the vote (accuracies only for classification losses).
+ * The ensemble's metrics on one batch, as [1] tensors: the loss and each named metric (accuracy, mse, mae;
+ * by default accuracy for a classification loss) of the mean-combined prediction, and for a classification
+ * loss the accuracy of the vote.
  */
 export function ensembleMetrics(
   tf: TF,
   loss: { name: string; args: Record<string, unknown> },
   out: Tensor,
   y: Tensor,
-): { loss: Tensor; accuracy?: Tensor; voteAccuracy?: Tensor } {
+  metrics: readonly string[] = isClassificationLoss(loss.name) ? ['accuracy'] : [],
+): { loss: Tensor; voteAccuracy?: Tensor } & Record<string, Tensor> {
   const classification = isClassificationLoss(loss.name);
-  const kept = tf.tidy(() => {
+  return tf.tidy(() => {
     const mean = combineMean(tf, out);
-    const result: Tensor[] = [memberLosses(tf, loss.name, loss.args, mean, y)];
-    if (classification) result.push(memberAccuracy(tf, loss.name, mean, y), memberAccuracy(tf, loss.name, combineVote(tf, out), y));
-    return result;
+    const result: Record<string, Tensor> = { loss: memberLosses(tf, loss.name, loss.args, mean, y) };
+    for (const name of metrics) result[name] = memberMetric(tf, name, loss.name, mean, y);
+    if (classification) result.voteAccuracy = memberAccuracy(tf, loss.name, combineVote(tf, out), y);
+    return result as { loss: Tensor } & Record<string, Tensor>;
   });
-  return { loss: kept[0], accuracy: kept[1], voteAccuracy: kept[2] };
 }
 
 /** Member-first outputs flattened to [N, B, K]: the forward pass in inference mode (no dropout, running statistics). */
@@ -179,17 +181,18 @@ async function readFloat(t: Tensor): Promise<Float32Array> {
 /** Metrics over a whole dataset: example-weighted means of the per-batch values. */
 export interface EnsembleEvaluation {
   examples: number;
-  /** per member, in population order; accuracy only for classification losses */
-  members: { loss: number[]; accuracy?: number[] };
-  /** the mean-combined prediction's loss and accuracy, and the vote's accuracy */
-  ensemble: { loss: number; accuracy?: number; voteAccuracy?: number };
+  /** per member, in population order: the loss and each metric asked for */
+  members: { loss: number[]; [metric: string]: number[] };
+  /** the mean-combined prediction's loss and metrics, and (classification) the vote's accuracy */
+  ensemble: { loss: number; voteAccuracy?: number; [metric: string]: number | undefined };
 }
 
 /**
- * Every member's loss and accuracy on `ds`, and the ensemble's (mean and vote), with the labels encoded as
- * the population's loss wants them, `batch` examples at a time.
+ * Every member's loss and named metrics (accuracy only for a classification loss) on `ds`, and the
+ * ensemble's (mean, and vote for a classification loss), with the labels encoded as the population's loss
+ * wants them, `batch` examples at a time.
  */
-export async function evaluateEnsemble(population: Population, ds: Dataset, options: { batch: number }): Promise<EnsembleEvaluation> {
+export async function evaluateEnsemble(population: Population, ds: Dataset, options: { batch: number; metrics: readonly string[] }): Promise<EnsembleEvaluation> {
   const { tf } = population;
   const loss = population.spec.loss;
   const classification = isClassificationLoss(loss.name);
@@ -198,8 +201,9 @@ export async function evaluateEnsemble(population: Population, ds: Dataset, opti
   const classes = ds.labels.kind === 'classes' ? ds.labels.classes : 0;
   const { input } = populationShapes(population);
   const n = population.n;
-  // per batch, one row: N member losses, N member accuracies, ensemble loss, ensemble accuracy, vote accuracy
-  const width = classification ? 2 * n + 3 : n + 1;
+  const names = ['loss', ...options.metrics];
+  // per batch, one row: each name's N member values, then each name's ensemble value, then the vote's accuracy
+  const width = names.length * (n + 1) + (classification ? 1 : 0);
   const sums = new Float64Array(width);
   const order = epochOrder(ds.count, false, 0, 0);
   for (const [start, end] of batchRanges(ds.count, options.batch)) {
@@ -208,21 +212,19 @@ export async function evaluateEnsemble(population: Population, ds: Dataset, opti
       const x = tf.tensor(b.x, [b.size, ...input]);
       const y = tf.tensor(b.y, [b.size, b.yWidth]);
       const out = forwardFlat(population, x);
-      const parts = [memberLosses(tf, loss.name, loss.args, out, y)];
-      if (classification) parts.push(memberAccuracy(tf, loss.name, out, y));
-      const ensemble = ensembleMetrics(tf, loss, out, y);
-      parts.push(ensemble.loss);
-      if (classification) parts.push(ensemble.accuracy!, ensemble.voteAccuracy!);
-      return tf.concat(parts);
+      const members = [memberLosses(tf, loss.name, loss.args, out, y), ...options.metrics.map((name) => memberMetric(tf, name, loss.name, out, y))];
+      const ensemble = ensembleMetrics(tf, loss, out, y, options.metrics);
+      return tf.concat([...members, ...names.map((name) => ensemble[name]), ...(classification ? [ensemble.voteAccuracy!] : [])]);
     });
     const values = await readFloat(row);
     row.dispose();
     for (let i = 0; i < width; i++) sums[i] += values[i] * b.size;
   }
   const mean = Array.from(sums, (s) => s / ds.count);
+  const at = names.length * n;
   return {
     examples: ds.count,
-    members: { loss: mean.slice(0, n), ...(classification ? { accuracy: mean.slice(n, 2 * n) } : {}) },
-    ensemble: classification ? { loss: mean[2 * n], accuracy: mean[2 * n + 1], voteAccuracy: mean[2 * n + 2] } : { loss: mean[n] },
+    members: Object.fromEntries(names.map((name, j) => [name, mean.slice(j * n, (j + 1) * n)])) as EnsembleEvaluation['members'],
+    ensemble: { ...Object.fromEntries(names.map((name, j) => [name, mean[at + j]])), ...(classification ? { voteAccuracy: mean[at + names.length] } : {}) } as EnsembleEvaluation['ensemble'],
   };
 }

@@ -65,6 +65,18 @@ export function exampleHits(tf: TF, loss: string, yPred: Tensor, yTrue: Tensor):
   return tf.reshape(tf.cast(hits, 'float32'), [yPred.shape[0], -1]);
 }
 
+/**
+ * A metric per member [N] by name: `accuracy`, or `mse`/`mae` of the outputs against the labels as the loss
+ * sees them, class indices (sparse) one-hot.
+ */
+export function memberMetric(tf: TF, name: string, loss: string, yPred: Tensor, yTrue: Tensor): Tensor {
+  if (name === 'accuracy') return memberAccuracy(tf, loss, yPred, yTrue);
+  if (name !== 'mse' && name !== 'mae') throw new Error(`internal error: unknown metric ${name}`);
+  const k = yPred.shape[yPred.rank - 1];
+  const truth = loss === 'sparse_categorical_crossentropy' ? tf.cast(tf.oneHot(tf.cast(tf.reshape(yTrue, [-1]), 'int32'), k), 'float32') : yTrue;
+  return memberError(tf, name, yPred, truth);
+}
+
 /** mse or mae per member, whatever the loss. */
 export function memberError(tf: TF, metric: 'mse' | 'mae', yPred: Tensor, yTrue: Tensor): Tensor {
   const d = tf.sub(yPred, yTrue);

@@ -8,7 +8,7 @@ import type { Act, ForwardContext, Params } from '../layers/forward.js';
 import { layerKind } from '../layers/registry.js';
 import { blockMembers, blocksToMembers, blockVector, groupedMembers, membersToBlocks } from '../layers/widened.js';
 import { blockMask, fuse, unfuse } from './fused.js';
-import { memberAccuracy, memberLosses } from './losses.js';
+import { memberLosses, memberMetric } from './losses.js';
 import { applyGradients, createState, hyperValues, sharedValue, type OptimizerState, type SharedSlots, type Slot } from './optimizers.js';
 import { Rng } from './rng.js';
 import { gatherMembers } from './member-axis.js';
@@ -351,9 +351,10 @@ export class Population {
 
   /**
    * One training step on a batch; returns the members' losses [N] (the caller disposes it). With
-   * `accuracy`, also the members' accuracy on the batch, from the same forward pass.
+   * `metrics`, also each named metric (accuracy, mse, mae) of the members on the batch, [N] each, from the
+   * same forward pass, handed to `metrics.take` (the caller disposes them).
    */
-  trainStep(x: Tensor, y: Tensor, accuracy?: (acc: Tensor) => void): Tensor {
+  trainStep(x: Tensor, y: Tensor, metrics?: { names: readonly string[]; take(values: Record<string, Tensor>): void }): Tensor {
     const { tf } = this;
     const updates: [Variable, Tensor][] = [];
     let losses: Tensor | undefined;
@@ -361,7 +362,7 @@ export class Population {
     const { value, grads } = tf.variableGrads(() => {
       const out = this.forward(x, true, updates);
       losses = tf.keep(memberLosses(tf, this.spec.loss.name, this.spec.loss.args, out, y));
-      if (accuracy) accuracy(tf.keep(memberAccuracy(tf, this.spec.loss.name, out, y)));
+      if (metrics?.names.length) metrics.take(Object.fromEntries(metrics.names.map((name) => [name, tf.keep(memberMetric(tf, name, this.spec.loss.name, out, y))])));
       for (const [, t] of updates) tf.keep(t);
       return tf.sum(losses);
     }, trainable);
@@ -388,12 +389,14 @@ export class Population {
     return losses!;
   }
 
-  /** Members' loss and accuracy on a batch, without training (dropout off, running statistics). */
-  evaluate(x: Tensor, y: Tensor): { loss: Tensor; accuracy: Tensor } {
+  /** Members' loss and each named metric (accuracy, mse, mae) on a batch, without training (dropout off, running statistics). */
+  evaluate(x: Tensor, y: Tensor, metrics: readonly string[] = []): { loss: Tensor } & Record<string, Tensor> {
     const { tf } = this;
     return tf.tidy(() => {
       const out = this.forward(x, false);
-      return { loss: memberLosses(tf, this.spec.loss.name, this.spec.loss.args, out, y), accuracy: memberAccuracy(tf, this.spec.loss.name, out, y) };
+      const values: Record<string, Tensor> = { loss: memberLosses(tf, this.spec.loss.name, this.spec.loss.args, out, y) };
+      for (const name of metrics) values[name] = memberMetric(tf, name, this.spec.loss.name, out, y);
+      return values as { loss: Tensor } & Record<string, Tensor>;
     });
   }
 

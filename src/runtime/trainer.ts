@@ -6,7 +6,7 @@ import type { ModelIR } from '../ir/model-ir.js';
 import { randomUUID } from 'node:crypto';
 import { batchRanges, epochOrder } from '../data/batches.js';
 import type { Dataset, LabelEncoding } from '../data/dataset.js';
-import { losses as lossSpecs } from '../vocabulary/losses.js';
+import { extraMetrics, losses as lossSpecs } from '../vocabulary/losses.js';
 import { Population, type PopulationSpec } from './population.js';
 import { restore, restoreHyperparameters, retiredMembers, type CheckpointManifest, type RetiredMember, type StateSource, type SumsState, type TrainPosition } from './checkpoint.js';
 import { fromJsonNumber, jsonNumber, type Decisions, type Schedule, type ScheduleMetric } from './schedules.js';
@@ -48,11 +48,19 @@ export interface TrainSetup {
   transport?: Transport;
 }
 
+/**
+ * A member's metrics: `loss`, each computed metric (`accuracy`, `mse`, `mae`) and, with validation data,
+ * their `val_` twins, in the order of metricColumns. The trainer fills them by name (computedMetrics).
+ */
 export interface MemberMetrics {
   loss: number;
   accuracy?: number;
+  mse?: number;
+  mae?: number;
   val_loss?: number;
   val_accuracy?: number;
+  val_mse?: number;
+  val_mae?: number;
 }
 
 export interface EpochReport {
@@ -145,7 +153,11 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
     forward: setup.forward,
   });
   const expects = lossSpecs.find((l) => l.name === config.loss.name)!.expects;
-  const withAccuracy = config.metrics.includes('accuracy') && expects !== 'regression';
+  // plateau acts first at an epoch end, on each member as it trained, so that a PBT exploit after it copies the updated state
+  const schedules = [...(lr.schedule ? [lr.schedule] : []), ...(setup.schedules ?? [])];
+  // the metrics besides the loss: what the train block asks for and what a schedule ranks by
+  const extra = computedMetrics(config.metrics, schedules);
+  const names = ['loss', ...extra];
   const batch = batcher(tf, { model: setup.model, loss: config.loss, train: setup.data.train });
 
   const ranges = batchRanges(setup.data.train.count, config.batch);
@@ -173,7 +185,7 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
   let context: RunContext | undefined;
   if (transport) {
     store = await HostStore.create(spec, active, resumed);
-    context = { id: randomUUID(), version: NETC_VERSION, model: setup.model, ensemble: setup.ensemble, seed: setup.seed, optimizer: config.optimizer.name, loss: config.loss, batch: config.batch, shuffle: config.shuffle, withAccuracy, train: setup.data.train, validation: setup.data.validation };
+    context = { id: randomUUID(), version: NETC_VERSION, model: setup.model, ensemble: setup.ensemble, seed: setup.seed, optimizer: config.optimizer.name, loss: config.loss, batch: config.batch, shuffle: config.shuffle, metrics: extra, train: setup.data.train, validation: setup.data.validation };
     await transport.open(context);
   } else {
     population = new Population(spec(active));
@@ -181,8 +193,6 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
   }
 
   const epochSums = new HostSums(start.sums);
-  // plateau acts first at an epoch end, on each member as it trained, so that a PBT exploit after it copies the updated state
-  const schedules = [...(lr.schedule ? [lr.schedule] : []), ...(setup.schedules ?? [])];
   // each schedule ranks by its own interval's sums: two schedules with different intervals never share them
   const scheduleSums = schedules.map((_, i) => new HostSums(start.schedules?.sums[i]));
   start.schedules?.state.forEach((s, i) => s !== undefined && schedules[i]?.restore?.(s));
@@ -215,11 +225,11 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
     await callbacks.checkpoint(source, position(), retired, bestKept.tensors());
   };
 
-  /** A member's loss (and accuracy) on a batch, into the epoch's and every schedule's sums; non-finite ones stay out. */
-  const addToSums = (id: number, loss: number, accuracy: number | undefined, size: number) => {
-    if (!Number.isFinite(loss)) return;
-    epochSums.add(id, loss, accuracy, size);
-    for (const sums of scheduleSums) sums.add(id, loss, accuracy, size);
+  /** A member's loss and metrics on a batch, into the epoch's and every schedule's sums; non-finite losses stay out. */
+  const addToSums = (id: number, values: Record<string, number>, size: number) => {
+    if (!Number.isFinite(values.loss)) return;
+    epochSums.add(id, values, size);
+    for (const sums of scheduleSums) sums.add(id, values, size);
   };
 
   /**
@@ -232,14 +242,14 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
     while (b < to && !diverged.length) {
       const [s0, s1] = ranges[b];
       const { x, y, size } = batch(setup.data.train, order, s0, s1);
-      let acc: Tensor | undefined;
-      const losses = pop.trainStep(x, y, withAccuracy ? (a) => (acc = a) : undefined);
-      const lossValues = Array.from(await losses.data());
-      const accValues = acc ? Array.from(await acc.data()) : undefined;
-      tf.dispose([x, y, losses, acc as Tensor]);
+      let metrics: Record<string, Tensor> = {};
+      const losses = pop.trainStep(x, y, { names: extra, take: (v) => (metrics = v) });
+      const values: Record<string, number[]> = { loss: Array.from(await losses.data()) };
+      for (const name of extra) values[name] = Array.from(await metrics[name].data());
+      tf.dispose([x, y, losses, ...Object.values(metrics)]);
       pop.memberIds.forEach((id, m) => {
-        if (!Number.isFinite(lossValues[m])) diverged.push(id);
-        else addToSums(id, lossValues[m], accValues?.[m], size);
+        if (!Number.isFinite(values.loss[m])) diverged.push(id);
+        else addToSums(id, pick(values, m), size);
       });
       trained += pop.n;
       b++;
@@ -267,7 +277,7 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
     again.forEach((i, k) => (results[i] = redone[k]));
     for (const r of results) {
       store!.put(r);
-      for (const b of r.batches) r.memberIds.forEach((id, m) => addToSums(id, b.loss[m], b.accuracy?.[m], b.size));
+      for (const b of r.batches) r.memberIds.forEach((id, m) => addToSums(id, pick({ loss: b.loss, ...b.metrics }, m), b.size));
       trained += r.ran * r.memberIds.length;
     }
     return { diverged: results.flatMap((r) => r.diverged), ran: end - from };
@@ -340,12 +350,7 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
     const ids = population?.memberIds ?? store!.ids;
     const val = setup.data.validation && ids.length ? await evaluateMembers(setup.data.validation) : undefined;
     const metrics = ids.map((id, m) => {
-      const t = epochSums.mean(id);
-      const row: MemberMetrics = {
-        loss: t.loss,
-        ...(withAccuracy ? { accuracy: t.accuracy } : {}),
-        ...(val ? { val_loss: val.loss[m], ...(withAccuracy ? { val_accuracy: val.accuracy[m] } : {}) } : {}),
-      };
+      const row = metricsRow(names, epochSums.mean(id, names), val && pick(val, m));
       (next >= perEpoch ? lastMetrics : partialMetrics).set(id, row);
       return row;
     });
@@ -379,18 +384,16 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
     let metric: ScheduleMetric = schedule.metric;
     // without validation data a val_ metric falls back to its training counterpart (the checker warns, NET3014)
     if (metric.startsWith('val_') && !setup.data.validation) metric = metric.slice(4) as ScheduleMetric;
-    const values = metric.startsWith('val_')
-      ? await evaluateMembers(setup.data.validation!).then((val) => (metric === 'val_loss' ? val.loss : val.accuracy))
-      : ids.map((id) => sums.mean(id)[metric === 'loss' ? 'loss' : 'accuracy'] ?? NaN);
+    const values = metric.startsWith('val_') ? (await evaluateMembers(setup.data.validation!))[metric.slice(4)] : ids.map((id) => sums.mean(id, names)[metric]);
     sums.clear();
     return values;
   }
 
   async function evaluateMembers(ds: Dataset): Promise<Record<string, number[]>> {
-    if (population) return evaluatePopulation(tf, population, ds, batch, config.batch, withAccuracy);
+    if (population) return evaluatePopulation(tf, population, ds, batch, config.batch, extra);
     const dataset = ds === setup.data.train ? 'train' : 'validation';
     const results = (await transport!.run(shardJobs((ids): EvaluateJob => ({ kind: 'evaluate', ...jobState(ids), dataset })))) as EvaluateResult[];
-    return { loss: results.flatMap((r) => r.loss), accuracy: results.flatMap((r) => r.accuracy) };
+    return Object.fromEntries(names.map((name) => [name, results.flatMap((r) => r.metrics[name])]));
   }
 
   /** Copies of the members' parameters now, when their metric is their best so far (restore_best). */
@@ -417,7 +420,7 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
         const hyperparameters = memberHyperparameters(setup.hyper, s.member);
         retired.push({ member: s.member, step, reason, params, hyperparameters });
         if (best?.metrics) lastMetrics.set(s.member, decodeMetrics(best.metrics));
-        if (!lastMetrics.has(s.member)) lastMetrics.set(s.member, { loss: epochSums.mean(s.member).loss });
+        if (!lastMetrics.has(s.member)) lastMetrics.set(s.member, { loss: epochSums.mean(s.member, names).loss });
         callbacks.onEvent?.({ step, event: 'stop', member: s.member, reason });
       }
       const keep = ids.map((id, m) => (stopping.some((s) => s.member === id) ? -1 : m)).filter((m) => m >= 0);
@@ -456,13 +459,7 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
     const ids = population?.memberIds ?? store!.ids;
     const tr = await evaluateMembers(setup.data.train);
     const val = setup.data.validation && (await evaluateMembers(setup.data.validation));
-    ids.forEach((id, m) =>
-      partialMetrics.set(id, {
-        loss: tr.loss[m],
-        ...(withAccuracy ? { accuracy: tr.accuracy[m] } : {}),
-        ...(val ? { val_loss: val.loss[m], ...(withAccuracy ? { val_accuracy: val.accuracy[m] } : {}) } : {}),
-      }),
-    );
+    ids.forEach((id, m) => partialMetrics.set(id, metricsRow(names, pick(tr, m), val ? pick(val, m) : undefined)));
   }
   await checkpoint();
   const final = allIds.map((id) => partialMetrics.get(id) ?? lastMetrics.get(id) ?? { loss: NaN });
@@ -476,9 +473,26 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
 const encodeMetrics = (m: MemberMetrics) => Object.fromEntries(Object.entries(m).map(([k, v]) => [k, jsonNumber(v)]));
 const decodeMetrics = (m: Record<string, number | string | null>) => Object.fromEntries(Object.entries(m).map(([k, v]) => [k, fromJsonNumber(v)])) as unknown as MemberMetrics;
 
-/** Per-member example-weighted sums of loss and accuracy, on the host, keyed by member id. */
+/** The metrics computed besides the loss: those the train block asks for and those a schedule ranks by, in the order shown. */
+export function computedMetrics(requested: readonly string[], schedules: readonly Pick<Schedule, 'metric'>[] = []): string[] {
+  const wanted = new Set([...requested, ...schedules.map((s) => s.metric.replace(/^val_/, ''))]);
+  return extraMetrics.filter((m) => wanted.has(m));
+}
+
+/** Member m's value of each metric. */
+const pick = (values: Record<string, ArrayLike<number>>, m: number): Record<string, number> => Object.fromEntries(Object.entries(values).map(([name, v]) => [name, v[m]]));
+
+/** A member's row: the training value of each metric, then with validation data each one's val_ twin. */
+function metricsRow(names: readonly string[], train: Record<string, number>, val?: Record<string, number>): MemberMetrics {
+  const row: Record<string, number> = {};
+  for (const name of names) row[name] = train[name];
+  if (val) for (const name of names) row[`val_${name}`] = val[name];
+  return row as unknown as MemberMetrics;
+}
+
+/** Per-member example-weighted sums of each metric (by name), on the host, keyed by member id. */
 class HostSums {
-  private sums = new Map<number, { loss: number; accuracy: number; count: number }>();
+  private sums = new Map<number, { values: Record<string, number>; count: number }>();
   constructor(from?: SumsState) {
     this.restore(from);
   }
@@ -487,20 +501,20 @@ class HostSums {
   restore(from?: SumsState): void {
     this.sums.clear();
     if (!from?.ids) return;
-    from.ids.forEach((id, i) => this.sums.set(id, { loss: from.values.loss?.[i] ?? 0, accuracy: from.values.accuracy?.[i] ?? 0, count: from.counts?.[i] ?? from.count }));
+    from.ids.forEach((id, i) => this.sums.set(id, { values: Object.fromEntries(Object.entries(from.values).map(([name, v]) => [name, v[i] ?? 0])), count: from.counts?.[i] ?? from.count }));
   }
 
-  add(id: number, loss: number, accuracy: number | undefined, size: number): void {
-    const s = this.sums.get(id) ?? { loss: 0, accuracy: 0, count: 0 };
-    s.loss += loss * size;
-    s.accuracy += (accuracy ?? 0) * size;
+  add(id: number, values: Record<string, number>, size: number): void {
+    const s = this.sums.get(id) ?? { values: {}, count: 0 };
+    for (const [name, v] of Object.entries(values)) s.values[name] = (s.values[name] ?? 0) + v * size;
     s.count += size;
     this.sums.set(id, s);
   }
 
-  mean(id: number): { loss: number; accuracy: number } {
+  /** Each named metric's mean over the examples summed; NaN for a member with none. */
+  mean(id: number, names: readonly string[]): { loss: number } & Record<string, number> {
     const s = this.sums.get(id);
-    return s && s.count ? { loss: s.loss / s.count, accuracy: s.accuracy / s.count } : { loss: NaN, accuracy: NaN };
+    return Object.fromEntries(names.map((name) => [name, s && s.count && s.values[name] !== undefined ? s.values[name] / s.count : NaN])) as { loss: number } & Record<string, number>;
   }
 
   clear(): void {
@@ -510,7 +524,8 @@ class HostSums {
   toJSON(): SumsState {
     const ids = [...this.sums.keys()];
     const v = ids.map((id) => this.sums.get(id)!);
-    return { count: v[0]?.count ?? 0, ids, counts: v.map((x) => x.count), values: { loss: v.map((x) => x.loss), accuracy: v.map((x) => x.accuracy) } };
+    const names = [...new Set(v.flatMap((x) => Object.keys(x.values)))];
+    return { count: v[0]?.count ?? 0, ids, counts: v.map((x) => x.count), values: Object.fromEntries(names.map((name) => [name, v.map((x) => x.values[name] ?? 0)])) };
   }
 }
 

@@ -26,7 +26,8 @@ export interface RunContext {
   loss: { name: string; args: Record<string, unknown> };
   batch: number;
   shuffle: boolean;
-  withAccuracy: boolean;
+  /** the metrics computed besides the loss (accuracy, mse, mae) */
+  metrics: string[];
   train: Dataset;
   validation?: Dataset;
 }
@@ -72,15 +73,15 @@ export interface TrainResult extends ShardState {
   ran: number;
   /** members whose loss went non-finite in the last batch run */
   diverged: number[];
-  /** per batch run: its size and each member's loss (and accuracy) */
-  batches: { size: number; loss: Float32Array; accuracy?: Float32Array }[];
+  /** per batch run: its size, each member's loss and each member's value of every metric of the context */
+  batches: { size: number; loss: Float32Array; metrics: Record<string, Float32Array> }[];
 }
 
 export interface EvaluateResult {
   kind: 'evaluate';
   memberIds: number[];
-  loss: number[];
-  accuracy: number[];
+  /** each member's loss and metrics, by name */
+  metrics: Record<string, number[]>;
 }
 
 export type ShardResult = TrainResult | EvaluateResult;
@@ -151,12 +152,13 @@ async function trainShard(tf: TF, ctx: RunContext, job: TrainJob): Promise<Train
   for (let b = job.from; b < job.to && !diverged.length; b++) {
     const [s0, s1] = ranges[b];
     const { x, y, size } = batch(ctx.train, order, s0, s1);
-    let acc: Tensor | undefined;
-    const losses = pop.trainStep(x, y, ctx.withAccuracy ? (a) => (acc = a) : undefined);
+    let values: Record<string, Tensor> = {};
+    const losses = pop.trainStep(x, y, { names: ctx.metrics, take: (v) => (values = v) });
     const loss = (await losses.data()) as Float32Array;
-    const accuracy = acc ? ((await acc.data()) as Float32Array) : undefined;
-    tf.dispose([x, y, losses, acc as Tensor]);
-    batches.push({ size, loss, accuracy });
+    const metrics: Record<string, Float32Array> = {};
+    for (const name of ctx.metrics) metrics[name] = (await values[name].data()) as Float32Array;
+    tf.dispose([x, y, losses, ...Object.values(values)]);
+    batches.push({ size, loss, metrics });
     diverged = job.memberIds.filter((_, m) => !Number.isFinite(loss[m]));
     // a worker serving a queue renews its job's lock between steps
     await new Promise((r) => setImmediate(r));
@@ -172,11 +174,12 @@ async function evaluateShard(tf: TF, ctx: RunContext, job: EvaluateJob): Promise
   const ds = job.dataset === 'train' ? ctx.train : ctx.validation!;
   const batch = batcher(tf, ctx);
   const order = epochOrder(ds.count, false, 0, 0);
-  const totals: { loss?: Tensor; accuracy?: Tensor } = {};
+  const names = ['loss', ...ctx.metrics];
+  const totals: Record<string, Tensor> = {};
   for (const [start, end] of batchRanges(ds.count, Math.max(ctx.batch, 64))) {
     const { x, y, size } = batch(ds, order, start, end);
-    const r = pop.evaluate(x, y);
-    for (const name of ['loss', 'accuracy'] as const) {
+    const r = pop.evaluate(x, y, ctx.metrics);
+    for (const name of names) {
       const prev = totals[name];
       totals[name] = tf.tidy(() => (prev ? tf.add(prev, tf.mul(r[name], size)) : tf.mul(r[name], size)));
       prev?.dispose();
@@ -185,8 +188,10 @@ async function evaluateShard(tf: TF, ctx: RunContext, job: EvaluateJob): Promise
     tf.dispose([x, y]);
   }
   const mean = async (t?: Tensor) => (t ? Array.from((await t.data()) as Float32Array, (v) => v / ds.count) : job.memberIds.map(() => NaN));
-  const result: EvaluateResult = { kind: 'evaluate', memberIds: job.memberIds, loss: await mean(totals.loss), accuracy: ctx.withAccuracy ? await mean(totals.accuracy) : job.memberIds.map(() => NaN) };
-  tf.dispose([totals.loss, totals.accuracy].filter((t): t is Tensor => !!t));
+  const metrics: Record<string, number[]> = {};
+  for (const name of names) metrics[name] = await mean(totals[name]);
+  const result: EvaluateResult = { kind: 'evaluate', memberIds: job.memberIds, metrics };
+  tf.dispose(Object.values(totals));
   pop.dispose();
   return result;
 }
@@ -234,18 +239,21 @@ export function mergeTrainResults(parts: TrainResult[]): TrainResult {
     state.set(name, out);
   }
   const ran = parts[0].ran;
-  const cat = (pick: (b: TrainResult['batches'][number]) => Float32Array | undefined, i: number) => {
-    const all = parts.map((p) => pick(p.batches[i]));
-    if (all.some((a) => !a)) return undefined;
+  const cat = (pick: (b: TrainResult['batches'][number]) => Float32Array, i: number) => {
     const out = new Float32Array(ids.length);
     let offset = 0;
-    for (const a of all) {
-      out.set(a!, offset);
-      offset += a!.length;
+    for (const a of parts.map((p) => pick(p.batches[i]))) {
+      out.set(a, offset);
+      offset += a.length;
     }
     return out;
   };
-  const batches = Array.from({ length: ran }, (_, i) => ({ size: parts[0].batches[i].size, loss: cat((b) => b.loss, i)!, accuracy: cat((b) => b.accuracy, i) }));
+  const names = Object.keys(parts[0].batches[0]?.metrics ?? {});
+  const batches = Array.from({ length: ran }, (_, i) => ({
+    size: parts[0].batches[i].size,
+    loss: cat((b) => b.loss, i),
+    metrics: Object.fromEntries(names.map((name) => [name, cat((b) => b.metrics[name], i)])),
+  }));
   return {
     kind: 'train',
     memberIds: ids,

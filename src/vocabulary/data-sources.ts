@@ -34,7 +34,9 @@ export interface DataSourceSpec {
 
 const n = (value: number): ArgSpec => ({ name: 'n', type: { kind: 'int', min: 1 }, default: value });
 const noise = (value: number): ArgSpec => ({ name: 'noise', type: { kind: 'number', min: 0 }, default: value });
-const limit: ArgSpec = { name: 'limit', type: { kind: 'int', min: 1, max: 10000 }, default: 10000 };
+// packaged sets: `limit` examples from `offset` on, in their fixed order (fewer when fewer are left)
+const limit = (total: number): ArgSpec => ({ name: 'limit', type: { kind: 'int', min: 1, max: total }, default: total });
+const offset = (total: number): ArgSpec => ({ name: 'offset', type: { kind: 'int', min: 0, max: total - 1 }, default: 0 });
 const images = (): DataShape => ({ features: [28, 28, 1], labels: { kind: 'classes', classes: 10 } });
 
 export const dataSources: DataSourceSpec[] = [
@@ -45,9 +47,9 @@ export const dataSources: DataSourceSpec[] = [
     args: [n(400), { name: 'classes', type: { kind: 'int', min: 2, max: 100 }, default: 2 }, noise(0.1)],
     shape: (a) => ({ features: [2], labels: { kind: 'classes', classes: a.classes as number } }),
   },
-  { name: 'iris', args: [], shape: () => ({ features: [4], labels: { kind: 'classes', classes: 3 } }) },
-  { name: 'mnist', args: [limit], shape: images },
-  { name: 'fashion_mnist', args: [limit], shape: images },
+  { name: 'iris', args: [limit(150), offset(150)], shape: () => ({ features: [4], labels: { kind: 'classes', classes: 3 } }) },
+  { name: 'mnist', args: [limit(10000), offset(10000)], shape: images },
+  { name: 'fashion_mnist', args: [limit(10000), offset(10000)], shape: images },
   {
     name: 'csv',
     args: [

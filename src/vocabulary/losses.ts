@@ -18,3 +18,9 @@ export const losses: LossSpec[] = [
 ];
 
 export const metrics = ['accuracy', 'loss', 'mse', 'mae'] as const;
+
+/** The metrics computed besides the loss (when asked for), in the order every table shows them. */
+export const extraMetrics = ['accuracy', 'mse', 'mae'] as const;
+
+/** Every metric a run can report: the training values, then the validation values (`val_`). */
+export const metricColumns: readonly string[] = [...['loss', ...extraMetrics], ...['loss', ...extraMetrics].map((m) => `val_${m}`)];

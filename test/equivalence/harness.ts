@@ -46,7 +46,7 @@ export function build(source: string, lowering: Lowering, members: number, optio
   const program = state.program!;
   if (options.optimizer || options.loss) {
     program.train = {
-      ...(program.train ?? { data: { name: 'xor', args: {} }, validation: 0, batch: 4, steps: 1, metrics: [], shuffle: false }),
+      ...(program.train ?? { data: { name: 'xor', args: {} }, validation: 0, test: 0, batch: 4, steps: 1, metrics: [], shuffle: false }),
       optimizer: options.optimizer ?? program.train?.optimizer ?? { name: 'sgd', args: {} },
       loss: { name: options.loss ?? program.train?.loss.name ?? 'mse', args: {} },
     };

@@ -304,8 +304,7 @@ describe('memory', () => {
     const y = randomBatch(9, [BATCH, 2]);
     for (let s = 0; s < 3; s++) {
       b.pop.trainStep(x, y).dispose();
-      const { loss, accuracy } = b.pop.evaluate(x, y);
-      tf.dispose([loss, accuracy]);
+      tf.dispose(Object.values(b.pop.evaluate(x, y, ['accuracy', 'mse', 'mae'])));
     }
     tf.dispose([x, y]);
     b.pop.dispose();
