@@ -72,8 +72,7 @@ export function exampleHits(tf: TF, loss: string, yPred: Tensor, yTrue: Tensor):
 export function memberMetric(tf: TF, name: string, loss: string, yPred: Tensor, yTrue: Tensor): Tensor {
   if (name === 'accuracy') return memberAccuracy(tf, loss, yPred, yTrue);
   if (name !== 'mse' && name !== 'mae') throw new Error(`internal error: unknown metric ${name}`);
-  const k = yPred.shape[yPred.rank - 1];
-  const truth = loss === 'sparse_categorical_crossentropy' ? tf.cast(tf.oneHot(tf.cast(tf.reshape(yTrue, [-1]), 'int32'), k), 'float32') : yTrue;
+  const truth = loss === 'sparse_categorical_crossentropy' ? tf.cast(oneHotOf(tf, yTrue, yPred), 'float32') : yTrue;
   return memberError(tf, name, yPred, truth);
 }
 
@@ -90,7 +89,7 @@ export function memberError(tf: TF, metric: 'mse' | 'mae', yPred: Tensor, yTrue:
 export function exampleMetric(tf: TF, name: string, loss: string, yPred: Tensor, yTrue: Tensor): Tensor {
   if (name === 'accuracy') return exampleHits(tf, loss, yPred, yTrue);
   if (name !== 'mse' && name !== 'mae') throw new Error(`internal error: unknown metric ${name}`);
-  const truth = loss === 'sparse_categorical_crossentropy' ? oneHotOf(tf, yTrue, yPred) : yTrue;
+  const truth = loss === 'sparse_categorical_crossentropy' ? tf.cast(oneHotOf(tf, yTrue, yPred), 'float32') : yTrue;
   const d = tf.sub(yPred, truth);
   return tf.mean(name === 'mse' ? tf.square(d) : tf.abs(d), -1);
 }
