@@ -142,3 +142,8 @@ export class MemberData {
     return data;
   }
 }
+
+/** Optimizer steps per epoch under a split: batches of L examples, L every member's epoch length. */
+export function memberBatches(split: MemberSplit, count: number, batch: number): number {
+  return batchRanges(epochLength(split, count), batch).length;
+}
