@@ -78,3 +78,10 @@ function range(start: number, end: number): Int32Array {
   for (let i = 0; i < out.length; i++) out[i] = start + i;
   return out;
 }
+
+/** What the members train and validate on, in words, for n training examples. */
+export function describeSplit(split: MemberSplit, n: number): string {
+  if (split.kind === 'bootstrap') return `bootstrap(): each member trains on ${n} draws with replacement and validates on the examples it did not draw`;
+  const sizes = [...new Set(Array.from({ length: split.k }, (_, f) => foldRange(n, split.k, f)).map(([a, b]) => b - a))].sort((a, b) => a - b);
+  return `kfold(${split.k}): member i validates on fold i mod ${split.k} (${sizes.join(' or ')} examples) and trains on the other ${split.k - 1}`;
+}
