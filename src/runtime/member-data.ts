@@ -46,6 +46,8 @@ export class MemberData {
     private readonly spec: MemberDataSpec,
   ) {
     const ds = spec.train;
+    // the checker's and netc train's NET4060; here for programs that call train() themselves
+    if (spec.split.kind === 'kfold' && ds.count < spec.split.k) throw new Error(`split: kfold(${spec.split.k}) needs at least ${spec.split.k} training examples, one per fold; there are ${ds.count}`);
     this.length = epochLength(spec.split, ds.count);
     this.ranges = batchRanges(this.length, spec.batch);
     const expects = lossSpecs.find((l) => l.name === spec.loss.name)!.expects;
