@@ -1,0 +1,165 @@
+// Members on data of their own (`split:`) against plain TF.js. Member i of a fused population trained by
+// netc's trainer must end with the weights of member i's tfjs-layers model trained alone by tf.train.adam
+// on its own examples, in the order docs/language.md states — computed here from the rule, not by netc:
+//  - kfold(k), shuffle off: every example but fold (i mod k), in order; a member with one example fewer
+//    than the largest takes its first again at the end of each epoch (14 examples in 3 folds: 5, 5, 4);
+//  - kfold(k), shuffle on: those examples permuted each epoch by Rng.of(seed, 'member-shuffle', i, epoch);
+//  - bootstrap(): n draws Rng.of(seed, 'bootstrap', i).int(n), in the order drawn.
+// Its reported metrics must be the reference's: the last epoch's training loss and accuracy, and its loss
+// and accuracy on its own held-out fold (or out-of-bag set). A dense and a conv first layer (the layers
+// that lose the shared-input fast path), every lowering on cpu, grouped on wasm; sparse labels, so that
+// each member's own labels go through the loss and the accuracy.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compile } from '../../src/pipeline.js';
+import { lowerings, type Lowering } from '../../src/layers/forward.js';
+import { hyperTable } from '../../src/runtime/hyper.js';
+import { train } from '../../src/runtime/trainer.js';
+import { getWeights } from '../../src/runtime/layers-model.js';
+import { Rng } from '../../src/runtime/rng.js';
+import type { Dataset } from '../../src/data/dataset.js';
+import type { TF } from '../../src/runtime/tf.js';
+import { alone, expectClose, tf, useBackend } from './harness.js';
+
+const COUNT = 14;
+const CLASSES = 3;
+const BATCH = 4;
+const EPOCHS = 2;
+const SEED = 4;
+const LRS = [0.05, 0.01];
+
+const models = {
+  dense: { input: [3], layers: 'dense(5, activation: tanh)\ndense(3, activation: softmax)' },
+  conv: { input: [4, 4, 1], layers: 'conv2d(2, kernel: 3, activation: tanh)\nflatten()\ndense(3, activation: softmax)' },
+};
+
+const source = (model: { input: number[]; layers: string }, split: string, members: number, shuffle: boolean) => `model m(input: [${model.input.join(', ')}]) {
+${model.layers}
+}
+ensemble { members: ${members} seed: ${SEED} split: ${split} vary lr: [${LRS.join(', ')}] }
+train { data: idx(images: "none-images", labels: "none-labels", classes: 3) loss: sparse_categorical_crossentropy optimizer: adam batch: ${BATCH} epochs: ${EPOCHS} shuffle: ${shuffle} metrics: [accuracy] }
+`;
+
+/** COUNT reproducible examples of the model's input, each with a class label. */
+function dataset(input: number[]): Dataset {
+  const rng = Rng.of(77, 'split-data');
+  const width = input.reduce((a, b) => a * b, 1);
+  const x = Float32Array.from({ length: COUNT * width }, () => rng.range(-1, 1));
+  const y = Float32Array.from({ length: COUNT }, () => rng.int(CLASSES));
+  return { name: 'test', count: COUNT, x, featureShape: input, y, labels: { kind: 'classes', classes: CLASSES } };
+}
+
+const range = (start: number, end: number) => Array.from({ length: end - start }, (_, i) => start + i);
+
+/** What member i trains and validates on, and its order in an epoch, by the documented rule. */
+interface Plan {
+  own: number[];
+  held: number[];
+  /** examples per epoch: the largest member's training set */
+  length: number;
+  order(epoch: number): number[];
+}
+
+function kfoldPlan(k: number, shuffle: boolean) {
+  return (i: number): Plan => {
+    const sizes = range(0, k).map((f) => Math.floor(COUNT / k) + (f < COUNT % k ? 1 : 0));
+    const start = sizes.slice(0, i % k).reduce((a, b) => a + b, 0);
+    const held = range(start, start + sizes[i % k]);
+    const own = range(0, COUNT).filter((e) => !held.includes(e));
+    const length = COUNT - Math.min(...sizes);
+    const order = (epoch: number) => {
+      const perm = shuffle ? Array.from(Rng.of(SEED, 'member-shuffle', i, epoch).permutation(own.length)) : range(0, own.length);
+      return range(0, length).map((j) => own[perm[j % own.length]]);
+    };
+    return { own, held, length, order };
+  };
+}
+
+function bootstrapPlan(i: number): Plan {
+  const rng = Rng.of(SEED, 'bootstrap', i);
+  const own = range(0, COUNT).map(() => rng.int(COUNT));
+  return { own, held: range(0, COUNT).filter((e) => !own.includes(e)), length: COUNT, order: () => own };
+}
+
+function rows(ds: Dataset, input: number[], at: number[]) {
+  const width = input.reduce((a, b) => a * b, 1);
+  const x = tf.tensor(Float32Array.from(at.flatMap((e) => Array.from(ds.x.subarray(e * width, (e + 1) * width)))), [at.length, ...input]);
+  const y = tf.oneHot(tf.tensor1d(at.map((e) => ds.y[e]), 'int32'), CLASSES).toFloat();
+  return { x, y };
+}
+
+/** Loss and accuracy of a model on examples, as netc computes them (Keras' categorical crossentropy). */
+function evaluate(model: tf.LayersModel, x: tf.Tensor, y: tf.Tensor) {
+  return tf.tidy(() => {
+    const p = model.predict(x) as tf.Tensor;
+    const loss = tf.mean(tf.metrics.categoricalCrossentropy(y, p)).dataSync()[0];
+    const accuracy = tf.mean(tf.cast(tf.equal(tf.argMax(p, -1), tf.argMax(y, -1)), 'float32')).dataSync()[0];
+    return { loss, accuracy };
+  });
+}
+
+interface Case {
+  split: string;
+  members: number;
+  shuffle: boolean;
+  plan: (i: number) => Plan;
+}
+
+const cases: Record<string, Case> = {
+  'kfold(3), shuffle off': { split: 'kfold(3)', members: 6, shuffle: false, plan: kfoldPlan(3, false) },
+  'kfold(3), shuffle on': { split: 'kfold(3)', members: 6, shuffle: true, plan: kfoldPlan(3, true) },
+  'bootstrap(), shuffle off': { split: 'bootstrap()', members: 3, shuffle: false, plan: bootstrapPlan },
+};
+
+async function expectSplitMatches(c: Case, modelName: keyof typeof models, lowering: Lowering) {
+  const spec = models[modelName];
+  const state = compile(source(spec, c.split, c.members, c.shuffle), 'splits.net', { lowering });
+  expect(state.ensemble, state.diagnostics.map((d) => d.message).join('\n')).toBeDefined();
+  const program = state.program!;
+  const hyper = hyperTable(program, state.ir!);
+  const ds = dataset(spec.input);
+  const perEpoch = Math.ceil(c.plan(0).length / BATCH);
+  const result = await train({ tf: tf as unknown as TF, program, model: state.ir!, ensemble: state.ensemble!, hyper, data: { train: ds }, steps: EPOCHS * perEpoch, seed: SEED });
+  for (let i = 0; i < c.members; i++) {
+    const plan = c.plan(i);
+    const model = alone({ pop: undefined!, program, ir: state.ir!, hyper }, i);
+    model.compile({ optimizer: tf.train.adam(hyper.value('lr', i)), loss: 'categoricalCrossentropy' });
+    let sums = { loss: 0, count: 0 };
+    for (let epoch = 0; epoch < EPOCHS; epoch++) {
+      const order = plan.order(epoch);
+      sums = { loss: 0, count: 0 };
+      for (let s = 0; s < order.length; s += BATCH) {
+        const { x, y } = rows(ds, spec.input, order.slice(s, s + BATCH));
+        const loss = (await model.trainOnBatch(x, y)) as number;
+        sums = { loss: sums.loss + loss * x.shape[0], count: sums.count + x.shape[0] };
+        tf.dispose([x, y]);
+      }
+    }
+    const fused = await result.population.memberWeights(i);
+    for (const [name, values] of getWeights(model, state.ir!)) expectClose(fused.get(name)!, values, `member ${i} ${name}`);
+    const held = rows(ds, spec.input, plan.held);
+    const val = evaluate(model, held.x, held.y);
+    const metrics = result.final[i];
+    expectClose([metrics.loss, metrics.val_loss!, metrics.val_accuracy!], [sums.loss / sums.count, val.loss, val.accuracy], `member ${i} loss, val_loss, val_accuracy`);
+    tf.dispose([held.x, held.y]);
+    model.dispose();
+  }
+  result.population.dispose();
+}
+
+describe('members on their own data, against plain TF.js on cpu', () => {
+  beforeAll(() => useBackend('cpu'));
+  afterAll(() => tf.disposeVariables());
+  for (const [name, c] of Object.entries(cases)) {
+    describe(name, () => {
+      for (const modelName of Object.keys(models) as (keyof typeof models)[]) {
+        it.each(lowerings)(`${modelName}: %s`, (lowering) => expectSplitMatches(c, modelName, lowering));
+      }
+    });
+  }
+});
+
+describe('members on their own data, against plain TF.js on wasm', () => {
+  beforeAll(() => useBackend('wasm'));
+  afterAll(() => tf.disposeVariables());
+  it.each(Object.keys(cases))('%s: conv, grouped', (name) => expectSplitMatches(cases[name], 'conv', 'grouped'));
+});
