@@ -339,11 +339,16 @@ export class Population {
 
   /**
    * Every member's own input, x [N, B, ...] (members trained on their own examples), in the lowering's
-   * layout: as it is (grouped), folded into the last axis (blockdiag), one tensor per member (loop). It is
-   * data: the first layer need not pass a gradient back to it.
+   * layout: as it is (grouped), folded into the last axis (blockdiag), one tensor per member (loop); or
+   * one batch [B, ...] for all of them, copied to each. It is data: the first layer passes no gradient to it.
    */
   private ownInputs(x: Tensor): Value {
     const { tf, ir } = this;
+    // one batch for every member (netc predict and eval, extraction checks): each member reads a copy
+    if (x.rank === ir.ops[0].shape.length + 1) {
+      if (ir.lowering === 'loop') return this.memberIds.map(() => x);
+      return { t: ir.lowering === 'grouped' ? tf.broadcastTo(x, [this.n, ...x.shape]) : tf.tile(x, [...x.shape.slice(0, -1).map(() => 1), this.n]), shared: false, data: true };
+    }
     if (x.shape[0] !== this.n) throw new Error(`internal error: ${this.n} members' inputs expected, got ${x.shape[0]}`);
     if (ir.lowering === 'loop') return tf.unstack(x);
     return { t: ir.lowering === 'grouped' ? x : membersToBlocks(tf, x), shared: false, data: true };
