@@ -163,3 +163,50 @@ describe('members on their own data, against plain TF.js on wasm', () => {
   afterAll(() => tf.disposeVariables());
   it.each(Object.keys(cases))('%s: conv, grouped', (name) => expectSplitMatches(cases[name], 'conv', 'grouped'));
 });
+
+// Bootstrapped heads: a shared trunk under bootstrap() sees every member's own batch, and trains on the sum
+// of the heads' mean losses, each head on its own draws. The reference is one TF.js network, one trunk
+// (model 0's dense_1, tf.train.adam with the file's lr) and a head per member (its own adam and lr), each
+// head applied to the trunk's output on that member's batch.
+describe('bootstrapped heads on a shared trunk, against one TF.js network', () => {
+  beforeAll(() => useBackend('cpu'));
+  afterAll(() => tf.disposeVariables());
+  const heads = { input: [3], layers: 'trunk = shared dense(5, activation: tanh)\ndense(3, activation: softmax)' };
+
+  it.each(lowerings)('%s', async (lowering) => {
+    const state = compile(source(heads, 'bootstrap()', 3, false), 'heads.net', { lowering });
+    expect(state.ensemble, state.diagnostics.map((d) => d.message).join('\n')).toBeDefined();
+    const program = state.program!;
+    const ir = state.ir!;
+    const hyper = hyperTable(program, ir);
+    const ds = dataset(heads.input);
+    const steps = EPOCHS * Math.ceil(COUNT / BATCH);
+    const result = await train({ tf: tf as unknown as TF, program, model: ir, ensemble: state.ensemble!, hyper, data: { train: ds }, steps, seed: SEED });
+
+    const models = [0, 1, 2].map((i) => alone({ pop: undefined!, program, ir, hyper }, i));
+    const layerVars = (model: tf.LayersModel, name: string) => model.getLayer(name).trainableWeights.map((w) => (w as unknown as { val: tf.Variable }).val);
+    const groups = [
+      { vars: layerVars(models[0], 'dense_1'), opt: tf.train.adam(hyper.base('lr')) },
+      ...models.map((model, i) => ({ vars: layerVars(model, 'dense_2'), opt: tf.train.adam(hyper.value('lr', i)) })),
+    ];
+    const plans = [0, 1, 2].map((i) => bootstrapPlan(i));
+    for (let epoch = 0; epoch < EPOCHS; epoch++) {
+      for (let s = 0; s < COUNT; s += BATCH) {
+        const batches = plans.map((p) => rows(ds, heads.input, p.order(epoch).slice(s, s + BATCH)));
+        const { grads } = tf.variableGrads(() => {
+          const losses = batches.map(({ x, y }, i) => tf.mean(tf.metrics.categoricalCrossentropy(y, models[i].getLayer('dense_2').apply(models[0].getLayer('dense_1').apply(x)) as tf.Tensor)));
+          return losses.reduce((a, l) => tf.add(a, l)) as tf.Scalar;
+        }, groups.flatMap((g) => g.vars));
+        for (const g of groups) g.opt.applyGradients(g.vars.map((v) => ({ name: v.name, tensor: grads[v.name] })));
+        tf.dispose(batches.flatMap((b) => [b.x, b.y]));
+      }
+    }
+    const trunk = getWeights(models[0], ir);
+    for (let i = 0; i < 3; i++) {
+      const fused = await result.population.memberWeights(i);
+      for (const [name, values] of getWeights(models[i], ir)) expectClose(fused.get(name)!, name.startsWith('dense_1/') ? trunk.get(name)! : values, `member ${i} ${name}`);
+    }
+    models.forEach((m) => m.dispose());
+    result.population.dispose();
+  });
+});
