@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { epochLength, foldRange, memberEpochOrder, memberExamples } from '../src/data/member-splits.js';
 import { Rng } from '../src/runtime/rng.js';
 import { hyperTable } from '../src/runtime/hyper.js';
-import { expectClean } from './helpers.js';
+import { expectClean, expectDiagnostics, expectError } from './helpers.js';
 
 const ints = (a: ArrayLike<number>) => Array.from(a);
 const range = (start: number, end: number) => Array.from({ length: end - start }, (_, i) => start + i);
@@ -94,5 +94,29 @@ train { data: moons() loss: binary_crossentropy epochs: 1 }
     const state = expectClean(source('vary lr: [0.001, 0.003, 0.01, 0.03]', 'bootstrap()'));
     const table = hyperTable(state.program!, state.ir!);
     expect(range(0, 8).map((i) => table.value('lr', i))).toEqual([0.001, 0.003, 0.01, 0.03, 0.001, 0.003, 0.01, 0.03]);
+  });
+});
+
+describe('checking a split', () => {
+  const file = (ensemble: string, train = '', schedules = '') => `model m(input: [2]) {
+  dense(1, activation: sigmoid)
+}
+ensemble { ${ensemble} }
+train { data: moons() loss: binary_crossentropy epochs: 2 ${train} }
+${schedules}`;
+
+  it('a split validates every member, so schedules and plateau may rank by val_ metrics without a validation share', () => {
+    expectDiagnostics(file('members: 10 split: kfold(5)', 'lr_schedule: plateau(metric: val_loss)', 'schedule halving { every: 1 epochs, metric: val_accuracy }'), '');
+    expectDiagnostics(file('members: 3 split: bootstrap()', '', 'schedule early_stopping { patience: 2, metric: val_loss }'), '');
+  });
+
+  it('bootstrap() refuses a validation share and PBT, as kfold does', () => {
+    expectError(file('members: 3 split: bootstrap() vary lr: [0.1, 0.01]', 'validation: 0.1'), 3030, 'split: bootstrap() validates each member on examples of its own (the examples it did not draw)');
+    expectError(file('members: 3 split: bootstrap() vary lr: [0.1, 0.01]', '', 'schedule pbt { every: 1 epochs }'), 3031, 'refused with split: bootstrap()');
+  });
+
+  it('--members must keep kfold\'s settings whole too (NET3032 at the split)', () => {
+    expectError(file('members: 10 split: kfold(5)'), 3032, 'got 7 (--members)', { members: 7 });
+    expectClean(file('members: 10 split: kfold(5)'), { members: 15 });
   });
 });
