@@ -19,6 +19,9 @@ import { Rng } from '../../src/runtime/rng.js';
 import type { Dataset } from '../../src/data/dataset.js';
 import type { TF } from '../../src/runtime/tf.js';
 import { alone, expectClose, tf, useBackend } from './harness.js';
+import { MemberData } from '../../src/runtime/member-data.js';
+import { Population } from '../../src/runtime/population.js';
+import { initMember } from '../../src/runtime/init.js';
 
 const COUNT = 14;
 const CLASSES = 3;
@@ -208,5 +211,39 @@ describe('bootstrapped heads on a shared trunk, against one TF.js network', () =
     }
     models.forEach((m) => m.dispose());
     result.population.dispose();
+  });
+});
+
+// Rows are gathered on the host for cpu and wasm and on the device elsewhere (webgpu, tfjs-node); both
+// must give the same batches, byte for byte, and so the same evaluation.
+describe('a member batch gathered on the host and on the device', () => {
+  beforeAll(() => useBackend('wasm'));
+  it('holds the same bytes, and evaluates the same', async () => {
+    const state = compile(source(models.conv, 'kfold(3)', 6, true), 'gather.net');
+    const program = state.program!;
+    const ds = dataset(models.conv.input);
+    const spec = { split: program.ensemble.split!, train: ds, seed: SEED, shuffle: true, batch: BATCH, input: models.conv.input, loss: program.train!.loss };
+    const [host, device] = (['host', 'device'] as const).map((gatherOn) => new MemberData(tf as unknown as TF, { ...spec, gatherOn }));
+    for (const [epoch, b] of [[0, 0], [1, 2]]) {
+      const [a, c] = [host.batch([5, 0, 3], epoch, b), device.batch([5, 0, 3], epoch, b)];
+      expect(a.x.shape).toEqual([3, a.size, 4, 4, 1]);
+      expect(Buffer.from((await a.x.data()).buffer).equals(Buffer.from((await c.x.data()).buffer))).toBe(true);
+      expect(Buffer.from((await a.y.data()).buffer).equals(Buffer.from((await c.y.data()).buffer))).toBe(true);
+      tf.dispose([a.x, a.y, c.x, c.y]);
+    }
+    const pop = new Population({
+      tf: tf as unknown as TF,
+      ensemble: state.ensemble!,
+      memberIds: [0, 1, 2, 3, 4, 5],
+      seed: SEED,
+      optimizer: 'adam',
+      loss: program.train!.loss,
+      hyper: (key, m) => hyperTable(program, state.ir!).value(key, m),
+      initial: (m) => initMember(state.ir!, SEED, m),
+    });
+    expect(await device.evaluate(pop, 'validation', 64, ['accuracy'])).toEqual(await host.evaluate(pop, 'validation', 64, ['accuracy']));
+    pop.dispose();
+    host.dispose();
+    device.dispose();
   });
 });
