@@ -14,6 +14,33 @@ type TFJS = typeof tfjs;
 export type ModelName = 'forum' | 'lenet';
 export type BackendChoice = 'wasm' | 'cpu';
 export type NaiveMethod = 'trainOnBatch' | 'minimize';
+/**
+ * How bench/torch_bench.py trains N members in PyTorch: forum `bmm` (stacked weights, torch.bmm), `vmap`
+ * (functorch.vmap of one functional model) or `loop` (N nn.Modules one after another); lenet `loop` or
+ * `grouped` (conv2d with groups=N, bmm for the dense layers).
+ */
+export type TorchMethod = 'bmm' | 'vmap' | 'loop' | 'grouped';
+
+/** A PyTorch configuration, run by bench/torch_bench.py in a Python process of its own. */
+export type TorchJob = { model: ModelName; method: TorchMethod; n: number; members: number } & Timing;
+
+/** What bench/torch_bench.py prints for a TorchJob (times in ms, memory in bytes). */
+export interface TorchResult {
+  msMedian: number;
+  msMean: number;
+  msMin: number;
+  steps: number;
+  warmup: number;
+  setupMs: number;
+  baselineRss: number;
+  peakRss: number;
+  vmHwm?: number;
+  lastLoss: number;
+  threads: number;
+  torch: string;
+  /** the BLAS libraries the Python process mapped (Debian's torch uses the system libblas.so.3) */
+  blas: string[] | null;
+}
 
 /** The .net file each benchmark model comes from, and its batch size. */
 export const models: Record<ModelName, { file: string; batch: number }> = {

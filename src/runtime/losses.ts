@@ -4,10 +4,13 @@
 // [eps, 1 - eps]); the example* forms return each example's value, [N, B].
 import type { TF, Tensor } from './tf.js';
 
+type GradFunc = Parameters<TF['customGrad']>[0];
+
 const EPS = 1e-7;
 
 /** yTrue is [B, K] (binary/onehot/values) or [B, 1] class indices (sparse); or [N, B, K], [N, B, 1] per member. */
 export function memberLosses(tf: TF, loss: string, args: Record<string, unknown>, yPred: Tensor, yTrue: Tensor): Tensor {
+  if (loss === 'binary_crossentropy') return binaryCrossentropy(tf, yPred, yTrue);
   return tf.mean(exampleLosses(tf, loss, args, yPred, yTrue), -1);
 }
 
@@ -44,6 +47,34 @@ export function exampleLosses(tf: TF, loss: string, args: Record<string, unknown
     default:
       throw new Error(`unknown loss ${loss}`);
   }
+}
+
+/**
+ * Binary cross-entropy per member, [N], of probabilities yPred [N, B, K] clipped to [eps, 1 - eps]
+ * (Keras' rule) against yTrue [B, K] (or [N, B, K], each member's own): the mean over the batch of the mean over K of
+ * -(y log p + (1 - y) log(1 - p)). One op whose gradient is written out,
+ *   dL/dp = dy / (B K) * (p - y) / (p (1 - p))   where p is inside [eps, 1 - eps], 0 where it was clipped
+ * (clipByValue's gradient), in 9 kernels where TF.js's autodiff of the expression runs about 30 (one
+ * gradient per op, with broadcasts and reductions). The value is computed by the same ops as before.
+ */
+function binaryCrossentropy(tf: TF, yPred: Tensor, yTrue: Tensor): Tensor {
+  const f = tf.customGrad(((p: Tensor, save: (ts: Tensor[]) => void) => {
+    const clipped = tf.clipByValue(p, EPS, 1 - EPS);
+    const rest = tf.sub(1, clipped);
+    const perExample = tf.neg(tf.mean(tf.add(tf.mul(yTrue, tf.log(clipped)), tf.mul(tf.sub(1, yTrue), tf.log(rest))), -1));
+    save([p, clipped, rest]);
+    return {
+      value: tf.mean(perExample, -1),
+      gradFunc: (dy: Tensor, [ps, cs, rs]: Tensor[]) => {
+        const perElement = tf.div(tf.sub(cs, yTrue), tf.mul(cs, rs));
+        const outer = [...dy.shape, ...new Array<number>(ps.rank - dy.rank).fill(1)];
+        const scaled = tf.mul(perElement, tf.div(tf.reshape(dy, outer), ps.size / dy.size));
+        // inside the clip range the clipped value is p itself; NaN compares unequal, as it fails the range
+        return tf.where(tf.equal(ps, cs), scaled, tf.zerosLike(scaled));
+      },
+    };
+  }) as unknown as GradFunc);
+  return (f as unknown as (p: Tensor) => Tensor)(yPred);
 }
 
 /** Accuracy per member [N]: thresholded at 0.5 for one output, argmax otherwise. */

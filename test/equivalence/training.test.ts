@@ -294,6 +294,51 @@ describe('per-member learning rates', () => {
   });
 });
 
+// ---------------------------------------------------------------------------------------------------
+// Binary cross-entropy (netc's is one op with its gradient written out, src/runtime/losses.ts) against a
+// tfjs-layers model compiled with loss 'binaryCrossentropy' and tf.train.adam, as the forum MLP trains:
+// soft and hard labels, and inputs large enough that some outputs saturate, where both clip the
+// probabilities to [1e-7, 1 - 1e-7] and the clipped ones pass no gradient.
+
+const BCE_MODEL = (scale: number) => `model m(input: [2]) {
+  dense(${scale > 1 ? 3 : 6}, activation: ${scale > 1 ? 'linear' : 'sigmoid'})
+  dense(1, activation: sigmoid)
+}
+ensemble { seed: 4 vary lr: [0.02, 0.1, 0.005] }
+train { data: xor() loss: binary_crossentropy optimizer: adam steps: 4 }
+`;
+
+describe.each(backends)('binary cross-entropy against tfjs-layers on %s', (backend) => {
+  beforeAll(() => useBackend(backend));
+  afterAll(() => tf.disposeVariables());
+  for (const [name, scale, soft] of [['hard labels', 1, false], ['soft labels', 1, true], ['saturated outputs', 40, false]] as const) {
+    it.each(lowerings)(`${name}: %s`, async (lowering) => {
+      const b = build(BCE_MODEL(scale), lowering, MEMBERS);
+      const data = Array.from({ length: 4 }, (_, s) => ({
+        x: randomBatch(400 + s, [BATCH, 2], scale),
+        y: soft ? tf.add(tf.mul(randomBatch(500 + s, [BATCH, 1]), 0.5), 0.5) : tf.tensor([[1], [0], [s % 2], [1]]),
+      }));
+      if (scale > 1) {
+        // the inputs do saturate some member's outputs beyond the clip range
+        const out = tf.tidy(() => b.pop.forward(data[0].x, false));
+        const p = await out.data();
+        out.dispose();
+        expect(p.some((v) => v > 1 - 1e-7 || v < 1e-7)).toBe(true);
+      }
+      for (const { x, y } of data) b.pop.trainStep(x, y).dispose();
+      await expectMembersMatch(b, async (m) => {
+        const model = alone(b, m);
+        model.compile({ optimizer: tf.train.adam(b.pop.hyper('lr')[m]), loss: 'binaryCrossentropy' });
+        for (const { x, y } of data) await model.trainOnBatch(x, y);
+        const w = getWeights(model, b.ir);
+        model.dispose();
+        return w;
+      });
+      b.pop.dispose();
+    });
+  }
+});
+
 describe('memory', () => {
   beforeAll(() => useBackend('cpu'));
   it.each(lowerings)('a training run leaks no tensors: %s', (lowering) => {
