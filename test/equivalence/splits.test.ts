@@ -35,11 +35,11 @@ const models = {
   conv: { input: [4, 4, 1], layers: 'conv2d(2, kernel: 3, activation: tanh)\nflatten()\ndense(3, activation: softmax)' },
 };
 
-const source = (model: { input: number[]; layers: string }, split: string, members: number, shuffle: boolean) => `model m(input: [${model.input.join(', ')}]) {
+const source = (model: { input: number[]; layers: string }, split: string, members: number, shuffle: boolean, loss = 'sparse_categorical_crossentropy') => `model m(input: [${model.input.join(', ')}]) {
 ${model.layers}
 }
 ensemble { members: ${members} seed: ${SEED} split: ${split} vary lr: [${LRS.join(', ')}] }
-train { data: idx(images: "none-images", labels: "none-labels", classes: 3) loss: sparse_categorical_crossentropy optimizer: adam batch: ${BATCH} epochs: ${EPOCHS} shuffle: ${shuffle} metrics: [accuracy] }
+train { data: idx(images: "none-images", labels: "none-labels", classes: 3) loss: ${loss} optimizer: adam batch: ${BATCH} epochs: ${EPOCHS} shuffle: ${shuffle} metrics: [accuracy] }
 `;
 
 /** COUNT reproducible examples of the model's input, each with a class label. */
@@ -245,5 +245,43 @@ describe('a member batch gathered on the host and on the device', () => {
     pop.dispose();
     host.dispose();
     device.dispose();
+  });
+});
+
+// Binary cross-entropy, one op with its gradient written out, against each member's own labels [N, B, 1]:
+// the 0/1 class of each example (class 2 counts as 1) and a sigmoid output, trained against tfjs-layers'.
+describe('members on their own data with binary cross-entropy, against plain TF.js', () => {
+  beforeAll(() => useBackend('cpu'));
+  afterAll(() => tf.disposeVariables());
+  it.each(lowerings)('kfold(3), shuffle on: %s', async (lowering) => {
+    const binary = { input: [3], layers: 'dense(5, activation: tanh)\ndense(1, activation: sigmoid)' };
+    const state = compile(source(binary, 'kfold(3)', 6, true, 'binary_crossentropy').replace('classes: 3', 'classes: 2'), 'binary.net', { lowering });
+    expect(state.ensemble, state.diagnostics.map((d) => d.message).join('\n')).toBeDefined();
+    const program = state.program!;
+    const hyper = hyperTable(program, state.ir!);
+    const ds = dataset(binary.input);
+    ds.y = ds.y.map((c) => Math.min(c, 1));
+    ds.labels = { kind: 'classes', classes: 2 };
+    const plan = kfoldPlan(3, true);
+    const perEpoch = Math.ceil(plan(0).length / BATCH);
+    const result = await train({ tf: tf as unknown as TF, program, model: state.ir!, ensemble: state.ensemble!, hyper, data: { train: ds }, steps: EPOCHS * perEpoch, seed: SEED });
+    for (let i = 0; i < 6; i++) {
+      const model = alone({ pop: undefined!, program, ir: state.ir!, hyper }, i);
+      model.compile({ optimizer: tf.train.adam(hyper.value('lr', i)), loss: 'binaryCrossentropy' });
+      for (let epoch = 0; epoch < EPOCHS; epoch++) {
+        const order = plan(i).order(epoch);
+        for (let s = 0; s < order.length; s += BATCH) {
+          const at = order.slice(s, s + BATCH);
+          const x = tf.tensor(at.flatMap((e) => Array.from(ds.x.subarray(3 * e, 3 * e + 3))), [at.length, 3]);
+          const y = tf.tensor(at.map((e) => ds.y[e]), [at.length, 1]);
+          await model.trainOnBatch(x, y);
+          tf.dispose([x, y]);
+        }
+      }
+      const fused = await result.population.memberWeights(i);
+      for (const [name, values] of getWeights(model, state.ir!)) expectClose(fused.get(name)!, values, `member ${i} ${name}`);
+      model.dispose();
+    }
+    result.population.dispose();
   });
 });
