@@ -231,3 +231,12 @@ describe('mistakes found when training', () => {
     expect(r.err).toMatch(/error NET3032: .*members must be a multiple of 5, got 7 \(--members\)/);
   });
 });
+
+describe('netc eval of a run whose members hold out their own data', () => {
+  it('without test: there is no one held-out set: --data is asked for, saying why', async () => {
+    const run = await trained(file(source('members: 3 split: bootstrap()')), '--steps', '2');
+    const r = await netc('eval', run, '--backend', 'cpu');
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('under split: bootstrap() each member validates on examples of its own, so none is held out from all of them: set test: for that');
+  });
+});
