@@ -14,6 +14,8 @@ export type { TrainConfig } from './check/program.js';
 export type { TF, Tensor } from './runtime/tf.js';
 export type { Lowering } from './layers/forward.js';
 export type { ModuleEnsemble, ModuleVary } from './emit/module-api.js';
+export type { MemberSplit } from './vocabulary/splits.js';
+export { memberExamples, memberEpochOrder, epochLength, foldRange, type MemberExamples } from './data/member-splits.js';
 export { emitModule, emitInfo, type EmitInfo } from './emit/emit.js';
 export { formatModule } from './emit/format.js';
 export { memberParamSlice, slicingMap, type MemberParamSlice, type ParamSlicing, type SlicingMap } from './ensemble/slicing-map.js';

@@ -3,6 +3,7 @@
 // every pass that produces IR.
 import { hasErrors, type Diagnostic } from './diagnostics/diagnostic.js';
 import { DiagnosticSink } from './diagnostics/sink.js';
+import { Messages } from './diagnostics/messages.js';
 import { parse } from './syntax/parse.js';
 import type { NetFile } from './syntax/ast.js';
 import { check, type CheckOptions } from './check/check.js';
@@ -76,8 +77,17 @@ export const passes: readonly Pass[] = [
   {
     name: 'widen',
     run(state, options) {
-      const members = options.members ?? state.program!.ensemble.members;
-      state.ensemble = widen(state.ir!, options.lowering ?? 'grouped', members);
+      const { ensemble } = state.program!;
+      const members = options.members ?? ensemble.members;
+      // --members must give a kfold split whole settings too (the checker saw the file's count)
+      if (ensemble.split?.kind === 'kfold' && members % ensemble.split.k !== 0) {
+        const sink = new DiagnosticSink(state.path);
+        sink.report(Messages.SplitMembers, ensemble.splitSpan!, ensemble.split.k, `${members} (--members)`);
+        state.diagnostics.push(...sink.diagnostics);
+        return;
+      }
+      // members on data of their own read inputs of their own: the input is not shared
+      state.ensemble = widen(state.ir!, options.lowering ?? 'grouped', members, { perMemberInput: ensemble.split !== undefined });
     },
   },
   verifier('verify-ensemble', 'ensemble IR', (state) => verifyEnsembleIR(state.ensemble!)),

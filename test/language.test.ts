@@ -16,6 +16,7 @@ import { initializers } from '../src/vocabulary/initializers.js';
 import { losses, metrics } from '../src/vocabulary/losses.js';
 import { optimizers } from '../src/vocabulary/optimizers.js';
 import { scheduleMetrics, schedules } from '../src/vocabulary/schedules.js';
+import { splits } from '../src/vocabulary/splits.js';
 
 const doc = readFileSync(new URL('../docs/language.md', import.meta.url), 'utf8');
 const blocks = [...doc.matchAll(/^```\n([\s\S]*?)^```$/gm)].map((m) => m[1]);
@@ -102,7 +103,12 @@ describe('docs/language.md names everything netc knows', () => {
     row(`${key}\``);
   });
 
-  it.each([...ensembleKeys.map((k) => k.name), 'vary'])('the ensemble key %s', (key) => expect(named(key)).toBe(true));
+  it.each([...ensembleKeys.map((k) => k.name), 'split', 'vary'])('the ensemble key %s', (key) => expect(named(key)).toBe(true));
+
+  it.each(splits.map((s) => [s.name, s]))('the split %s and its arguments', (name, split) => {
+    const line = row(`${name}(`);
+    for (const arg of split.args) expect(line).toContain(arg.name);
+  });
 
   it.each(['uniform', 'loguniform', 'choice'])('the space %s', (space) => expect(row(`${space}(`)).toBeTruthy());
 });

@@ -12,6 +12,8 @@ import { bindArgs, checkValue } from './bind-args.js';
 import { entriesAsArgs } from './entries.js';
 import { intervalUnits, lrScheduleArg, type LrScheduleScope } from './check-lr-schedule.js';
 import type { EnsembleConfig, Space, Vary, VaryTarget } from './program.js';
+import { resolveRegistryCall } from './registry-call.js';
+import { splits, type MemberSplit } from '../vocabulary/splits.js';
 
 export const ensembleKeys: ArgSpec[] = [
   { name: 'members', type: { kind: 'int', min: 1 }, default: 1 },
@@ -30,10 +32,13 @@ export function checkEnsemble(block: EntriesBlock | undefined, scope: VaryScope,
   if (!block) return { members: 1, seed: 0, vary: [] };
   const errorsBefore = sink.errorCount;
   const { args, vary } = entriesAsArgs(block, sink, true);
+  const splitArg = args.find((a) => a.key!.name === 'split');
+  const split = splitArg && resolveRegistryCall('split', splits, splitArg.value, sink)?.config;
   const known = args.filter((a) => {
     const key = a.key!;
     if (ensembleKeys.some((k) => k.name === key.name)) return true;
-    const names = [...ensembleKeys.map((k) => k.name), 'vary'];
+    if (key.name === 'split') return false;
+    const names = [...ensembleKeys.map((k) => k.name), 'split', 'vary'];
     sink.report(Messages.UnknownEnsembleKey, key.span, key.name, didYouMean(key.name, names), names.join(', '));
     return false;
   });
@@ -57,7 +62,18 @@ export function checkEnsemble(block: EntriesBlock | undefined, scope: VaryScope,
     else if (space) varies.push({ path, target: resolved.target, space, span: entry.span });
   }
   if (sink.errorCount > errorsBefore) return undefined;
-  return { members: bound.values.members as number, seed: bound.values.seed as number, vary: varies };
+  return {
+    members: bound.values.members as number,
+    seed: bound.values.seed as number,
+    vary: varies,
+    ...(split ? { split: memberSplit(split.name, split.args), splitSpan: splitArg!.value.span } : {}),
+    ...(bound.spans.members ? { membersSpan: bound.spans.members } : {}),
+  };
+}
+
+/** The checked `split:` call as the runtime takes it. */
+function memberSplit(name: string, args: Record<string, unknown>): MemberSplit {
+  return name === 'kfold' ? { kind: 'kfold', k: args.k as number } : { kind: 'bootstrap' };
 }
 
 function resolveVaryPath(entry: Entry, path: string, span: Span, scope: VaryScope, sink: DiagnosticSink): { spec: ArgSpec; target: VaryTarget } | undefined {

@@ -15,6 +15,7 @@ import { checkSchedule } from './check-schedule.js';
 import type { Program, ScheduleConfig } from './program.js';
 import { checkLrScheduleVary, type LrScheduleScope } from './check-lr-schedule.js';
 import { lrSchedules } from '../vocabulary/lr-schedules.js';
+import { checkSplit } from './check-split.js';
 
 export interface CheckOptions {
   /** reads data files (csv headers, idx headers) relative to the .net file */
@@ -55,14 +56,17 @@ export function check(file: NetFile, sink: DiagnosticSink, options: CheckOptions
     metricSpans.set(schedule, block.entries.find((e) => e.path.length === 1 && e.path[0].name === 'metric')?.value.span ?? schedule.span);
   }
 
+  // a split validates each member on examples of its own, without a validation share
+  const noValidation = !!train && train.validation === 0 && !ensemble?.split;
   for (const s of schedules) {
     const metric = s.args.metric as string | undefined;
-    if (metric?.startsWith('val_') && train && train.validation === 0) sink.report(Messages.ScheduleNeedsValidation, s.span, s.name, metric, metric.slice(4));
+    if (metric?.startsWith('val_') && noValidation) sink.report(Messages.ScheduleNeedsValidation, s.span, s.name, metric, metric.slice(4));
     if (metric?.endsWith('accuracy') && train && regression(train)) sink.report(Messages.ScheduleAccuracyNeedsClasses, metricSpans.get(s)!, `schedule ${s.name}`, metric, train.loss.name, metric.replace('accuracy', 'loss'));
     if (s.name === 'pbt' && ensemble && ensemble.vary.length === 0) sink.report(Messages.NothingVaries, s.span);
   }
+  if (ensemble?.split) checkSplit({ ensemble, train, trainBlock, schedules, model }, sink);
   const plateau = train?.lr_schedule?.name === 'plateau' ? (train.lr_schedule.args.metric as string) : undefined;
-  if (plateau?.startsWith('val_') && train!.validation === 0) sink.report(Messages.PlateauNeedsValidation, lrScheduleSpan(trainBlock!), plateau, plateau.slice(4));
+  if (plateau?.startsWith('val_') && noValidation) sink.report(Messages.PlateauNeedsValidation, lrScheduleSpan(trainBlock!), plateau, plateau.slice(4));
   if (plateau?.endsWith('accuracy') && regression(train!)) sink.report(Messages.ScheduleAccuracyNeedsClasses, lrScheduleSpan(trainBlock!), 'lr_schedule plateau', plateau, train!.loss.name, plateau.replace('accuracy', 'loss'));
 
   if (sink.errorCount > 0 || !model || !ensemble || (trainBlock && !train)) return undefined;

@@ -2,6 +2,7 @@
 import type { Span } from '../diagnostics/diagnostic.js';
 import type { LayerKind } from '../layers/layer-kind.js';
 import type { DataShape } from '../vocabulary/data-sources.js';
+import type { MemberSplit } from '../vocabulary/splits.js';
 import type { BoundArgs, BoundValue, Shape } from './arg-spec.js';
 
 export type Values = BoundArgs['values'];
@@ -44,6 +45,12 @@ export interface EnsembleConfig {
   members: number;
   seed: number;
   vary: Vary[];
+  /** `split: kfold(k)` or `split: bootstrap()`: each member trains and validates on examples of its own */
+  split?: MemberSplit;
+  /** where the split is written, for diagnostics about it */
+  splitSpan?: Span;
+  /** where `members` is written (absent: the default), for diagnostics about it */
+  membersSpan?: Span;
 }
 
 export interface CallConfig {

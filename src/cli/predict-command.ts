@@ -9,6 +9,7 @@ import { formatDataSource, parseDataSource } from '../check/data-expression.js';
 import type { CallConfig } from '../check/program.js';
 import { splitData } from '../data/split.js';
 import { loadDataset } from '../data/load.js';
+import { splitText } from '../vocabulary/splits.js';
 import { DataError, formatDataError, labelWidth, type Dataset } from '../data/dataset.js';
 import { formatDiagnostics } from '../diagnostics/format.js';
 import { DiagnosticSink } from '../diagnostics/sink.js';
@@ -150,7 +151,9 @@ const generatedSets = ['xor', 'moons', 'spirals'];
 async function runSplit(runDir: string, info: RunInfo, io: Io): Promise<ChosenData> {
   const train = info.program.train;
   const fractions = { validation: train?.validation ?? 0, test: train?.test ?? 0 };
-  const none = `give --data: ${runDir} holds out no data of its own (its train block sets neither test: nor validation:)`;
+  const members = info.program.ensemble.split;
+  const own = members ? `; under split: ${splitText(members)} each member validates on examples of its own, so none is held out from all of them: set test: for that` : '';
+  const none = `give --data: ${runDir} holds out no data of its own (its train block sets neither test: nor validation:${own})`;
   if (!train || (fractions.test === 0 && fractions.validation === 0)) throw new UsageError(none);
   const text = formatDataSource(train.data);
   const all = await loadDataset(train.data, { baseDir: info.base_dir ?? dirname(resolve(info.file)), seed: info.program.ensemble.seed });

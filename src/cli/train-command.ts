@@ -9,6 +9,7 @@ import { Messages } from '../diagnostics/messages.js';
 import { loadDataset } from '../data/load.js';
 import { DataError, formatDataError } from '../data/dataset.js';
 import { splitData, splitValidation } from '../data/split.js';
+import { describeSplit } from '../data/member-splits.js';
 import { hyperTable, shownHyperparameters, type HyperTable } from '../runtime/hyper.js';
 import { batchesPerEpoch, DivergenceError, train, type EpochReport, type PopulationEvent, type TrainResult, type TrainSetup } from '../runtime/trainer.js';
 import { makeSchedules } from '../runtime/schedules.js';
@@ -97,6 +98,7 @@ async function trainRun(file: string | undefined, given: TrainOptions, io: Io): 
       `${heldOut(data.validation?.count ?? 0, tested)}: ${plural(steps, 'step')}, ${plural(epochs, 'epoch')} of ${perEpoch}` +
       `${at !== undefined ? `, resuming at step ${at}` : ''}\n`,
   );
+  if (program.ensemble.split) io.err(`split: ${describeSplit(program.ensemble.split, data.train.count)}\n`);
 
   const table = hyperTable(program, state.ir!);
   const trained = await runTraining({ tf: chosen.tf, backend: chosen.name, state, data, table, steps, epochs, perEpoch, runDir, resume, options }, io);
@@ -105,7 +107,7 @@ async function trainRun(file: string | undefined, given: TrainOptions, io: Io): 
   result.population.dispose();
   const { name: model } = state.ir!;
   const { members, lowering } = ensemble;
-  await finishRun({ runDir, file: path, model, members, epochs, backend: chosen.name, lowering, seed: program.ensemble.seed, table, result, stopped, resumedFrom: at, timings, transport: transport?.name ?? 'in-process', shards: transport?.slots ?? 1 }, io);
+  await finishRun({ runDir, file: path, model, members, split: program.ensemble.split, epochs, backend: chosen.name, lowering, seed: program.ensemble.seed, table, result, stopped, resumedFrom: at, timings, transport: transport?.name ?? 'in-process', shards: transport?.slots ?? 1 }, io);
   if (stopped) io.err(`stopped at step ${result.steps}; continue with: netc train --resume ${runDir}\n`);
   return stopped ? ExitCode.errors : ExitCode.ok;
 }
@@ -226,6 +228,12 @@ async function loadData(state: CompileState, baseDir: string, io: Io): Promise<{
     const all = await loadDataset(program.train!.data, { baseDir, seed: program.ensemble.seed });
     // the test split stays here: the trainer is given the train and validation splits alone
     const { test, ...seen } = splitData(all, program.train!.validation, program.train!.test);
+    // kfold needs an example for every fold
+    const split = program.ensemble.split;
+    if (split?.kind === 'kfold' && seen.train.count < split.k) {
+      sourceErrorAt(io, state.path, state.source, Messages.SplitTooFewExamples, program.ensemble.splitSpan!, split.k, seen.train.count);
+      return undefined;
+    }
     return { seen, tested: test?.count ?? 0 };
   } catch (e) {
     if (e instanceof DataError) {

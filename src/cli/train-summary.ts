@@ -7,12 +7,16 @@ import { plural } from '../util/plural.js';
 import type { Io } from './io.js';
 import { leaderboard, type MemberRow } from './leaderboard.js';
 import { writeAtomic } from './run-dir.js';
+import { crossValidation, settingsLeaderboard } from './cross-validation.js';
+import { settingOf, splitText, type MemberSplit } from '../vocabulary/splits.js';
 
 export interface RunEnd {
   runDir: string;
   file: string;
   model: string;
   members: number;
+  /** members on data of their own (`split:`) */
+  split?: MemberSplit;
   epochs: number;
   backend: string;
   lowering: string;
@@ -49,7 +53,8 @@ export async function finishRun(end: RunEnd, io: Io): Promise<void> {
     stopped_early: end.stopped,
     resumed_from_step: end.resumedFrom ?? null,
     epoch_timings: end.timings,
-    per_member: rows.map((r, m) => ({ member: r.member, hyperparameters: r.hyperparameters, lr: result.lr[m], metrics: r.metrics, ...(r.stopped ? { stopped: r.stopped } : {}) })),
+    ...splitSummary(end, rows),
+    per_member: rows.map((r, m) => ({ member: r.member, ...memberSplit(end.split, r.member), hyperparameters: r.hyperparameters, lr: result.lr[m], metrics: r.metrics, ...(r.stopped ? { stopped: r.stopped } : {}) })),
   };
   writeAtomic(join(end.runDir, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
   // the report loads vega lazily; a report that fails does not fail the training run
@@ -60,7 +65,7 @@ export async function finishRun(end: RunEnd, io: Io): Promise<void> {
   } catch (e) {
     io.err(`netc: could not write ${join(end.runDir, 'report.html')}: ${(e as Error).message}\n`);
   }
-  io.out(leaderboard(rows) + '\n');
+  io.out((end.split?.kind === 'kfold' ? settingsLeaderboard(crossValidation(rows, end.split), end.split.k) + '\n(each member\'s metrics are in summary.json and report.html)' : leaderboard(rows)) + '\n');
   io.out(`${trainedSteps(result.steps, end.resumedFrom)} x ${plural(end.members, 'member')} in ${result.seconds.toFixed(1)} s (${Math.round(result.memberStepsPerSecond)} member-steps/s, ${end.backend}, ${end.lowering})\n` + `run directory: ${end.runDir}\n` + reportLine);
 }
 
@@ -80,3 +85,15 @@ function memberRows({ result, table }: RunEnd): MemberRow[] {
 }
 
 const round = (v: number) => Math.round(v * 1000) / 1000;
+
+/** summary.json's `split`, and under kfold its `cross_validation`: each setting's members and metrics' mean and sd. */
+function splitSummary(end: RunEnd, rows: MemberRow[]): Record<string, unknown> {
+  if (!end.split) return {};
+  if (end.split.kind !== 'kfold') return { split: splitText(end.split) };
+  return { split: splitText(end.split), cross_validation: { k: end.split.k, settings: crossValidation(rows, end.split) } };
+}
+
+/** A member's place in the split: its fold and setting under kfold. */
+function memberSplit(split: MemberSplit | undefined, member: number): Record<string, number> {
+  return split?.kind === 'kfold' ? { setting: settingOf(split, member), fold: member % split.k } : {};
+}

@@ -59,6 +59,10 @@ export const Messages = {
   ScheduleAccuracyNeedsClasses: error(3020, '{0} watches {1}, which needs class predictions, but {2} is a regression loss; use {3} instead'),
   NothingVaries: warning(3015, 'schedule pbt perturbs varied hyperparameters, and nothing varies: members will only copy each other'),
   VarySharedLayer: error(3016, "vary {0}: layer '{1}' is shared: one set of its weights serves every member, so its arguments cannot differ between members"),
+  SplitWithValidation: error(3030, "split: {0} validates each member on examples of its own ({1}), so 'validation' must be 0 or left out; remove validation: {2}"),
+  SplitWithPbt: error(3031, 'schedule pbt is refused with split: {0}: an exploit copies one member\'s weights into another that trains on other examples, so the copy would carry examples of its held-out set into it and its validation metric would no longer be held out; use halving or early_stopping, which rank each member by its own held-out metric'),
+  SplitMembers: error(3032, 'split: kfold({0}) gives each setting of the varied hyperparameters k = {0} members, one per fold, so members must be a multiple of {0}, got {1}'),
+  SplitWithShared: error(3033, "split: kfold({0}) is refused with shared layers: a shared layer trains on every member's examples, so each member's trunk would have seen its own held-out fold; leave 'shared' out, or use split: bootstrap()"),
   BadInterval: error(3013, "{0} must be an interval such as '2 epochs' or '500 steps', got {1}"),
 
   // --- training and data ---------------------------------------------------------------------
@@ -80,6 +84,7 @@ export const Messages = {
   SharedNotSharded: error(4022, "{0} is refused: a population with shared layers trains in one process, since a shared layer's one set of weights, which every member trains, has no member axis to cut into {1}; leave out {0}"),
   NothingLeftToTrain: error(4051, 'validation ({0}) and test ({1}) add up to {2}: they would hold out all the data and leave nothing to train on; together they must be less than 1'),
   AccuracyNeedsClasses: error(4050, 'accuracy needs class predictions, but {0} is a regression loss; remove accuracy from metrics (mse and mae work with any loss) or train with a classification loss'),
+  SplitTooFewExamples: error(4060, 'split: kfold({0}) cuts the training examples into {0} folds, but there are only {1}; use k <= {1}'),
   DataFileMissing: warning(4010, '{0}; its shape is not checked, and training will fail until it exists'),
 
   // --- data files, found while loading them (thrown as a DataError that carries file, line and column) --

@@ -12,6 +12,7 @@ import { layerKind } from '../layers/registry.js';
 import type { CompileState } from '../pipeline.js';
 import { hyperTable, varyKey } from '../runtime/hyper.js';
 import type { ModuleEnsemble } from './module-api.js';
+import { splitText } from '../vocabulary/splits.js';
 
 export interface EmitInfo {
   /** the .net file as the user named it: shown in the header and kept in the module */
@@ -50,7 +51,8 @@ export function emitModule(state: CompileState, info: EmitInfo): string {
     target: v.target,
     space: v.space,
   }));
-  const ensembleConfig: ModuleEnsemble = { members: n, lowering: ensemble.lowering, seed: program.ensemble.seed, vary };
+  const split = program.ensemble.split;
+  const ensembleConfig: ModuleEnsemble = { members: n, lowering: ensemble.lowering, seed: program.ensemble.seed, vary, ...(split ? { split } : {}) };
   const trainConfig = { ...train };
   const hyperparameters = Object.fromEntries(vary.map((v) => [v.path, Array.from({ length: n }, (_, m) => table.value(v.key, m))]));
   const moduleName = info.out ? posix.basename(info.out.split(sep).join('/')) : undefined;
@@ -70,6 +72,10 @@ export function emitModule(state: CompileState, info: EmitInfo): string {
   L.push(`//   npx tsx ${script} [--steps N | --epochs N] [--backend auto|node-gpu|node|webgpu|wasm|cpu] [--seed N]`);
   if (train.lr_schedule && train.lr_schedule.name !== 'constant') {
     L.push(`// Learning rates follow lr_schedule ${train.lr_schedule.name}(): train() sets each member's rate before every step, as netc train does.`);
+  }
+  if (split) {
+    L.push(`// Each member trains on examples of its own (split: ${splitText(split)}): train() gathers every member's own batch,`);
+    L.push(`// [N, B, ...], and validates each member on its own held-out examples, as netc train does.`);
   }
   if (program.schedules.length) {
     L.push(`// The file's schedules (${program.schedules.map((s) => s.name).join(', ')}) act between intervals in train(), as in netc train.`);
@@ -143,7 +149,8 @@ export function emitModule(state: CompileState, info: EmitInfo): string {
   const names = variableNames(ensemble);
   const variedKeys = new Set(vary.map((v) => v.key));
   L.push('/**');
-  L.push(` * The fused forward pass: x ${valueShape(ensemble, input)}, shared by every member, to ${memberFirst(ensemble, output)}, member first.`);
+  const inputs = input.shared ? `x ${valueShape(ensemble, input)}, shared by every member` : `x [N=${n}, B, ${input.shape.join(', ')}], each member's own batch`;
+  L.push(` * The fused forward pass: ${inputs}, to ${memberFirst(ensemble, output)}, member first.`);
   L.push(' * One call per op of ensembleIR, in order: pass.op(id, inputs) runs op `id` on the values of its inputs.');
   L.push(' */');
   L.push('export function forward(pass: ForwardPass, x: Tensor): Tensor {');

@@ -2,6 +2,7 @@
 // hyperTable() and train() read it as it is: { ensemble, train } is all they need of a program.
 import type { Space, VaryTarget } from '../check/program.js';
 import type { Lowering } from '../layers/forward.js';
+import type { MemberSplit } from '../vocabulary/splits.js';
 
 /** One `vary` line of the ensemble block. */
 export interface ModuleVary {
@@ -19,4 +20,6 @@ export interface ModuleEnsemble {
   lowering: Lowering;
   seed: number;
   vary: ModuleVary[];
+  /** members on data of their own (`split: kfold(k)`, `split: bootstrap()`) */
+  split?: MemberSplit;
 }

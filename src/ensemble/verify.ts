@@ -1,5 +1,5 @@
 // What a valid ensemble IR is: the model IR it widens is valid, the op list matches it one for one, a
-// shared value only comes from shared inputs through a layer that keeps sharing (one without parameters,
+// shared value only comes from shared inputs (the input itself is shared, or per member under `split:`) through a layer that keeps sharing (one without parameters,
 // or a `shared` layer), and each parameter's layout fits its lowering (`shared` exactly for the
 // parameters of shared layers). A failure is a bug in netc.
 import { layerKind } from '../layers/registry.js';
@@ -15,10 +15,8 @@ export function verifyEnsembleIR(e: EnsembleIR): string[] {
   if (e.ops.length !== e.model.ops.length) fail('ensemble ops do not match the model ops');
   e.ops.forEach((op, i) => {
     if (op.name !== e.model.ops[i]?.name) fail(`op %${i}: ${op.name} does not match the model's ${e.model.ops[i]?.name}`);
-    if (i === 0) {
-      if (!op.shared) fail('the input must be shared');
-      return;
-    }
+    // the input is shared, unless every member reads its own (members trained on their own examples)
+    if (i === 0) return;
     const kind = layerKind(op.op);
     const inputsShared = op.inputs.every((x) => e.ops[x]?.shared);
     const sharedWeights = e.params.some((p) => p.op === op.name && p.layout === 'shared');

@@ -6,12 +6,20 @@ import type { Lowering } from '../layers/forward.js';
 import type { ModelIR } from '../ir/model-ir.js';
 import type { EnsembleIR, ParamLayout, WideOp, WideParam } from './ensemble-ir.js';
 
-export function widen(model: ModelIR, lowering: Lowering, members: number): EnsembleIR {
+export interface WidenOptions {
+  /**
+   * every member reads an input of its own (members trained on their own examples, `split:`): the input
+   * is not shared, so no layer gets the shared-input fast path, and the first layer runs per member
+   */
+  perMemberInput?: boolean;
+}
+
+export function widen(model: ModelIR, lowering: Lowering, members: number, options: WidenOptions = {}): EnsembleIR {
   const ops: WideOp[] = [];
   const params: WideParam[] = [];
   for (const op of model.ops) {
     if (op.op === 'input') {
-      ops.push({ ...op, shared: true });
+      ops.push({ ...op, shared: !options.perMemberInput });
       continue;
     }
     const kind = layerKind(op.op)!;

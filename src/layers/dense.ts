@@ -42,7 +42,8 @@ export const dense: LayerKind = {
         const units = nOut / ctx.members;
         y = tf.transpose(tf.reshape(p.bias ? tf.add(wide, p.bias) : wide, [b, ctx.members, units]), [1, 0, 2]);
       } else {
-        y = matMul(tf, x.t, p.kernel);
+        // each member's own rows: [N, B, in] x [N, in, out] (data, the members' own inputs, needs no gradient)
+        y = (x.data ? matMulOfData : matMul)(tf, x.t, p.kernel);
         if (p.bias) y = tf.add(y, tf.expandDims(p.bias, 1));
       }
       return activateWide(ctx, ctx.attrs.activation as string, { t: y, shared: false });

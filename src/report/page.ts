@@ -3,6 +3,7 @@
 import type { MemberRow } from '../cli/leaderboard.js';
 import { isExploit, isStop, metricNames, type MetricName, type RunEvent, type RunSummary } from './run-data.js';
 import { BEST_COLOR, FONT } from './render-svg.js';
+import { groupBySetting, settingsTable } from './settings.js';
 
 export interface Figure {
   id: string;
@@ -67,6 +68,7 @@ ${s.unfinished ? unfinishedNote(s.unfinished) : ''}
 ${best ? '' : '<p class="note">This run has no members.</p>'}
 ${section('curves', 'Learning curves', p.curves.length ? p.curves.map(figure).join('\n') : `<p class="note">${escapeHtml(p.noCurves ?? 'There are no curves.')}</p>`)}
 ${section('hyperparameters', 'Hyperparameters', hyperparameters(p))}
+${s.cross_validation ? section('cross-validation', 'Cross-validation', settingsTable(s.cross_validation, p.rankedBy.key)) : ''}
 ${section('leaderboard', 'Leaderboard', leaderboardTable(p))}
 ${p.lineage ? section('lineage', 'Lineage', lineage(p.lineage)) : ''}
 <footer>Written by netc from ${s.unfinished ? 'run.json' : 'summary.json'} and metrics.jsonl${p.lineage ? ' and events.jsonl' : ''}.</footer>
@@ -127,14 +129,22 @@ function leaderboardTable(p: PageInput): string {
   const stopped = new Map<number, { step: number; reason: string }>();
   for (const e of p.lineage?.events.filter(isStop) ?? []) if (!stopped.has(e.member)) stopped.set(e.member, { step: e.step, reason: e.reason ?? '' });
   const withStopped = stopped.size > 0;
-  const head = ['rank', 'member', ...hyper, ...metrics, ...(withStopped ? ['stopped'] : [])]
+  // under kfold the members are grouped by setting, best setting first, each with its fold
+  const cv = p.summary.cross_validation;
+  const fold = new Map(p.summary.per_member.map((m) => [m.member, m]));
+  const rowsInOrder = cv ? groupBySetting(p.ranked, cv) : p.ranked;
+  const place = cv ? ['setting', 'fold'] : [];
+  const head = ['rank', 'member', ...place, ...hyper, ...metrics, ...(withStopped ? ['stopped'] : [])]
     .map((h) => `<th${h === p.rankedBy.key ? ' class="key"' : h === 'stopped' ? ' class="text"' : ''}>${escapeHtml(h)}</th>`)
     .join('');
-  const rows = p.ranked
-    .map((r, i) => {
+  const rank = new Map(p.ranked.map((r, i) => [r.member, i + 1]));
+  const rows = rowsInOrder
+    .map((r) => {
+      const i = rank.get(r.member)! - 1;
       const cells = [
         `<td>${i + 1}</td>`,
         `<td>${r.member}</td>`,
+        ...(cv ? [`<td>${fold.get(r.member)?.setting ?? ''}</td>`, `<td>${fold.get(r.member)?.fold ?? ''}</td>`] : []),
         ...hyper.map((h) => `<td>${formatHyper(r.hyperparameters[h])}</td>`),
         ...metrics.map((m) => `<td${m === p.rankedBy.key ? ' class="key"' : ''}>${formatMetric(r.metrics[m])}</td>`),
         ...(withStopped ? [stoppedCell(stopped.get(r.member))] : []),

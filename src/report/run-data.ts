@@ -23,6 +23,9 @@ export interface MetricsLine extends MemberMetrics {
 /** One member's final hyperparameters and metrics (summary.json `per_member`). */
 export interface MemberSummary {
   member: number;
+  /** under kfold: the member's setting (floor(member / k)) and the fold it validates on */
+  setting?: number;
+  fold?: number;
   hyperparameters: Record<string, number>;
   /** the learning rate of the last step it trained */
   lr?: number;
@@ -46,6 +49,10 @@ export interface RunSummary {
   resumed_from_step?: number | null;
   /** set when the run has no summary.json (it was killed): how far its metrics go, and how to finish it */
   unfinished?: { step: number; resume: string };
+  /** `kfold(5)`, `bootstrap()`: members on data of their own */
+  split?: string;
+  /** under kfold: each setting's members and the mean and sd of their metrics, best first */
+  cross_validation?: { k: number; settings: { setting: number; members: number[]; hyperparameters: Record<string, number>; metrics: Record<string, { mean: number; sd: number }> }[] };
   per_member: MemberSummary[];
 }
 

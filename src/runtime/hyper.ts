@@ -1,6 +1,8 @@
 // Per-member hyperparameters. Every optimizer hyperparameter and every numeric layer hyperparameter
 // has one value per member: the file's value, unless `vary` gives each member its own. Member i's
-// value depends on (seed, path, i) only: lists cycle over members, spaces draw from the seed. The
+// value depends on (seed, path, i) only: lists cycle over members, spaces draw from the seed. Under
+// `split: kfold(k)` the k members of a setting (floor(i / k)) share their values: lists cycle over the
+// settings and spaces draw per setting, so each value is trained on all k folds. The
 // lr_schedule's arguments are hyperparameters too (`lr_schedule.min`), intervals by their amount.
 import type { BoundValue, Interval } from '../check/arg-spec.js';
 import type { Program, Space, Vary, VaryTarget } from '../check/program.js';
@@ -9,6 +11,7 @@ import { layerKind } from '../layers/registry.js';
 import { optimizers } from '../vocabulary/optimizers.js';
 import { lrSchedules } from '../vocabulary/lr-schedules.js';
 import { Rng } from './rng.js';
+import { settingOf, type MemberSplit } from '../vocabulary/splits.js';
 
 /** Hyperparameter values per member id, by key: optimizer args by name (`lr`), layer args as `op.arg`. */
 export interface HyperTable {
@@ -53,7 +56,7 @@ export function varyKey(target: VaryTarget, model: ModelIR): string {
 
 /** What the table reads of a program: the seed, the vary lines and the optimizer. */
 export interface HyperSource {
-  ensemble: { seed: number; vary: readonly Pick<Vary, 'path' | 'target' | 'space'>[] };
+  ensemble: { seed: number; vary: readonly Pick<Vary, 'path' | 'target' | 'space'>[]; split?: MemberSplit };
   train?: Pick<NonNullable<Program['train']>, 'optimizer' | 'lr_schedule'>;
 }
 
@@ -92,7 +95,7 @@ export function hyperTable(program: HyperSource, model: ModelIR): HyperTable {
       const o = overrides.get(keyOf(key, member));
       if (o !== undefined) return o;
       const s = spaces.get(key);
-      if (s) return drawFromSpace(s.space, seed, s.path, member);
+      if (s) return drawFromSpace(s.space, seed, s.path, settingOf(program.ensemble.split, member));
       const b = base.get(key);
       if (b === undefined) throw new Error(`no hyperparameter ${key}`);
       return b;

@@ -6,7 +6,7 @@ import type { EnsembleIR, WideParam } from '../ensemble/ensemble-ir.js';
 import { fusedShape } from '../ensemble/ensemble-ir.js';
 import type { Act, ForwardContext, Params } from '../layers/forward.js';
 import { layerKind } from '../layers/registry.js';
-import { blockMembers, blocksToMembers, blockVector, groupedMembers } from '../layers/widened.js';
+import { blockMembers, blocksToMembers, blockVector, groupedMembers, membersToBlocks } from '../layers/widened.js';
 import { blockMask, fuse, unfuse } from './fused.js';
 import { memberLosses, memberMetric } from './losses.js';
 import { applyGradients, createState, hyperValues, sharedValue, type OptimizerState, type SharedSlots, type Slot } from './optimizers.js';
@@ -51,7 +51,7 @@ interface Gathered {
 export type Value = Act | Tensor[];
 
 export interface ForwardPass {
-  /** the model input [B, ...], shared by every member */
+  /** the model input: [B, ...], shared by every member, or [N, B, ...], each member's own (`split:`) */
   input(x: Tensor): Value;
   /** runs op `id` of the ensemble IR on the values of its inputs */
   op(id: number, inputs: Value[]): Value;
@@ -264,7 +264,8 @@ export class Population {
   }
 
   /**
-   * The fused forward pass. x: [B, ...input], shared by all members. Returns member-first outputs
+   * The fused forward pass. x: [B, ...input], shared by all members (or [N, B, ...input], each member's
+   * own, when the ensemble IR's input is not shared). Returns member-first outputs
    * [N, B, ...output]. In training, batchnorm's new running statistics are pushed to `updates`.
    * A compiled module (netc compile) may supply its own straight-line version as spec.forward.
    */
@@ -282,7 +283,7 @@ export class Population {
     const step = this.step;
     const loop = ir.lowering === 'loop';
     return {
-      input: (x) => (loop ? this.memberIds.map(() => x) : { t: x, shared: true, data: true }),
+      input: (x) => (ir.ops[0].shared ? (loop ? this.memberIds.map(() => x) : { t: x, shared: true, data: true }) : this.ownInputs(x)),
       op: (id, inputs) => {
         const op = ir.ops[id];
         const kind = layerKind(op.op)!;
@@ -334,6 +335,23 @@ export class Population {
         return ir.lowering === 'grouped' ? a.t : blocksToMembers(tf, a.t, this.n);
       },
     };
+  }
+
+  /**
+   * Every member's own input, x [N, B, ...] (members trained on their own examples), in the lowering's
+   * layout: as it is (grouped), folded into the last axis (blockdiag), one tensor per member (loop); or
+   * one batch [B, ...] for all of them, copied to each. It is data: the first layer passes no gradient to it.
+   */
+  private ownInputs(x: Tensor): Value {
+    const { tf, ir } = this;
+    // one batch for every member (netc predict and eval, extraction checks): each member reads a copy
+    if (x.rank === ir.ops[0].shape.length + 1) {
+      if (ir.lowering === 'loop') return this.memberIds.map(() => x);
+      return { t: ir.lowering === 'grouped' ? tf.broadcastTo(x, [this.n, ...x.shape]) : tf.tile(x, [...x.shape.slice(0, -1).map(() => 1), this.n]), shared: false, data: true };
+    }
+    if (x.shape[0] !== this.n) throw new Error(`internal error: ${this.n} members' inputs expected, got ${x.shape[0]}`);
+    if (ir.lowering === 'loop') return tf.unstack(x);
+    return { t: ir.lowering === 'grouped' ? x : membersToBlocks(tf, x), shared: false, data: true };
   }
 
   /**

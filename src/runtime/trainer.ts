@@ -1,6 +1,6 @@
 // The training loop: batches from the data, fused steps, per-member metrics per epoch. It reports
 // through callbacks and leaves files and printing to the CLI.
-import type { Program } from '../check/program.js';
+import type { EnsembleConfig, Program } from '../check/program.js';
 import { hasSharedParams, type EnsembleIR } from '../ensemble/ensemble-ir.js';
 import type { ModelIR } from '../ir/model-ir.js';
 import { randomUUID } from 'node:crypto';
@@ -20,12 +20,13 @@ import { HostStore } from './host-store.js';
 import { NETC_VERSION } from '../version.js';
 import { InProcess } from '../scale/in-process.js';
 import { shards, type Transport } from '../scale/transport.js';
+import { MemberData, memberBatches } from './member-data.js';
 import { batcher, type EvaluateJob, type EvaluateResult, type RunContext, type TrainJob, type TrainResult as ShardTrainResult } from '../scale/shard-job.js';
 
 export interface TrainSetup {
   tf: TF;
-  /** only the train block is read */
-  program: Pick<Program, 'train'>;
+  /** the train block, and the ensemble's split (members on their own examples) when it has one */
+  program: Pick<Program, 'train'> & { ensemble?: Pick<EnsembleConfig, 'split'> };
   model: ModelIR;
   ensemble: EnsembleIR;
   hyper: HyperTable;
@@ -129,8 +130,10 @@ export interface TrainResult {
   lr: number[];
 }
 
+/** Optimizer steps per epoch: batches of the training set, or of each member's epoch under a split (src/data/member-splits.ts). */
 export function batchesPerEpoch(setup: Pick<TrainSetup, 'program' | 'data'>): number {
-  return batchRanges(setup.data.train.count, setup.program.train!.batch).length;
+  const split = setup.program.ensemble?.split;
+  return split ? memberBatches(split, setup.data.train.count, setup.program.train!.batch) : batchRanges(setup.data.train.count, setup.program.train!.batch).length;
 }
 
 export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): Promise<TrainResult> {
@@ -159,8 +162,12 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
   const extra = computedMetrics(config.metrics, schedules);
   const names = ['loss', ...extra];
   const batch = batcher(tf, { model: setup.model, loss: config.loss, train: setup.data.train });
+  // members on data of their own: each member's batches and held-out set come from its own examples
+  const split = program.ensemble?.split;
+  const own = split && new MemberData(tf, { split, train: setup.data.train, seed: setup.seed, shuffle: config.shuffle, batch: config.batch, input: setup.model.ops[0].shape, loss: config.loss });
+  const validates = !!(setup.data.validation || own);
 
-  const ranges = batchRanges(setup.data.train.count, config.batch);
+  const ranges = own?.ranges ?? batchRanges(setup.data.train.count, config.batch);
   const perEpoch = ranges.length;
   const epochs = Math.ceil(setup.steps / perEpoch);
   const start = setup.resume?.manifest.position ?? { step: 0, epoch: 0, batch: 0 };
@@ -185,7 +192,7 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
   let context: RunContext | undefined;
   if (transport) {
     store = await HostStore.create(spec, active, resumed);
-    context = { id: randomUUID(), version: NETC_VERSION, model: setup.model, ensemble: setup.ensemble, seed: setup.seed, optimizer: config.optimizer.name, loss: config.loss, batch: config.batch, shuffle: config.shuffle, metrics: extra, train: setup.data.train, validation: setup.data.validation };
+    context = { id: randomUUID(), version: NETC_VERSION, model: setup.model, ensemble: setup.ensemble, seed: setup.seed, optimizer: config.optimizer.name, loss: config.loss, batch: config.batch, shuffle: config.shuffle, metrics: extra, train: setup.data.train, validation: setup.data.validation, ...(split ? { split } : {}) };
     await transport.open(context);
   } else {
     population = new Population(spec(active));
@@ -241,7 +248,7 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
     let b = from;
     while (b < to && !diverged.length) {
       const [s0, s1] = ranges[b];
-      const { x, y, size } = batch(setup.data.train, order, s0, s1);
+      const { x, y, size } = own ? own.batch(pop.memberIds, epoch, b) : batch(setup.data.train, order, s0, s1);
       let metrics: Record<string, Tensor> = {};
       const losses = pop.trainStep(x, y, { names: extra, take: (v) => (metrics = v) });
       const values: Record<string, number[]> = { loss: Array.from(await losses.data()) };
@@ -286,7 +293,8 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
   // the run this resumes ended where schedules were due, before they acted
   if (actedAt !== step && step < setup.steps) await actOnSchedules();
   while (step < setup.steps && !stopped) {
-    const order = epochOrder(setup.data.train.count, config.shuffle, setup.seed, epoch);
+    // the shared order of the epoch's examples (members on their own data have their own, in MemberData)
+    const order = own ? new Int32Array(0) : epochOrder(setup.data.train.count, config.shuffle, setup.seed, epoch);
     while (next < perEpoch && step < setup.steps) {
       // the next boundary: a step where a schedule acts, a checkpoint is due, the epoch ends, or training does
       let to = next + 1;
@@ -348,7 +356,7 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
 
   async function reportEpoch() {
     const ids = population?.memberIds ?? store!.ids;
-    const val = setup.data.validation && ids.length ? await evaluateMembers(setup.data.validation) : undefined;
+    const val = validates && ids.length ? await evaluateMembers('validation') : undefined;
     const metrics = ids.map((id, m) => {
       const row = metricsRow(names, epochSums.mean(id, names), val && pick(val, m));
       (next >= perEpoch ? lastMetrics : partialMetrics).set(id, row);
@@ -383,15 +391,16 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
     const sums = scheduleSums[schedules.indexOf(schedule)];
     let metric: ScheduleMetric = schedule.metric;
     // without validation data a val_ metric falls back to its training counterpart (the checker warns, NET3014)
-    if (metric.startsWith('val_') && !setup.data.validation) metric = metric.slice(4) as ScheduleMetric;
-    const values = metric.startsWith('val_') ? (await evaluateMembers(setup.data.validation!))[metric.slice(4)] : ids.map((id) => sums.mean(id, names)[metric]);
+    if (metric.startsWith('val_') && !validates) metric = metric.slice(4) as ScheduleMetric;
+    const values = metric.startsWith('val_') ? (await evaluateMembers('validation'))[metric.slice(4)] : ids.map((id) => sums.mean(id, names)[metric]);
     sums.clear();
     return values;
   }
 
-  async function evaluateMembers(ds: Dataset): Promise<Record<string, number[]>> {
-    if (population) return evaluatePopulation(tf, population, ds, batch, config.batch, extra);
-    const dataset = ds === setup.data.train ? 'train' : 'validation';
+  /** Each active member's loss and metrics on the validation data (each member's own held-out set under a split) or the training data. */
+  async function evaluateMembers(dataset: 'train' | 'validation'): Promise<Record<string, number[]>> {
+    if (population && own) return own.evaluate(population, dataset, Math.max(config.batch, 64), extra);
+    if (population) return evaluatePopulation(tf, population, dataset === 'train' ? setup.data.train : setup.data.validation!, batch, config.batch, extra);
     const results = (await transport!.run(shardJobs((ids): EvaluateJob => ({ kind: 'evaluate', ...jobState(ids), dataset })))) as EvaluateResult[];
     return Object.fromEntries(names.map((name) => [name, results.flatMap((r) => r.metrics[name])]));
   }
@@ -457,11 +466,12 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
   const seconds = (performance.now() - started) / 1000;
   if (!lastMetrics.size && !partialMetrics.size && (population?.n || store?.ids.length)) {
     const ids = population?.memberIds ?? store!.ids;
-    const tr = await evaluateMembers(setup.data.train);
-    const val = setup.data.validation && (await evaluateMembers(setup.data.validation));
+    const tr = await evaluateMembers('train');
+    const val = validates && (await evaluateMembers('validation'));
     ids.forEach((id, m) => partialMetrics.set(id, metricsRow(names, pick(tr, m), val ? pick(val, m) : undefined)));
   }
   await checkpoint();
+  own?.dispose();
   const final = allIds.map((id) => partialMetrics.get(id) ?? lastMetrics.get(id) ?? { loss: NaN });
   const lastStep = (id: number) => Math.max(0, (retired.find((r) => r.member === id)?.step ?? step) - 1);
   const rates = allIds.map((id) => memberLr(setup.hyper, lr, id, lastStep(id)));

@@ -12,6 +12,8 @@ import type { Dataset } from '../data/dataset.js';
 import { losses as lossSpecs } from '../vocabulary/losses.js';
 import { Population, type PopulationSpec } from '../runtime/population.js';
 import type { TF, Tensor } from '../runtime/tf.js';
+import { MemberData } from '../runtime/member-data.js';
+import type { MemberSplit } from '../vocabulary/splits.js';
 
 /** What every job of one run shares: sent to a worker once, then named by `id`. */
 export interface RunContext {
@@ -30,6 +32,11 @@ export interface RunContext {
   metrics: string[];
   train: Dataset;
   validation?: Dataset;
+  /**
+   * members on data of their own (`split:`): a member's examples are a function of (split, seed, its id),
+   * recomputed here from the training set, so a job carries no more than without one
+   */
+  split?: MemberSplit;
 }
 
 /** Members' canonical state (Population.exportState's form, [n, ...shape] member after member). */
@@ -145,13 +152,14 @@ export function batcher(tf: TF, ctx: Pick<RunContext, 'model' | 'loss' | 'train'
 async function trainShard(tf: TF, ctx: RunContext, job: TrainJob): Promise<TrainResult> {
   const pop = populationOf(tf, ctx, job);
   const batch = batcher(tf, ctx);
-  const ranges = batchRanges(ctx.train.count, ctx.batch);
-  const order = epochOrder(ctx.train.count, ctx.shuffle, ctx.seed, job.epoch);
+  const own = memberData(tf, ctx);
+  const ranges = own?.ranges ?? batchRanges(ctx.train.count, ctx.batch);
+  const order = own ? new Int32Array(0) : epochOrder(ctx.train.count, ctx.shuffle, ctx.seed, job.epoch);
   const batches: TrainResult['batches'] = [];
   let diverged: number[] = [];
   for (let b = job.from; b < job.to && !diverged.length; b++) {
     const [s0, s1] = ranges[b];
-    const { x, y, size } = batch(ctx.train, order, s0, s1);
+    const { x, y, size } = own ? own.batch(job.memberIds, job.epoch, b) : batch(ctx.train, order, s0, s1);
     let values: Record<string, Tensor> = {};
     const losses = pop.trainStep(x, y, { names: ctx.metrics, take: (v) => (values = v) });
     const loss = (await losses.data()) as Float32Array;
@@ -166,11 +174,20 @@ async function trainShard(tf: TF, ctx: RunContext, job: TrainJob): Promise<Train
   const state = await pop.exportState();
   const result: TrainResult = { kind: 'train', memberIds: job.memberIds, state, accBeta1: pop.state.accBeta1, accBeta2: pop.state.accBeta2, ran: batches.length, diverged, batches };
   pop.dispose();
+  own?.dispose();
   return result;
 }
 
 async function evaluateShard(tf: TF, ctx: RunContext, job: EvaluateJob): Promise<EvaluateResult> {
   const pop = populationOf(tf, ctx, job);
+  const own = memberData(tf, ctx);
+  if (own) {
+    // each member on its own held-out (or training) examples, as the trainer evaluates them in one process
+    const metrics = await own.evaluate(pop, job.dataset, Math.max(ctx.batch, 64), ctx.metrics);
+    own.dispose();
+    pop.dispose();
+    return { kind: 'evaluate', memberIds: job.memberIds, metrics };
+  }
   const ds = job.dataset === 'train' ? ctx.train : ctx.validation!;
   const batch = batcher(tf, ctx);
   const order = epochOrder(ds.count, false, 0, 0);
@@ -194,6 +211,12 @@ async function evaluateShard(tf: TF, ctx: RunContext, job: EvaluateJob): Promise
   tf.dispose(Object.values(totals));
   pop.dispose();
   return result;
+}
+
+/** The members' own batches and held-out sets when the run has a split. */
+function memberData(tf: TF, ctx: RunContext): MemberData | undefined {
+  if (!ctx.split) return undefined;
+  return new MemberData(tf, { split: ctx.split, train: ctx.train, seed: ctx.seed, shuffle: ctx.shuffle, batch: ctx.batch, input: ctx.model.ops[0].shape, loss: ctx.loss });
 }
 
 /** Member m's (position) parameters and slots, as initial values by name. */
