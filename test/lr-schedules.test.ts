@@ -18,6 +18,7 @@ import { hyperTable } from '../src/runtime/hyper.js';
 import { compile } from '../src/pipeline.js';
 import type { Population } from '../src/runtime/population.js';
 import { paramBytes } from './run-files.js';
+import { expectSameRun } from './run-files.js';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 
@@ -51,27 +52,7 @@ train { data: moons(n: 250, noise: 0.25) validation: 0.2 loss: binary_crossentro
 ${extra}
 `;
 
-/** The files a run leaves, as bytes; summary.json without what the clock decides. */
-function runFiles(dir: string): Record<string, string | Buffer> {
-  const read = (name: string) => readFileSync(join(dir, name));
-  const manifest = JSON.parse(read('population.json').toString());
-  const summary = JSON.parse(read('summary.json').toString());
-  for (const key of ['train_seconds', 'member_steps_per_second', 'epoch_timings', 'resumed_from_step', 'stopped_early']) delete summary[key];
-  const events = join(dir, 'events.jsonl');
-  return {
-    'population.json': read('population.json').toString(),
-    [manifest.data]: read(manifest.data),
-    'metrics.jsonl': read('metrics.jsonl').toString(),
-    'summary.json': JSON.stringify(summary, null, 1),
-    ...(manifest.position.schedules?.state.length ? { 'events.jsonl': readFileSync(events).toString() } : {}),
-  };
-}
 
-function expectSameRun(a: string, b: string) {
-  const [x, y] = [runFiles(a), runFiles(b)];
-  expect(Object.keys(y)).toEqual(Object.keys(x));
-  for (const name of Object.keys(x)) expect(y[name], name).toEqual(x[name]);
-}
 
 /** cosine of the language notes, written out here: f(t) for warmup W and floor m over T steps. */
 const cosine = (t: number, W: number, m: number, T: number) => (t < W ? (t + 1) / W : m + ((1 - m) * (1 + Math.cos((Math.PI * (t - W)) / (T - W)))) / 2);

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
+import { runFiles } from './run-files.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'netc-resume-'));
 async function netc(...argv: string[]) {
@@ -38,20 +39,6 @@ const schedules: Record<string, string> = {
   'pbt and early stopping by loss': 'schedule pbt { every: 2 epochs, metric: loss, quantile: 0.25 }\nschedule early_stopping { patience: 2, metric: loss, min_delta: 0.01 }',
 };
 
-/** The files a run leaves, as bytes; summary.json without what the clock decides. */
-function runFiles(dir: string): Record<string, string | Buffer> {
-  const read = (name: string) => readFileSync(join(dir, name));
-  const manifest = JSON.parse(read('population.json').toString());
-  const summary = JSON.parse(read('summary.json').toString());
-  for (const key of ['train_seconds', 'member_steps_per_second', 'epoch_timings', 'resumed_from_step']) delete summary[key];
-  return {
-    'population.json': read('population.json').toString(),
-    [manifest.data]: read(manifest.data),
-    'events.jsonl': read('events.jsonl').toString(),
-    'metrics.jsonl': read('metrics.jsonl').toString(),
-    'summary.json': JSON.stringify(summary, null, 1),
-  };
-}
 
 describe.each(Object.entries(schedules))('resume with %s', (name, schedule) => {
   const args = ['--backend', 'cpu', ...(name.endsWith('in waves') ? ['--resident', '3'] : [])];

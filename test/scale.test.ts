@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
+import { expectSameRun, runFiles } from './run-files.js';
 
 const bin = new URL('../bin/netc.js', import.meta.url).pathname;
 const tmp = () => mkdtempSync(join(tmpdir(), 'netc-scale-'));
@@ -36,23 +37,7 @@ function file(text: string): string {
   return path;
 }
 
-/** What must match between two runs: the checkpoint, the events, the metrics, each member's summary. */
-function runFiles(dir: string): Record<string, string | Buffer> {
-  const read = (name: string) => readFileSync(join(dir, name));
-  const manifest = JSON.parse(read('population.json').toString());
-  return {
-    'population.json': read('population.json').toString(),
-    bin: read(manifest.data),
-    'events.jsonl': read('events.jsonl').toString(),
-    'metrics.jsonl': read('metrics.jsonl').toString(),
-    per_member: JSON.stringify(JSON.parse(read('summary.json').toString()).per_member),
-  };
-}
 
-function expectSameRun(dir: string, reference: string) {
-  const [a, b] = [runFiles(reference), runFiles(dir)];
-  for (const name of Object.keys(a)) expect(b[name], name).toEqual(a[name]);
-}
 
 /** Trains `f` in one process, the reference every sharded run must equal. */
 async function straight(f: string, ...extra: string[]): Promise<string> {
@@ -85,7 +70,8 @@ describe('--workers: worker processes on this machine', () => {
     expect((await netc('train', f, '--backend', 'cpu', '--lowering', 'blockdiag', '--workers', '2', '--out', out)).code).toBe(0);
     const [a, b] = [runFiles(reference), runFiles(out)];
     expect(b['events.jsonl']).toEqual(a['events.jsonl']);
-    const [x, y] = [a.bin as Buffer, b.bin as Buffer].map((buf) => new Float32Array(buf.buffer, buf.byteOffset, buf.byteLength / 4));
+    const bin = Object.keys(a).find((k) => k.endsWith('.bin'))!;
+    const [x, y] = [a[bin] as Buffer, b[bin] as Buffer].map((buf) => new Float32Array(buf.buffer, buf.byteOffset, buf.byteLength / 4));
     let worst = 0;
     x.forEach((v, i) => (worst = Math.max(worst, Math.abs(v - y[i]) / Math.max(Math.abs(v), 1e-2))));
     console.log(`blockdiag, 2 workers vs one process: worst relative difference ${worst.toExponential(2)}`);

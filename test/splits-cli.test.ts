@@ -14,7 +14,7 @@ import { registerFileScheme } from '../src/runtime/file-io.js';
 import type { Population } from '../src/runtime/population.js';
 import type { TF } from '../src/runtime/tf.js';
 import { expectClose } from './equivalence/harness.js';
-import { paramBytes } from './run-files.js';
+import { expectSameRun, paramBytes } from './run-files.js';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 const tmp = () => mkdtempSync(join(tmpdir(), 'netc-split-'));
@@ -52,31 +52,7 @@ function file(text: string): string {
   return path;
 }
 
-/** The files two runs must share byte for byte: the checkpoint, metrics, events and what summary.json says of the members. */
-function runFiles(dir: string): Record<string, string | Buffer> {
-  const read = (name: string) => readFileSync(join(dir, name));
-  const manifest = json(join(dir, 'population.json'));
-  const summary = json(join(dir, 'summary.json'));
-  let events = '';
-  try {
-    events = read('events.jsonl').toString();
-  } catch {
-    // a run without schedules writes none
-  }
-  return {
-    'population.json': read('population.json').toString(),
-    bin: read(manifest.data),
-    'metrics.jsonl': read('metrics.jsonl').toString(),
-    'events.jsonl': events,
-    per_member: JSON.stringify(summary.per_member),
-    cross_validation: JSON.stringify(summary.cross_validation),
-  };
-}
 
-function expectSameRun(dir: string, reference: string) {
-  const [a, b] = [runFiles(reference), runFiles(dir)];
-  for (const name of Object.keys(a)) expect(b[name], name).toEqual(a[name]);
-}
 
 async function trained(f: string, ...extra: string[]): Promise<string> {
   const out = join(tmp(), 'run');
