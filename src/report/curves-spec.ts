@@ -22,6 +22,20 @@ export const OTHERS_LABEL = 'other members';
 export const bestLabel = (member: number) => `member ${member} (best)`;
 
 /**
+ * The color of a best-member-against-the-others chart, with a legend entry only for the roles that have points
+ * (`drawn(isBest)`): a layer with nothing to draw would give vega an empty extent.
+ */
+export function roleColor(best: number, drawn: (isBest: boolean) => boolean) {
+  const roles = [...(drawn(true) ? [[bestLabel(best), BEST_COLOR]] : []), ...(drawn(false) ? [[OTHERS_LABEL, OTHER_COLOR]] : [])];
+  return {
+    field: 'role',
+    type: 'nominal' as const,
+    scale: { domain: roles.map((r) => r[0]), range: roles.map((r) => r[1]) },
+    legend: { orient: 'top' as const, title: null, direction: 'horizontal' as const, symbolType: 'stroke', symbolSize: 300 },
+  };
+}
+
+/**
  * The points of one curve chart (`loss`, `accuracy`, `mse` or `mae`, with its `val_` twin when present). A member's
  * line for an epoch written twice (a resumed run) keeps the last. Non-finite values become null (a gap).
  */
@@ -52,13 +66,7 @@ export function curvesSpec(lines: MetricsLine[], metric: CurveMetric, best: numb
   const width = splits.length > 1 ? 400 : 640;
   // a layer with nothing to draw (one member: no others; the others all diverged) would give vega an empty extent
   const drawn = (isBest: boolean) => points.some((p) => p.best === isBest && p.value !== null);
-  const roles = [...(drawn(true) ? [[bestLabel(best), BEST_COLOR]] : []), ...(drawn(false) ? [[OTHERS_LABEL, OTHER_COLOR]] : [])];
-  const color = {
-    field: 'role',
-    type: 'nominal' as const,
-    scale: { domain: roles.map((r) => r[0]), range: roles.map((r) => r[1]) },
-    legend: { orient: 'top' as const, title: null, direction: 'horizontal' as const, symbolType: 'stroke', symbolSize: 300 },
-  };
+  const color = roleColor(best, drawn);
   const x = {
     field: 'epoch',
     type: 'quantitative' as const,

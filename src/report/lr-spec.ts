@@ -3,8 +3,7 @@
 // a rate moved during the run (an lr_schedule): a constant rate is already in the leaderboard.
 import type { TopLevelSpec } from 'vega-lite';
 import type { MetricsLine } from './run-data.js';
-import { bestLabel, OTHERS_LABEL } from './curves-spec.js';
-import { BEST_COLOR, OTHER_COLOR } from './render-svg.js';
+import { bestLabel, OTHERS_LABEL, roleColor } from './curves-spec.js';
 import { decadeTicks, useLogScale } from './scales.js';
 
 export interface LrPoint {
@@ -35,13 +34,7 @@ export function lrSpec(lines: MetricsLine[], best: number): TopLevelSpec | undef
   const ticks = log ? decadeTicks(values) : [];
   // only the layers with points: one member has no others, and a layer with no data gives vega an empty extent
   const drawn = (isBest: boolean) => points.some((p) => p.best === isBest);
-  const roles = [...(drawn(true) ? [[bestLabel(best), BEST_COLOR]] : []), ...(drawn(false) ? [[OTHERS_LABEL, OTHER_COLOR]] : [])];
-  const color = {
-    field: 'role',
-    type: 'nominal' as const,
-    scale: { domain: roles.map((r) => r[0]), range: roles.map((r) => r[1]) },
-    legend: { orient: 'top' as const, title: null, direction: 'horizontal' as const, symbolType: 'stroke', symbolSize: 300 },
-  };
+  const color = roleColor(best, drawn);
   const x = { field: 'step', type: 'quantitative' as const, title: 'step', scale: { nice: false }, axis: { format: 'd' } };
   const y = {
     field: 'lr',
