@@ -24,18 +24,8 @@ export type TorchMethod = 'bmm' | 'vmap' | 'loop' | 'grouped';
 /** A PyTorch configuration, run by bench/torch_bench.py in a Python process of its own. */
 export type TorchJob = { model: ModelName; method: TorchMethod; n: number; members: number } & Timing;
 
-/** What bench/torch_bench.py prints for a TorchJob (times in ms, memory in bytes). */
-export interface TorchResult {
-  msMedian: number;
-  msMean: number;
-  msMin: number;
-  steps: number;
-  warmup: number;
-  setupMs: number;
-  baselineRss: number;
-  peakRss: number;
-  vmHwm?: number;
-  lastLoss: number;
+/** What bench/torch_bench.py prints for a TorchJob (times in ms, memory in bytes): StepResult's timing and memory, without TF.js's. */
+export interface TorchResult extends Omit<StepResult, 'tfBytes' | 'tfTensors' | 'profile'> {
   threads: number;
   torch: string;
   /** the BLAS libraries the Python process mapped (Debian's torch uses the system libblas.so.3) */
