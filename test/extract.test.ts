@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as tf from '@tensorflow/tfjs';
-import { main } from '../src/cli/main.js';
+import { netc } from './helpers.js';
 import { lowerings } from '../src/layers/forward.js';
 import { openRun, readCheckpoint } from '../src/cli/run-dir.js';
 import { memberParams } from '../src/runtime/checkpoint.js';
@@ -19,12 +19,6 @@ import type { TF } from '../src/runtime/tf.js';
 import { expectClose } from './equivalence/harness.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'netc-extract-'));
-async function netc(...argv: string[]) {
-  let out = '';
-  let err = '';
-  const code = await main(argv, { out: (t) => void (out += t), err: (t) => void (err += t) });
-  return { code, out, err };
-}
 
 const MODEL = `model m(input: [4]) {
   h = dense(8, activation: relu)

@@ -5,15 +5,8 @@ import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../src/cli/main.js';
-import { expectClean, expectError } from './helpers.js';
+import { expectClean, expectError, netc } from './helpers.js';
 
-async function netc(...argv: string[]) {
-  let out = '';
-  let err = '';
-  const code = await main(argv, { out: (t) => void (out += t), err: (t) => void (err += t) });
-  return { code, out, err };
-}
 const json = (path: string) => JSON.parse(readFileSync(path, 'utf8'));
 
 /**

@@ -1,5 +1,6 @@
 // One-line test helpers, in the esbuild habit: each test states an input and the expected outcome.
 import { expect } from 'vitest';
+import { main } from '../src/cli/main.js';
 import { formatDiagnostics } from '../src/diagnostics/format.js';
 import { compile, type CompileOptions, type CompileState } from '../src/pipeline.js';
 import { hasErrors } from '../src/diagnostics/diagnostic.js';
@@ -43,4 +44,12 @@ export function modelSource(input: Shape, layers: string): string {
 export function shapeOf(input: Shape, layers: string): Shape {
   const state = expectClean(modelSource(input, layers));
   return outputShape(state.program!.model);
+}
+
+/** Runs the CLI in this process, as `netc ARGV...` would, capturing what it prints. */
+export async function netc(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const code = await main(argv, { out: (t) => void (out += t), err: (t) => void (err += t) });
+  return { code, out, err };
 }

@@ -7,17 +7,11 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { main } from '../src/cli/main.js';
+import { netc } from './helpers.js';
 import { readCheckpoint } from '../src/cli/run-dir.js';
 import { memberParams } from '../src/runtime/checkpoint.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'netc-import-'));
-async function netc(...argv: string[]) {
-  let out = '';
-  let err = '';
-  const code = await main(argv, { out: (t) => void (out += t), err: (t) => void (err += t) });
-  return { code, out, err };
-}
 
 // 6 steps an epoch; trained for 15 of its 24 steps, then imported into and resumed
 const RATES = [0.1, 0.2, 0.3, 0.4];

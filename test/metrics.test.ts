@@ -6,23 +6,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as tfjs from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../src/cli/main.js';
 import { openRun } from '../src/cli/run-dir.js';
 import { selectBackend } from '../src/runtime/backend.js';
 import type { TF } from '../src/runtime/tf.js';
-import { expectClean, expectError } from './helpers.js';
+import { expectClean, expectError, netc } from './helpers.js';
 
 let tf: TF;
 beforeAll(async () => {
   tf = (await selectBackend('cpu', { log: () => {} })).tf;
 });
 
-async function netc(...argv: string[]) {
-  let out = '';
-  let err = '';
-  const code = await main(argv, { out: (t) => void (out += t), err: (t) => void (err += t) });
-  return { code, out, err };
-}
 const json = (path: string) => JSON.parse(readFileSync(path, 'utf8'));
 const jsonLines = (path: string) => readFileSync(path, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
 

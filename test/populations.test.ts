@@ -5,19 +5,13 @@ import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { main } from '../src/cli/main.js';
+import { netc } from './helpers.js';
 import { readCheckpoint } from '../src/cli/run-dir.js';
 import { memberParams, retiredMembers } from '../src/runtime/checkpoint.js';
 import { Population } from '../src/runtime/population.js';
 import { paramBytes } from './run-files.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'netc-pop-'));
-async function netc(...argv: string[]) {
-  let out = '';
-  let err = '';
-  const code = await main(argv, { out: (t) => void (out += t), err: (t) => void (err += t) });
-  return { code, out, err };
-}
 const json = (path: string) => JSON.parse(readFileSync(path, 'utf8'));
 const lines = (path: string) => (existsSync(path) ? readFileSync(path, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : []);
 

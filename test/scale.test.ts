@@ -8,17 +8,11 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../src/cli/main.js';
+import { netc } from './helpers.js';
 import { expectSameRun, runFiles } from './run-files.js';
 
 const bin = new URL('../bin/netc.js', import.meta.url).pathname;
 const tmp = () => mkdtempSync(join(tmpdir(), 'netc-scale-'));
-async function netc(...argv: string[]) {
-  let out = '';
-  let err = '';
-  const code = await main(argv, { out: (t) => void (out += t), err: (t) => void (err += t) });
-  return { code, out, err };
-}
 
 const source = (members: number, vary: string, schedules: string, extra = '') => `model m(input: [2]) {
   dense(32, activation: relu)

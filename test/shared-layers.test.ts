@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../src/cli/main.js';
+import { netc } from './helpers.js';
 import { compile } from '../src/pipeline.js';
 import { lowerings } from '../src/layers/forward.js';
 import { memberParamSlice, slicingMap } from '../src/ensemble/slicing-map.js';
@@ -23,12 +23,6 @@ import type { TF } from '../src/runtime/tf.js';
 import { build, expectClose, randomBatch, tf, useBackend } from './equivalence/harness.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'netc-shared-'));
-async function netc(...argv: string[]) {
-  let out = '';
-  let err = '';
-  const code = await main(argv, { out: (t) => void (out += t), err: (t) => void (err += t) });
-  return { code, out, err };
-}
 
 // 8 steps an epoch (200 moons, 40 held out, batches of 20)
 const MODEL = (extra = '') => `model multihead(input: [2]) {

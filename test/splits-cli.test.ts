@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import * as tf from '@tensorflow/tfjs';
-import { main } from '../src/cli/main.js';
+import { netc } from './helpers.js';
 import { openRun } from '../src/cli/run-dir.js';
 import { registerFileScheme } from '../src/runtime/file-io.js';
 import type { Population } from '../src/runtime/population.js';
@@ -18,12 +18,6 @@ import { expectSameRun, paramBytes } from './run-files.js';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 const tmp = () => mkdtempSync(join(tmpdir(), 'netc-split-'));
-async function netc(...argv: string[]) {
-  let out = '';
-  let err = '';
-  const code = await main(argv, { out: (t) => void (out += t), err: (t) => void (err += t) });
-  return { code, out, err };
-}
 const lines = (dir: string, name: string) =>
   readFileSync(join(dir, name), 'utf8')
     .trim()
