@@ -143,6 +143,9 @@ export class QueueTransport implements Transport {
       const r = await Promise.race([job.waitUntilFinished(this.events) as Promise<string>, watch]);
       return r === VANISHED ? undefined : r;
     } catch (e) {
+      // a job that completed and was removed before the wait looked at it (or that Redis lost) is not a
+      // failure: the caller finds its output, or submits it again
+      if (/Missing key for job/.test((e as Error).message)) return undefined;
       throw new QueueError(`a shard job failed on a worker: ${(e as Error).message}`);
     } finally {
       settled = true;
