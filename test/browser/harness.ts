@@ -14,16 +14,11 @@ import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 
 export type BrowserBackend = 'cpu' | 'wasm' | 'webgpu';
 
-/** Where Chromium is: $NETC_CHROMIUM, else the usual Debian/Ubuntu/Google paths; undefined if none. */
+/** Where Chromium is: $NETC_CHROMIUM when set (only there), else the usual Debian/Ubuntu/Google paths. */
 export function findChromium(): string | undefined {
-  const candidates = [
-    process.env['NETC_CHROMIUM'],
-    '/usr/bin/chromium',
-    '/usr/bin/chromium-browser',
-    '/usr/bin/google-chrome',
-    '/usr/bin/google-chrome-stable',
-  ];
-  return candidates.find((path): path is string => !!path && existsSync(path));
+  const chosen = process.env['NETC_CHROMIUM'];
+  const candidates = chosen ? [chosen] : ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome', '/usr/bin/google-chrome-stable'];
+  return candidates.find((path) => existsSync(path));
 }
 
 export interface BundleOptions {
