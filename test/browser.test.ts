@@ -7,7 +7,7 @@ import * as tf from '@tensorflow/tfjs';
 import '@tensorflow/tfjs-backend-wasm';
 import { describe, expect, it } from 'vitest';
 import { Rng } from '../src/runtime/rng.js';
-import { findChromium, probeBrowserWebGPU, runInBrowser, type BrowserBackend } from './browser/harness.js';
+import { findChromium, probeBrowserWebGPU, runInBrowser, type LaunchOptions } from './browser/harness.js';
 import { run as trainInNode, type TrainInput } from './browser/fixture-train.js';
 
 const fixture = 'test/browser/fixture-train.ts';
@@ -48,39 +48,48 @@ async function inNode(backend: 'cpu' | 'wasm', input: TrainInput) {
 }
 
 /** Runs the fixture in the browser on `backend` and in Node on `nodeBackend`; returns the max difference. */
-async function compare(backend: BrowserBackend, nodeBackend: 'cpu' | 'wasm'): Promise<number> {
+async function compare(launch: LaunchOptions, nodeBackend: 'cpu' | 'wasm'): Promise<number> {
+  const { backend } = launch;
   const input = trainInput();
-  const browser = await runInBrowser({ entry: fixture, input, backend, timeoutMs: 30_000 });
+  const browser = await runInBrowser({ entry: fixture, input, ...launch, timeoutMs: 30_000 });
   expect(browser.backend).toBe(backend);
   expect(browser.errors).toEqual([]);
   const node = await inNode(nodeBackend, input);
   const losses = (browser.result as { losses: number[] }).losses;
   expect(losses.at(-1)).toBeLessThan(losses[0] / 2); // it trained
   const difference = maxDifference(browser.result, node);
-  console.log(`browser ${backend} vs Node ${nodeBackend}: max |difference| = ${difference.toExponential(2)} over weights and losses`);
+  const where = launch.adapter ? `${backend} (${launch.adapter})` : backend;
+  console.log(`browser ${where} vs Node ${nodeBackend}: max |difference| = ${difference.toExponential(2)} over weights and losses`);
   return difference;
 }
 
 describe.runIf(chromium)('the same TF.js training in headless Chromium and in Node', () => {
   for (const backend of ['cpu', 'wasm'] as const) {
     it(`${backend}: equal weights within 1e-6`, async () => {
-      expect(await compare(backend, backend)).toBeLessThanOrEqual(1e-6);
+      expect(await compare({ backend }, backend)).toBeLessThanOrEqual(1e-6);
     });
   }
 
-  // Chromium's own SwiftShader Vulkan is the adapter here (it ships inside the chromium package), so with
-  // Chromium present the adapter is required too. Node's reference is cpu: Node's webgpu needs Mesa 25.
-  it('webgpu: equal weights to Node cpu within 1e-5', async (context) => {
-    const probe = await probeBrowserWebGPU();
-    if ('missing' in probe) {
-      const why = `no WebGPU adapter in headless Chromium: ${probe.missing}`;
-      if (required) expect.fail(`NETC_REQUIRE_BROWSER=1 but ${why}`);
-      console.log(`SKIPPED: the browser webgpu test: ${why}`);
-      return context.skip(why);
-    }
-    console.log(`browser webgpu adapter: ${probe.adapter}`);
-    expect(await compare('webgpu', 'cpu')).toBeLessThanOrEqual(1e-5);
-  });
+  // Node's reference is cpu: Node's own webgpu needs Mesa 25. SwiftShader ships inside the chromium
+  // package, so with Chromium present (NETC_REQUIRE_BROWSER=1) its adapter is required; ANGLE on Vulkan
+  // needs the system's driver too, so it is required only where .ci/run installed Mesa 25 as well.
+  const adapters = [
+    { adapter: 'swiftshader', required },
+    { adapter: 'angle-vulkan', required: required && process.env['NETC_REQUIRE_WEBGPU'] === '1' },
+  ] as const;
+  for (const { adapter, required: adapterRequired } of adapters) {
+    it(`webgpu on ${adapter}: equal weights to Node cpu within 1e-5`, async (context) => {
+      const probe = await probeBrowserWebGPU(adapter);
+      if ('missing' in probe) {
+        const why = `no ${adapter} WebGPU adapter in headless Chromium: ${probe.missing}`;
+        if (adapterRequired) expect.fail(`required here, but ${why}`);
+        console.log(`SKIPPED: the browser webgpu test: ${why}`);
+        return context.skip(why);
+      }
+      console.log(`browser webgpu adapter for ${adapter}: ${probe.adapter}`);
+      expect(await compare({ backend: 'webgpu', adapter }, 'cpu')).toBeLessThanOrEqual(1e-5);
+    });
+  }
 
   it('reports an error thrown in the page, with what the console said', async () => {
     await expect(runInBrowser({ entry: 'test/browser/fixture-throws.ts', input: null, backend: 'cpu' })).rejects.toThrow(

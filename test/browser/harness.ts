@@ -99,12 +99,34 @@ async function serve(js: string): Promise<{ server: Server; url: string }> {
 }
 
 /**
- * Chromium's flags. --no-sandbox: tests run as root, where Chromium's sandbox refuses to start.
- * --enable-unsafe-webgpu: without a GPU the only WebGPU adapters are CPU ones (SwiftShader, lavapipe),
- * which Chromium blocklists; this flag lets it hand out SwiftShader's as a fallback adapter.
+ * Which WebGPU adapter the page gets on a machine without a GPU. Chromium blocklists CPU adapters
+ * ("CPU adapters not fully tested or conformant") on its Vulkan backend, lavapipe's included, so:
+ * - 'swiftshader': Dawn's Vulkan backend on the SwiftShader that ships inside Chromium, handed out as a
+ *   fallback adapter once --enable-unsafe-webgpu is given; needs nothing from the system.
+ * - 'angle-vulkan': Dawn's OpenGL ES backend on ANGLE on the system's Vulkan driver (here Mesa's
+ *   lavapipe). It is a compatibility-mode adapter, so the page asks for featureLevel 'compatibility'.
  */
-export function chromiumFlags(backend: BrowserBackend): string[] {
-  return ['--no-sandbox', ...(backend === 'webgpu' ? ['--enable-unsafe-webgpu'] : [])];
+export type WebGPUAdapter = 'swiftshader' | 'angle-vulkan';
+
+export interface LaunchOptions {
+  backend: BrowserBackend;
+  /** for backend 'webgpu'; 'swiftshader' unless given */
+  adapter?: WebGPUAdapter;
+}
+
+/** Chromium's flags. --no-sandbox: tests run as root, where Chromium's sandbox refuses to start. */
+export function chromiumFlags({ backend, adapter = 'swiftshader' }: LaunchOptions): string[] {
+  if (backend !== 'webgpu') return ['--no-sandbox'];
+  const angle = adapter === 'angle-vulkan' ? ['--use-webgpu-adapter=opengles', '--use-angle=vulkan'] : [];
+  return ['--no-sandbox', '--enable-unsafe-webgpu', ...angle];
+}
+
+/** Makes every requestAdapter() in the page (TF.js's included) ask for a compatibility-mode adapter. */
+function requestCompatibilityAdapters(): void {
+  const gpu = (navigator as unknown as { gpu?: { requestAdapter(options?: object): Promise<unknown> } }).gpu;
+  if (!gpu) return;
+  const request = gpu.requestAdapter.bind(gpu);
+  gpu.requestAdapter = (options?: object) => request({ ...options, featureLevel: 'compatibility' });
 }
 
 interface Session {
@@ -114,14 +136,15 @@ interface Session {
 }
 
 /** Serves `js`, opens it in a fresh headless Chromium, calls `use`, and always closes both. */
-async function withPage<T>(js: string, backend: BrowserBackend, use: (session: Session) => Promise<T>): Promise<T> {
+async function withPage<T>(js: string, launch: LaunchOptions, use: (session: Session) => Promise<T>): Promise<T> {
   const executablePath = findChromium();
   if (!executablePath) throw new Error('no Chromium found (apt-get install chromium, or set NETC_CHROMIUM)');
   const { server, url } = await serve(js);
   let browser: Browser | undefined;
   try {
-    browser = await puppeteer.launch({ executablePath, headless: true, args: chromiumFlags(backend) });
+    browser = await puppeteer.launch({ executablePath, headless: true, args: chromiumFlags(launch) });
     const page = await browser.newPage();
+    if (launch.backend === 'webgpu' && launch.adapter === 'angle-vulkan') await page.evaluateOnNewDocument(requestCompatibilityAdapters);
     const errors: string[] = [];
     page.on('console', (m) => void (m.type() === 'error' && errors.push(`console: ${m.text()}`)));
     page.on('pageerror', (e) => void errors.push(`page: ${e instanceof Error ? e.message : String(e)}`));
@@ -146,7 +169,7 @@ async function within<T>(ms: number, what: string, work: Promise<T>): Promise<T>
   }
 }
 
-export interface RunOptions extends BundleOptions {
+export interface RunOptions extends BundleOptions, LaunchOptions {
   /** the entry module's path */
   entry: string;
   /** passed to the entry's run(); must survive JSON */
@@ -166,7 +189,7 @@ export interface BrowserRun {
 export async function runInBrowser(options: RunOptions): Promise<BrowserRun> {
   const { js } = await bundleForBrowser(options.entry, options);
   const timeoutMs = options.timeoutMs ?? 30_000;
-  return withPage(js, options.backend, async ({ page, errors }) => {
+  return withPage(js, options, async ({ page, errors }) => {
     const call = page.evaluate(async (input) => {
       const netc = (window as unknown as { __netc?: { run(input: unknown): Promise<{ result: unknown; backend: string }> } }).__netc;
       if (!netc) throw new Error('the bundle did not load (window.__netc is missing)');
@@ -184,10 +207,13 @@ export async function runInBrowser(options: RunOptions): Promise<BrowserRun> {
 
 export type AdapterProbe = { adapter: string } | { missing: string };
 
-/** What navigator.gpu.requestAdapter() gives in headless Chromium with the webgpu flags, or why nothing. */
-export async function probeBrowserWebGPU(timeoutMs = 20_000): Promise<AdapterProbe> {
+/**
+ * What navigator.gpu.requestAdapter() gives in headless Chromium for `adapter`, or why nothing. An
+ * 'angle-vulkan' request answered by a fallback adapter counts as missing: that is SwiftShader again.
+ */
+export async function probeBrowserWebGPU(adapter: WebGPUAdapter = 'swiftshader', timeoutMs = 20_000): Promise<AdapterProbe> {
   if (!findChromium()) return { missing: 'no Chromium found' };
-  return withPage('', 'webgpu', ({ page }) =>
+  const probe = await withPage('', { backend: 'webgpu', adapter }, ({ page }) =>
     within(
       timeoutMs,
       'requestAdapter() did not answer',
@@ -197,8 +223,13 @@ export async function probeBrowserWebGPU(timeoutMs = 20_000): Promise<AdapterPro
         const adapter = await gpu.requestAdapter();
         if (!adapter) return { missing: 'navigator.gpu.requestAdapter() returned null' };
         const info = adapter.info ?? {};
-        return { adapter: `${info['vendor']} ${info['architecture']}${info['isFallbackAdapter'] ? ' (fallback adapter)' : ''}` };
+        const name = [info['vendor'], info['architecture']].filter(Boolean).join(' ') || 'an adapter that names no vendor';
+        return { adapter: `${name}${info['isFallbackAdapter'] ? ' (fallback adapter)' : ''}` };
       }),
     ),
   );
+  if (adapter === 'angle-vulkan' && 'adapter' in probe && probe.adapter.endsWith('(fallback adapter)')) {
+    return { missing: `asked for ANGLE on Vulkan, got ${probe.adapter}` };
+  }
+  return probe;
 }
