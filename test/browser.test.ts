@@ -7,7 +7,7 @@ import * as tf from '@tensorflow/tfjs';
 import '@tensorflow/tfjs-backend-wasm';
 import { describe, expect, it } from 'vitest';
 import { Rng } from '../src/runtime/rng.js';
-import { findChromium, probeBrowserWebGPU, runInBrowser, type LaunchOptions } from './browser/harness.js';
+import { bundleForBrowser, findChromium, probeBrowserWebGPU, runInBrowser, type LaunchOptions } from './browser/harness.js';
 import { run as trainInNode, type TrainInput } from './browser/fixture-train.js';
 
 const fixture = 'test/browser/fixture-train.ts';
@@ -62,6 +62,14 @@ async function compare(launch: LaunchOptions, nodeBackend: 'cpu' | 'wasm'): Prom
   console.log(`browser ${where} vs Node ${nodeBackend}: max |difference| = ${difference.toExponential(2)} over weights and losses`);
   return difference;
 }
+
+// No browser needed: esbuild fails on any Node-only import, and `sources` says what else came along.
+it('bundles the fixture for the browser with TF.js and nothing else of ours', async () => {
+  const bundle = await bundleForBrowser(fixture, { backend: 'wasm' });
+  expect(bundle.sources).toEqual([fixture]);
+  expect(bundle.packages).toContain('@tensorflow/tfjs-backend-wasm');
+  await expect(bundleForBrowser('src/runtime/backend.ts', { backend: 'cpu' })).rejects.toThrow(/Could not resolve "node:/);
+});
 
 describe.runIf(chromium)('the same TF.js training in headless Chromium and in Node', () => {
   for (const backend of ['cpu', 'wasm'] as const) {

@@ -31,6 +31,10 @@ export interface Bundle {
   js: string;
   /** every file esbuild put in the bundle, relative to the repository root */
   inputs: string[];
+  /** the bundled files outside node_modules (the entry and what it imports), less the harness's boot module */
+  sources: string[];
+  /** the npm packages bundled, the boot module's TF.js included */
+  packages: string[];
 }
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -69,8 +73,19 @@ export async function bundleForBrowser(entry: string, options: BundleOptions): P
     metafile: true,
     logLevel: 'silent',
     alias: options.alias,
+    // so that an entry outside the repository (a module netc compile wrote to a temp dir) finds TF.js
+    nodePaths: [join(root, 'node_modules')],
   });
-  return { js: out.outputFiles[0].text, inputs: Object.keys(out.metafile.inputs) };
+  const inputs = Object.keys(out.metafile.inputs);
+  // '(disabled):fs' and the like: Node modules that TF.js's "browser" fields map to nothing
+  const files = inputs.filter((input) => !input.startsWith('(disabled):') && input !== 'netc-boot.js');
+  const packages = files.map((input) => /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(input)?.[1]);
+  return {
+    js: out.outputFiles[0].text,
+    inputs,
+    sources: files.filter((_, i) => !packages[i]),
+    packages: [...new Set(packages.filter((name): name is string => !!name))].sort(),
+  };
 }
 
 function wasmDir(): string {
