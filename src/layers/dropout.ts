@@ -3,13 +3,13 @@
 import type { LayerKind } from './layer-kind.js';
 import type { ForwardContext } from './forward.js';
 import type { Tensor } from '../runtime/tf.js';
-import { groupedMembers, membersToBlocks, memberDraws, blockMembers } from './widened.js';
+import { groupedMembers, membersToBlocks, blockMembers } from './widened.js';
 
 /** Inverted-dropout masks, member-first [N, ...shape]: 0 where dropped, 1/(1 - rate) where kept. */
 function masks(ctx: ForwardContext, shape: number[]): Tensor {
   const { tf } = ctx;
   const rates = ctx.hyper('rate');
-  const u = memberDraws(ctx, shape);
+  const u = ctx.draws(shape);
   const rate = tf.tensor(rates, [rates.length, ...shape.map(() => 1)]);
   return tf.div(tf.cast(tf.greaterEqual(u, rate), 'float32'), tf.sub(1, rate));
 }

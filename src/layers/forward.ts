@@ -35,8 +35,8 @@ export interface ForwardContext {
   outShape: Shape;
   /** per-member values of a numeric layer argument, in population order (varied or not) */
   hyper(arg: string): number[];
-  /** per-member uniform [0, 1) draws for this op and step: one array of `size` values per member */
-  uniforms(size: number): Float32Array[];
+  /** the members' uniform [0, 1) draws for this op and step, member-first: [N, ...shape] */
+  draws(shape: Shape): Tensor;
   /** a new value for a non-trainable parameter (batchnorm's running statistics), applied after the step */
   update(param: string, value: Tensor): void;
 }

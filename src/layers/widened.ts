@@ -2,6 +2,7 @@
 import type { Shape } from '../check/arg-spec.js';
 import type { TF, Tensor } from '../runtime/tf.js';
 import type { Act, ForwardContext, ForwardRules, Params } from './forward.js';
+import { kernel } from '../kernels/kernel.js';
 
 /** grouped: a shared [B, ...] activation as [N, B, ...] (a broadcast view where the op allows it). */
 export function groupedMembers(ctx: ForwardContext, a: Act): Tensor {
@@ -20,7 +21,7 @@ export function groupedVector(tf: TF, values: number[], rank: number): Tensor {
 }
 
 /** Per-member values repeated over each member's `width` channels: broadcasts against [.., N*width]. */
-export function blockVector(tf: TF, values: number[], width: number): Tensor {
+function blockVectorKernel(tf: TF, values: number[], width: number): Tensor {
   const out = new Float32Array(values.length * width);
   values.forEach((v, i) => out.fill(v, i * width, (i + 1) * width));
   return tf.tensor1d(out);
@@ -34,15 +35,6 @@ export function splitMembers(tf: TF, t: Tensor, members: number): Tensor {
 
 export function joinMembers(tf: TF, t: Tensor): Tensor {
   return tf.reshape(t, [...t.shape.slice(0, -2), t.shape[t.rank - 2] * t.shape[t.rank - 1]]);
-}
-
-/** Per-member random draws stacked member-first: [N, ...shape]. */
-export function memberDraws(ctx: ForwardContext, shape: Shape): Tensor {
-  const size = shape.reduce((a, b) => a * b, 1);
-  const draws = ctx.uniforms(size);
-  const all = new Float32Array(draws.length * size);
-  draws.forEach((d, i) => all.set(d, i * size));
-  return ctx.tf.tensor(all, [draws.length, ...shape]);
 }
 
 /** [N, B, ..., C] -> [B, ..., N*C]: member-first values in the blockdiag layout. */
@@ -90,3 +82,6 @@ export function sharedByFolding(single: SingleRule): NonNullable<ForwardRules['s
     return fromMembersFirst(ctx, tf.reshape(y, [n, y.shape[0] / n, ...y.shape.slice(1)]));
   };
 }
+
+// kernels: opaque calls in a traced step (src/kernels/kernel.ts)
+export const blockVector = kernel('blockVector', blockVectorKernel);

@@ -4,6 +4,7 @@
 // implementation everywhere keeps the lowerings and backends computing the same thing.
 import type { TF, Tensor, Tensor4D } from './tf.js';
 import { memberSlices } from './matmul.js';
+import { kernel } from '../kernels/kernel.js';
 
 type GradFunc = Parameters<TF['customGrad']>[0];
 const as4d = (t: Tensor) => t as Tensor4D;
@@ -69,7 +70,7 @@ function inputGrad(tf: TF, x: Tensor, dy: Tensor, w: Tensor, stride: number[], g
 }
 
 /** conv2d(x, w) differentiable in both x and w. x: [B, H, W, C], w: [kh, kw, C, F]. */
-export function conv2d(tf: TF, x: Tensor, w: Tensor, stride: number[], padding: Padding): Tensor {
+function conv2dKernel(tf: TF, x: Tensor, w: Tensor, stride: number[], padding: Padding): Tensor {
   const g = geometry(x, w, stride, padding);
   const f = tf.customGrad(((xi: Tensor, wi: Tensor, save: (ts: Tensor[]) => void) => {
     const xpad = padInput(tf, xi, g);
@@ -88,7 +89,7 @@ export function conv2d(tf: TF, x: Tensor, w: Tensor, stride: number[], padding: 
  * ([kh, kw, C, N*F]); its dW is always taken from patches, whatever N, so that a member's dW is summed
  * in the same order in a population of any size (the dilated conv of filterGrad() sums in another).
  */
-export function conv2dOfData(tf: TF, x: Tensor, w: Tensor, stride: number[], padding: Padding): Tensor {
+function conv2dOfDataKernel(tf: TF, x: Tensor, w: Tensor, stride: number[], padding: Padding): Tensor {
   const g = geometry(x, w, stride, padding);
   const f = tf.customGrad(((wi: Tensor, save: (ts: Tensor[]) => void) => {
     // the padded input is made and saved inside, so that it lives until the backward pass
@@ -166,7 +167,7 @@ function copyWindowElement(x: Float32Array, [b, h, w, c]: number[], [p, q, ch]: 
  * per-member conv2d() calls instead costs an Unpack of x, w and dy per step, each of which copies the
  * whole tensor once per member on wasm (Unpack: 131 ms of a 932 ms step at LeNet's N=30).
  */
-export function groupedConv2d(tf: TF, x: Tensor, w: Tensor, stride: number[], padding: Padding): Tensor {
+function groupedConv2dKernel(tf: TF, x: Tensor, w: Tensor, stride: number[], padding: Padding): Tensor {
   const n = x.shape[0];
   const f = tf.customGrad(((xs: Tensor, ws: Tensor, save: (ts: Tensor[]) => void) => {
     const xm = memberSlices(tf, xs);
@@ -188,3 +189,8 @@ export function groupedConv2d(tf: TF, x: Tensor, w: Tensor, stride: number[], pa
   }) as unknown as GradFunc);
   return (f as unknown as (a: Tensor, b: Tensor) => Tensor)(x, w);
 }
+
+// kernels: opaque calls in a traced step (src/kernels/kernel.ts)
+export const conv2d = kernel('conv2d', conv2dKernel);
+export const conv2dOfData = kernel('conv2dOfData', conv2dOfDataKernel);
+export const groupedConv2d = kernel('groupedConv2d', groupedConv2dKernel);

@@ -62,17 +62,17 @@ export function initialValues(init: Initializer, shape: Shape, rng: Rng): Float3
  * All of member `member`'s parameters, by name, in model order. Its own from its stream; a `shared`
  * layer's from the stream (seed, 'init', 'shared') that no member owns, the same for every member.
  */
-export function initMember(model: ModelIR, seed: number, member: number): Map<string, Float32Array> {
+export function initMember(model: Pick<ModelIR, 'params'>, seed: number, member: number): Map<string, Float32Array> {
   const rng = Rng.of(seed, 'init', member);
   const shared = model.params.some((p) => p.shared) ? initShared(model, seed) : undefined;
   return new Map(model.params.map((p) => [p.name, p.shared ? shared!.get(p.name)! : initialValues(p.init, p.shape, rng)]));
 }
 
 // the shared parameters of the last (model, seed) asked for: drawn once, not once per member
-const sharedDrawn = new WeakMap<ModelIR, { seed: number; values: Map<string, Float32Array> }>();
+const sharedDrawn = new WeakMap<Pick<ModelIR, 'params'>, { seed: number; values: Map<string, Float32Array> }>();
 
 /** The `shared` layers' initial parameters, by name, in model order (read-only: every member gets these arrays). */
-export function initShared(model: ModelIR, seed: number): Map<string, Float32Array> {
+export function initShared(model: Pick<ModelIR, 'params'>, seed: number): Map<string, Float32Array> {
   const cached = sharedDrawn.get(model);
   if (cached?.seed === seed) return cached.values;
   const rng = Rng.of(seed, 'init', 'shared');

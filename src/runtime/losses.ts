@@ -3,6 +3,7 @@
 // one value per member, [N]: the mean over the batch, as Keras computes it on probabilities (clipped to
 // [eps, 1 - eps]); the example* forms return each example's value, [N, B].
 import type { TF, Tensor } from './tf.js';
+import { kernel } from '../kernels/kernel.js';
 
 type GradFunc = Parameters<TF['customGrad']>[0];
 
@@ -57,7 +58,7 @@ export function exampleLosses(tf: TF, loss: string, args: Record<string, unknown
  * (clipByValue's gradient), in 9 kernels where TF.js's autodiff of the expression runs about 30 (one
  * gradient per op, with broadcasts and reductions). The value is computed by the same ops as before.
  */
-function binaryCrossentropy(tf: TF, yPred: Tensor, yTrue: Tensor): Tensor {
+function binaryCrossentropyKernel(tf: TF, yPred: Tensor, yTrue: Tensor): Tensor {
   const f = tf.customGrad(((p: Tensor, save: (ts: Tensor[]) => void) => {
     const clipped = tf.clipByValue(p, EPS, 1 - EPS);
     const rest = tf.sub(1, clipped);
@@ -124,3 +125,6 @@ export function exampleMetric(tf: TF, name: string, loss: string, yPred: Tensor,
   const d = tf.sub(yPred, truth);
   return tf.mean(name === 'mse' ? tf.square(d) : tf.abs(d), -1);
 }
+
+/** A kernel (src/kernels/kernel.ts): one opaque call in a traced step, as its gradient is netc's own. */
+export const binaryCrossentropy = kernel('binaryCrossentropy', binaryCrossentropyKernel);

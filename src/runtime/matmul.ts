@@ -6,6 +6,7 @@
 // backend multiplies a batch of matrices (batch > 1) with a scalar loop, but a single matrix with
 // XNNPACK, ~10x faster ([30, 64, 400] x [30, 400, 120]: 55 ms batched, 5 ms as 30 products).
 import type { TF, Tensor } from './tf.js';
+import { kernel } from '../kernels/kernel.js';
 
 type GradFunc = Parameters<TF['customGrad']>[0];
 
@@ -66,7 +67,7 @@ function plainProduct(tf: TF, a: Tensor, b: Tensor): Tensor {
 }
 
 /** a [..., M, K] x b [..., K, N] with the same leading axes, differentiable in both. */
-export function matMul(tf: TF, a: Tensor, b: Tensor): Tensor {
+function matMulKernel(tf: TF, a: Tensor, b: Tensor): Tensor {
   const f = tf.customGrad(((x: Tensor, w: Tensor, save: (ts: Tensor[]) => void) => {
     save([x, w]);
     return {
@@ -78,7 +79,7 @@ export function matMul(tf: TF, a: Tensor, b: Tensor): Tensor {
 }
 
 /** a x b where a is data: only b gets a gradient (the first layer's input needs none). */
-export function matMulOfData(tf: TF, a: Tensor, b: Tensor): Tensor {
+function matMulOfDataKernel(tf: TF, a: Tensor, b: Tensor): Tensor {
   const f = tf.customGrad(((w: Tensor, save: (ts: Tensor[]) => void) => {
     // the transposed data is made and saved inside, so it lives until the backward pass
     const at = swap(tf, a);
@@ -135,7 +136,7 @@ export function memberSlices(tf: TF, x: Tensor): Tensor[] {
 }
 
 /** The elements of `ts`, one after another, as one flat tensor (not differentiable). */
-export function concatFlat(tf: TF, ts: Tensor[]): Tensor {
+function concatFlatKernel(tf: TF, ts: Tensor[]): Tensor {
   const heap = wasmHeap(tf, ts);
   if (!heap) return tf.concat(ts.map((t) => tf.reshape(t, [-1])));
   const total = ts.reduce((a, t) => a + t.size, 0);
@@ -150,9 +151,15 @@ export function concatFlat(tf: TF, ts: Tensor[]): Tensor {
 }
 
 /** A flat tensor cut into consecutive pieces of the given shapes (the inverse of concatFlat). */
-export function splitFlat(tf: TF, flat: Tensor, shapes: number[][]): Tensor[] {
+function splitFlatKernel(tf: TF, flat: Tensor, shapes: number[][]): Tensor[] {
   const heap = wasmHeap(tf, [flat]);
   if (heap) return heapPieces(tf, heap, flat, shapes);
   const sizes = shapes.map((s) => s.reduce((a, b) => a * b, 1));
   return tf.split(flat, sizes).map((t, i) => tf.reshape(t, shapes[i]));
 }
+
+// kernels: opaque calls in a traced step (src/kernels/kernel.ts)
+export const matMul = kernel('matMul', matMulKernel);
+export const matMulOfData = kernel('matMulOfData', matMulOfDataKernel);
+export const concatFlat = kernel('concatFlat', concatFlatKernel);
+export const splitFlat = kernel('splitFlat', splitFlatKernel);

@@ -4,6 +4,7 @@
 // decay of adamw and sgd, and for clipnorm (each parameter tensor's gradient clipped to that norm).
 import type { TF, Tensor, Variable } from './tf.js';
 import { concatFlat, splitFlat } from './matmul.js';
+import { kernel } from '../kernels/kernel.js';
 
 /** One fused parameter tensor as the optimizer sees it. */
 export interface Slot {
@@ -86,15 +87,7 @@ export function applyGradients(
   const clipping = clip.some((c) => c > 0);
   let rest = slots;
   if (optimizer === 'adam' || optimizer === 'adamw') {
-    const b1 = hyper('beta1');
-    const b2 = hyper('beta2');
-    // as tf.train.adam keeps them: float32 products of the float32 betas
-    state.accBeta1 = state.accBeta1.map((a, i) => Math.fround(a * Math.fround(b1[i])));
-    state.accBeta2 = state.accBeta2.map((a, i) => Math.fround(a * Math.fround(b2[i])));
-    if (common.length) {
-      state.sharedAccBeta1 = Math.fround(state.sharedAccBeta1 * Math.fround(shared!.value('beta1')));
-      state.sharedAccBeta2 = Math.fround(state.sharedAccBeta2 * Math.fround(shared!.value('beta2')));
-    }
+    advanceBetaPowers(state, hyper('beta1'), hyper('beta2'), ...(common.length ? [shared!.value('beta1'), shared!.value('beta2')] : []));
     if (!clipping && own.length > 0 && own.every((s) => grads.has(s.key)) && flatAdam(tf, optimizer, own, grads, state, hyper, slotHyper, sharedHyper)) rest = common;
   }
   const oneMinus = (h: (key: string) => Tensor, key: string) => h(`1-${key}`);
@@ -191,3 +184,16 @@ function flatAdam(tf: TF, optimizer: string, slots: Slot[], grads: Map<string, T
 function clipToNorm(tf: TF, g: Tensor, norm: Tensor, c: Tensor): Tensor {
   return tf.where(tf.greater(norm, c), tf.mul(g, tf.div(c, norm)), g);
 }
+
+/**
+ * Adam's beta1^t and beta2^t one step on, per member (b1, b2: the members' betas), and the shared
+ * layers' (sharedB1, sharedB2: the file's betas), as tf.train.adam keeps them: float32 products of the
+ * float32 betas. A kernel: host arithmetic, one call in a traced step.
+ */
+export const advanceBetaPowers = kernel('advanceBetaPowers', (state: Pick<OptimizerState, 'accBeta1' | 'accBeta2' | 'sharedAccBeta1' | 'sharedAccBeta2'>, b1: number[], b2: number[], sharedB1?: number, sharedB2?: number): void => {
+  state.accBeta1 = state.accBeta1.map((a, i) => Math.fround(a * Math.fround(b1[i])));
+  state.accBeta2 = state.accBeta2.map((a, i) => Math.fround(a * Math.fround(b2[i])));
+  if (sharedB1 === undefined || sharedB2 === undefined) return;
+  state.sharedAccBeta1 = Math.fround(state.sharedAccBeta1 * Math.fround(sharedB1));
+  state.sharedAccBeta2 = Math.fround(state.sharedAccBeta2 * Math.fround(sharedB2));
+});

@@ -10,9 +10,9 @@ import { blockMembers, blocksToMembers, blockVector, groupedMembers, membersToBl
 import { blockMask, fuse, unfuse } from './fused.js';
 import { memberLosses, memberMetric } from './losses.js';
 import { applyGradients, createState, hyperValues, sharedValue, type OptimizerState, type SharedSlots, type Slot } from './optimizers.js';
-import { Rng } from './rng.js';
 import { gatherMembers } from './member-axis.js';
 import type { TF, Tensor, Variable } from './tf.js';
+import { applyUpdates, memberDraws, type ModulePopulation, type StepInputs } from '../kernels/population.js';
 
 export interface PopulationSpec {
   tf: TF;
@@ -33,9 +33,16 @@ export interface PopulationSpec {
   base?(key: string): number;
   /** each member's initial parameter values, by name (from initMember or a checkpoint); a shared layer's are read from the first member's */
   initial(member: number): Map<string, Float32Array>;
-  /** a straight-line forward pass (a compiled module's); by default the ops run in IR order */
-  forward?(pass: ForwardPass, x: Tensor): Tensor;
+  /** a compiled module's forward pass (netc compile), run in place of the ops in IR order */
+  forward?: ModuleForward;
+  /** a compiled module's training step, run in place of trainStep's own */
+  step?: ModuleStep;
 }
+
+/** A compiled module's forward(pop, x, s): member-first outputs [N, B, ...]. */
+export type ModuleForward = (pop: ModulePopulation, x: Tensor, s: StepInputs) => Tensor;
+/** A compiled module's step(pop, x, y, metrics): the members' losses [N] and each named metric [N]. */
+export type ModuleStep = (pop: ModulePopulation, x: Tensor, y: Tensor, metrics: readonly string[]) => { losses: Tensor; metrics: Record<string, Tensor> };
 
 /** What gather() hands a new population: fused tensors by parameter name and by slot key. */
 interface Gathered {
@@ -79,6 +86,8 @@ export class Population {
   private readonly trained: Set<number>;
   private readonly uid = populations++;
   private hyperCache = new Map<string, Tensor>();
+  /** this population as a compiled module's step sees it (its own variables, not copies) */
+  readonly module: ModulePopulation;
   private sharedCache = new Map<string, Tensor | undefined>();
 
   /**
@@ -126,6 +135,38 @@ export class Population {
       [this.state.sharedAccBeta1, this.state.sharedAccBeta2] = from.sharedAccBeta;
       this.step = from.step;
     }
+    this.module = this.moduleView();
+  }
+
+  private moduleView(): ModulePopulation {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
+    const self = this;
+    const params: Record<string, Variable> = {};
+    const slots: Record<string, Variable> = {};
+    for (const p of this.ir.params) {
+      const vars = this.variables.get(p.name)!;
+      const keys = p.layout === 'separate' ? vars.map((_, m) => `${p.name}#${m}`) : [p.name];
+      keys.forEach((key, i) => {
+        params[key] = vars[i];
+        for (const [slotName, v] of this.state.tensors.get(key) ?? []) slots[`${key}:${slotName}`] = v;
+      });
+    }
+    return {
+      tf: this.tf,
+      memberIds: this.memberIds,
+      seed: this.spec.seed,
+      get step() {
+        return self.step;
+      },
+      set step(value: number) {
+        self.step = value;
+      },
+      params,
+      masks: Object.fromEntries(this.masks),
+      slots,
+      state: this.state,
+      hyper: (key) => this.hyper(key),
+    };
   }
 
   /**
@@ -269,18 +310,17 @@ export class Population {
    * [N, B, ...output]. In training, batchnorm's new running statistics are pushed to `updates`.
    * A compiled module (netc compile) may supply its own straight-line version as spec.forward.
    */
-  forward(x: Tensor, training: boolean, updates: [Variable, Tensor][] = []): Tensor {
+  forward(x: Tensor, training: boolean, updates: [string, Tensor][] = []): Tensor {
+    if (this.spec.forward) return this.spec.forward(this.module, x, { training, updates });
     const pass = this.pass(training, updates);
-    if (this.spec.forward) return this.spec.forward(pass, x);
     const values: Value[] = [pass.input(x)];
     for (const op of this.ir.ops.slice(1)) values[op.id] = pass.op(op.id, op.inputs.map((i) => values[i]));
     return pass.output(values[this.ir.model.output]);
   }
 
   /** The ops of one forward pass, to be called in order: what forward() and compiled modules run. */
-  pass(training: boolean, updates: [Variable, Tensor][] = []): ForwardPass {
+  pass(training: boolean, updates: [string, Tensor][] = []): ForwardPass {
     const { tf, ir } = this;
-    const step = this.step;
     const loop = ir.lowering === 'loop';
     return {
       input: (x) => (ir.ops[0].shared ? (loop ? this.memberIds.map(() => x) : { t: x, shared: true, data: true }) : this.ownInputs(x)),
@@ -288,19 +328,18 @@ export class Population {
         const op = ir.ops[id];
         const kind = layerKind(op.op)!;
         const base = { tf, lowering: ir.lowering, training, attrs: op.attrs, inputShapes: op.inputs.map((i) => ir.ops[i].shape), outShape: op.shape };
-        const draws = (ids: number[]) => (size: number) => ids.map((m) => uniforms(Rng.of(this.spec.seed, 'dropout', op.name, m, step), size));
         const short = (name: string) => name.slice(op.name.length + 1);
         // a shared layer's parameters are one variable, which every member reads
-        const own = (name: string, m: number) => this.variables.get(name)![this.sharedParams.has(name) ? 0 : m];
+        const own = (name: string, m: number) => (this.sharedParams.has(name) ? name : `${name}#${m}`);
         if (loop) {
           return this.memberIds.map((id, m) => {
             const params: Params = {};
-            for (const name of op.params) params[short(name)] = own(name, m);
+            for (const name of op.params) params[short(name)] = this.module.params[own(name, m)];
             const ctx: ForwardContext = {
               ...base,
               members: 1,
               hyper: (arg) => [this.spec.hyper(`${op.name}.${arg}`, id)],
-              uniforms: draws([id]),
+              draws: (shape) => memberDraws(tf, this.module, op.name, shape, [m]),
               update: (param, value) => updates.push([own(`${op.name}/${param}`, m), value]),
             };
             return kind.forward.single(ctx, inputs.map((v) => (v as Tensor[])[m]), params);
@@ -316,8 +355,8 @@ export class Population {
           ...base,
           members: this.n,
           hyper: (arg) => this.hyper(`${op.name}.${arg}`),
-          uniforms: draws(this.memberIds),
-          update: (param, value) => updates.push([this.variables.get(`${op.name}/${param}`)![0], value]),
+          draws: (shape) => memberDraws(tf, this.module, op.name, shape),
+          update: (param, value) => updates.push([`${op.name}/${param}`, value]),
         };
         const sharedWeights = op.params.some((name) => this.sharedParams.has(name));
         const rule = sharedWeights ? kind.forward.shared! : kind.forward[ir.lowering as 'grouped' | 'blockdiag'];
@@ -360,8 +399,13 @@ export class Population {
    * same forward pass, handed to `metrics.take` (the caller disposes them).
    */
   trainStep(x: Tensor, y: Tensor, metrics?: { names: readonly string[]; take(values: Record<string, Tensor>): void }): Tensor {
+    if (this.spec.step) {
+      const result = this.spec.step(this.module, x, y, metrics?.names ?? []);
+      if (metrics?.names.length) metrics.take(result.metrics);
+      return result.losses;
+    }
     const { tf } = this;
-    const updates: [Variable, Tensor][] = [];
+    const updates: [string, Tensor][] = [];
     let losses: Tensor | undefined;
     const trainable = this.slots.map((s) => s.variable);
     const { value, grads } = tf.variableGrads(() => {
@@ -372,26 +416,30 @@ export class Population {
       return tf.sum(losses);
     }, trainable);
     value.dispose();
-    if (this.spec.lrFactor) this.lrChanged();
     tf.tidy(() => {
-      const byKey = new Map(this.slots.map((s) => [s.key, grads[s.variable.name]]));
-      applyGradients(
-        tf,
-        this.spec.optimizer,
-        this.slots,
-        byKey,
-        this.state,
-        (key) => this.hyper(key),
-        (slot, key) => this.cached(`${slot.key}|${key}`, () => slot.hyper(hyperValues((k) => this.hyper(k), key))),
-        (key) => this.cachedShared(key),
-        this.sharedSlots(),
-      );
-      assignUpdates(tf, updates);
+      this.optimize(new Map(this.slots.map((s) => [s.key, grads[s.variable.name]])));
+      applyUpdates(this.module, updates);
     });
     for (const g of Object.values(grads)) g.dispose();
     for (const [, t] of updates) t.dispose();
     this.step++;
     return losses!;
+  }
+
+  /** One optimizer step on every slot from its gradient, by slot key (call inside tf.tidy). */
+  optimize(grads: Map<string, Tensor>): void {
+    if (this.spec.lrFactor) this.lrChanged();
+    applyGradients(
+      this.tf,
+      this.spec.optimizer,
+      this.slots,
+      grads,
+      this.state,
+      (key) => this.hyper(key),
+      (slot, key) => this.cached(`${slot.key}|${key}`, () => slot.hyper(hyperValues((k) => this.hyper(k), key))),
+      (key) => this.cachedShared(key),
+      this.sharedSlots(),
+    );
   }
 
   /** Members' loss and each named metric (accuracy, mse, mae) on a batch, without training (dropout off, running statistics). */
@@ -478,25 +526,9 @@ export class Population {
   }
 }
 
-/**
- * Puts batchnorm's new running statistics in place. A shared layer's variable may get one update per
- * member (the loop lowering runs it member by member): it takes their mean, as the widened rules do.
- */
-function assignUpdates(tf: TF, updates: [Variable, Tensor][]): void {
-  const byVariable = new Map<Variable, Tensor[]>();
-  for (const [v, t] of updates) byVariable.set(v, [...(byVariable.get(v) ?? []), t]);
-  for (const [v, ts] of byVariable) v.assign(ts.length === 1 ? ts[0] : tf.mean(tf.stack(ts), 0));
-}
-
 /** The ops whose value depends on a parameter, directly or through their inputs: a gradient must reach them. */
 function dependsOnParams(e: EnsembleIR): Set<number> {
   const out = new Set<number>();
   for (const op of e.ops) if (op.params.length || op.inputs.some((i) => out.has(i))) out.add(op.id);
-  return out;
-}
-
-function uniforms(rng: Rng, size: number): Float32Array {
-  const out = new Float32Array(size);
-  for (let i = 0; i < size; i++) out[i] = rng.uniform();
   return out;
 }

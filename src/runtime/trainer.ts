@@ -35,8 +35,9 @@ export interface TrainSetup {
   steps: number;
   seed: number;
   memberIds?: number[];
-  /** a compiled module's straight-line forward pass (see PopulationSpec.forward) */
+  /** a compiled module's forward pass and training step (see PopulationSpec.forward and .step) */
   forward?: PopulationSpec['forward'];
+  step?: PopulationSpec['step'];
   /** resume: the checkpoint to continue from */
   resume?: { manifest: CheckpointManifest; tensors: Map<string, Float32Array> };
   /** call callbacks.checkpoint every this many steps (0: only at the end and when stopped) */
@@ -154,6 +155,7 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
     base: (key) => setup.hyper.base(key),
     initial: (m) => initMember(setup.model, setup.seed, m),
     forward: setup.forward,
+    step: setup.step,
   });
   const expects = lossSpecs.find((l) => l.name === config.loss.name)!.expects;
   // plateau acts first at an epoch end, on each member as it trained, so that a PBT exploit after it copies the updated state
