@@ -2,6 +2,7 @@
 // which must train to the very weights `netc train` trains. Golden files: `npm run test:update`, then read the diff.
 import { spawn } from 'node:child_process';
 import { paramBytes } from './run-files.js';
+import { runtimePopulation } from './compiled.js';
 import fs, { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -15,6 +16,12 @@ import { main } from '../src/cli/main.js';
 import { printEnsembleIR } from '../src/ensemble/print.js';
 import { emitInfo, emitModule } from '../src/emit/emit.js';
 import { formatModule } from '../src/emit/format.js';
+import * as tfjs from '@tensorflow/tfjs';
+import type { TF } from '../src/runtime/tf.js';
+
+// the emitter traces the step on TF.js's cpu backend
+const tf = tfjs as unknown as TF;
+await tf.setBackend('cpu');
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 const examples = readdirSync(join(root, 'examples')).filter((f) => f.endsWith('.net')).sort();
@@ -27,7 +34,7 @@ function compiled(path: string, options: CompileOptions = {}) {
 
 /** The module for `path`, as `netc compile path -o <name>.ts` run from the repository root writes it. */
 async function emitted(path: string, options: CompileOptions = {}, out = path.replace(/^examples\//, '').replace(/\.net$/, '.ts')) {
-  return formatModule(emitModule(compiled(path, options), emitInfo(path, out, '/repo')));
+  return formatModule(emitModule(compiled(path, options), emitInfo(path, out, '/repo', tf)));
 }
 
 async function run(...argv: string[]) {
@@ -38,9 +45,9 @@ async function run(...argv: string[]) {
 }
 
 /**
- * What decides whether the module also runs as CommonJS (tsx, in a package without "type": "module"): an
- * await outside every function, and the modules it imports values from (a static import of netc, an ES
- * module, would become require()).
+ * What decides whether the module runs as CommonJS (tsx, in a package without "type": "module") and in a
+ * browser: an await outside every function; the modules it imports statically (the core: TF.js types and
+ * netc/kernels only); and where it loads others with import() (netc, node:*: only in the Node part).
  */
 function moduleFormatFacts(text: string) {
   const file = ts.createSourceFile('module.ts', text, ts.ScriptTarget.ES2022, true);
@@ -53,10 +60,14 @@ function moduleFormatFacts(text: string) {
   visit(file);
   const imports = file.statements.filter(ts.isImportDeclaration);
   const specifier = (d: ts.ImportDeclaration) => (d.moduleSpecifier as ts.StringLiteral).text;
+  const nodePart = text.indexOf('// ---- Node only');
+  const dynamic = [...text.matchAll(/\bimport\(\s*'([^']+)'\s*\)/g)];
   return {
     topLevelAwaits,
     valueImports: imports.filter((d) => !d.importClause?.isTypeOnly).map(specifier),
     typeImports: imports.filter((d) => d.importClause?.isTypeOnly).map(specifier),
+    coreDynamicImports: dynamic.filter((m) => nodePart < 0 || m.index! < nodePart).map((m) => m[1]),
+    nodeDynamicImports: [...new Set(dynamic.filter((m) => m.index! > nodePart).map((m) => m[1]))].sort(),
   };
 }
 
@@ -80,14 +91,19 @@ describe('the emitted module', () => {
   for (const { file, options, golden } of cases) {
     it(`${file}${options ? ` (${JSON.stringify(options)})` : ''}`, async () => {
       const text = await emitted(file, options, golden.replace(/\.txt$/, ''));
-      // no top-level await, netc's code loaded with import(), and TF.js taken from netc (one copy)
-      expect(moduleFormatFacts(text)).toEqual({ topLevelAwaits: [], valueImports: ['node:url', 'node:util'], typeImports: ['netc'] });
-      expect(text).not.toContain('@tensorflow/tfjs');
+      // no top-level await; the core imports TF.js's types and netc/kernels only (a browser can bundle it);
+      // netc and Node's modules are loaded with import() in the Node part alone
+      expect(moduleFormatFacts(text)).toEqual({
+        topLevelAwaits: [],
+        valueImports: ['netc/kernels'],
+        typeImports: ['@tensorflow/tfjs', 'netc/kernels'],
+        coreDynamicImports: [],
+        nodeDynamicImports: ['netc', 'node:url', 'node:util'],
+      });
       await expect(text).toMatchFileSnapshot(`golden/emit/${golden}`);
-      // one pass.op call per op, in IR order, each after a comment with the output shape printEnsembleIR shows
+      // the math is written out: no interpreter calls, and every op's comment with the shape printEnsembleIR shows
+      expect(text).not.toMatch(/pass\.op\(|\.trainStep\(/);
       const ensemble = compiled(file, options).ensemble!;
-      const calls = [...text.matchAll(/pass\.op\((\d+), /g)].map((m) => Number(m[1]));
-      expect(calls).toEqual(ensemble.ops.slice(1).map((op) => op.id));
       const shown = printEnsembleIR(ensemble)
         .split('\n')
         .map((line) => /^ {2}%\d+ = .* -> (.*) (shared|per member)$/.exec(line))
@@ -100,7 +116,7 @@ describe('the emitted module', () => {
 
   it('is pure: the same input gives the same text, without the clock, the files or the working directory', () => {
     const state = compiled('examples/mnist-mlp.net');
-    const info = emitInfo('examples/mnist-mlp.net', 'out/mlp.ts', '/repo');
+    const info = emitInfo('examples/mnist-mlp.net', 'out/mlp.ts', '/repo', tf);
     const before = JSON.stringify([state.ensemble, state.program!.ensemble, state.program!.train]);
     const first = emitModule(state, info);
     const spies = (['readFileSync', 'existsSync', 'statSync', 'openSync', 'readdirSync', 'readSync'] as const).map((name) => vi.spyOn(fs, name));
@@ -125,10 +141,10 @@ describe('the emitted module', () => {
   });
 
   it('keeps data paths relative to the module when it knows where the module goes, absolute otherwise', () => {
-    expect(emitInfo('examples/forum.net', 'forum.ts', '/repo').dataDir).toEqual({ relativeToModule: true, path: 'examples' });
-    expect(emitInfo('examples/forum.net', 'out/deep/forum.ts', '/repo').dataDir).toEqual({ relativeToModule: true, path: '../../examples' });
-    expect(emitInfo('forum.net', 'forum.ts', '/repo').dataDir).toEqual({ relativeToModule: true, path: '.' });
-    expect(emitInfo('examples/forum.net', undefined, '/repo').dataDir).toEqual({ relativeToModule: false, path: '/repo/examples' });
+    expect(emitInfo('examples/forum.net', 'forum.ts', '/repo', tf).dataDir).toEqual({ relativeToModule: true, path: 'examples' });
+    expect(emitInfo('examples/forum.net', 'out/deep/forum.ts', '/repo', tf).dataDir).toEqual({ relativeToModule: true, path: '../../examples' });
+    expect(emitInfo('forum.net', 'forum.ts', '/repo', tf).dataDir).toEqual({ relativeToModule: true, path: '.' });
+    expect(emitInfo('examples/forum.net', undefined, '/repo', tf).dataDir).toEqual({ relativeToModule: false, path: '/repo/examples' });
   });
 });
 
@@ -138,7 +154,7 @@ describe('netc compile', () => {
     expect(r.code, r.err).toBe(0);
     expect(r.err).toBe('');
     expect(r.out).toMatch(/^\/\/ Generated by netc from examples\/xor\.net: model xor, 8 members, lowering grouped\./);
-    expect(r.out).toContain(`export const dataDir = '${join(root, 'examples')}';`);
+    expect(r.out).toContain(`export async function dataDir(): Promise<string> {\n  return '${join(root, 'examples')}';`);
   });
 
   it('writes the module to -o, through a temporary file', async () => {
@@ -147,7 +163,7 @@ describe('netc compile', () => {
     const r = await run('compile', 'examples/xor.net', '--lowering', 'loop', '--members', '2', '-o', out);
     expect(r.code, r.err).toBe(0);
     expect(r.out).toBe(`${out}: model xor, 2 members, lowering loop\n`);
-    expect(readFileSync(out, 'utf8')).toContain("export const ensembleIR: EnsembleIR = {\n  model,\n  lowering: 'loop',\n  members: 2,");
+    expect(readFileSync(out, 'utf8')).toContain("export const ensembleConfig: ModuleEnsemble = {\n  members: 2,\n  lowering: 'loop',");
     expect(readdirSync(join(dir, 'sub'))).toEqual(['xor.ts']);
   });
 
@@ -190,16 +206,18 @@ function runNode(args: string[], cwd: string): Promise<{ out: string; err: strin
 /** Runs a TypeScript file with node --import tsx. */
 const runTs = (file: string, args: string[], cwd: string) => runNode(['--import', 'tsx', file, ...args], cwd);
 
-// Imports the compiled module as a user would, trains it, and writes the members' weights in the layout of
-// netc train's checkpoint parameters (each parameter [N, ...shape], member after member), for the runtime to match.
+// Imports the compiled module as a user would, trains it with train() (netc's runtime around the module's
+// step()) and with its core alone (createPopulation() and step(), as a browser page would), and writes the
+// members' weights in the layout of netc train's checkpoint parameters (each parameter [N, ...shape],
+// member after member), for the runtime to match.
 const driver = `
 import { writeFileSync } from 'node:fs';
-import type { Population } from 'netc';
-import { createPopulation, dataDir, ensembleIR, train } from './forum.ts';
+import * as k from 'netc/kernels';
+import { createPopulation, dataDir, extractMember, params, step, train } from './forum.ts';
 
-async function weights(population: Population): Promise<Uint8Array> {
-  const members = await Promise.all(population.memberIds.map((_, m) => population.memberWeights(m)));
-  const chunks = ensembleIR.params.flatMap((p) => members.map((w) => w.get(p.name)!));
+/** Parameters in checkpoint order: each one's members, one after the other. */
+function layout(members: Record<string, Float32Array>[]): Uint8Array {
+  const chunks = params.flatMap((p) => members.map((w) => w[p.name]));
   const all = new Float32Array(chunks.reduce((n, c) => n + c.length, 0));
   let at = 0;
   for (const c of chunks) {
@@ -210,12 +228,21 @@ async function weights(population: Population): Promise<Uint8Array> {
 }
 
 const result = await train({ steps: 50, backend: 'cpu' });
-writeFileSync('trained.bin', await weights(result.population));
+const trained = await Promise.all(result.memberIds.map(async (_, m) => Object.fromEntries(await result.population.memberWeights(m))));
+writeFileSync('trained.bin', layout(trained));
 result.population.dispose();
-const start = await createPopulation();
-writeFileSync('initial.bin', await weights(start));
-start.dispose();
-writeFileSync('report.json', JSON.stringify({ dataDir, steps: result.steps, final: result.final }));
+const tf = await (await import('netc')).loadTF();
+const start = createPopulation(tf);
+const initial = await Promise.all(start.memberIds.map((_, i) => k.memberValues(start, extractMember, i)));
+writeFileSync('initial.bin', layout(initial));
+// the core alone, on one fixed batch: what a page does
+const x = tf.randomUniform([8, 2], -1, 1, 'float32', 7);
+const y = tf.tensor2d([0, 1, 1, 0, 1, 0, 0, 1], [8, 1]);
+for (let i = 0; i < 5; i++) step(start, x, y).losses.dispose();
+const stepped = await Promise.all(start.memberIds.map((_, i) => k.memberValues(start, extractMember, i)));
+writeFileSync('stepped.bin', layout(stepped));
+k.disposePopulation(start);
+writeFileSync('report.json', JSON.stringify({ dataDir: await dataDir(), steps: result.steps, final: result.final }));
 `;
 
 describe('the emitted module, run on its own', () => {
@@ -256,6 +283,15 @@ describe('the emitted module, run on its own', () => {
     expect(weights.length).toBe(4 * 15 * 81);
     expect(weights.equals(paramBytes(join(dir, 'run')))).toBe(true);
     expect(readFileSync(join(dir, 'initial.bin')).equals(paramBytes(join(dir, 'run0')))).toBe(true);
+    // the core alone (createPopulation, step) trains as netc's runtime does on the same batch
+    const own = runtimePopulation(tf, compiled('examples/forum.net'));
+    const x = tf.randomUniform([8, 2], -1, 1, 'float32', 7);
+    const y = tf.tensor2d([0, 1, 1, 0, 1, 0, 0, 1], [8, 1]);
+    for (let i = 0; i < 5; i++) own.trainStep(x, y).dispose();
+    const members = await Promise.all(own.memberIds.map((_, m) => own.memberWeights(m)));
+    const stepped = Buffer.concat(own.ir.params.flatMap((p) => members.map((w) => Buffer.from(w.get(p.name)!.buffer))));
+    own.dispose();
+    expect(readFileSync(join(dir, 'stepped.bin')).equals(stepped)).toBe(true);
     const report = JSON.parse(readFileSync(join(dir, 'report.json'), 'utf8'));
     const summary = JSON.parse(readFileSync(join(dir, 'run', 'summary.json'), 'utf8'));
     expect(resolve(report.dataDir)).toBe(join(root, 'examples'));

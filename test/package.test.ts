@@ -64,7 +64,7 @@ describe('npm pack', () => {
       files
         .filter((f) => f.endsWith('.js'))
         .flatMap((f) => specifiers(readFileSync(join(root, f), 'utf8')))
-        .filter((s) => !s.startsWith('.') && !s.startsWith('node:') && !builtinModules.includes(s) && s !== pkg.name)
+        .filter((s) => !s.startsWith('.') && !s.startsWith('node:') && !builtinModules.includes(s) && packageName(s) !== pkg.name)
         .map(packageName),
     );
     expect(loaded.size).toBeGreaterThan(5);

@@ -19,7 +19,8 @@ import { hyperTable } from '../src/runtime/hyper.js';
 import { makeSchedules } from '../src/runtime/schedules.js';
 import { loadDataset } from '../src/data/load.js';
 import { splitValidation } from '../src/data/split.js';
-import type { TF } from '../src/runtime/tf.js';
+import type { TF, Tensor } from '../src/runtime/tf.js';
+import { disposePopulation, type ModulePopulation } from '../src/kernels/population.js';
 import { build, expectClose, randomBatch, tf, useBackend } from './equivalence/harness.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'netc-shared-'));
@@ -237,19 +238,22 @@ describe('netc compile', () => {
       const net = file(MODEL());
       const out = join(dir, 'multihead.ts');
       expect((await netc('compile', net, '-o', out)).code).toBe(0);
-      const module = (await import(pathToFileURL(out).href)) as { createPopulation(o: { tf: TF }): Promise<Population> };
+      const module = (await import(pathToFileURL(out).href)) as {
+        createPopulation(tf: TF): ModulePopulation;
+        step(pop: ModulePopulation, x: Tensor, y: Tensor): { losses: Tensor; metrics: Record<string, Tensor> };
+      };
       const batches = Array.from({ length: 3 }, (_, s) => [randomBatch(60 + s, [5, 2]), randomBatch(70 + s, [5, 1])]);
-      // one after the other: the module's netc (dist/) names its variables as this one's (src/) does
-      const compiled = await module.createPopulation({ tf: tf as unknown as TF });
-      for (const [x, y] of batches) compiled.trainStep(x, y).dispose();
-      const a = await compiled.exportState();
-      compiled.dispose();
+      // the module's core alone: its own population, its own step
+      const compiled = module.createPopulation(tf as unknown as TF);
+      for (const [x, y] of batches) module.step(compiled, x, y).losses.dispose();
       const own = build(MODEL(), 'grouped', 4);
       for (const [x, y] of batches) own.pop.trainStep(x, y).dispose();
-      const b = await own.pop.exportState();
+      const values = async (vars: Record<string, Tensor>) => Object.fromEntries(await Promise.all(Object.entries(vars).map(async ([k, v]) => [k, Array.from(await v.data())])));
+      const [a, b] = [await values({ ...compiled.params, ...compiled.slots }), await values({ ...own.pop.module.params, ...own.pop.module.slots })];
+      disposePopulation(compiled);
       own.pop.dispose();
-      expect([...a.keys()]).toEqual([...b.keys()]);
-      for (const [name, v] of b) expect(Array.from(a.get(name)!), name).toEqual(Array.from(v));
+      expect(Object.keys(a)).toEqual(Object.keys(b));
+      for (const [name, v] of Object.entries(b)) expect(a[name], name).toEqual(v);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -4,6 +4,7 @@ import { writeAtomic } from '../util/write-atomic.js';
 import { Messages } from '../diagnostics/messages.js';
 import type { Lowering } from '../layers/forward.js';
 import { emitInfo } from '../emit/emit.js';
+import { selectBackend } from '../runtime/backend.js';
 import { formatModule } from '../emit/format.js';
 import { compiledCleanly, compileFile, fileError } from './compile-file.js';
 import { ExitCode, type Io } from './io.js';
@@ -16,7 +17,9 @@ export interface CompileCommandOptions {
 }
 
 export async function compileCommand(file: string, options: CompileCommandOptions, io: Io): Promise<number> {
-  const state = compileFile(file, io, undefined, { lowering: options.lowering, members: options.members, emit: emitInfo(file, options.out, process.cwd()) });
+  // the module's math is traced from netc's rules on small tensors (src/emit/trace-step.ts), on the cpu backend
+  const { tf } = await selectBackend('cpu', { log: () => {} });
+  const state = compileFile(file, io, undefined, { lowering: options.lowering, members: options.members, emit: emitInfo(file, options.out, process.cwd(), tf) });
   if (!state || !compiledCleanly(state)) return ExitCode.errors;
   if (!state.program!.train) {
     return fileError(io, file, Messages.MissingTrain, 1);

@@ -4,15 +4,16 @@
 // info only (no clock, no files, no working directory), so golden files can pin it; src/emit/format.ts
 // lays it out and the CLI writes it.
 import { posix, relative, resolve, sep } from 'node:path';
-import { slicingMap } from '../ensemble/slicing-map.js';
 import type { BoundValue } from '../check/arg-spec.js';
-import { hasSharedParams, type EnsembleIR, type WideOp } from '../ensemble/ensemble-ir.js';
+import { memberSlice, type EnsembleIR, type ParamLayout, type WideOp } from '../ensemble/ensemble-ir.js';
 import { formatAttr } from '../ir/print.js';
 import { layerKind } from '../layers/registry.js';
 import type { CompileState } from '../pipeline.js';
-import { hyperTable, varyKey } from '../runtime/hyper.js';
-import type { ModuleEnsemble } from './module-api.js';
-import { splitText } from '../vocabulary/splits.js';
+import { hyperTable, varyKey, type HyperTable } from '../runtime/hyper.js';
+import type { ModuleEnsemble, ModuleVary } from './module-api.js';
+import type { ModuleParam } from '../kernels/population.js';
+import type { TF } from '../runtime/tf.js';
+import { traceStep, type TracedStep } from './trace-step.js';
 
 export interface EmitInfo {
   /** the .net file as the user named it: shown in the header and kept in the module */
@@ -25,172 +26,283 @@ export interface EmitInfo {
   dataDir: { relativeToModule: boolean; path: string };
   /** the output file as named on the command line, for the header's recompile command */
   out?: string;
+  /** TF.js, to trace the step with (src/emit/trace-step.ts): the math the module writes out is what it runs */
+  tf: TF;
 }
 
 /**
  * The EmitInfo for compiling `file` to `out` (undefined: standard output), both as named on the command
  * line, relative to `cwd`. Pure: `cwd` is passed in, not read.
  */
-export function emitInfo(file: string, out: string | undefined, cwd: string): EmitInfo {
+export function emitInfo(file: string, out: string | undefined, cwd: string, tf: TF): EmitInfo {
   const netDir = resolve(cwd, file, '..');
-  if (out === undefined) return { file, dataDir: { relativeToModule: false, path: netDir } };
+  if (out === undefined) return { file, tf, dataDir: { relativeToModule: false, path: netDir } };
   const rel = relative(resolve(cwd, out, '..'), netDir).split(sep).join('/');
-  return { file, out, dataDir: { relativeToModule: true, path: rel === '' ? '.' : rel } };
+  return { file, out, tf, dataDir: { relativeToModule: true, path: rel === '' ? '.' : rel } };
 }
 
 /** The text of the module (unformatted: format it with formatModule). */
 export function emitModule(state: CompileState, info: EmitInfo): string {
   const { program, ir: model, ensemble } = state;
   if (!program || !model || !ensemble || !program.train) throw new Error('emitModule needs a cleanly compiled program with a train block');
-  const train = program.train;
   const n = ensemble.members;
   const table = hyperTable(program, model);
-  const vary: ModuleEnsemble['vary'] = program.ensemble.vary.map((v) => ({
-    path: v.path,
-    key: varyKey(v.target, model),
-    target: v.target,
-    space: v.space,
-  }));
-  const split = program.ensemble.split;
-  const ensembleConfig: ModuleEnsemble = { members: n, lowering: ensemble.lowering, seed: program.ensemble.seed, vary, ...(split ? { split } : {}) };
-  const trainConfig = { ...train };
-  const hyperparameters = Object.fromEntries(vary.map((v) => [v.path, Array.from({ length: n }, (_, m) => table.value(v.key, m))]));
-  const moduleName = info.out ? posix.basename(info.out.split(sep).join('/')) : undefined;
-  const input = ensemble.ops[0];
-  const output = ensemble.ops[model.output];
-  const script = commentText(moduleName ?? 'MODULE.ts');
-  const file = commentText(info.file);
-  const L: string[] = [];
+  const vary: ModuleVary[] = program.ensemble.vary.map((v) => ({ path: v.path, key: varyKey(v.target, model), target: v.target, space: v.space }));
+  const names = variableNames(ensemble);
+  const traced = traceStep({ tf: info.tf, program, ensemble, hyper: table, names });
+  const ctx: ModuleContext = { state, info, n, table, vary, names, traced, script: commentText(info.out ? posix.basename(info.out.split(sep).join('/')) : 'MODULE.ts') };
+  return [header, configuration, forwardFunction, lossFunctions, optimizeFunction, stepFunction, populationFunctions, nodePart].map((part) => part(ctx).join('\n')).join('\n\n') + '\n';
+}
 
-  // ---- header
-  L.push(`// ${moduleName ? `${script}: generated` : 'Generated'} by netc from ${file}: model ${model.name}, ${n} member${n === 1 ? '' : 's'}, lowering ${ensemble.lowering}.`);
+interface ModuleContext {
+  state: CompileState;
+  info: EmitInfo;
+  n: number;
+  table: HyperTable;
+  vary: ModuleVary[];
+  names: string[];
+  traced: TracedStep;
+  /** the module's file name, for comments */
+  script: string;
+}
+
+function header({ state, info, n, script, traced }: ModuleContext): string[] {
+  const { program, ir: model, ensemble } = state as Required<CompileState>;
+  const train = program.train!;
+  const file = commentText(info.file);
+  const input = ensemble.ops[0];
+  const L: string[] = [];
+  L.push(`// ${info.out ? `${script}: generated` : 'Generated'} by netc from ${file}: model ${model.name}, ${n} member${n === 1 ? '' : 's'}, lowering ${ensemble.lowering}.`);
   L.push(`// Recompile rather than edit: ${commentText(recompileCommand(state, info))}`);
   L.push('//');
-  L.push(`// forward() is the fused forward pass of the ${n} members as straight-line code, one runtime op per line,`);
-  L.push(`// in the order of the ensemble IR; train() loads the data and trains every member exactly as`);
-  L.push(`// \`netc train ${file}\` does. Run as a script, it trains and prints each member's final metrics:`);
+  L.push(`// The fused training step of ${n} ${model.name} member${n === 1 ? '' : 's'} as TF.js code, traced by netc from the very rules \`netc train\` runs:`);
+  L.push(`//   forward()           every member's network at once, layer by layer: x ${input.shared ? `[B, ${input.shape.join(', ')}]` : `[N, B, ${input.shape.join(', ')}]`} -> [N, B, ${ensemble.ops[model.output].shape.join(', ')}]`);
+  L.push(`//   loss()              each member's mean ${train.loss.name} over the batch, [N]; step() takes the gradient of their sum,`);
+  L.push(`//                       so that each member gets exactly its own`);
+  L.push(`//   optimize()          the ${train.optimizer.name} update of every fused parameter, with each member's own hyperparameters`);
+  L.push('//   step()              forward, loss, gradients (TF.js autodiff; netc/kernels where netc supplies the gradient), optimize');
+  L.push("//   createPopulation()  the members' initial weights, fused; extractMember(pop, i): member i's own weights back out");
+  L.push('// N is the member count (halving may lower it) and B the batch size; they are read from the tensors.');
+  L.push('// Everything above the line "Node only" imports TF.js types and netc/kernels only, and runs in a browser as well;');
+  L.push(`// below it, train() trains on the .net file's data as \`netc train ${file}\` does${program.schedules.length ? ` (schedules ${program.schedules.map((s) => s.name).join(', ')} included)` : ''}${train.lr_schedule && train.lr_schedule.name !== 'constant' ? `, lr_schedule ${train.lr_schedule.name}() included` : ''}, and:`);
   L.push(`//   npx tsx ${script} [--steps N | --epochs N] [--backend auto|node-gpu|node|webgpu|wasm|cpu] [--seed N]`);
-  if (train.lr_schedule && train.lr_schedule.name !== 'constant') {
-    L.push(`// Learning rates follow lr_schedule ${train.lr_schedule.name}(): train() sets each member's rate before every step, as netc train does.`);
-  }
-  if (split) {
-    L.push(`// Each member trains on examples of its own (split: ${splitText(split)}): train() gathers every member's own batch,`);
-    L.push(`// [N, B, ...], and validates each member on its own held-out examples, as netc train does.`);
-  }
-  if (program.schedules.length) {
-    L.push(`// The file's schedules (${program.schedules.map((s) => s.name).join(', ')}) act between intervals in train(), as in netc train.`);
-  }
-  // Only types are imported from netc here: its code is loaded with import() where it is needed. netc is an
-  // ES module, and import() loads it as one even where this module runs as CommonJS (tsx, in a package
-  // without "type": "module"), where a static import would become require(). For the same reason the module
-  // has no top-level await, and it takes TF.js from netc (loadTF) rather than importing its own copy.
-  L.push(`import { ${info.dataDir.relativeToModule ? 'fileURLToPath, ' : ''}pathToFileURL } from 'node:url';`);
-  L.push(`import { parseArgs } from 'node:util';`);
+  if (traced.ops.some((o) => o.evaluation)) L.push('// Ops that compute otherwise in training (dropout, batchnorm) branch on s.training.');
+  L.push("import type { Scalar, Tensor } from '@tensorflow/tfjs';");
+  L.push("import * as k from 'netc/kernels';");
   L.push(
-    'import type { BackendName, EnsembleIR, ForwardPass, ModelIR, ModuleEnsemble, Population, ScheduleConfig, SlicingMap, Tensor, TF, ' +
-      "TrainConfig, TrainResult } from 'netc';",
+    "import type { BackendName, EnsembleIR, ModuleEnsemble, ModuleParam, ModulePopulation as Population, ScheduleConfig, StepInputs, TF, TrainConfig, TrainResult } from 'netc/kernels';",
   );
-  L.push('');
+  return L;
+}
 
-  // ---- configuration
+function configuration({ state, info, n, table, vary }: ModuleContext): string[] {
+  const { program, ensemble } = state as Required<CompileState>;
+  const split = program.ensemble.split;
+  const ensembleConfig: ModuleEnsemble = { members: n, lowering: ensemble.lowering, seed: program.ensemble.seed, vary, ...(split ? { split } : {}) };
+  const L: string[] = [];
   L.push(`/** The .net file this module was compiled from, as named to netc compile. */`);
   L.push(`export const netFile = ${literal(info.file)};`);
-  L.push('');
-  if (info.dataDir.relativeToModule) {
-    L.push('/**');
-    L.push(" * The folder the train block's data paths (csv, idx) are read from, as `netc train` reads them: the .net");
-    L.push(` * file's folder, written relative to this module's folder (${commentText(dirSlash(info.dataDir.path))}) so the two can move together.`);
-    L.push(' */');
-    L.push(`export const dataDir = fileURLToPath(new URL(${literal(urlPath(dirSlash(info.dataDir.path)))}, import.meta.url));`);
-  } else {
-    L.push('/**');
-    L.push(" * The folder the train block's data paths (csv, idx) are read from, as `netc train` reads them: the .net");
-    L.push(" * file's folder, as an absolute path (this module was written to standard output, so its own folder was");
-    L.push(' * not known); compile with -o to have it written relative to the module.');
-    L.push(' */');
-    L.push(`export const dataDir = ${literal(info.dataDir.path)};`);
-  }
   L.push('');
   L.push(`/** The ensemble: its members${n !== program.ensemble.members ? ` (${n} from --members; the file says ${program.ensemble.members})` : ''}, lowering, seed and the hyperparameters that vary. */`);
   L.push(`export const ensembleConfig: ModuleEnsemble = ${literal(ensembleConfig)};`);
   L.push('');
   L.push('/** The train block as netc checked it, every default filled in. */');
-  L.push(`export const trainConfig: TrainConfig = ${literal(trainConfig)};`);
+  L.push(`export const trainConfig: TrainConfig = ${literal({ ...program.train! })};`);
   L.push('');
-  if (vary.length) {
-    L.push('/**');
-    L.push(` * Each member's value of every varied hyperparameter, by the path the .net file gives it: drawn at compile`);
-    L.push(` * time by hyperTable() for seed ${program.ensemble.seed}, as train() draws them at run time (another seed draws others).`);
-    L.push(' */');
-  } else {
-    L.push(`/** Nothing varies: every member trains with the .net file's hyperparameters. */`);
-  }
-  L.push(`export const hyperparameters: Record<string, number[]> = ${literal(hyperparameters)};`);
-  L.push('');
-  L.push(`/** One member's network: the model IR. */`);
-  L.push(`export const model: ModelIR = ${literal(model)};`);
-  L.push('');
-  L.push('/** The schedules that change the population between intervals (PBT, halving, early stopping). */');
+  L.push('/** The schedules that change the population between intervals (PBT, halving, early stopping): train() runs them. */');
   L.push(`export const schedules: ScheduleConfig[] = ${literal(program.schedules)};`);
   L.push('');
-  L.push(`/** The model widened to ${n} members (the ensemble IR), as the runtime executes it. */`);
-  L.push(
-    `export const ensembleIR: EnsembleIR = { model, lowering: ${literal(ensemble.lowering)}, members: ${n}, ops: ${literal(ensemble.ops)}, params: ${literal(ensemble.params)} };`,
-  );
-  L.push('');
+  const varied = Object.fromEntries(vary.map((v) => [v.key, Array.from({ length: n }, (_, m) => table.value(v.key, m))]));
   L.push('/**');
-  L.push(' * The inverse of widening, one rule per parameter: member i\'s copy is tf.slice(fused, begin + i * step, slice_size),');
-  L.push(' * reshaped to shape (memberParamSlice(param, i) from netc computes it; blockdiag kernels also name their mask).');
+  L.push(` * The hyperparameters, by key: the file's value of each, and each member's own of those that vary${vary.length ? ` (${vary.map((v) => `${v.path} as ${v.key}`).join(', ')})` : ''},`);
+  L.push(` * drawn for seed ${program.ensemble.seed}. A population reads them with pop.hyper(key).`);
   L.push(' */');
-  L.push(`export const slicingMap: SlicingMap = ${literal(slicingMap(ensemble))};`);
+  L.push(`export const baseHyperparameters: Record<string, number> = ${literal(Object.fromEntries(table.keys.map((key) => [key, table.base(key)])))};`);
+  L.push(`export const hyperparameters: Record<string, number[]> = ${literal(varied)};`);
   L.push('');
+  L.push(`/** Each parameter of one member, and how the members' copies are fused (layout: ${layoutsText(ensemble)}). */`);
+  const params: ModuleParam[] = ensemble.params.map((p) => ({ name: p.name, shape: p.shape, layout: p.layout, init: p.init, trainable: p.trainable }));
+  L.push(`export const params: ModuleParam[] = ${literal(params)};`);
+  return L;
+}
 
-  // ---- forward
-  const names = variableNames(ensemble);
-  const variedKeys = new Set(vary.map((v) => v.key));
-  L.push('/**');
-  const inputs = input.shared ? `x ${valueShape(ensemble, input)}, shared by every member` : `x [N=${n}, B, ${input.shape.join(', ')}], each member's own batch`;
-  L.push(` * The fused forward pass: ${inputs}, to ${memberFirst(ensemble, output)}, member first.`);
-  L.push(' * One call per op of ensembleIR, in order: pass.op(id, inputs) runs op `id` on the values of its inputs.');
-  L.push(' */');
-  L.push('export function forward(pass: ForwardPass, x: Tensor): Tensor {');
-  for (const op of ensemble.ops) {
-    L.push(`  // ${describeOp(ensemble, op, variedKeys)}`);
-    const call = op.op === 'input' ? 'pass.input(x)' : `pass.op(${op.id}, [${op.inputs.map((i) => names[i]).join(', ')}])`;
-    L.push(`  const ${names[op.id]} = ${call};`);
+const LAYOUTS: Record<string, string> = {
+  stacked: "stacked: [N, ...shape]",
+  columns: 'columns: the members side by side on the last axis',
+  blockdiag: "blockdiag: [N*in, N*out], member i's block on the diagonal, kept there by a mask",
+  separate: 'separate: one variable per member, name#i',
+  shared: 'shared: one copy for every member',
+};
+const layoutsText = (e: EnsembleIR) => [...new Set(e.params.map((p) => p.layout))].map((l) => LAYOUTS[l]).join('; ');
+
+/** A function's opening lines: the names its body reads from the population (and N, B from the tensors). */
+function preamble(body: string[], from: string, available: Record<string, string>, sizes: Record<string, string>): string[] {
+  const text = body.join('\n');
+  const uses = (name: string) => new RegExp(`\\b${name.replace(/\$/g, '\\$')}\\b`).test(text);
+  const picked = Object.entries(available).filter(([name]) => uses(name));
+  const L = picked.length ? [`  const { ${picked.map(([name, field]) => (name === field ? name : `${field}: ${name}`)).join(', ')} } = ${from};`] : [];
+  for (const [name, expr] of Object.entries(sizes)) if (uses(name)) L.push(`  const ${name} = ${expr};`);
+  return L;
+}
+
+function forwardFunction({ state, traced, n }: ModuleContext): string[] {
+  const ensemble = state.ensemble!;
+  const input = ensemble.ops[0];
+  const output = ensemble.ops[state.ir!.output];
+  const varied = new Set(state.program!.ensemble.vary.map((v) => varyKey(v.target, state.ir!)));
+  const body: string[] = [];
+  for (const t of traced.ops) {
+    body.push(`  // ${describeOp(ensemble, t.op, varied)}`);
+    if (!t.evaluation) body.push(...t.lines.map((l) => `  ${l}`));
+    else body.push(...branch(t.lines, t.evaluation, t.results));
   }
-  L.push(`  return pass.output(${names[model.output]});`);
-  L.push('}');
-  L.push('');
-
-  // ---- population
+  body.push(...traced.output.map((l) => `  ${l}`));
+  body.push(`  return ${traced.result};`);
+  const L: string[] = [];
   L.push('/**');
-  L.push(` * The population before training: each member's initial weights drawn by initMember for \`seed\` (default`);
-  L.push(` * ${program.ensemble.seed}, the ensemble's), fused into the widened variables of ensembleIR, with forward() as its forward`);
-  L.push(" * pass. `tf` defaults to netc's own TF.js (loadTF()), on its active backend. The caller disposes it.");
+  const x = input.shared ? `x [B, ${input.shape.join(', ')}], shared by every member` : `x [N, B, ${input.shape.join(', ')}], each member's own batch`;
+  L.push(` * The fused forward pass of the N members (${n} as compiled): ${x}, to [N, B, ${output.shape.join(', ')}], member first.`);
+  L.push(' * In training (s.training) each member draws its own dropout masks, and batchnorm pushes its new running');
+  L.push(' * statistics to s.updates; step() applies them after the optimizer.');
   L.push(' */');
-  L.push('export async function createPopulation(options: { tf?: TF; seed?: number; memberIds?: number[] } = {}): Promise<Population> {');
-  L.push("  const netc = await import('netc');");
-  L.push('  const seed = options.seed ?? ensembleConfig.seed;');
-  L.push('  const table = netc.hyperTable({ ensemble: { ...ensembleConfig, seed }, train: trainConfig }, model);');
-  L.push('  return new netc.Population({');
-  L.push('    tf: options.tf ?? (await netc.loadTF()),');
-  L.push('    ensemble: ensembleIR,');
+  L.push('export function forward(pop: Population, x: Tensor, s: StepInputs): Tensor {');
+  L.push(...preamble(body, 'pop', { tf: 'tf', p: 'params', m: 'masks' }, { N: 'pop.memberIds.length', B: `x.shape[${input.shared ? 0 : 1}]` }));
+  L.push(...body);
+  L.push('}');
+  return L;
+}
+
+/** An op that computes otherwise in training: its value assigned in each branch. */
+function branch(training: string[], evaluation: string[], results: string[]): string[] {
+  const assign = (lines: string[]) => lines.map((l) => `    ${results.reduce((line, r) => line.replace(new RegExp(`^const ${r} = `), `${r} = `), l)}`);
+  return [`  let ${results.map((r) => `${r}: Tensor`).join(', ')};`, '  if (s.training) {', ...assign(training), '  } else {', ...assign(evaluation), '  }'];
+}
+
+function lossFunctions({ state, traced }: ModuleContext): string[] {
+  const train = state.program!.train!;
+  const sizes = { N: 'out.shape[0]', B: 'out.shape[1]' };
+  const fn = (name: string, doc: string, body: string[]) => [
+    `/** ${doc} */`,
+    `export function ${name}(tf: TF, out: Tensor, y: Tensor): Tensor {`,
+    ...preamble(body, '', {}, sizes),
+    ...body.map((l) => `  ${l}`),
+    '}',
+  ];
+  const labels = state.ensemble!.ops[0].shared ? 'y [B, ...], the same for every member' : "y [N, B, ...], each member's own";
+  const L = fn('loss', `Each member's mean ${train.loss.name} over the batch, [N]: out [N, B, ...] against the labels ${labels}.`, traced.loss);
+  for (const [name, body] of Object.entries(traced.metrics)) L.push('', ...fn(name, `Each member's ${name} on the batch, [N].`, body));
+  L.push('');
+  L.push('/** The metrics step() can report, by name. */');
+  L.push(`export const metricFunctions: Record<string, (tf: TF, out: Tensor, y: Tensor) => Tensor> = { ${Object.keys(traced.metrics).join(', ')} };`);
+  return L;
+}
+
+function optimizeFunction({ state, traced }: ModuleContext): string[] {
+  const optimizer = state.program!.train!.optimizer;
+  const body = traced.optimize.map((l) => `  ${l}`);
+  return [
+    '/**',
+    ` * The ${optimizer.name} update of every parameter from its gradient g(name): each member's hyperparameters come`,
+    " * from pop.hyper(key), shaped to broadcast against the fused parameter, and Adam's bias corrections from",
+    ' * pop.state. Call inside tf.tidy.',
+    ' */',
+    'export function optimize(pop: Population, g: (name: string) => Tensor): void {',
+    ...preamble(body, 'pop', { tf: 'tf', p: 'params', slots: 'slots' }, { N: 'pop.memberIds.length' }),
+    ...body,
+    '}',
+  ];
+}
+
+function stepFunction({ traced }: ModuleContext): string[] {
+  return [
+    "/** The trainable parameters, in the optimizer's order. */",
+    `export const trainable: string[] = ${literal(traced.trainable)};`,
+    '',
+    '/**',
+    " * One training step on a batch: the members' losses [N] and each metric named in `metrics` [N] (the caller",
+    ' * disposes them). x and y as forward() and loss() take them.',
+    ' */',
+    'export function step(pop: Population, x: Tensor, y: Tensor, metrics: readonly string[] = []): { losses: Tensor; metrics: Record<string, Tensor> } {',
+    '  const { tf } = pop;',
+    '  const s: StepInputs = { training: true, updates: [] };',
+    '  let losses!: Tensor;',
+    '  const values: Record<string, Tensor> = {};',
+    '  const { value, grads } = tf.variableGrads(() => {',
+    '    const out = forward(pop, x, s);',
+    '    losses = tf.keep(loss(tf, out, y));',
+    '    for (const name of metrics) values[name] = tf.keep(metricFunctions[name](tf, out, y));',
+    '    for (const [, t] of s.updates) tf.keep(t);',
+    '    return tf.sum(losses) as Scalar;',
+    '  }, trainable.map((name) => pop.params[name]));',
+    '  value.dispose();',
+    '  tf.tidy(() => {',
+    '    optimize(pop, (name) => grads[pop.params[name].name]);',
+    '    k.applyUpdates(pop, s.updates);',
+    '  });',
+    '  tf.dispose([...Object.values(grads), ...s.updates.map(([, t]) => t)]);',
+    '  pop.step++;',
+    '  return { losses, metrics: values };',
+    '}',
+  ];
+}
+
+function populationFunctions({ state }: ModuleContext): string[] {
+  const ensemble = state.ensemble!;
+  const L: string[] = [];
+  L.push('/**');
+  L.push(" * The population before training: each member's initial weights drawn as netc train draws them, fused by");
+  L.push(" * the layouts of `params`, and zeroed optimizer slots; the members' hyperparameters from the tables above");
+  L.push(' * (a constant learning rate: train() below follows the lr_schedule, where the file has one). Dispose it with');
+  L.push(' * k.disposePopulation(pop).');
+  L.push(' */');
+  L.push('export function createPopulation(tf: TF, options: { memberIds?: number[] } = {}): Population {');
+  L.push('  return k.createPopulation(tf, {');
+  L.push('    params,');
   L.push('    memberIds: options.memberIds ?? Array.from({ length: ensembleConfig.members }, (_, i) => i),');
-  L.push('    seed,');
+  L.push('    seed: ensembleConfig.seed,');
   L.push('    optimizer: trainConfig.optimizer.name,');
-  L.push('    loss: trainConfig.loss,');
-  L.push('    hyper: (key, member) => table.value(key, member),');
-  // the shared layers' parameters train with the file's hyperparameters
-  if (hasSharedParams(ensemble)) L.push('    base: (key) => table.base(key),');
-  L.push('    initial: (member) => netc.initMember(model, seed, member),');
-  L.push('    forward,');
+  L.push('    hyper: (key, member) => hyperparameters[key]?.[member] ?? baseHyperparameters[key],');
   L.push('  });');
   L.push('}');
   L.push('');
+  L.push('/**');
+  L.push(" * Member i's own weights (i: its position in the population), by parameter name: the inverse of the");
+  L.push(' * widening, as slices of the fused variables. The caller disposes them.');
+  L.push(' */');
+  L.push('export function extractMember(pop: Population, i: number): Record<string, Tensor> {');
+  L.push('  const { tf, params: p } = pop;');
+  L.push('  return {');
+  for (const p of ensemble.params) L.push(`    ${quote(p.name)}: ${memberExpression(p.name, p.layout, p.shape)},`);
+  L.push('  };');
+  L.push('}');
+  return L;
+}
 
-  // ---- train
+/** Member i's slice of a fused parameter, as code: begin offsets are multiples of i. */
+function memberExpression(name: string, layout: ParamLayout, shape: number[]): string {
+  const v = `p[${quote(name)}]`;
+  if (layout === 'shared') return `tf.clone(${v})`;
+  if (layout === 'separate') return `tf.clone(p[\`${name.replace(/[`\\$]/g, '\\$&')}#\${i}\`])`;
+  const at0 = memberSlice(layout, shape, 0);
+  const at1 = memberSlice(layout, shape, 1);
+  const begin = at0.begin.map((b, a) => (at1.begin[a] === b ? String(b) : at1.begin[a] - b === 1 ? 'i' : `${at1.begin[a] - b} * i`));
+  const slice = `tf.slice(${v}, [${begin.join(', ')}], [${at0.size.join(', ')}])`;
+  return layout === 'stacked' ? `tf.reshape(${slice}, [${shape.join(', ')}])` : slice;
+}
+
+function nodePart({ state, info }: ModuleContext): string[] {
+  const { ensemble } = state;
+  const file = commentText(info.file);
+  const L: string[] = [];
+  L.push('// ---- Node only ------------------------------------------------------------------------------------------------');
+  L.push("// train() and the script load netc's runtime with import(): the .net file's data, its batches and splits, the");
+  L.push('// schedules, validation and metrics, exactly as `netc train` does, with step() and forward() above doing the math.');
+  L.push('');
+  L.push("/** The model widened to its members (the ensemble IR, with the model's IR in it), as netc's runtime reads it: data. */");
+  L.push(`const ir: EnsembleIR = JSON.parse(${quote(JSON.stringify(ensemble))});`);
+  L.push('');
   L.push('export interface TrainOptions {');
+  const train = state.program!.train!;
   L.push(`  /** optimizer steps (default: the train block's ${train.steps !== undefined ? `steps, ${train.steps}` : `epochs, ${train.epochs}`}) */`);
   L.push('  steps?: number;');
   L.push('  /** epochs, instead of steps */');
@@ -205,8 +317,8 @@ export function emitModule(state: CompileState, info: EmitInfo): string {
   L.push('');
   L.push('/**');
   L.push(` * Trains every member as \`netc train ${file}\` does (same data, split, batches, initial weights,`);
-  L.push(' * hyperparameters and steps, so the same weights for the same seed and backend), with forward() as the');
-  L.push(' * forward pass. The trained population is result.population: the caller owns it and disposes it.');
+  L.push(' * hyperparameters and steps, so the same weights for the same seed and backend), with step() above as the');
+  L.push(' * training step. The trained population is result.population: the caller owns it and disposes it.');
   L.push(' */');
   L.push('export async function train(options: TrainOptions = {}): Promise<TrainResult> {');
   L.push("  if (options.steps !== undefined && options.epochs !== undefined) throw new Error('give steps or epochs, not both');");
@@ -215,15 +327,15 @@ export function emitModule(state: CompileState, info: EmitInfo): string {
   L.push('  const seed = options.seed ?? ensembleConfig.seed;');
   L.push('  const program = { ensemble: { ...ensembleConfig, seed }, train: trainConfig };');
   L.push("  const backend = await netc.selectBackend(options.backend ?? 'auto', { log });");
-  L.push('  const data = netc.splitValidation(await netc.loadDataset(trainConfig.data, { baseDir: dataDir, seed }), trainConfig.validation, trainConfig.test);');
+  L.push('  const data = netc.splitValidation(await netc.loadDataset(trainConfig.data, { baseDir: await dataDir(), seed }), trainConfig.validation, trainConfig.test);');
   L.push('  const perEpoch = netc.batchesPerEpoch({ program, data });');
-  L.push('  // as netc train: --steps, else --epochs, else the train block\'s');
+  L.push("  // as netc train: --steps, else --epochs, else the train block's");
   L.push('  const steps = options.steps ?? (options.epochs !== undefined ? options.epochs * perEpoch : (trainConfig.steps ?? trainConfig.epochs! * perEpoch));');
   L.push('  const epochs = Math.ceil(steps / perEpoch);');
-  L.push('  log(`training ${ensembleConfig.members} members of ${model.name} (${ensembleConfig.lowering}) on ${data.train.count} examples: ${steps} steps`);');
+  L.push('  log(`training ${ensembleConfig.members} members of ${ir.model.name} (${ensembleConfig.lowering}) on ${data.train.count} examples: ${steps} steps`);');
   L.push('  const keyOf = (path: string) => ensembleConfig.vary.find((v) => v.path === path)!.key;');
   L.push('  return netc.train(');
-  L.push('    { tf: backend.tf, program, model, ensemble: ensembleIR, hyper: netc.hyperTable(program, model), data, steps, seed, forward, schedules: netc.makeSchedules(schedules, ensembleConfig.vary, keyOf, seed) },');
+  L.push('    { tf: backend.tf, program, model: ir.model, ensemble: ir, hyper: netc.hyperTable(program, ir.model), data, steps, seed, forward, step, schedules: netc.makeSchedules(schedules, ensembleConfig.vary, keyOf, seed) },');
   L.push('    {');
   L.push('      onEpoch: (r) => log(`epoch ${r.epoch}/${epochs}: step ${r.step}/${steps}, best loss ${Math.min(...r.metrics.map((m) => m.loss).filter(Number.isFinite)).toFixed(4)}`),');
   L.push('      onEvent: (e) => log(JSON.stringify(e)),');
@@ -231,10 +343,24 @@ export function emitModule(state: CompileState, info: EmitInfo): string {
   L.push('  );');
   L.push('}');
   L.push('');
-
-  // ---- script
-  L.push(`/** Run as a script (npx tsx ${script}): train, then print each member's hyperparameters and final metrics. */`);
+  if (info.dataDir.relativeToModule) {
+    L.push(`/** The folder the train block's data paths (csv, idx) are read from, as \`netc train\` reads them: the .net file's folder,`);
+    L.push(` * written relative to this module's folder (${commentText(dirSlash(info.dataDir.path))}) so that the two can move together. */`);
+    L.push('export async function dataDir(): Promise<string> {');
+    L.push("  const { fileURLToPath } = await import('node:url');");
+    L.push(`  return fileURLToPath(new URL(${literal(urlPath(dirSlash(info.dataDir.path)))}, import.meta.url));`);
+    L.push('}');
+  } else {
+    L.push(`/** The folder the train block's data paths (csv, idx) are read from, as \`netc train\` reads them: the .net file's folder,`);
+    L.push(' * as an absolute path (this module was written to standard output); compile with -o to have it relative. */');
+    L.push('export async function dataDir(): Promise<string> {');
+    L.push(`  return ${literal(info.dataDir.path)};`);
+    L.push('}');
+  }
+  L.push('');
+  L.push(`/** Run as a script (npx tsx ${commentText(info.out ? posix.basename(info.out.split(sep).join('/')) : 'MODULE.ts')}): train, then print each member's hyperparameters and final metrics. */`);
   L.push('async function main(): Promise<void> {');
+  L.push("  const { parseArgs } = await import('node:util');");
   L.push("  const { values } = parseArgs({ options: { steps: { type: 'string' }, epochs: { type: 'string' }, backend: { type: 'string' }, seed: { type: 'string' } } });");
   L.push('  const int = (v: string | undefined) => (v === undefined ? undefined : Number.parseInt(v, 10));');
   L.push('  const result = await train({');
@@ -249,19 +375,23 @@ export function emitModule(state: CompileState, info: EmitInfo): string {
   L.push('    const id = result.memberIds[m];');
   L.push('    const hyper = ensembleConfig.vary.map((v) => `${v.path} ${result.population.spec.hyper(v.key, id)}`);');
   L.push('    const scores = Object.entries(metrics).map(([name, value]) => `${name} ${Number(value).toFixed(4)}`);');
-  L.push('    const stopped = result.retired.some((r) => r.member === id) ? \' (stopped early)\' : \'\';');
-  L.push('    console.log(`member ${id}${stopped}: ${[...hyper, ...scores].join(\', \')}`);');
+  L.push("    const stopped = result.retired.some((r) => r.member === id) ? ' (stopped early)' : '';");
+  L.push("    console.log(`member ${id}${stopped}: ${[...hyper, ...scores].join(', ')}`);");
   L.push('  });');
   L.push('  result.population.dispose();');
   L.push('}');
   L.push('');
-  L.push('if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {');
-  L.push('  main().catch((error: unknown) => {');
-  L.push('    console.error(error);');
-  L.push('    process.exitCode = 1;');
+  L.push('// run as a script under Node (in a browser, or imported, nothing runs)');
+  L.push("if (typeof process !== 'undefined' && process.argv?.[1] !== undefined) {");
+  L.push("  void import('node:url').then(({ pathToFileURL }) => {");
+  L.push('    if (import.meta.url !== pathToFileURL(process.argv[1]).href) return;');
+  L.push('    main().catch((error: unknown) => {');
+  L.push('      console.error(error);');
+  L.push('      process.exitCode = 1;');
+  L.push('    });');
   L.push('  });');
   L.push('}');
-  return L.join('\n') + '\n';
+  return L;
 }
 
 function recompileCommand(state: CompileState, info: EmitInfo): string {
@@ -343,7 +473,9 @@ const reserved = new Set(
     'import in instanceof new null return super switch this throw true try typeof var void while with yield let static ' +
     'implements interface package private protected public await arguments eval undefined NaN Infinity ' +
     // forward()'s own names, and the module's
-    'pass x tf netFile dataDir ensembleConfig trainConfig hyperparameters model ensembleIR forward createPopulation train'
+    'x tf k p m s N B pop out y g slots Tensor Scalar TF Population StepInputs netFile dataDir ensembleConfig trainConfig hyperparameters ' +
+    'baseHyperparameters params schedules ir forward loss optimize step trainable metricFunctions accuracy mse mae createPopulation ' +
+    'extractMember train main'
   ).split(' '),
 );
 

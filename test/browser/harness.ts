@@ -25,6 +25,8 @@ export interface BundleOptions {
   backend: BrowserBackend;
   /** esbuild aliases, e.g. { 'netc/kernels': '/abs/path/src/kernels.ts' } */
   alias?: Record<string, string>;
+  /** imports left out of the bundle (a compiled module's Node part loads `netc` and `node:*` with import()) */
+  external?: string[];
 }
 
 export interface Bundle {
@@ -73,6 +75,7 @@ export async function bundleForBrowser(entry: string, options: BundleOptions): P
     metafile: true,
     logLevel: 'silent',
     alias: options.alias,
+    external: options.external,
     // so that an entry outside the repository (a module netc compile wrote to a temp dir) finds TF.js
     nodePaths: [join(root, 'node_modules')],
   });

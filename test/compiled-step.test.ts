@@ -1,0 +1,134 @@
+// The compiled module's math is netc's own: for every example and every lowering, a population running the
+// module's forward() and step() (traced by netc compile from the layer, loss and optimizer rules) ends
+// byte-identical to the runtime's population running the rules themselves: weights, optimizer slots,
+// losses, metrics and evaluation outputs, on the cpu backend and on wasm.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as tfjs from '@tensorflow/tfjs';
+import '@tensorflow/tfjs-backend-wasm';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { fileHost } from '../src/cli/host.js';
+import { lowerings } from '../src/layers/forward.js';
+import { compile } from '../src/pipeline.js';
+import { hasErrors } from '../src/diagnostics/diagnostic.js';
+import { selectBackend } from '../src/runtime/backend.js';
+import type { Population } from '../src/runtime/population.js';
+import type { TF, Tensor } from '../src/runtime/tf.js';
+import { importModule, runtimePopulation } from './compiled.js';
+
+const tf = tfjs as unknown as TF;
+const root = fileURLToPath(new URL('../', import.meta.url));
+const examples = readdirSync(join(root, 'examples')).filter((f) => f.endsWith('.net')).sort();
+
+beforeAll(async () => {
+  await selectBackend('wasm', { log: () => {} });
+});
+
+// every layer kind, none labelled where it need not be, with the layers' and the optimizer's
+// hyperparameters varied (the examples leave out batchnorm, layernorm, avgpool2d, concat, leaky_relu)
+const EVERY_KIND = `model every(input: [28, 28, 1]) {
+  conv2d(3, kernel: 3, activation: relu)
+  dropout(0.2)
+  avgpool2d(2)
+  bn = batchnorm()
+  maxpool2d(2, padding: same)
+  flatten()
+  drop = dropout(0.3)
+  a = dense(6, activation: tanh)
+  leak = leaky_relu(0.1)
+  b = dense(6, from: a)
+  ln = layernorm()
+  s = add(a, ln)
+  c = concat(s, a)
+  dense(10, activation: softmax)
+}
+ensemble {
+  members: 3
+  seed: 2
+  vary lr: loguniform(1e-3, 1e-1)
+  vary beta1: uniform(0.8, 0.95)
+  vary drop.rate: [0.1, 0.4]
+  vary leak.alpha: uniform(0.05, 0.3)
+  vary bn.momentum: uniform(0.5, 0.9)
+  vary ln.epsilon: [0.001, 0.01]
+}
+train {
+  data: mnist(limit: 100)
+  loss: categorical_crossentropy
+  optimizer: adam(lr: 0.01, clipnorm: 1)
+  batch: 6
+  epochs: 1
+  metrics: [accuracy]
+}
+`;
+
+function compiled(file: string, lowering: (typeof lowerings)[number]) {
+  const path = join(root, 'examples', file);
+  // three members keep it quick; kfold(k) needs its k
+  const members = file.startsWith('kfold') ? undefined : 3;
+  const source = file === 'every-kind.net' ? EVERY_KIND : readFileSync(path, 'utf8');
+  const state = compile(source, path, { host: fileHost(path), lowering, members });
+  expect(hasErrors(state.diagnostics), JSON.stringify(state.diagnostics)).toBe(false);
+  return state;
+}
+
+/** A batch of the shapes the trainer feeds: inputs in [0, 1), labels as the loss reads them. */
+function batch(state: ReturnType<typeof compiled>, seed: number): { x: Tensor; y: Tensor } {
+  const e = state.ensemble!;
+  const train = state.program!.train!;
+  const lead = e.ops[0].shared ? [] : [e.members];
+  const x = tf.randomUniform([...lead, 6, ...e.ops[0].shape], 0, 1, 'float32', seed);
+  const out = e.ops[state.ir!.output].shape;
+  const labels = train.dataShape?.labels;
+  const classes = labels?.kind === 'classes' ? labels.classes : 0;
+  const u = tf.randomUniform([...lead, 6], 0, 1, 'float32', seed + 1);
+  let y: Tensor;
+  if (!classes) y = tf.randomUniform([...lead, 6, out[out.length - 1]], 0, 1, 'float32', seed + 2);
+  else if (train.loss.name === 'categorical_crossentropy' || (train.loss.name !== 'binary_crossentropy' && !train.loss.name.startsWith('sparse') && classes > 2)) {
+    y = tf.cast(tf.oneHot(tf.cast(tf.floor(tf.mul(u, classes)), 'int32'), classes), 'float32');
+  } else y = tf.expandDims(tf.floor(tf.mul(u, train.loss.name.startsWith('sparse') ? classes : 2)), -1);
+  return { x, y };
+}
+
+async function same(a: Tensor, b: Tensor, what: string): Promise<void> {
+  const [p, q] = [await a.data(), await b.data()];
+  expect(Buffer.from(p.buffer).equals(Buffer.from(q.buffer)), what).toBe(true);
+}
+
+async function compare(file: string, lowering: (typeof lowerings)[number], backend: 'cpu' | 'wasm'): Promise<void> {
+  await tf.setBackend('cpu');
+  const state = compiled(file, lowering);
+  const module = await importModule(tf, state);
+  await tf.setBackend(backend);
+  const own = runtimePopulation(tf, state);
+  const theirs = runtimePopulation(tf, state, { forward: module.forward, step: module.step });
+  const names = ['accuracy', 'mse', 'mae'].filter((m) => state.program!.train!.metrics.includes(m));
+  try {
+    for (let s = 0; s < 3; s++) {
+      const { x, y } = batch(state, 10 * s + 1);
+      const got: Record<string, Tensor>[] = [];
+      const take = { names, take: (v: Record<string, Tensor>) => void got.push(v) };
+      const [la, lb] = [own.trainStep(x, y, take), theirs.trainStep(x, y, take)];
+      await same(la, lb, `losses at step ${s}`);
+      for (const name of names) await same(got[0][name], got[1][name], `${name} at step ${s}`);
+      tf.dispose([x, y, la, lb, ...got.flatMap((g) => Object.values(g))]);
+    }
+    const [sa, sb] = [await own.exportState(), await theirs.exportState()];
+    expect([...sb.keys()]).toEqual([...sa.keys()]);
+    for (const [key, v] of sa) expect(Buffer.from(sb.get(key)!.buffer).equals(Buffer.from(v.buffer)), key).toBe(true);
+    const { x } = batch(state, 99);
+    await same(own.forward(x, false), theirs.forward(x, false), 'evaluation outputs');
+  } finally {
+    for (const p of [own, theirs] as Population[]) p.dispose();
+  }
+}
+
+describe("the compiled module's step is netc's, byte for byte", () => {
+  for (const file of [...examples, 'every-kind.net']) {
+    for (const lowering of lowerings) {
+      it(`${file}, ${lowering}, cpu`, () => compare(file, lowering, 'cpu'));
+    }
+    it(`${file}, grouped, wasm`, () => compare(file, 'grouped', 'wasm'));
+  }
+});

@@ -1,0 +1,45 @@
+// A compiled module next to netc's own runtime: the module `netc compile` writes for a state, imported in
+// this process, and the runtime's Population for the same state (what `netc train` builds), so a test can
+// train both on the same batches and compare them byte for byte.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { emitInfo, emitModule } from '../src/emit/emit.js';
+import { formatModule } from '../src/emit/format.js';
+import type { CompileState } from '../src/pipeline.js';
+import { hyperTable } from '../src/runtime/hyper.js';
+import { initMember } from '../src/runtime/init.js';
+import { Population, type PopulationSpec } from '../src/runtime/population.js';
+import type { TF } from '../src/runtime/tf.js';
+
+const scratch = fileURLToPath(new URL('../.emit-tmp/', import.meta.url));
+
+/** The runtime's population for a compiled state, as the trainer builds it; `extra` adds a module's forward and step. */
+export function runtimePopulation(tf: TF, state: CompileState, extra: Partial<PopulationSpec> = {}): Population {
+  const program = state.program!;
+  const model = state.ir!;
+  const ensemble = state.ensemble!;
+  const table = hyperTable(program, model);
+  return new Population({
+    tf,
+    ensemble,
+    memberIds: Array.from({ length: ensemble.members }, (_, i) => i),
+    seed: program.ensemble.seed,
+    optimizer: program.train!.optimizer.name,
+    loss: program.train!.loss,
+    hyper: (key, m) => table.value(key, m),
+    base: (key) => table.base(key),
+    initial: (m) => initMember(model, program.ensemble.seed, m),
+    ...extra,
+  });
+}
+
+let written = 0;
+
+/** The module `netc compile` writes for the state, imported (its netc/kernels from the sources, see vitest.config.ts). */
+export async function importModule(tf: TF, state: CompileState): Promise<Record<string, unknown> & Pick<PopulationSpec, 'forward' | 'step'>> {
+  mkdirSync(scratch, { recursive: true });
+  const file = join(scratch, `module-${process.pid}-${written++}.ts`);
+  writeFileSync(file, await formatModule(emitModule(state, emitInfo(state.path, file, process.cwd(), tf))));
+  return import(pathToFileURL(file).href);
+}
