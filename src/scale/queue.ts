@@ -189,8 +189,8 @@ export async function serveQueue(url: string, options: ServeOptions): Promise<{ 
     QUEUE,
     async (job) => {
       const started = performance.now();
-      const ctx = await context(job.data.ctx);
-      const blob = await redis.getBuffer(job.data.input);
+      // a run's first job fetches the context (megabytes of data) too: both transfers at once
+      const [ctx, blob] = await Promise.all([context(job.data.ctx), redis.getBuffer(job.data.input)]);
       if (!blob) throw new Error(`the job's input (${job.data.input}) is not in Redis`);
       const result = await runShardJob(options.tf, ctx, deserialize(blob) as ShardJob);
       const output = outputOf(job.data.input);
