@@ -190,11 +190,19 @@ function lossFunctions({ state, traced }: ModuleContext): string[] {
   ];
   const labels = state.ensemble!.ops[0].shared ? 'y [B, ...], the same for every member' : "y [N, B, ...], each member's own";
   const L = fn('loss', `Each member's mean ${train.loss.name} over the batch, [N]: out [N, B, ...] against the labels ${labels}.`, traced.loss);
-  for (const [name, body] of Object.entries(traced.metrics)) L.push('', ...fn(name, `Each member's ${name} on the batch, [N].`, body));
+  const metrics = reportedMetrics(state.program!).filter((name) => traced.metrics[name]);
+  for (const name of metrics) L.push('', ...fn(name, `Each member's ${name} on the batch, [N].`, traced.metrics[name]));
   L.push('');
-  L.push('/** The metrics step() can report, by name. */');
-  L.push(`export const metricFunctions: Record<string, (tf: TF, out: Tensor, y: Tensor) => Tensor> = { ${Object.keys(traced.metrics).join(', ')} };`);
+  L.push("/** The metrics step() can report, by name: the train block's, and those a schedule ranks members by. */");
+  L.push(`export const metricFunctions: Record<string, (tf: TF, out: Tensor, y: Tensor) => Tensor> = { ${metrics.join(', ')} };`);
   return L;
+}
+
+/** The metrics netc train computes for a program: the train block's and what its schedules rank by. */
+function reportedMetrics(program: NonNullable<CompileState['program']>): string[] {
+  const train = program.train!;
+  const ranked = [...program.schedules, ...(train.lr_schedule ? [train.lr_schedule] : [])].map((s) => String(s.args.metric ?? '').replace(/^val_/, ''));
+  return [...new Set([...train.metrics, ...ranked])].filter((name) => name !== 'loss');
 }
 
 function optimizeFunction({ state, traced }: ModuleContext): string[] {
@@ -213,10 +221,12 @@ function optimizeFunction({ state, traced }: ModuleContext): string[] {
   ];
 }
 
-function stepFunction({ traced }: ModuleContext): string[] {
+function stepFunction({ traced, state }: ModuleContext): string[] {
+  const derived = state.ensemble!.params.filter((p) => p.trainable).map((p) => p.name);
+  const list = derived.join() === traced.trainable.join() ? 'params.filter((p) => p.trainable).map((p) => p.name)' : literal(traced.trainable);
   return [
     "/** The trainable parameters, in the optimizer's order. */",
-    `export const trainable: string[] = ${literal(traced.trainable)};`,
+    `export const trainable: string[] = ${list};`,
     '',
     '/**',
     " * One training step on a batch: the members' losses [N] and each metric named in `metrics` [N] (the caller",
@@ -230,7 +240,10 @@ function stepFunction({ traced }: ModuleContext): string[] {
     '  const { value, grads } = tf.variableGrads(() => {',
     '    const out = forward(pop, x, s);',
     '    losses = tf.keep(loss(tf, out, y));',
-    '    for (const name of metrics) values[name] = tf.keep(metricFunctions[name](tf, out, y));',
+    '    for (const name of metrics) {',
+    "      if (!metricFunctions[name]) throw new Error(`this module computes ${Object.keys(metricFunctions).join(', ') || 'no metric'}, not ${name}`);",
+    '      values[name] = tf.keep(metricFunctions[name](tf, out, y));',
+    '    }',
     '    for (const [, t] of s.updates) tf.keep(t);',
     '    return tf.sum(losses) as Scalar;',
     '  }, trainable.map((name) => pop.params[name]));',

@@ -250,12 +250,26 @@ function traceOptimize(setup: TraceSetup, [n]: TracePoint): { lines: string[]; t
       for (const [key, g] of grads) trace.name(g, `g('${key}')`);
       trace.symbolic = symbolic(trace, pop, Object.keys(program.train!.optimizer.args), movingKeys(setup));
       trace.prefix = 'u';
+      const keys = pop.slots.map((slot) => slot.key);
+      trace.shortArray = (items) => shortForm(items, keys);
       trace.run(() => pop.optimize(grads));
       return { lines: trace.lines, trainable: pop.slots.map((s) => s.key) };
     });
   } finally {
     pop.dispose();
   }
+}
+
+/**
+ * An array naming every trainable parameter's gradient or slot, in order, written as a map over
+ * `trainable` (the emitted module's list of them).
+ */
+function shortForm(items: string[], keys: string[]): string | undefined {
+  if (items.length !== keys.length) return undefined;
+  if (items.every((item, i) => item === `g('${keys[i]}')`)) return 'trainable.map(g)';
+  const slot = /^slots\['.*:(\w+)'\]$/.exec(items[0])?.[1];
+  if (slot && items.every((item, i) => item === `slots['${keys[i]}:${slot}']`)) return `trainable.map((name) => slots[\`\${name}:${slot}\`])`;
+  return undefined;
 }
 
 /** The whole step, traced. */

@@ -28,6 +28,8 @@ export class Trace implements KernelRecorder {
   /** the prefix of the names of new values (the op being traced) */
   prefix = 't';
   symbolic: Symbolic = () => undefined;
+  /** writes an array of rendered items in a shorter form, where it has one (`trainable.map(g)`) */
+  shortArray: (items: string[]) => string | undefined = () => undefined;
   private readonly names = new Map<object, string>();
   private counter = 0;
   private recording = false;
@@ -96,7 +98,10 @@ export class Trace implements KernelRecorder {
 
   private write(callee: string, positions: Position[], args: unknown[], result: unknown): void {
     while (args.length && args[args.length - 1] === undefined) args = args.slice(0, -1);
-    const call = `${callee}(${args.map((a, i) => this.render(a, positions[i] ?? 'argument')).join(', ')})`;
+    const rendered = args.map((a, i) => this.render(a, positions[i] ?? 'argument'));
+    // the pieces' shapes of a flat buffer: one name for each list, as the optimizer splits three buffers alike
+    if (callee === 'k.splitFlat') rendered[2] = this.declare(this.shapesName(rendered[2]), rendered[2]);
+    const call = `${callee}(${rendered.join(', ')})`;
     if (this.isTensor(result)) this.lines.push(`const ${this.fresh(result)} = ${call};`);
     else if (Array.isArray(result) && result.length && result.every((t) => this.isTensor(t))) {
       this.lines.push(`const [${result.map((t) => this.fresh(t as Tensor)).join(', ')}] = ${call};`);
@@ -104,6 +109,13 @@ export class Trace implements KernelRecorder {
       const entries = Object.entries(result).filter(([, t]) => this.isTensor(t));
       this.lines.push(`const { ${entries.map(([key, t]) => `${key}: ${this.fresh(t as Tensor)}`).join(', ')} } = ${call};`);
     } else this.lines.push(`${call};`);
+  }
+
+  private shapes = new Map<string, string>();
+
+  private shapesName(list: string): string {
+    if (!this.shapes.has(list)) this.shapes.set(list, this.shapes.size ? `shapes_${this.shapes.size + 1}` : 'shapes');
+    return this.shapes.get(list)!;
   }
 
   private fresh(t: Tensor): string {
@@ -153,7 +165,8 @@ export class Trace implements KernelRecorder {
         if (sym !== undefined) return sym;
         if (position === 'values' && items.length > 16) throw new Error(`internal error: the trace would write ${items.length} numbers as a literal`);
       }
-      const list = `[${items.map((x) => this.render(x)).join(', ')}]`;
+      const parts = items.map((x) => this.render(x));
+      const list = this.shortArray(parts) ?? `[${parts.join(', ')}]`;
       return Array.isArray(v) ? list : `new ${v.constructor.name}(${list})`;
     }
     if (typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype) {
