@@ -55,7 +55,7 @@ const plan = quick
       fast: { warmup: 5, budgetMs: 1000, minSteps: 10, maxSteps: 5000 } as Timing,
       slow: { warmup: 1, budgetMs: 3000, minSteps: 5, maxSteps: 30 } as Timing,
       compileRuns: 9,
-      scale: { lenet: [{ members: 8, steps: 32 }, { members: 30, steps: 10 }], forum: [{ members: 1000, steps: 200 }] } as ScalePlan,
+      scale: { lenet: [{ members: 8, steps: 32 }, { members: 30, steps: 10 }], forum: [{ members: 1000, steps: 200 }], repeats: 3 } as ScalePlan,
       torch: {
         forum: { 15: ['bmm', 'vmap', 'loop'], 100: ['bmm', 'vmap', 'loop'], 1000: ['bmm', 'vmap', 'loop'] },
         lenet: { 1: ['loop'], 8: ['loop', 'grouped'], 30: ['loop', 'grouped'] },
@@ -475,7 +475,11 @@ function markdown(): string {
     out.push('## Scale-out (member-steps/s of `netc train` on wasm, from summary.json)', '');
     out.push('| workload | members | steps | mode | member-steps/s |');
     out.push('|---|---:|---:|---|---:|');
-    for (const r of scaleRows) out.push(`| ${r.workload} | ${r.members} | ${r.steps} | ${r.mode} | ${r.memberStepsPerSecond === null ? `failed: ${r.error}` : r.memberStepsPerSecond.toFixed(1)} |`);
+    for (const r of scaleRows) {
+      const runs = r.samples && r.samples.length > 1 ? ` (runs: ${r.samples.map((x) => x.toFixed(1)).join(', ')})` : '';
+      out.push(`| ${r.workload} | ${r.members} | ${r.steps} | ${r.mode} | ${r.memberStepsPerSecond === null ? `failed: ${r.error}` : `${r.memberStepsPerSecond.toFixed(1)}${runs}`} |`);
+    }
+    out.push('', 'Each run starts its own processes (`--workers` forks its children; the queue mode gets two fresh `netc worker`s), the modes run in turns, and a row is the median of its runs.');
     if (scaleQueueNote) out.push('', `Queue mode not measured: ${scaleQueueNote}.`);
     out.push('');
   }

@@ -1,7 +1,10 @@
 // Scale-out in `npm run bench`: member-steps per second of `netc train` in one process, with
 // `--workers 2`, and through a BullMQ queue on a local redis-server with 2 `netc worker` processes, all in
 // one run on this machine. Each is a real CLI run; the rate is summary.json's member_steps_per_second
-// (training and the interval boundaries; process and worker start-up are outside it).
+// (training and the interval boundaries; process and worker start-up are outside it). Every mode starts
+// fresh processes for each run (`--workers` forks its children, the queue mode gets two new `netc
+// worker`s), so both scale-out modes pay the same first-job costs and the ratio measures the transport;
+// the modes run in turns, `repeats` times, and a row is the median of its runs.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -13,13 +16,18 @@ export interface ScaleRow {
   members: number;
   steps: number;
   mode: 'one process' | '--workers 2' | 'queue, 2 workers';
+  /** the median of the runs */
   memberStepsPerSecond: number | null;
+  /** every run's member-steps/s, in the order run */
+  samples?: number[];
   error?: string;
 }
 
 export interface ScalePlan {
   lenet: { members: number; steps: number }[];
   forum: { members: number; steps: number }[];
+  /** runs of each mode, taken in turns */
+  repeats?: number;
 }
 
 const LENET = (members: number) => `model lenet5(input: [28, 28, 1]) {
@@ -72,53 +80,70 @@ function train(bin: string, file: string, steps: number, extra: string[]): Promi
   });
 }
 
-/** A local redis-server and two `netc worker` processes, or why not. */
-async function startQueue(bin: string): Promise<{ url: string; stop(): void } | string> {
+/** A local redis-server, or why not. */
+async function startRedis(): Promise<{ url: string; stop(): void } | string> {
   if (spawnSync('redis-server', ['--version']).status !== 0) return 'redis-server is not installed';
   const port = await freePort();
-  const url = `redis://127.0.0.1:${port}`;
-  const procs: ChildProcess[] = [spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })];
+  const server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
   for (let i = 0; i < 200 && spawnSync('redis-cli', ['-p', String(port), 'ping'], { encoding: 'utf8' }).stdout?.trim() !== 'PONG'; i++) await new Promise((r) => setTimeout(r, 25));
-  const logs: string[] = ['', ''];
-  for (let i = 0; i < 2; i++) {
+  return { url: `redis://127.0.0.1:${port}`, stop: () => server.kill('SIGKILL') };
+}
+
+/** Two fresh `netc worker` processes serving the queue, once both say so. */
+async function startWorkers(bin: string, url: string): Promise<() => void> {
+  const logs = ['', ''];
+  const procs = logs.map((_, i) => {
     const w = spawn(process.execPath, [bin, 'worker', '--queue', url, '--backend', 'wasm'], { stdio: ['ignore', 'ignore', 'pipe'] });
     w.stderr.on('data', (d) => (logs[i] += d));
-    procs.push(w);
-  }
+    return w;
+  });
   for (let i = 0; i < 400 && !logs.every((l) => l.includes('serving')); i++) await new Promise((r) => setTimeout(r, 25));
-  return { url, stop: () => procs.forEach((p) => p.kill('SIGKILL')) };
+  return () => procs.forEach((p: ChildProcess) => p.kill('SIGKILL'));
 }
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
 
 export async function measureScale(bin: string, plan: ScalePlan, log: (line: string) => void): Promise<{ rows: ScaleRow[]; queueNote?: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'netc-bench-scale-files-'));
-  const queue = await startQueue(bin);
-  const queueNote = typeof queue === 'string' ? queue : undefined;
+  const redis = await startRedis();
+  const queueNote = typeof redis === 'string' ? redis : undefined;
   const rows: ScaleRow[] = [];
   const workloads = [...plan.lenet.map((w) => ({ ...w, name: 'LeNet-5', text: LENET(w.members) })), ...plan.forum.map((w) => ({ ...w, name: 'forum MLP', text: FORUM(w.members) }))];
   try {
     for (const w of workloads) {
       const file = join(dir, `${w.name.replace(/\W/g, '')}-${w.members}.net`);
       writeFileSync(file, w.text);
-      const modes: [ScaleRow['mode'], string[] | undefined][] = [
+      const modes: [ScaleRow['mode'], string[]][] = [
         ['one process', []],
         ['--workers 2', ['--workers', '2']],
-        ['queue, 2 workers', typeof queue === 'string' ? undefined : ['--queue', queue.url, '--shards', '2']],
+        ...(typeof redis === 'string' ? [] : [['queue, 2 workers', ['--queue', redis.url, '--shards', '2']] as [ScaleRow['mode'], string[]]]),
       ];
-      for (const [mode, extra] of modes) {
-        if (!extra) continue;
-        log(`scale: ${w.name} x${w.members}, ${w.steps} steps, ${mode}`);
-        try {
-          const rate = await train(bin, file, w.steps, extra);
-          rows.push({ workload: w.name, members: w.members, steps: w.steps, mode, memberStepsPerSecond: rate });
-          log(`  ${rate.toFixed(1)} member-steps/s`);
-        } catch (e) {
-          rows.push({ workload: w.name, members: w.members, steps: w.steps, mode, memberStepsPerSecond: null, error: (e as Error).message });
-          log(`  FAILED ${(e as Error).message}`);
+      const samples = new Map<ScaleRow['mode'], number[]>(modes.map(([mode]) => [mode, []]));
+      const errors = new Map<ScaleRow['mode'], string>();
+      for (let rep = 0; rep < (plan.repeats ?? 1); rep++) {
+        for (const [mode, extra] of modes) {
+          log(`scale: ${w.name} x${w.members}, ${w.steps} steps, ${mode} (run ${rep + 1})`);
+          const stopWorkers = mode === 'queue, 2 workers' && typeof redis !== 'string' ? await startWorkers(bin, redis.url) : undefined;
+          try {
+            const rate = await train(bin, file, w.steps, extra);
+            samples.get(mode)!.push(rate);
+            log(`  ${rate.toFixed(1)} member-steps/s`);
+          } catch (e) {
+            errors.set(mode, (e as Error).message);
+            log(`  FAILED ${(e as Error).message}`);
+          } finally {
+            stopWorkers?.();
+          }
         }
+      }
+      for (const [mode] of modes) {
+        const runs = samples.get(mode)!;
+        const error = errors.get(mode);
+        rows.push({ workload: w.name, members: w.members, steps: w.steps, mode, memberStepsPerSecond: runs.length ? median(runs) : null, samples: runs, ...(error ? { error } : {}) });
       }
     }
   } finally {
-    if (typeof queue !== 'string') queue.stop();
+    if (typeof redis !== 'string') redis.stop();
     rmSync(dir, { recursive: true, force: true });
   }
   return { rows, queueNote };

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as tfjs from '@tensorflow/tfjs';
 import '@tensorflow/tfjs-backend-wasm';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fileHost } from '../src/cli/host.js';
 import { lowerings } from '../src/layers/forward.js';
 import { compile } from '../src/pipeline.js';
@@ -15,7 +15,7 @@ import { hasErrors } from '../src/diagnostics/diagnostic.js';
 import { selectBackend } from '../src/runtime/backend.js';
 import type { Population } from '../src/runtime/population.js';
 import type { TF, Tensor } from '../src/runtime/tf.js';
-import { importModule, runtimePopulation } from './compiled.js';
+import { importModule, removeModules, runtimePopulation } from './compiled.js';
 
 const tf = tfjs as unknown as TF;
 const root = fileURLToPath(new URL('../', import.meta.url));
@@ -24,6 +24,7 @@ const examples = readdirSync(join(root, 'examples')).filter((f) => f.endsWith('.
 beforeAll(async () => {
   await selectBackend('wasm', { log: () => {} });
 });
+afterAll(removeModules);
 
 // every layer kind, none labelled where it need not be, with the layers' and the optimizer's
 // hyperparameters varied (the examples leave out batchnorm, layernorm, avgpool2d, concat, leaky_relu)

@@ -1,7 +1,7 @@
 // A compiled module next to netc's own runtime: the module `netc compile` writes for a state, imported in
 // this process, and the runtime's Population for the same state (what `netc train` builds), so a test can
 // train both on the same batches and compare them byte for byte.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { emitInfo, emitModule } from '../src/emit/emit.js';
@@ -42,4 +42,9 @@ export async function importModule(tf: TF, state: CompileState): Promise<Record<
   const file = join(scratch, `module-${process.pid}-${written++}.ts`);
   writeFileSync(file, await formatModule(emitModule(state, emitInfo(state.path, file, process.cwd(), tf))));
   return import(pathToFileURL(file).href);
+}
+
+/** Removes the modules importModule() wrote in this process. */
+export function removeModules(): void {
+  for (const f of readdirSync(scratch)) if (f.startsWith(`module-${process.pid}-`)) rmSync(join(scratch, f), { force: true });
 }

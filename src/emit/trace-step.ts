@@ -69,12 +69,18 @@ function tracePopulation(setup: TraceSetup, tf: TF, members: number): Population
     seed: program.ensemble.seed,
     optimizer: program.train!.optimizer.name,
     loss: program.train!.loss,
-    hyper: (key, m) => hyper.value(key, m) * (moving.has(key) ? 1 + (m + 1) / 1024 : 1),
+    hyper: (key, m) => (moving.has(key) ? distinct(hyper.value(key, m), m) : hyper.value(key, m)),
     base: (key) => hyper.base(key),
     initial: () => zeros,
   };
   return new Population(spec);
 }
+
+/**
+ * A member's value made its own: no other member's, not a whole number (a zero becomes a small one; the
+ * rules compute the same with either where the value is 0: a clip at Infinity, a decay by 0).
+ */
+const distinct = (v: number, m: number) => (v === 0 ? (m + 1) / 2 ** 20 : v * (1 + (m + 1) / 1024));
 
 /** Names the population's values as the emitted module reads them. */
 function nameValues(trace: Trace, pop: Population, watch: boolean): void {
