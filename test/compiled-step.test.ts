@@ -1,7 +1,8 @@
 // The compiled module's math is netc's own: for every example and every lowering, a population running the
 // module's forward() and step() (traced by netc compile from the layer, loss and optimizer rules) ends
 // byte-identical to the runtime's population running the rules themselves: weights, optimizer slots,
-// losses, metrics and evaluation outputs, on the cpu backend and on wasm.
+// losses, metrics and evaluation outputs, on the cpu backend and on wasm, also after every member's
+// hyperparameters changed (as PBT changes them).
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +17,7 @@ import { selectBackend } from '../src/runtime/backend.js';
 import type { Population } from '../src/runtime/population.js';
 import type { TF, Tensor } from '../src/runtime/tf.js';
 import { importModule, removeModules, runtimePopulation } from './compiled.js';
+import { hyperTable } from '../src/runtime/hyper.js';
 
 const tf = tfjs as unknown as TF;
 const root = fileURLToPath(new URL('../', import.meta.url));
@@ -102,8 +104,14 @@ async function compare(file: string, lowering: (typeof lowerings)[number], backe
   const state = compiled(file, lowering);
   const module = await importModule(tf, state);
   await tf.setBackend(backend);
-  const own = runtimePopulation(tf, state);
-  const theirs = runtimePopulation(tf, state, { forward: module.forward, step: module.step });
+  // after the first step each member takes the next one's hyperparameters, as PBT's exploit would: the
+  // module must read them from the population, never from the values it was compiled with
+  const table = hyperTable(state.program!, state.ir!);
+  const moving = ['lr', ...table.varied.keys()];
+  let shifted = false;
+  const hyper = (key: string, m: number) => table.value(key, shifted && moving.includes(key) ? (m + 1) % state.ensemble!.members : m);
+  const own = runtimePopulation(tf, state, { hyper });
+  const theirs = runtimePopulation(tf, state, { hyper, forward: module.forward, step: module.step });
   const names = ['accuracy', 'mse', 'mae'].filter((m) => state.program!.train!.metrics.includes(m));
   try {
     for (let s = 0; s < 3; s++) {
@@ -114,6 +122,8 @@ async function compare(file: string, lowering: (typeof lowerings)[number], backe
       await same(la, lb, `losses at step ${s}`);
       for (const name of names) await same(got[0][name], got[1][name], `${name} at step ${s}`);
       tf.dispose([x, y, la, lb, ...got.flatMap((g) => Object.values(g))]);
+      shifted = true;
+      for (const p of [own, theirs]) p.hyperChanged();
     }
     const [sa, sb] = [await own.exportState(), await theirs.exportState()];
     expect([...sb.keys()]).toEqual([...sa.keys()]);
