@@ -9,7 +9,7 @@ import { formatModule } from '../src/emit/format.js';
 import type { CompileState } from '../src/pipeline.js';
 import { hyperTable } from '../src/runtime/hyper.js';
 import { initMember } from '../src/runtime/init.js';
-import { Population, type PopulationSpec } from '../src/runtime/population.js';
+import { Population, programSpec, type PopulationSpec } from '../src/runtime/population.js';
 import type { TF } from '../src/runtime/tf.js';
 
 const scratch = fileURLToPath(new URL('../.emit-tmp/', import.meta.url));
@@ -17,21 +17,8 @@ const scratch = fileURLToPath(new URL('../.emit-tmp/', import.meta.url));
 /** The runtime's population for a compiled state, as the trainer builds it; `extra` adds a module's forward and step. */
 export function runtimePopulation(tf: TF, state: CompileState, extra: Partial<PopulationSpec> = {}): Population {
   const program = state.program!;
-  const model = state.ir!;
-  const ensemble = state.ensemble!;
-  const table = hyperTable(program, model);
-  return new Population({
-    tf,
-    ensemble,
-    memberIds: Array.from({ length: ensemble.members }, (_, i) => i),
-    seed: program.ensemble.seed,
-    optimizer: program.train!.optimizer.name,
-    loss: program.train!.loss,
-    hyper: (key, m) => table.value(key, m),
-    base: (key) => table.base(key),
-    initial: (m) => initMember(model, program.ensemble.seed, m),
-    ...extra,
-  });
+  const spec = programSpec(tf, program, state.ensemble!, hyperTable(program, state.ir!), (m) => initMember(state.ir!, program.ensemble.seed, m));
+  return new Population({ ...spec, ...extra });
 }
 
 let written = 0;

@@ -7,7 +7,7 @@ import { layerKind } from '../layers/registry.js';
 import type { Act } from '../layers/forward.js';
 import { labelEncoding } from '../data/batches.js';
 import { memberLosses, memberMetric } from '../runtime/losses.js';
-import { Population, type PopulationSpec, type Value } from '../runtime/population.js';
+import { Population, programSpec, type Value } from '../runtime/population.js';
 import type { TF, Tensor, Variable } from '../runtime/tf.js';
 import type { Program } from '../check/program.js';
 import type { HyperTable } from '../runtime/hyper.js';
@@ -62,17 +62,8 @@ function tracePopulation(setup: TraceSetup, tf: TF, members: number): Population
   const ensemble = { ...setup.ensemble, members };
   const moving = movingKeys(setup);
   const zeros = new Map(ensemble.model.params.map((p) => [p.name, new Float32Array(p.shape.reduce((a, b) => a * b, 1))]));
-  const spec: PopulationSpec = {
-    tf,
-    ensemble,
-    memberIds: Array.from({ length: ensemble.members }, (_, i) => i),
-    seed: program.ensemble.seed,
-    optimizer: program.train!.optimizer.name,
-    loss: program.train!.loss,
-    hyper: (key, m) => (moving.has(key) ? distinct(hyper.value(key, m), m) : hyper.value(key, m)),
-    base: (key) => hyper.base(key),
-    initial: () => zeros,
-  };
+  const spec = programSpec(tf, program, ensemble, hyper, () => zeros);
+  spec.hyper = (key, m) => (moving.has(key) ? distinct(hyper.value(key, m), m) : hyper.value(key, m));
   return new Population(spec);
 }
 

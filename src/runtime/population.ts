@@ -66,6 +66,30 @@ export interface ForwardPass {
   output(v: Value): Tensor;
 }
 
+/**
+ * The spec of a population of a compiled program's members 0..N-1, with the hyperparameter table's values
+ * and the given initial weights (what a trace or a test builds; the trainer adds schedules and shards).
+ */
+export function programSpec(
+  tf: TF,
+  program: { ensemble: { seed: number }; train?: { optimizer: { name: string }; loss: PopulationSpec['loss'] } },
+  ensemble: EnsembleIR,
+  table: { value(key: string, member: number): number; base(key: string): number },
+  initial: PopulationSpec['initial'],
+): PopulationSpec {
+  return {
+    tf,
+    ensemble,
+    memberIds: Array.from({ length: ensemble.members }, (_, i) => i),
+    seed: program.ensemble.seed,
+    optimizer: program.train!.optimizer.name,
+    loss: program.train!.loss,
+    hyper: (key, m) => table.value(key, m),
+    base: (key) => table.base(key),
+    initial,
+  };
+}
+
 let populations = 0;
 
 export class Population {
