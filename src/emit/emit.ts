@@ -51,7 +51,8 @@ export function emitModule(state: CompileState, info: EmitInfo): string {
   const names = variableNames(ensemble);
   const traced = traceStep({ tf: info.tf, program, ensemble, hyper: table, names });
   const ctx: ModuleContext = { state, info, n, table, vary, names, traced, script: commentText(info.out ? posix.basename(info.out.split(sep).join('/')) : 'MODULE.ts') };
-  return [header, configuration, forwardFunction, lossFunctions, optimizeFunction, stepFunction, populationFunctions, nodePart].map((part) => part(ctx).join('\n')).join('\n\n') + '\n';
+  const parts = [header, configuration, forwardFunction, lossFunctions, optimizeFunction, stepFunction, populationFunctions, nodePart, dataDirFunction, scriptPart];
+  return parts.map((part) => part(ctx).join('\n')).join('\n\n') + '\n';
 }
 
 interface ModuleContext {
@@ -303,6 +304,7 @@ function memberExpression(name: string, layout: ParamLayout, shape: number[]): s
   return layout === 'stacked' ? `tf.reshape(${slice}, [${shape.join(', ')}])` : slice;
 }
 
+/** The Node part: the IR as data, and train() around the module's step with netc's data, schedules and metrics. */
 function nodePart({ state, info }: ModuleContext): string[] {
   const { ensemble } = state;
   const file = commentText(info.file);
@@ -355,7 +357,11 @@ function nodePart({ state, info }: ModuleContext): string[] {
   L.push('    },');
   L.push('  );');
   L.push('}');
-  L.push('');
+  return L;
+}
+
+function dataDirFunction({ info }: ModuleContext): string[] {
+  const L: string[] = [];
   if (info.dataDir.relativeToModule) {
     L.push(`/** The folder the train block's data paths (csv, idx) are read from, as \`netc train\` reads them: the .net file's folder,`);
     L.push(` * written relative to this module's folder (${commentText(dirSlash(info.dataDir.path))}) so that the two can move together. */`);
@@ -370,7 +376,11 @@ function nodePart({ state, info }: ModuleContext): string[] {
     L.push(`  return ${literal(info.dataDir.path)};`);
     L.push('}');
   }
-  L.push('');
+  return L;
+}
+
+function scriptPart({ info }: ModuleContext): string[] {
+  const L: string[] = [];
   L.push(`/** Run as a script (npx tsx ${commentText(info.out ? posix.basename(info.out.split(sep).join('/')) : 'MODULE.ts')}): train, then print each member's hyperparameters and final metrics. */`);
   L.push('async function main(): Promise<void> {');
   L.push("  const { parseArgs } = await import('node:util');");
