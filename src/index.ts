@@ -1,6 +1,7 @@
 // netc's public API: what a compiled module (netc compile) and programs that embed netc import.
 export { compile, passes, passNames, type CompileOptions, type CompileState } from './pipeline.js';
-export { Population, type PopulationSpec, type ForwardPass, type Value } from './runtime/population.js';
+export { Population, programSpec, type PopulationSpec, type ForwardPass, type Value, type ModuleForward, type ModuleStep } from './runtime/population.js';
+export type { ModulePopulation, ModuleParam, StepInputs } from './kernels/population.js';
 export { initMember } from './runtime/init.js';
 export { hyperTable, memberHyperparameters, type HyperTable } from './runtime/hyper.js';
 export { train, batchesPerEpoch, type TrainSetup, type TrainResult, type MemberMetrics, type EpochReport } from './runtime/trainer.js';
