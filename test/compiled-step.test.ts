@@ -2,7 +2,8 @@
 // module's forward() and step() (traced by netc compile from the layer, loss and optimizer rules) ends
 // byte-identical to the runtime's population running the rules themselves: weights, optimizer slots,
 // losses, metrics and evaluation outputs, on the cpu backend and on wasm, also after every member's
-// hyperparameters changed (as PBT changes them).
+// hyperparameters changed (as PBT changes them), and after the population was compacted to fewer members
+// (under grouped and blockdiag; the loop lowering's code, written member by member, refuses with a clear error).
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -77,10 +78,10 @@ function compiled(file: string, lowering: (typeof lowerings)[number]) {
 }
 
 /** A batch of the shapes the trainer feeds: inputs in [0, 1), labels as the loss reads them. */
-function batch(state: ReturnType<typeof compiled>, seed: number): { x: Tensor; y: Tensor } {
+function batch(state: ReturnType<typeof compiled>, seed: number, members = state.ensemble!.members): { x: Tensor; y: Tensor } {
   const e = state.ensemble!;
   const train = state.program!.train!;
-  const lead = e.ops[0].shared ? [] : [e.members];
+  const lead = e.ops[0].shared ? [] : [members];
   const x = tf.randomUniform([...lead, 6, ...e.ops[0].shape], 0, 1, 'float32', seed);
   const out = e.ops[state.ir!.output].shape;
   const labels = train.dataShape?.labels;
@@ -113,25 +114,47 @@ async function compare(file: string, lowering: (typeof lowerings)[number], backe
   const own = runtimePopulation(tf, state, { hyper });
   const theirs = runtimePopulation(tf, state, { hyper, forward: module.forward, step: module.step });
   const names = ['accuracy', 'mse', 'mae'].filter((m) => state.program!.train!.metrics.includes(m));
-  try {
-    for (let s = 0; s < 3; s++) {
-      const { x, y } = batch(state, 10 * s + 1);
-      const got: Record<string, Tensor>[] = [];
-      const take = { names, take: (v: Record<string, Tensor>) => void got.push(v) };
-      const [la, lb] = [own.trainStep(x, y, take), theirs.trainStep(x, y, take)];
-      await same(la, lb, `losses at step ${s}`);
-      for (const name of names) await same(got[0][name], got[1][name], `${name} at step ${s}`);
-      tf.dispose([x, y, la, lb, ...got.flatMap((g) => Object.values(g))]);
-      shifted = true;
-      for (const p of [own, theirs]) p.hyperChanged();
-    }
-    const [sa, sb] = [await own.exportState(), await theirs.exportState()];
+  const pops: Population[] = [own, theirs];
+  const step = async (s: number, members?: number) => {
+    const { x, y } = batch(state, 10 * s + 1, members);
+    const got: Record<string, Tensor>[] = [];
+    const take = { names, take: (v: Record<string, Tensor>) => void got.push(v) };
+    const [la, lb] = [pops[0].trainStep(x, y, take), pops[1].trainStep(x, y, take)];
+    await same(la, lb, `losses at step ${s}`);
+    for (const name of names) await same(got[0][name], got[1][name], `${name} at step ${s}`);
+    tf.dispose([x, y, la, lb, ...got.flatMap((g) => Object.values(g))]);
+  };
+  const expectSameState = async () => {
+    const [sa, sb] = [await pops[0].exportState(), await pops[1].exportState()];
     expect([...sb.keys()]).toEqual([...sa.keys()]);
     for (const [key, v] of sa) expect(Buffer.from(sb.get(key)!.buffer).equals(Buffer.from(v.buffer)), key).toBe(true);
+  };
+  try {
+    for (let s = 0; s < 3; s++) {
+      await step(s);
+      shifted = true;
+      for (const p of pops) p.hyperChanged();
+    }
+    await expectSameState();
     const { x } = batch(state, 99);
-    await same(own.forward(x, false), theirs.forward(x, false), 'evaluation outputs');
+    await same(pops[0].forward(x, false), pops[1].forward(x, false), 'evaluation outputs');
+    // compacted to two members, in another order (halving, then a PBT copy): the module's N follows
+    if (state.ensemble!.members > 2) {
+      const smaller = pops.map((p) => p.gather([2, 0]));
+      pops.forEach((p) => p.dispose());
+      pops.splice(0, 2, ...smaller);
+      if (lowering === 'loop') {
+        // the loop lowering's code is written member by member: it says so, rather than train the wrong members
+        const { x, y } = batch(state, 31, 2);
+        expect(() => pops[1].trainStep(x, y)).toThrow(new RegExp(`compiled with --lowering loop for ${state.ensemble!.members} members, and the population has 2`));
+        tf.dispose([x, y]);
+        return;
+      }
+      await step(3, 2);
+      await expectSameState();
+    }
   } finally {
-    for (const p of [own, theirs] as Population[]) p.dispose();
+    for (const p of pops) p.dispose();
   }
 }
 

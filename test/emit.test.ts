@@ -167,6 +167,16 @@ describe('netc compile', () => {
     expect(readdirSync(join(dir, 'sub'))).toEqual(['xor.ts']);
   });
 
+  it('warns that a loop-lowered module trains only its compiled members, where a schedule retires some', async () => {
+    const out = join(tempDir('cli-'), 'sweep.ts');
+    const r = await run('compile', 'examples/sweep-halving.net', '--lowering', 'loop', '-o', out);
+    expect(r.code, r.err).toBe(0);
+    expect(r.err).toBe(
+      'netc: warning: halving retires members, and a module compiled with --lowering loop trains only its 16: its train() stops with an error when they are retired; use --lowering grouped or blockdiag\n',
+    );
+    expect((await run('compile', 'examples/sweep-halving.net', '-o', out)).err).toBe('');
+  });
+
   it('exits 1 with the diagnostics of a file with errors, and writes nothing', async () => {
     const out = join(tempDir('cli-'), 'bad.ts');
     const r = await run('compile', 'examples/errors/labels.net', '-o', out);

@@ -24,6 +24,11 @@ export async function compileCommand(file: string, options: CompileCommandOption
   if (!state.program!.train) {
     return fileError(io, file, Messages.MissingTrain, 1);
   }
+  const retiring = state.program!.schedules.filter((s) => s.name === 'halving' || s.name === 'early_stopping').map((s) => s.name);
+  if (state.ensemble!.lowering === 'loop' && retiring.length) {
+    // the loop lowering's module is written member by member, for the compiled count
+    io.err(`netc: warning: ${retiring.join(' and ')} ${retiring.length > 1 ? 'retire' : 'retires'} members, and a module compiled with --lowering loop trains only its ${state.ensemble!.members}: its train() stops with an error when they are retired; use --lowering grouped or blockdiag\n`);
+  }
   const text = await formatModule(state.module!);
   if (options.out === undefined) {
     io.out(text);

@@ -167,10 +167,23 @@ function forwardFunction({ state, traced, n }: ModuleContext): string[] {
   L.push(' * statistics to s.updates; step() applies them after the optimizer.');
   L.push(' */');
   L.push('export function forward(pop: Population, x: Tensor, s: StepInputs): Tensor {');
+  if (ensemble.lowering === 'loop') L.push(...loopGuard(n));
   L.push(...preamble(body, 'pop', { tf: 'tf', p: 'params', m: 'masks' }, { N: 'pop.memberIds.length', B: `x.shape[${input.shared ? 0 : 1}]` }));
   L.push(...body);
   L.push('}');
   return L;
+}
+
+/**
+ * The loop lowering writes each member's ops out, so its code is for the member count it was compiled
+ * with; a population that halving or early stopping made smaller needs grouped or blockdiag, which read N.
+ */
+function loopGuard(n: number): string[] {
+  return [
+    `  if (pop.memberIds.length !== ${n}) {`,
+    `    throw new Error(\`compiled with --lowering loop for ${n} members, and the population has \${pop.memberIds.length}: compile with --lowering grouped or blockdiag for a population that schedules make smaller\`);`,
+    '  }',
+  ];
 }
 
 /** An op that computes otherwise in training: its value assigned in each branch. */
@@ -234,6 +247,7 @@ function stepFunction({ traced, state }: ModuleContext): string[] {
     ' * disposes them). x and y as forward() and loss() take them.',
     ' */',
     'export function step(pop: Population, x: Tensor, y: Tensor, metrics: readonly string[] = []): { losses: Tensor; metrics: Record<string, Tensor> } {',
+    ...(state.ensemble!.lowering === 'loop' ? loopGuard(state.ensemble!.members) : []),
     '  const { tf } = pop;',
     '  const s: StepInputs = { training: true, updates: [] };',
     '  let losses!: Tensor;',
