@@ -1,18 +1,19 @@
 // The training loop: batches from the data, fused steps, per-member metrics per epoch. It reports
 // through callbacks and leaves files and printing to the CLI.
-import type { EnsembleConfig, Program } from '../check/program.js';
+import type { EnsembleConfig, Program, TrainConfig } from '../check/program.js';
 import { hasSharedParams, type EnsembleIR } from '../ensemble/ensemble-ir.js';
 import type { ModelIR } from '../ir/model-ir.js';
 import { randomUUID } from 'node:crypto';
 import { batchRanges, epochOrder } from '../data/batches.js';
 import type { Dataset, LabelEncoding } from '../data/dataset.js';
-import { extraMetrics, losses as lossSpecs } from '../vocabulary/losses.js';
+import { extraMetrics } from '../vocabulary/losses.js';
 import { Population, type PopulationSpec } from './population.js';
-import { restore, restoreHyperparameters, retiredMembers, type CheckpointManifest, type RetiredMember, type StateSource, type SumsState, type TrainPosition } from './checkpoint.js';
-import { fromJsonNumber, jsonNumber, type Decisions, type Schedule, type ScheduleMetric } from './schedules.js';
+import { restore, restoreHyperparameters, retiredMembers, type CheckpointManifest, type RetiredMember, type StateSource, type TrainPosition } from './checkpoint.js';
+import type { Decisions, Schedule, ScheduleMetric } from './schedules.js';
+import { decodeMetrics, encodeMetrics, HostSums, metricsRow, pick } from './member-metrics.js';
 import { initMember } from './init.js';
 import { memberHyperparameters, shownHyperparameters, type HyperTable } from './hyper.js';
-import { lrPlan, memberLr } from './lr-schedule.js';
+import { lrPlan, memberLr, type LrPlan } from './lr-schedule.js';
 import { BestKept, memberParamsAt } from './best-weights.js';
 import type { TF, Tensor } from './tf.js';
 import { evaluatePopulation } from './evaluate.js';
@@ -138,119 +139,243 @@ export function batchesPerEpoch(setup: Pick<TrainSetup, 'program' | 'data'>): nu
 }
 
 export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): Promise<TrainResult> {
-  const { tf, program } = setup;
-  const config = program.train!;
-  // the learning rate of every member at every step: lr_i * f_i(t) over the run's `steps` (T)
-  const lr = lrPlan(config.lr_schedule, setup.hyper, setup.steps, batchesPerEpoch(setup));
-  const allIds = setup.memberIds ?? Array.from({ length: setup.ensemble.members }, (_, i) => i);
-  const spec = (ids: number[]): PopulationSpec => ({
-    tf,
-    ensemble: { ...setup.ensemble, members: ids.length },
-    memberIds: ids,
-    seed: setup.seed,
-    optimizer: config.optimizer.name,
-    loss: config.loss,
-    hyper: (key, m) => setup.hyper.value(key, m),
-    lrFactor: lr.factor,
-    base: (key) => setup.hyper.base(key),
-    initial: (m) => initMember(setup.model, setup.seed, m),
-    forward: setup.forward,
-    step: setup.step,
-  });
-  const expects = lossSpecs.find((l) => l.name === config.loss.name)!.expects;
-  // plateau acts first at an epoch end, on each member as it trained, so that a PBT exploit after it copies the updated state
-  const schedules = [...(lr.schedule ? [lr.schedule] : []), ...(setup.schedules ?? [])];
-  // the metrics besides the loss: what the train block asks for and what a schedule ranks by
-  const extra = computedMetrics(config.metrics, schedules);
-  const names = ['loss', ...extra];
-  const batch = batcher(tf, { model: setup.model, loss: config.loss, train: setup.data.train });
-  // members on data of their own: each member's batches and held-out set come from its own examples
-  const split = program.ensemble?.split;
-  const own = split && new MemberData(tf, { split, train: setup.data.train, seed: setup.seed, shuffle: config.shuffle, batch: config.batch, input: setup.model.ops[0].shape, loss: config.loss });
-  const validates = !!(setup.data.validation || own);
+  const run = new TrainingRun(setup, callbacks);
+  await run.open();
+  return run.train();
+}
 
-  const ranges = own?.ranges ?? batchRanges(setup.data.train.count, config.batch);
-  const perEpoch = ranges.length;
-  const epochs = Math.ceil(setup.steps / perEpoch);
-  const start = setup.resume?.manifest.position ?? { step: 0, epoch: 0, batch: 0 };
-  let { step, epoch, batch: next } = start;
-  const first = step;
+/**
+ * One call of train(): what the program and data fix (learning rates, schedules, batches), the members
+ * (resident in one population, or kept on the host and trained in shards) and where the run stands.
+ */
+class TrainingRun {
+  private readonly tf: TF;
+  private readonly config: TrainConfig;
+  private readonly lr: LrPlan;
+  private readonly allIds: number[];
+  private readonly schedules: Schedule[];
+  private readonly extra: string[];
+  private readonly names: string[];
+  private readonly batch: ReturnType<typeof batcher>;
+  private readonly own: MemberData | undefined;
+  private readonly validates: boolean;
+  private readonly ranges: [number, number][];
+  private readonly perEpoch: number;
+  private readonly epochs: number;
+  private readonly every: number;
+  private readonly start: TrainPosition;
+  private readonly first: number;
+  private readonly active: number[];
+  private readonly retired: RetiredMember[];
+  private readonly sharedLayers: boolean;
+  private readonly transport: Transport | undefined;
+  private readonly bestKept: BestKept;
+  private readonly epochSums: HostSums;
+  private readonly scheduleSums: HostSums[];
+  private readonly lastMetrics: Map<number, MemberMetrics>;
+  private readonly partialMetrics = new Map<number, MemberMetrics>();
+  private step: number;
+  private epoch: number;
+  private next: number;
+  private population: Population | undefined;
+  private store: HostStore | undefined;
+  private context: RunContext | undefined;
+  /** the step at which the schedules due there have acted (a checkpoint at the run's last step may precede them) */
+  private actedAt: number;
+  private best = NaN;
+  private stopped = false;
+  private trained = 0;
+  private started = 0;
+  private epochStarted = 0;
 
-  // the members: resident in one population, or kept on the host and trained in shards (waves in this
-  // process with `resident`, or jobs for workers through a transport)
-  const resumed = setup.resume;
-  if (resumed) restoreHyperparameters(setup.hyper, resumed.manifest);
-  const active = resumed ? [...resumed.manifest.member_ids] : [...allIds];
-  const retired: RetiredMember[] = resumed ? retiredMembers(resumed.manifest, resumed.tensors) : [];
-  const sharedLayers = hasSharedParams(setup.ensemble);
-  if (sharedLayers && (setup.transport || setup.resident !== undefined)) {
-    throw new Error("a population with shared layers trains in one process: their parameters have no member axis to cut into shards or waves");
+  constructor(
+    private readonly setup: TrainSetup,
+    private readonly callbacks: TrainCallbacks,
+  ) {
+    const { tf, program } = setup;
+    const config = (this.config = program.train!);
+    this.tf = tf;
+    // the learning rate of every member at every step: lr_i * f_i(t) over the run's `steps` (T)
+    this.lr = lrPlan(config.lr_schedule, setup.hyper, setup.steps, batchesPerEpoch(setup));
+    this.allIds = setup.memberIds ?? Array.from({ length: setup.ensemble.members }, (_, i) => i);
+    // plateau acts first at an epoch end, on each member as it trained, so that a PBT exploit after it copies the updated state
+    this.schedules = [...(this.lr.schedule ? [this.lr.schedule] : []), ...(setup.schedules ?? [])];
+    // the metrics besides the loss: what the train block asks for and what a schedule ranks by
+    this.extra = computedMetrics(config.metrics, this.schedules);
+    this.names = ['loss', ...this.extra];
+    this.batch = batcher(tf, { model: setup.model, loss: config.loss, train: setup.data.train });
+    // members on data of their own: each member's batches and held-out set come from its own examples
+    const split = program.ensemble?.split;
+    this.own = split ? new MemberData(tf, { split, train: setup.data.train, seed: setup.seed, shuffle: config.shuffle, batch: config.batch, input: setup.model.ops[0].shape, loss: config.loss }) : undefined;
+    this.validates = !!(setup.data.validation || this.own);
+    this.ranges = this.own?.ranges ?? batchRanges(setup.data.train.count, config.batch);
+    this.perEpoch = this.ranges.length;
+    this.epochs = Math.ceil(setup.steps / this.perEpoch);
+    this.every = setup.checkpointEvery ?? 0;
+    const start = (this.start = setup.resume?.manifest.position ?? { step: 0, epoch: 0, batch: 0 });
+    this.step = start.step;
+    this.epoch = start.epoch;
+    this.next = start.batch;
+    this.first = this.step;
+
+    // the members: resident in one population, or kept on the host and trained in shards (waves in this
+    // process with `resident`, or jobs for workers through a transport); open() puts them in place
+    const resumed = setup.resume;
+    if (resumed) restoreHyperparameters(setup.hyper, resumed.manifest);
+    this.active = resumed ? [...resumed.manifest.member_ids] : [...this.allIds];
+    this.retired = resumed ? retiredMembers(resumed.manifest, resumed.tensors) : [];
+    this.sharedLayers = hasSharedParams(setup.ensemble);
+    if (this.sharedLayers && (setup.transport || setup.resident !== undefined)) {
+      throw new Error("a population with shared layers trains in one process: their parameters have no member axis to cut into shards or waves");
+    }
+    this.transport = setup.transport ?? (setup.resident !== undefined && setup.resident < this.active.length ? new InProcess(tf) : undefined);
+    // early stopping's restore_best: every member's parameters at its best epoch so far
+    this.bestKept = resumed ? BestKept.fromCheckpoint(resumed.manifest, resumed.tensors) : new BestKept();
+
+    this.epochSums = new HostSums(start.sums);
+    // each schedule ranks by its own interval's sums: two schedules with different intervals never share them
+    this.scheduleSums = this.schedules.map((_, i) => new HostSums(start.schedules?.sums[i]));
+    // the metrics of each member's last ended epoch; a final partial epoch's are kept apart (a resumed run supersedes them)
+    this.lastMetrics = new Map<number, MemberMetrics>(start.metrics?.map(([id, m]) => [id, decodeMetrics(m)]));
+    this.actedAt = start.schedules?.pending ? -1 : this.step;
   }
-  const transport = setup.transport ?? (setup.resident !== undefined && setup.resident < active.length ? new InProcess(tf) : undefined);
-  // early stopping's restore_best: every member's parameters at its best epoch so far
-  const bestKept = resumed ? BestKept.fromCheckpoint(resumed.manifest, resumed.tensors) : new BestKept();
-  let population: Population | undefined;
-  let store: HostStore | undefined;
-  let context: RunContext | undefined;
-  if (transport) {
-    store = await HostStore.create(spec, active, resumed);
-    context = { id: randomUUID(), version: NETC_VERSION, model: setup.model, ensemble: setup.ensemble, seed: setup.seed, optimizer: config.optimizer.name, loss: config.loss, batch: config.batch, shuffle: config.shuffle, metrics: extra, train: setup.data.train, validation: setup.data.validation, ...(split ? { split } : {}) };
-    await transport.open(context);
-  } else {
-    population = new Population(spec(active));
-    if (resumed) restore(population, resumed.manifest, resumed.tensors);
+
+  /** Puts the members in place (resident, or on the host with the transport open) and the schedules' memories back. */
+  async open(): Promise<void> {
+    const { setup, config, transport } = this;
+    const resumed = setup.resume;
+    if (transport) {
+      this.store = await HostStore.create((ids) => this.spec(ids), this.active, resumed);
+      const split = setup.program.ensemble?.split;
+      this.context = { id: randomUUID(), version: NETC_VERSION, model: setup.model, ensemble: setup.ensemble, seed: setup.seed, optimizer: config.optimizer.name, loss: config.loss, batch: config.batch, shuffle: config.shuffle, metrics: this.extra, train: setup.data.train, validation: setup.data.validation, ...(split ? { split } : {}) };
+      await transport.open(this.context);
+    } else {
+      this.population = new Population(this.spec(this.active));
+      if (resumed) restore(this.population, resumed.manifest, resumed.tensors);
+    }
+    this.start.schedules?.state.forEach((s, i) => s !== undefined && this.schedules[i]?.restore?.(s));
+    this.started = performance.now();
+    this.epochStarted = this.started;
   }
 
-  const epochSums = new HostSums(start.sums);
-  // each schedule ranks by its own interval's sums: two schedules with different intervals never share them
-  const scheduleSums = schedules.map((_, i) => new HostSums(start.schedules?.sums[i]));
-  start.schedules?.state.forEach((s, i) => s !== undefined && schedules[i]?.restore?.(s));
-  // the metrics of each member's last ended epoch; a final partial epoch's are kept apart (a resumed run supersedes them)
-  const lastMetrics = new Map<number, MemberMetrics>(start.metrics?.map(([id, m]) => [id, decodeMetrics(m)]));
-  const partialMetrics = new Map<number, MemberMetrics>();
-  // the step at which the schedules due there have acted (a checkpoint at the run's last step may precede them)
-  let actedAt = start.schedules?.pending ? -1 : step;
-  let best = NaN;
-  let stopped = false;
-  let trained = 0;
-  const started = performance.now();
-  let epochStarted = started;
-  const rate = () => trained / Math.max(1e-9, (performance.now() - started) / 1000);
-  const every = setup.checkpointEvery ?? 0;
-  const due = (s: number) => (s > 0 ? schedules.filter((sc) => s % sc.everySteps(perEpoch) === 0) : []);
-  const position = (): TrainPosition => ({
-    step,
-    total: setup.steps,
-    epoch,
-    batch: next,
-    sums: epochSums.toJSON(),
-    schedules: { pending: due(step).length > 0 && actedAt !== step, sums: scheduleSums.map((s) => s.toJSON()), state: schedules.map((s) => s.state?.()) },
-    metrics: [...lastMetrics].map(([id, m]) => [id, encodeMetrics(m)]),
-    ...(bestKept.position().length ? { best: bestKept.position() } : {}),
-  });
-  const checkpoint = async () => {
-    if (!callbacks.checkpoint) return;
-    const source = population ?? store!.source(setup.hyper);
-    await callbacks.checkpoint(source, position(), retired, bestKept.tensors());
-  };
+  /** The population spec of these members: the whole resident population, or a shard of it. */
+  private spec(ids: number[]): PopulationSpec {
+    const { tf, setup, config, lr } = this;
+    return {
+      tf,
+      ensemble: { ...setup.ensemble, members: ids.length },
+      memberIds: ids,
+      seed: setup.seed,
+      optimizer: config.optimizer.name,
+      loss: config.loss,
+      hyper: (key, m) => setup.hyper.value(key, m),
+      lrFactor: lr.factor,
+      base: (key) => setup.hyper.base(key),
+      initial: (m) => initMember(setup.model, setup.seed, m),
+      forward: setup.forward,
+      step: setup.step,
+    };
+  }
 
-  /** A member's loss and metrics on a batch, into the epoch's and every schedule's sums; non-finite losses stay out. */
-  const addToSums = (id: number, values: Record<string, number>, size: number) => {
-    if (!Number.isFinite(values.loss)) return;
-    epochSums.add(id, values, size);
-    for (const sums of scheduleSums) sums.add(id, values, size);
-  };
+  /** The active members' ids, in the order of their state. */
+  private get ids(): number[] {
+    return this.population?.memberIds ?? this.store!.ids;
+  }
+
+  /** The active members' state now: the resident population's, or the host store's. */
+  private async memberState() {
+    return this.population ? await this.population.exportState() : this.store!.state;
+  }
+
+  /** Trains up to the step budget, epoch after epoch, unless stopped; then the summary. */
+  async train(): Promise<TrainResult> {
+    // the run this resumes ended where schedules were due, before they acted
+    if (this.actedAt !== this.step && this.step < this.setup.steps) await this.actOnSchedules();
+    while (this.step < this.setup.steps && !this.stopped) await this.runEpoch();
+    return this.finish();
+  }
+
+  /** The rest of the current epoch, interval by interval, each ending at a boundary. */
+  private async runEpoch(): Promise<void> {
+    const { setup, config, perEpoch } = this;
+    // the shared order of the epoch's examples (members on their own data have their own, in MemberData)
+    const order = this.own ? new Int32Array(0) : epochOrder(setup.data.train.count, config.shuffle, setup.seed, this.epoch);
+    while (this.next < perEpoch && this.step < setup.steps) {
+      const to = this.nextBoundary();
+      const diverged = this.population ? await this.intervalResident(order, to) : await this.intervalShards(to);
+      if (diverged.length) await this.stopDiverged(diverged);
+      await this.endInterval();
+      if (this.stopped) break;
+    }
+    if (this.next >= perEpoch) {
+      this.epoch++;
+      this.next = 0;
+    }
+  }
+
+  /** The batch at which the interval from `next` ends: a step where a schedule acts, a checkpoint is due, the epoch ends, or training does. */
+  private nextBoundary(): number {
+    const { step, next } = this;
+    let to = next + 1;
+    while (to < this.perEpoch && step + (to - next) < this.setup.steps && !this.boundary(step + (to - next))) to++;
+    return to;
+  }
+
+  private boundary(s: number): boolean {
+    return this.due(s).length > 0 || (this.every > 0 && s % this.every === 0);
+  }
+
+  private due(s: number): Schedule[] {
+    return s > 0 ? this.schedules.filter((sc) => s % sc.everySteps(this.perEpoch) === 0) : [];
+  }
+
+  /** The resident population trains batches [next, to) one step at a time; returns the members that diverged. */
+  private async intervalResident(order: Int32Array, to: number): Promise<number[]> {
+    let diverged: number[] = [];
+    for (let b = this.next; b < to; b++) {
+      diverged = (await this.runSteps(this.population!, b, b + 1, order)).diverged;
+      this.step++;
+      this.next++;
+      this.reportStep();
+      if (diverged.length) break;
+      if (this.step % 20 === 0) await new Promise((r) => setImmediate(r));
+      if (this.callbacks.shouldStop?.()) {
+        this.stopped = true;
+        break;
+      }
+    }
+    return diverged;
+  }
+
+  /** The shards train batches [next, to) together; returns the members that diverged. */
+  private async intervalShards(to: number): Promise<number[]> {
+    const r = await this.runShards(this.next, to);
+    this.step += r.ran;
+    this.next += r.ran;
+    // every shard starts the interval at the same step (it names the dropout streams); the store moves on after all of them
+    this.store!.step = this.step;
+    this.reportStep();
+    await new Promise((r) => setImmediate(r));
+    if (this.callbacks.shouldStop?.()) this.stopped = true;
+    return r.diverged;
+  }
+
+  private reportStep(): void {
+    const rate = this.trained / Math.max(1e-9, (performance.now() - this.started) / 1000);
+    this.callbacks.onStep?.({ step: this.step, steps: this.setup.steps, epoch: this.epoch + 1, epochs: this.epochs, memberStepsPerSecond: rate, bestLoss: this.best });
+  }
 
   /**
    * Trains a population on batches [from, to) of the current epoch, stopping after a batch where a member's
    * loss went non-finite; returns those members and how many batches ran.
    */
-  const runSteps = async (pop: Population, from: number, to: number, order: Int32Array): Promise<{ diverged: number[]; ran: number }> => {
+  private async runSteps(pop: Population, from: number, to: number, order: Int32Array): Promise<{ diverged: number[]; ran: number }> {
+    const { tf, extra } = this;
     const diverged: number[] = [];
     let b = from;
     while (b < to && !diverged.length) {
-      const [s0, s1] = ranges[b];
-      const { x, y, size } = own ? own.batch(pop.memberIds, epoch, b) : batch(setup.data.train, order, s0, s1);
+      const [s0, s1] = this.ranges[b];
+      const { x, y, size } = this.own ? this.own.batch(pop.memberIds, this.epoch, b) : this.batch(this.setup.data.train, order, s0, s1);
       let metrics: Record<string, Tensor> = {};
       const losses = pop.trainStep(x, y, { names: extra, take: (v) => (metrics = v) });
       const values: Record<string, number[]> = { loss: Array.from(await losses.data()) };
@@ -258,287 +383,249 @@ export async function train(setup: TrainSetup, callbacks: TrainCallbacks = {}): 
       tf.dispose([x, y, losses, ...Object.values(metrics)]);
       pop.memberIds.forEach((id, m) => {
         if (!Number.isFinite(values.loss[m])) diverged.push(id);
-        else addToSums(id, pick(values, m), size);
+        else this.addToSums(id, pick(values, m), size);
       });
-      trained += pop.n;
+      this.trained += pop.n;
       b++;
     }
     return { diverged, ran: b - from };
-  };
+  }
+
+  /** A member's loss and metrics on a batch, into the epoch's and every schedule's sums; non-finite losses stay out. */
+  private addToSums(id: number, values: Record<string, number>, size: number): void {
+    if (!Number.isFinite(values.loss)) return;
+    this.epochSums.add(id, values, size);
+    for (const sums of this.scheduleSums) sums.add(id, values, size);
+  }
 
   /** The active members cut into shards: at most `resident` each in this process, one per worker elsewhere. */
-  const shardJobs = <J>(make: (ids: number[]) => J): J[] =>
-    shards(store!.ids, transport!.slots, transport instanceof InProcess ? (setup.resident ?? Infinity) : Infinity).map(make);
-  const jobState = (ids: number[]) => ({ context: context!.id, ...store!.slice(ids), hyper: ids.map((id) => memberHyperparameters(setup.hyper, id)), step: store!.step });
+  private shardJobs<J>(make: (ids: number[]) => J): J[] {
+    const transport = this.transport!;
+    return shards(this.store!.ids, transport.slots, transport instanceof InProcess ? (this.setup.resident ?? Infinity) : Infinity).map(make);
+  }
+
+  private jobState(ids: number[]) {
+    const store = this.store!;
+    return { context: this.context!.id, ...store.slice(ids), hyper: ids.map((id) => memberHyperparameters(this.setup.hyper, id)), step: store.step };
+  }
 
   /**
    * Trains every shard for batches [from, to) and returns the members that diverged. A divergence ends the
    * interval at its step, as it does for a resident population: the shards that ran past it run again,
    * from their interval's start, up to there, so the stop is recorded where all-at-once records it.
    */
-  const runShards = async (from: number, to: number): Promise<{ diverged: number[]; ran: number }> => {
-    const factors = (ids: number[]) => (lr.factor ? { lrFactors: ids.map((id) => Array.from({ length: to - from }, (_, k) => lr.factor!(id, store!.step + k))) } : {});
-    const jobs: TrainJob[] = shardJobs((ids) => ({ kind: 'train', ...jobState(ids), epoch, from, to, resident: setup.resident, ...factors(ids) }));
+  private async runShards(from: number, to: number): Promise<{ diverged: number[]; ran: number }> {
+    const { lr, transport } = this;
+    const store = this.store!;
+    const factors = (ids: number[]) => (lr.factor ? { lrFactors: ids.map((id) => Array.from({ length: to - from }, (_, k) => lr.factor!(id, store.step + k))) } : {});
+    const jobs: TrainJob[] = this.shardJobs((ids) => ({ kind: 'train', ...this.jobState(ids), epoch: this.epoch, from, to, resident: this.setup.resident, ...factors(ids) }));
     const results = (await transport!.run(jobs)) as ShardTrainResult[];
     const end = Math.min(...results.map((r) => from + r.ran));
     const again = jobs.map((_, i) => i).filter((i) => from + results[i].ran > end);
     const redone = again.length ? ((await transport!.run(again.map((i) => ({ ...jobs[i], to: end })))) as ShardTrainResult[]) : [];
     again.forEach((i, k) => (results[i] = redone[k]));
     for (const r of results) {
-      store!.put(r);
-      for (const b of r.batches) r.memberIds.forEach((id, m) => addToSums(id, pick({ loss: b.loss, ...b.metrics }, m), b.size));
-      trained += r.ran * r.memberIds.length;
+      store.put(r);
+      for (const b of r.batches) r.memberIds.forEach((id, m) => this.addToSums(id, pick({ loss: b.loss, ...b.metrics }, m), b.size));
+      this.trained += r.ran * r.memberIds.length;
     }
     return { diverged: results.flatMap((r) => r.diverged), ran: end - from };
-  };
-
-  // the run this resumes ended where schedules were due, before they acted
-  if (actedAt !== step && step < setup.steps) await actOnSchedules();
-  while (step < setup.steps && !stopped) {
-    // the shared order of the epoch's examples (members on their own data have their own, in MemberData)
-    const order = own ? new Int32Array(0) : epochOrder(setup.data.train.count, config.shuffle, setup.seed, epoch);
-    while (next < perEpoch && step < setup.steps) {
-      // the next boundary: a step where a schedule acts, a checkpoint is due, the epoch ends, or training does
-      let to = next + 1;
-      while (to < perEpoch && step + (to - next) < setup.steps && !boundary(step + (to - next))) to++;
-      let diverged: number[] = [];
-      if (population) {
-        for (let b = next; b < to; b++) {
-          diverged = (await runSteps(population, b, b + 1, order)).diverged;
-          step++;
-          next++;
-          callbacks.onStep?.({ step, steps: setup.steps, epoch: epoch + 1, epochs, memberStepsPerSecond: rate(), bestLoss: best });
-          if (diverged.length) break;
-          if (step % 20 === 0) await new Promise((r) => setImmediate(r));
-          if (callbacks.shouldStop?.()) {
-            stopped = true;
-            break;
-          }
-        }
-      } else {
-        const r = await runShards(next, to);
-        diverged = r.diverged;
-        step += r.ran;
-        next += r.ran;
-        // every shard starts the interval at the same step (it names the dropout streams); the store moves on after all of them
-        store!.step = step;
-        callbacks.onStep?.({ step, steps: setup.steps, epoch: epoch + 1, epochs, memberStepsPerSecond: rate(), bestLoss: best });
-        await new Promise((r) => setImmediate(r));
-        if (callbacks.shouldStop?.()) stopped = true;
-      }
-      if (diverged.length) {
-        // under waves too: the members of a diverged member's wave are poisoned as they would be all at once
-        const who = `member${diverged.length > 1 ? 's' : ''} ${diverged.join(', ')} diverged (a non-finite loss) at step ${step}`;
-        if (setup.ensemble.lowering === 'blockdiag' && (population?.n ?? store!.ids.length) > diverged.length) {
-          throw new DivergenceError(
-            `${who}; under the blockdiag lowering a non-finite member spreads to every other (0 x NaN = NaN in the masked matMul), so the population is no longer valid. Use --lowering grouped, which stops a diverged member and leaves the others untouched.`,
-          );
-        }
-        if (sharedLayers && (population?.n ?? store!.ids.length) > diverged.length) {
-          throw new DivergenceError(
-            `${who}; its gradient reached the shared layers, whose one set of weights every member reads, so every member is now non-finite and the population is no longer valid. Lower the learning rates (the shared layers train with the file's), or add clipnorm.`,
-          );
-        }
-        await apply({ stop: diverged.map((member) => ({ member, reason: `diverged: a non-finite loss at step ${step}` })), exploit: [] });
-      }
-      // an epoch that ends here is reported before schedules act on it, so every member's last epoch shows
-      const epochEnded = next >= perEpoch || (step >= setup.steps && !stopped);
-      if (epochEnded) await reportEpoch();
-      // nothing is left to gain from a schedule acting after the last step; a checkpoint there says they are pending
-      if (step < setup.steps) await actOnSchedules();
-      if (every > 0 && step % every === 0 && step < setup.steps) await checkpoint();
-      if (!(population?.n ?? store!.ids.length)) stopped = true;
-      if (stopped) break;
-    }
-    if (next >= perEpoch) {
-      epoch++;
-      next = 0;
-    }
   }
 
-  async function reportEpoch() {
-    const ids = population?.memberIds ?? store!.ids;
-    const val = validates && ids.length ? await evaluateMembers('validation') : undefined;
+  /** Members whose loss went non-finite stop, unless their NaN has reached the others: then the run cannot go on. */
+  private async stopDiverged(diverged: number[]): Promise<void> {
+    const { step } = this;
+    // under waves too: the members of a diverged member's wave are poisoned as they would be all at once
+    const who = `member${diverged.length > 1 ? 's' : ''} ${diverged.join(', ')} diverged (a non-finite loss) at step ${step}`;
+    if (this.setup.ensemble.lowering === 'blockdiag' && this.activeCount() > diverged.length) {
+      throw new DivergenceError(
+        `${who}; under the blockdiag lowering a non-finite member spreads to every other (0 x NaN = NaN in the masked matMul), so the population is no longer valid. Use --lowering grouped, which stops a diverged member and leaves the others untouched.`,
+      );
+    }
+    if (this.sharedLayers && this.activeCount() > diverged.length) {
+      throw new DivergenceError(
+        `${who}; its gradient reached the shared layers, whose one set of weights every member reads, so every member is now non-finite and the population is no longer valid. Lower the learning rates (the shared layers train with the file's), or add clipnorm.`,
+      );
+    }
+    await this.apply({ stop: diverged.map((member) => ({ member, reason: `diverged: a non-finite loss at step ${step}` })), exploit: [] });
+  }
+
+  private activeCount(): number {
+    return this.population?.n ?? this.store!.ids.length;
+  }
+
+  /** After an interval: the epoch's report if it ended, the schedules due, a checkpoint due; stops when no member is left. */
+  private async endInterval(): Promise<void> {
+    const { step, setup } = this;
+    // an epoch that ends here is reported before schedules act on it, so every member's last epoch shows
+    const epochEnded = this.next >= this.perEpoch || (step >= setup.steps && !this.stopped);
+    if (epochEnded) await this.reportEpoch();
+    // nothing is left to gain from a schedule acting after the last step; a checkpoint there says they are pending
+    if (step < setup.steps) await this.actOnSchedules();
+    if (this.every > 0 && step % this.every === 0 && step < setup.steps) await this.checkpoint();
+    if (!this.activeCount()) this.stopped = true;
+  }
+
+  private async reportEpoch(): Promise<void> {
+    const { ids, names, epochSums } = this;
+    const ended = this.next >= this.perEpoch;
+    const val = this.validates && ids.length ? await this.evaluateMembers('validation') : undefined;
     const metrics = ids.map((id, m) => {
       const row = metricsRow(names, epochSums.mean(id, names), val && pick(val, m));
-      (next >= perEpoch ? lastMetrics : partialMetrics).set(id, row);
+      (ended ? this.lastMetrics : this.partialMetrics).set(id, row);
       return row;
     });
     // a partial epoch (the step budget ended mid-epoch) keeps its sums: a resumed run continues them
-    if (next >= perEpoch) epochSums.clear();
-    best = Math.min(Number.isNaN(best) ? Infinity : best, ...metrics.map((m) => m.loss).filter((l) => Number.isFinite(l)));
+    if (ended) epochSums.clear();
+    this.best = Math.min(Number.isNaN(this.best) ? Infinity : this.best, ...metrics.map((m) => m.loss).filter((l) => Number.isFinite(l)));
     const now = performance.now();
-    const rates = ids.map((id) => memberLr(setup.hyper, lr, id, step - 1));
-    callbacks.onEpoch?.({ epoch: epoch + 1, step, members: ids, metrics, lr: rates, seconds: (now - epochStarted) / 1000 });
-    epochStarted = now;
+    const rates = ids.map((id) => memberLr(this.setup.hyper, this.lr, id, this.step - 1));
+    this.callbacks.onEpoch?.({ epoch: this.epoch + 1, step: this.step, members: ids, metrics, lr: rates, seconds: (now - this.epochStarted) / 1000 });
+    this.epochStarted = now;
   }
 
   /** The schedules due at this step act, in the file's order, each on the members the previous left. */
-  async function actOnSchedules() {
-    for (const sc of due(step)) {
-      const ids = population?.memberIds ?? store!.ids;
+  private async actOnSchedules(): Promise<void> {
+    const { step, setup } = this;
+    for (const sc of this.due(step)) {
+      const ids = this.ids;
       if (!ids.length) break;
-      const metric = await scheduleMetric(sc, ids);
-      await apply(sc.decide({ step, members: ids, metric, hyper: (key, m) => setup.hyper.value(key, m) }));
+      const metric = await this.scheduleMetric(sc, ids);
+      await this.apply(sc.decide({ step, members: ids, metric, hyper: (key, m) => setup.hyper.value(key, m) }));
     }
-    actedAt = step;
-  }
-
-  function boundary(s: number): boolean {
-    return due(s).length > 0 || (every > 0 && s % every === 0);
+    this.actedAt = step;
   }
 
   /** The metric a schedule ranks by, for the active members: validation evaluated now, or the interval's training average. */
-  async function scheduleMetric(schedule: Schedule, ids: number[]): Promise<number[]> {
-    const sums = scheduleSums[schedules.indexOf(schedule)];
+  private async scheduleMetric(schedule: Schedule, ids: number[]): Promise<number[]> {
+    const sums = this.scheduleSums[this.schedules.indexOf(schedule)];
     let metric: ScheduleMetric = schedule.metric;
     // without validation data a val_ metric falls back to its training counterpart (the checker warns, NET3014)
-    if (metric.startsWith('val_') && !validates) metric = metric.slice(4) as ScheduleMetric;
-    const values = metric.startsWith('val_') ? (await evaluateMembers('validation'))[metric.slice(4)] : ids.map((id) => sums.mean(id, names)[metric]);
+    if (metric.startsWith('val_') && !this.validates) metric = metric.slice(4) as ScheduleMetric;
+    const values = metric.startsWith('val_') ? (await this.evaluateMembers('validation'))[metric.slice(4)] : ids.map((id) => sums.mean(id, this.names)[metric]);
     sums.clear();
     return values;
   }
 
   /** Each active member's loss and metrics on the validation data (each member's own held-out set under a split) or the training data. */
-  async function evaluateMembers(dataset: 'train' | 'validation'): Promise<Record<string, number[]>> {
+  private async evaluateMembers(dataset: 'train' | 'validation'): Promise<Record<string, number[]>> {
+    const { tf, setup, config, population, own, extra } = this;
     if (population && own) return own.evaluate(population, dataset, Math.max(config.batch, 64), extra);
-    if (population) return evaluatePopulation(tf, population, dataset === 'train' ? setup.data.train : setup.data.validation!, batch, config.batch, extra);
-    const results = (await transport!.run(shardJobs((ids): EvaluateJob => ({ kind: 'evaluate', ...jobState(ids), dataset })))) as EvaluateResult[];
-    return Object.fromEntries(names.map((name) => [name, results.flatMap((r) => r.metrics[name])]));
-  }
-
-  /** Copies of the members' parameters now, when their metric is their best so far (restore_best). */
-  async function keepBest(members: number[]) {
-    const ids = population?.memberIds ?? store!.ids;
-    const state = population ? await population.exportState() : store!.state;
-    const kept = members.filter((id) => ids.includes(id));
-    bestKept.keep(kept.map((id) => ({ member: id, params: memberParamsAt(setup.model, state, ids.indexOf(id)), metrics: lastMetrics.has(id) ? encodeMetrics(lastMetrics.get(id)!) : undefined })), step);
+    if (population) return evaluatePopulation(tf, population, dataset === 'train' ? setup.data.train : setup.data.validation!, this.batch, config.batch, extra);
+    const results = (await this.transport!.run(this.shardJobs((ids): EvaluateJob => ({ kind: 'evaluate', ...this.jobState(ids), dataset })))) as EvaluateResult[];
+    return Object.fromEntries(this.names.map((name) => [name, results.flatMap((r) => r.metrics[name])]));
   }
 
   /** Carries out a schedule's decisions: best copies kept, stops (their members leave), then PBT's copies. */
-  async function apply(d: Decisions) {
-    if (d.best?.length) await keepBest(d.best);
-    const ids = population?.memberIds ?? store!.ids;
-    const stopping = d.stop.filter((s) => ids.includes(s.member));
-    if (stopping.length) {
-      const state = population ? await population.exportState() : store!.state;
-      for (const s of stopping) {
-        // restore_best: the member retires with its best epoch's parameters and metrics
-        const kept = bestKept.take(s.member);
-        const best = s.restore ? kept : undefined;
-        const params = best?.params ?? memberParamsAt(setup.model, state, ids.indexOf(s.member));
-        const reason = best ? `${s.reason}; it keeps the weights of step ${best.step}, its best` : s.reason;
-        const hyperparameters = memberHyperparameters(setup.hyper, s.member);
-        retired.push({ member: s.member, step, reason, params, hyperparameters });
-        if (best?.metrics) lastMetrics.set(s.member, decodeMetrics(best.metrics));
-        if (!lastMetrics.has(s.member)) lastMetrics.set(s.member, { loss: epochSums.mean(s.member, names).loss });
-        callbacks.onEvent?.({ step, event: 'stop', member: s.member, reason });
-      }
-      const keep = ids.map((id, m) => (stopping.some((s) => s.member === id) ? -1 : m)).filter((m) => m >= 0);
-      if (population) {
-        const next = population.gather(keep);
-        population.dispose();
-        population = next;
-      } else store!.keep(keep);
-    }
-    const now = population?.memberIds ?? store!.ids;
-    const exploit = d.exploit.filter((e) => now.includes(e.member) && now.includes(e.source));
-    if (exploit.length) {
-      const sources = now.map((id) => {
-        const e = exploit.find((x) => x.member === id);
-        return now.indexOf(e ? e.source : id);
-      });
-      for (const e of exploit) {
-        for (const [key, value] of Object.entries(e.hyperparameters)) setup.hyper.set(key, e.member, value);
-        callbacks.onEvent?.({ step, event: 'exploit', member: e.member, source: e.source, hyperparameters: shown(e.member) });
-      }
-      for (const sc of schedules) sc.copied?.(exploit.map((e) => ({ member: e.member, source: e.source })));
-      if (population) {
-        const next = population.gather(sources, now);
-        population.dispose();
-        population = next;
-      } else store!.copy(sources);
-    }
+  private async apply(d: Decisions): Promise<void> {
+    if (d.best?.length) await this.keepBest(d.best);
+    await this.retire(d.stop);
+    this.exploit(d.exploit);
   }
 
-  function shown(member: number): Record<string, number> {
-    return shownHyperparameters(setup.hyper, (key) => setup.hyper.value(key, member), false);
+  /** Copies of the members' parameters now, when their metric is their best so far (restore_best). */
+  private async keepBest(members: number[]): Promise<void> {
+    const { ids, lastMetrics } = this;
+    const state = await this.memberState();
+    const kept = members.filter((id) => ids.includes(id));
+    this.bestKept.keep(kept.map((id) => ({ member: id, params: memberParamsAt(this.setup.model, state, ids.indexOf(id)), metrics: lastMetrics.has(id) ? encodeMetrics(lastMetrics.get(id)!) : undefined })), this.step);
   }
 
-  const seconds = (performance.now() - started) / 1000;
-  if (!lastMetrics.size && !partialMetrics.size && (population?.n || store?.ids.length)) {
-    const ids = population?.memberIds ?? store!.ids;
-    const tr = await evaluateMembers('train');
-    const val = validates && (await evaluateMembers('validation'));
-    ids.forEach((id, m) => partialMetrics.set(id, metricsRow(names, pick(tr, m), val ? pick(val, m) : undefined)));
+  /** The stopped members leave the population, each retired with its parameters, hyperparameters and metrics. */
+  private async retire(stop: Decisions['stop']): Promise<void> {
+    const { ids, step, setup, lastMetrics } = this;
+    const stopping = stop.filter((s) => ids.includes(s.member));
+    if (!stopping.length) return;
+    const state = await this.memberState();
+    for (const s of stopping) {
+      // restore_best: the member retires with its best epoch's parameters and metrics
+      const kept = this.bestKept.take(s.member);
+      const best = s.restore ? kept : undefined;
+      const params = best?.params ?? memberParamsAt(setup.model, state, ids.indexOf(s.member));
+      const reason = best ? `${s.reason}; it keeps the weights of step ${best.step}, its best` : s.reason;
+      const hyperparameters = memberHyperparameters(setup.hyper, s.member);
+      this.retired.push({ member: s.member, step, reason, params, hyperparameters });
+      if (best?.metrics) lastMetrics.set(s.member, decodeMetrics(best.metrics));
+      if (!lastMetrics.has(s.member)) lastMetrics.set(s.member, { loss: this.epochSums.mean(s.member, this.names).loss });
+      this.callbacks.onEvent?.({ step, event: 'stop', member: s.member, reason });
+    }
+    const keep = ids.map((id, m) => (stopping.some((s) => s.member === id) ? -1 : m)).filter((m) => m >= 0);
+    if (this.population) {
+      const next = this.population.gather(keep);
+      this.population.dispose();
+      this.population = next;
+    } else this.store!.keep(keep);
   }
-  await checkpoint();
-  own?.dispose();
-  const final = allIds.map((id) => partialMetrics.get(id) ?? lastMetrics.get(id) ?? { loss: NaN });
-  const lastStep = (id: number) => Math.max(0, (retired.find((r) => r.member === id)?.step ?? step) - 1);
-  const rates = allIds.map((id) => memberLr(setup.hyper, lr, id, lastStep(id)));
-  const resultPopulation = population ?? store!.materialize();
-  return { population: resultPopulation, position: position(), steps: step, seconds, memberStepsPerSecond: step > first ? trained / seconds : 0, final, lr: rates, retired, memberIds: allIds };
+
+  /** PBT's copies: each exploiting member takes its source's parameters, optimizer state and hyperparameters. */
+  private exploit(decided: Decisions['exploit']): void {
+    const { ids: now, step, setup } = this;
+    const exploit = decided.filter((e) => now.includes(e.member) && now.includes(e.source));
+    if (!exploit.length) return;
+    const sources = now.map((id) => {
+      const e = exploit.find((x) => x.member === id);
+      return now.indexOf(e ? e.source : id);
+    });
+    for (const e of exploit) {
+      for (const [key, value] of Object.entries(e.hyperparameters)) setup.hyper.set(key, e.member, value);
+      this.callbacks.onEvent?.({ step, event: 'exploit', member: e.member, source: e.source, hyperparameters: this.shown(e.member) });
+    }
+    for (const sc of this.schedules) sc.copied?.(exploit.map((e) => ({ member: e.member, source: e.source })));
+    if (this.population) {
+      const next = this.population.gather(sources, now);
+      this.population.dispose();
+      this.population = next;
+    } else this.store!.copy(sources);
+  }
+
+  private shown(member: number): Record<string, number> {
+    return shownHyperparameters(this.setup.hyper, (key) => this.setup.hyper.value(key, member), false);
+  }
+
+  private position(): TrainPosition {
+    const { step, schedules, bestKept } = this;
+    return {
+      step,
+      total: this.setup.steps,
+      epoch: this.epoch,
+      batch: this.next,
+      sums: this.epochSums.toJSON(),
+      schedules: { pending: this.due(step).length > 0 && this.actedAt !== step, sums: this.scheduleSums.map((s) => s.toJSON()), state: schedules.map((s) => s.state?.()) },
+      metrics: [...this.lastMetrics].map(([id, m]) => [id, encodeMetrics(m)]),
+      ...(bestKept.position().length ? { best: bestKept.position() } : {}),
+    };
+  }
+
+  private async checkpoint(): Promise<void> {
+    if (!this.callbacks.checkpoint) return;
+    const source = this.population ?? this.store!.source(this.setup.hyper);
+    await this.callbacks.checkpoint(source, this.position(), this.retired, this.bestKept.tensors());
+  }
+
+  /** The last checkpoint and the summary: every member's last metrics (the untrained population's without a step) and learning rate. */
+  private async finish(): Promise<TrainResult> {
+    const { step, allIds, retired, population, store } = this;
+    const seconds = (performance.now() - this.started) / 1000;
+    if (!this.lastMetrics.size && !this.partialMetrics.size && (population?.n || store?.ids.length)) {
+      const ids = this.ids;
+      const tr = await this.evaluateMembers('train');
+      const val = this.validates && (await this.evaluateMembers('validation'));
+      ids.forEach((id, m) => this.partialMetrics.set(id, metricsRow(this.names, pick(tr, m), val ? pick(val, m) : undefined)));
+    }
+    await this.checkpoint();
+    this.own?.dispose();
+    const final = allIds.map((id) => this.partialMetrics.get(id) ?? this.lastMetrics.get(id) ?? { loss: NaN });
+    const lastStep = (id: number) => Math.max(0, (retired.find((r) => r.member === id)?.step ?? step) - 1);
+    const rates = allIds.map((id) => memberLr(this.setup.hyper, this.lr, id, lastStep(id)));
+    const resultPopulation = population ?? store!.materialize();
+    return { population: resultPopulation, position: this.position(), steps: step, seconds, memberStepsPerSecond: step > this.first ? this.trained / seconds : 0, final, lr: rates, retired, memberIds: allIds };
+  }
 }
-
-/** A member's metrics for a checkpoint's JSON, and back: non-finite values travel as strings. */
-const encodeMetrics = (m: MemberMetrics) => Object.fromEntries(Object.entries(m).map(([k, v]) => [k, jsonNumber(v)]));
-const decodeMetrics = (m: Record<string, number | string | null>) => Object.fromEntries(Object.entries(m).map(([k, v]) => [k, fromJsonNumber(v)])) as unknown as MemberMetrics;
 
 /** The metrics computed besides the loss: those the train block asks for and those a schedule ranks by, in the order shown. */
 export function computedMetrics(requested: readonly string[], schedules: readonly Pick<Schedule, 'metric'>[] = []): string[] {
   const wanted = new Set([...requested, ...schedules.map((s) => s.metric.replace(/^val_/, ''))]);
   return extraMetrics.filter((m) => wanted.has(m));
-}
-
-/** Member m's value of each metric. */
-const pick = (values: Record<string, ArrayLike<number>>, m: number): Record<string, number> => Object.fromEntries(Object.entries(values).map(([name, v]) => [name, v[m]]));
-
-/** A member's row: the training value of each metric, then with validation data each one's val_ twin. */
-function metricsRow(names: readonly string[], train: Record<string, number>, val?: Record<string, number>): MemberMetrics {
-  const row: Record<string, number> = {};
-  for (const name of names) row[name] = train[name];
-  if (val) for (const name of names) row[`val_${name}`] = val[name];
-  return row as unknown as MemberMetrics;
-}
-
-/** Per-member example-weighted sums of each metric (by name), on the host, keyed by member id. */
-class HostSums {
-  private sums = new Map<number, { values: Record<string, number>; count: number }>();
-  constructor(from?: SumsState) {
-    this.restore(from);
-  }
-
-  /** Replaces the sums with what toJSON() gave. */
-  restore(from?: SumsState): void {
-    this.sums.clear();
-    if (!from?.ids) return;
-    from.ids.forEach((id, i) => this.sums.set(id, { values: Object.fromEntries(Object.entries(from.values).map(([name, v]) => [name, v[i] ?? 0])), count: from.counts?.[i] ?? from.count }));
-  }
-
-  add(id: number, values: Record<string, number>, size: number): void {
-    const s = this.sums.get(id) ?? { values: {}, count: 0 };
-    for (const [name, v] of Object.entries(values)) s.values[name] = (s.values[name] ?? 0) + v * size;
-    s.count += size;
-    this.sums.set(id, s);
-  }
-
-  /** Each named metric's mean over the examples summed; NaN for a member with none. */
-  mean(id: number, names: readonly string[]): { loss: number } & Record<string, number> {
-    const s = this.sums.get(id);
-    return Object.fromEntries(names.map((name) => [name, s && s.count && s.values[name] !== undefined ? s.values[name] / s.count : NaN])) as { loss: number } & Record<string, number>;
-  }
-
-  clear(): void {
-    this.sums.clear();
-  }
-
-  toJSON(): SumsState {
-    const ids = [...this.sums.keys()];
-    const v = ids.map((id) => this.sums.get(id)!);
-    const names = [...new Set(v.flatMap((x) => Object.keys(x.values)))];
-    return { count: v[0]?.count ?? 0, ids, counts: v.map((x) => x.count), values: Object.fromEntries(names.map((name) => [name, v.map((x) => x.values[name] ?? 0)])) };
-  }
 }
 
 export type { LabelEncoding };
