@@ -468,9 +468,6 @@ function valueShape(e: EnsembleIR, op: WideOp): string {
   }
 }
 
-/** What pass.output() returns for op: always member first. */
-const memberFirst = (e: EnsembleIR, op: WideOp) => `[N=${e.members}, B, ${op.shape.join(', ')}]`;
-
 /** `h = dense_1: dense(32, relu) -> [N=10, B, 32], per member` */
 function describeOp(e: EnsembleIR, op: WideOp, varied: Set<string>): string {
   const where = `${valueShape(e, op)}, ${op.shared ? 'shared' : 'per member'}`;

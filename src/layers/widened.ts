@@ -1,5 +1,4 @@
 // Layout helpers for the widened forms, shared by the layer kinds' forward rules.
-import type { Shape } from '../check/arg-spec.js';
 import type { TF, Tensor } from '../runtime/tf.js';
 import type { Act, ForwardContext, ForwardRules, Params } from './forward.js';
 import { kernel } from '../kernels/kernel.js';

@@ -332,7 +332,7 @@ export class Population {
    * The fused forward pass. x: [B, ...input], shared by all members (or [N, B, ...input], each member's
    * own, when the ensemble IR's input is not shared). Returns member-first outputs
    * [N, B, ...output]. In training, batchnorm's new running statistics are pushed to `updates`.
-   * A compiled module (netc compile) may supply its own straight-line version as spec.forward.
+   * A compiled module's forward (spec.forward), traced from these same ops by netc compile, runs instead when given.
    */
   forward(x: Tensor, training: boolean, updates: [string, Tensor][] = []): Tensor {
     if (this.spec.forward) return this.spec.forward(this.module, x, { training, updates });
@@ -342,7 +342,7 @@ export class Population {
     return pass.output(values[this.ir.model.output]);
   }
 
-  /** The ops of one forward pass, to be called in order: what forward() and compiled modules run. */
+  /** The ops of one forward pass, to be called in order: what forward() runs, and what netc compile traces. */
   pass(training: boolean, updates: [string, Tensor][] = []): ForwardPass {
     const { tf, ir } = this;
     const loop = ir.lowering === 'loop';
