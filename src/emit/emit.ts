@@ -14,6 +14,7 @@ import type { ModuleEnsemble, ModuleVary } from './module-api.js';
 import type { ModuleParam } from '../kernels/population.js';
 import type { TF } from '../runtime/tf.js';
 import { traceStep, type TracedStep } from './trace-step.js';
+import { splitText } from '../vocabulary/splits.js';
 
 export interface EmitInfo {
   /** the .net file as the user named it: shown in the header and kept in the module */
@@ -84,6 +85,8 @@ function header({ state, info, n, script, traced }: ModuleContext): string[] {
   L.push('//   step()              forward, loss, gradients (TF.js autodiff; netc/kernels where netc supplies the gradient), optimize');
   L.push("//   createPopulation()  the members' initial weights, fused; extractMember(pop, i): member i's own weights back out");
   L.push('// N is the member count (halving may lower it) and B the batch size; they are read from the tensors.');
+  const split = program.ensemble.split;
+  if (split) L.push(`// Each member trains on examples of its own (split: ${splitText(split)}): x and y are [N, B, ...], member first.`);
   L.push('// Everything above the line "Node only" imports TF.js types and netc/kernels only, and runs in a browser as well;');
   L.push(`// below it, train() trains on the .net file's data as \`netc train ${file}\` does${program.schedules.length ? ` (schedules ${program.schedules.map((s) => s.name).join(', ')} included)` : ''}${train.lr_schedule && train.lr_schedule.name !== 'constant' ? `, lr_schedule ${train.lr_schedule.name}() included` : ''}, and:`);
   L.push(`//   npx tsx ${script} [--steps N | --epochs N] [--backend auto|node-gpu|node|webgpu|wasm|cpu] [--seed N]`);
