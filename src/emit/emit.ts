@@ -5,7 +5,8 @@
 // lays it out and the CLI writes it.
 import { posix, relative, resolve, sep } from 'node:path';
 import type { BoundValue } from '../check/arg-spec.js';
-import { memberSlice, type EnsembleIR, type ParamLayout, type WideOp } from '../ensemble/ensemble-ir.js';
+import type { EnsembleIR, WideOp } from '../ensemble/ensemble-ir.js';
+import { slicingMap, type ParamSlicing } from '../ensemble/slicing-map.js';
 import { formatAttr } from '../ir/print.js';
 import { layerKind } from '../layers/registry.js';
 import type { CompileState } from '../pipeline.js';
@@ -303,22 +304,20 @@ function populationFunctions({ state }: ModuleContext): string[] {
   L.push('export function extractMember(pop: Population, i: number): Record<string, Tensor> {');
   L.push('  const { tf, params: p } = pop;');
   L.push('  return {');
-  for (const p of ensemble.params) L.push(`    ${quote(p.name)}: ${memberExpression(p.name, p.layout, p.shape)},`);
+  for (const p of slicingMap(ensemble).params) L.push(`    ${quote(p.name)}: ${memberExpression(p)},`);
   L.push('  };');
   L.push('}');
   return L;
 }
 
-/** Member i's slice of a fused parameter, as code: begin offsets are multiples of i. */
-function memberExpression(name: string, layout: ParamLayout, shape: number[]): string {
-  const v = `p[${quote(name)}]`;
-  if (layout === 'shared') return `tf.clone(${v})`;
-  if (layout === 'separate') return `tf.clone(p[\`${name.replace(/[`\\$]/g, '\\$&')}#\${i}\`])`;
-  const at0 = memberSlice(layout, shape, 0);
-  const at1 = memberSlice(layout, shape, 1);
-  const begin = at0.begin.map((b, a) => (at1.begin[a] === b ? String(b) : at1.begin[a] - b === 1 ? 'i' : `${at1.begin[a] - b} * i`));
-  const slice = `tf.slice(${v}, [${begin.join(', ')}], [${at0.size.join(', ')}])`;
-  return layout === 'stacked' ? `tf.reshape(${slice}, [${shape.join(', ')}])` : slice;
+/** Member i's slice of a fused parameter, as code: the slicing map's rule, tf.slice(T, begin + i * step, slice_size). */
+function memberExpression(p: ParamSlicing): string {
+  const v = `p[${quote(p.tensor)}]`;
+  if (p.layout === 'shared') return `tf.clone(${v})`;
+  if (p.layout === 'separate') return `tf.clone(p[\`${p.tensor.replace(/[`\\$]/g, '\\$&')}#\${i}\`])`;
+  const term = (b: number, step: number) => [...(b ? [String(b)] : []), ...(step ? [step === 1 ? 'i' : `${step} * i`] : [])].join(' + ') || '0';
+  const slice = `tf.slice(${v}, [${p.begin.map((b, a) => term(b, p.step[a])).join(', ')}], [${p.slice_size.join(', ')}])`;
+  return p.slice_size.join() === p.shape.join() ? slice : `tf.reshape(${slice}, [${p.shape.join(', ')}])`;
 }
 
 /** The Node part: the IR as data, and train() around the module's step with netc's data, schedules and metrics. */
