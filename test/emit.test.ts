@@ -1,6 +1,6 @@
 // netc compile: the emitted module's text (golden files, purity), the command, and the module run on its own,
 // which must train to the very weights `netc train` trains. Golden files: `npm run test:update`, then read the diff.
-import { spawn } from 'node:child_process';
+import { spawnNode } from './helpers.js';
 import { paramBytes } from './run-files.js';
 import { runtimePopulation } from './compiled.js';
 import fs, { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -201,16 +201,10 @@ describe('netc compile', () => {
 });
 
 /** Runs node with `args`; resolves with its stdout and stderr, rejects with its output. */
-function runNode(args: string[], cwd: string): Promise<{ out: string; err: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
-    child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve({ out, err }) : reject(new Error(`node ${args.join(' ')} exited ${code}:\n${out}${err}`))));
-  });
+async function runNode(args: string[], cwd: string): Promise<{ out: string; err: string }> {
+  const { code, out, err } = await spawnNode(args, cwd);
+  if (code !== 0) throw new Error(`node ${args.join(' ')} exited ${code}:\n${out}${err}`);
+  return { out, err };
 }
 
 /** Runs a TypeScript file with node --import tsx. */

@@ -1,4 +1,5 @@
 // One-line test helpers, in the esbuild habit: each test states an input and the expected outcome.
+import { spawn } from 'node:child_process';
 import { expect } from 'vitest';
 import { main } from '../src/cli/main.js';
 import { formatDiagnostics } from '../src/diagnostics/format.js';
@@ -52,4 +53,17 @@ export async function netc(...argv: string[]): Promise<{ code: number; out: stri
   let err = '';
   const code = await main(argv, { out: (t) => void (out += t), err: (t) => void (err += t) });
   return { code, out, err };
+}
+
+/** Runs node with `args` in `cwd`; resolves with its exit code and output. */
+export function spawnNode(args: string[], cwd: string): Promise<{ code: number | null; out: string; err: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, out, err }));
+  });
 }

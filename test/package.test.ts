@@ -5,7 +5,8 @@
 // That project lies outside the repository on purpose: inside it, Node would find this checkout's
 // node_modules, devDependencies included. The dependencies are linked from this checkout's node_modules rather
 // than installed from the registry (an install takes over 30 s and 700 MB), so the test runs offline.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
+import { spawnNode } from './helpers.js';
 import { builtinModules } from 'node:module';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -80,18 +81,6 @@ describe('npm pack', () => {
   });
 });
 
-/** Runs node in `cwd`; resolves with its exit code and output. */
-function node(args: string[], cwd: string): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, out, err }));
-  });
-}
 
 /** Links an installed package of this checkout into the project's node_modules, as an install would put it there. */
 function link(project: string, name: string): void {
@@ -104,7 +93,7 @@ function link(project: string, name: string): void {
 
 describe('the packed netc in a project of its own', () => {
   let project: string;
-  const netc = (...args: string[]) => node([join(project, 'node_modules/netc/bin/netc.js'), ...args], project);
+  const netc = (...args: string[]) => spawnNode([join(project, 'node_modules/netc/bin/netc.js'), ...args], project);
 
   beforeAll(() => {
     project = mkdtempSync(join(tmpdir(), 'netc-project-'));
@@ -131,7 +120,7 @@ describe('the packed netc in a project of its own', () => {
       "import { compile } from 'netc';\nconst state = compile('model m(input: [2]) {\\n  dense(1)\\n}\\n', 'm.net');\n" +
         'console.log(JSON.stringify({ diagnostics: state.diagnostics.length, params: state.ir.params.length }));\n',
     );
-    const [train, script, main] = await Promise.all([trained, node(['--import', 'tsx', 'forum.ts', '--steps', '5'], project), node(['main.mjs'], project)]);
+    const [train, script, main] = await Promise.all([trained, spawnNode(['--import', 'tsx', 'forum.ts', '--steps', '5'], project), spawnNode(['main.mjs'], project)]);
 
     expect(train.code, train.err).toBe(0);
     expect(train.out).toMatch(/20 steps x 15 members in/);
