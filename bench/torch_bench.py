@@ -79,26 +79,33 @@ def batch(torch, model, b):
     return x, torch.tensor(labels, dtype=torch.long)
 
 
+def loop_step(torch, make, n, lr, loss_of):
+    """The naive baseline: n models of their own, each with its own Adam, trained one after another."""
+    nets = []
+    for _ in range(n):
+        m = make()
+        nets.append((m, torch.optim.Adam(m.parameters(), lr=lr)))
+
+    def step():
+        total = 0.0
+        for m, opt in nets:
+            opt.zero_grad()
+            loss = loss_of(m)
+            loss.backward()
+            opt.step()
+            total += loss.item()
+        return total / n
+    return step
+
+
 def forum_step(torch, method, n, x, y):
     nn = torch.nn
     F = torch.nn.functional
     lr = 0.02
     if method == 'loop':
-        nets = []
-        for _ in range(n):
-            m = nn.Sequential(nn.Linear(2, 20), nn.Sigmoid(), nn.Linear(20, 1), nn.Sigmoid())
-            nets.append((m, torch.optim.Adam(m.parameters(), lr=lr)))
-
-        def step():
-            total = 0.0
-            for m, opt in nets:
-                opt.zero_grad()
-                loss = F.binary_cross_entropy(m(x), y)
-                loss.backward()
-                opt.step()
-                total += loss.item()
-            return total / n
-        return step
+        def make():
+            return nn.Sequential(nn.Linear(2, 20), nn.Sigmoid(), nn.Linear(20, 1), nn.Sigmoid())
+        return loop_step(torch, make, n, lr, lambda m: F.binary_cross_entropy(m(x), y))
 
     def uniform(shape, fan_in):
         bound = 1 / fan_in ** 0.5
@@ -171,22 +178,8 @@ def lenet_step(torch, method, n, x, labels):
     F = torch.nn.functional
     lr = 0.001
     if method == 'loop':
-        nets = []
-        for _ in range(n):
-            m = LeNet.make(torch)
-            nets.append((m, torch.optim.Adam(m.parameters(), lr=lr)))
-
-        def step():
-            total = 0.0
-            for m, opt in nets:
-                opt.zero_grad()
-                # categorical cross-entropy of softmax probabilities, as log_softmax + nll (the same function)
-                loss = F.cross_entropy(m(x), labels)
-                loss.backward()
-                opt.step()
-                total += loss.item()
-            return total / n
-        return step
+        # categorical cross-entropy of softmax probabilities, as log_softmax + nll (the same function)
+        return loop_step(torch, lambda: LeNet.make(torch), n, lr, lambda m: F.cross_entropy(m(x), labels))
 
     if method == 'grouped':
         b = x.shape[0]
