@@ -208,19 +208,12 @@ function lossFunctions({ state, traced }: ModuleContext): string[] {
   ];
   const labels = state.ensemble!.ops[0].shared ? 'y [B, ...], the same for every member' : "y [N, B, ...], each member's own";
   const L = fn('loss', `Each member's mean ${train.loss.name} over the batch, [N]: out [N, B, ...] against the labels ${labels}.`, traced.loss);
-  const metrics = reportedMetrics(state.program!).filter((name) => traced.metrics[name]);
+  const metrics = Object.keys(traced.metrics);
   for (const name of metrics) L.push('', ...fn(name, `Each member's ${name} on the batch, [N].`, traced.metrics[name]));
   L.push('');
   L.push("/** The metrics step() can report, by name: the train block's, and those a schedule ranks members by. */");
   L.push(`export const metricFunctions: Record<string, (tf: TF, out: Tensor, y: Tensor) => Tensor> = { ${metrics.join(', ')} };`);
   return L;
-}
-
-/** The metrics netc train computes for a program: the train block's and what its schedules rank by. */
-function reportedMetrics(program: NonNullable<CompileState['program']>): string[] {
-  const train = program.train!;
-  const ranked = [...program.schedules, ...(train.lr_schedule ? [train.lr_schedule] : [])].map((s) => String(s.args.metric ?? '').replace(/^val_/, ''));
-  return [...new Set([...train.metrics, ...ranked])].filter((name) => name !== 'loss');
 }
 
 function optimizeFunction({ state, traced }: ModuleContext): string[] {

@@ -11,7 +11,7 @@ import { Population, programSpec, type Value } from '../runtime/population.js';
 import type { TF, Tensor, Variable } from '../runtime/tf.js';
 import type { Program } from '../check/program.js';
 import type { HyperTable } from '../runtime/hyper.js';
-import { extraMetrics, losses } from '../vocabulary/losses.js';
+import { computedMetrics, losses } from '../vocabulary/losses.js';
 import { batchPoints, generalise, TRACE_POINTS, withoutUnread, type TracePoint } from './batch-size.js';
 import { Trace, type Symbolic } from './trace.js';
 
@@ -33,6 +33,7 @@ export interface TracedStep {
   /** whether the input is shared by every member, [B, ...] (else [N, B, ...]) */
   sharedInput: boolean;
   loss: string[];
+  /** the metrics netc train computes for the program, by name */
   metrics: Record<string, string[]>;
   optimize: string[];
   /** the trainable parameters (and per-member copies under loop), in the optimizer's order */
@@ -286,15 +287,12 @@ export function traceStep(setup: TraceSetup): TracedStep {
   const output = generalise(train.map((t) => t.output.lines), points);
   const { loss: lossConfig } = program.train!;
   const loss = generalise(points.map((p) => traceLoss(setup, p, (tf, out, y) => memberLosses(tf, lossConfig.name, lossConfig.args, out, y))), points);
-  const metrics: Record<string, string[]> = {};
-  for (const name of extraMetrics) {
-    try {
-      metrics[name] = generalise(points.map((p) => traceLoss(setup, p, (tf, out, y) => memberMetric(tf, name, lossConfig.name, out, y))), points);
-    } catch (e) {
-      // accuracy under a regression loss: a metric the trainer never asks for
-      if (!/unknown metric|accuracy/.test((e as Error).message)) throw e;
-    }
-  }
+  // the metrics netc train computes for this program (the train block's, and those its schedules rank by)
+  const config = program.train!;
+  const ranked = [...program.schedules, ...(config.lr_schedule ? [config.lr_schedule] : [])].map((s) => ({ metric: String(s.args.metric ?? '') }));
+  const metrics = Object.fromEntries(
+    computedMetrics(config.metrics, ranked).map((name) => [name, generalise(points.map((p) => traceLoss(setup, p, (tf, out, y) => memberMetric(tf, name, lossConfig.name, out, y))), points)]),
+  );
   const optimizers = points.map((p) => traceOptimize(setup, p));
   return {
     ops,

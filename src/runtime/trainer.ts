@@ -6,7 +6,7 @@ import type { ModelIR } from '../ir/model-ir.js';
 import { randomUUID } from 'node:crypto';
 import { batchRanges, epochOrder } from '../data/batches.js';
 import type { Dataset, LabelEncoding } from '../data/dataset.js';
-import { extraMetrics } from '../vocabulary/losses.js';
+import { computedMetrics } from '../vocabulary/losses.js';
 import { Population, type PopulationSpec } from './population.js';
 import { restore, restoreHyperparameters, retiredMembers, type CheckpointManifest, type RetiredMember, type StateSource, type TrainPosition } from './checkpoint.js';
 import type { Decisions, Schedule, ScheduleMetric } from './schedules.js';
@@ -622,10 +622,5 @@ class TrainingRun {
   }
 }
 
-/** The metrics computed besides the loss: those the train block asks for and those a schedule ranks by, in the order shown. */
-export function computedMetrics(requested: readonly string[], schedules: readonly Pick<Schedule, 'metric'>[] = []): string[] {
-  const wanted = new Set([...requested, ...schedules.map((s) => s.metric.replace(/^val_/, ''))]);
-  return extraMetrics.filter((m) => wanted.has(m));
-}
 
 export type { LabelEncoding };

@@ -22,5 +22,14 @@ export const metrics = ['accuracy', 'loss', 'mse', 'mae'] as const;
 /** The metrics computed besides the loss (when asked for), in the order every table shows them. */
 export const extraMetrics = ['accuracy', 'mse', 'mae'] as const;
 
+/**
+ * The metrics computed besides the loss: those the train block asks for and those a schedule ranks by
+ * (its `metric`, val_ or not), in the order shown. The trainer computes these; a compiled module writes them.
+ */
+export function computedMetrics(requested: readonly string[], schedules: readonly { metric: string }[] = []): string[] {
+  const wanted = new Set([...requested, ...schedules.map((s) => s.metric.replace(/^val_/, ''))]);
+  return extraMetrics.filter((m) => wanted.has(m));
+}
+
 /** Every metric a run can report: the training values, then the validation values (`val_`). */
 export const metricColumns: readonly string[] = [...['loss', ...extraMetrics], ...['loss', ...extraMetrics].map((m) => `val_${m}`)];
