@@ -39,6 +39,11 @@ export function labelEncoding(expects: LossSpec['expects'], labels: Labels): Lab
   }
 }
 
+/** The numbers per example of labels so encoded: `classes` one-hot, `columns` values, else one. */
+export function encodedLabelWidth(encoding: LabelEncoding, classes: number, columns: number): number {
+  return encoding === 'onehot' ? classes : encoding === 'values' ? columns : 1;
+}
+
 /** Examples order[start..end) copied out row-major, with labels `yWidth` numbers each. */
 export function gatherBatch(
   ds: Dataset,
@@ -51,7 +56,7 @@ export function gatherBatch(
   const size = end - start;
   const xWidth = featureSize(ds);
   const from = labelWidth(ds.labels);
-  const yWidth = encoding === 'onehot' ? classes : encoding === 'values' ? from : 1;
+  const yWidth = encodedLabelWidth(encoding, classes, from);
   if (encoding !== 'values' && ds.labels.kind !== 'classes' && from !== 1) throw new Error(`internal error: ${encoding} labels need one label column, ${ds.name} has ${from}`);
   const x = new Float32Array(size * xWidth);
   const y = new Float32Array(size * yWidth);

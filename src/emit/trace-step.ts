@@ -5,7 +5,7 @@
 import type { EnsembleIR, WideOp } from '../ensemble/ensemble-ir.js';
 import { layerKind } from '../layers/registry.js';
 import type { Act } from '../layers/forward.js';
-import { labelEncoding } from '../data/batches.js';
+import { encodedLabelWidth, labelEncoding } from '../data/batches.js';
 import { memberLosses, memberMetric } from '../runtime/losses.js';
 import { Population, programSpec, type Value } from '../runtime/population.js';
 import type { TF, Tensor, Variable } from '../runtime/tf.js';
@@ -225,8 +225,7 @@ function labelWidth(program: Program, outShape: number[]): number {
   const units = outShape[outShape.length - 1];
   if (!labels) return units;
   const expects = losses.find((l) => l.name === train.loss.name)!.expects;
-  const encoding = labelEncoding(expects, labels);
-  return encoding === 'onehot' ? labels.kind === 'classes' ? labels.classes : units : encoding === 'values' ? (labels.kind === 'values' ? labels.columns : units) : 1;
+  return encodedLabelWidth(labelEncoding(expects, labels), labels.kind === 'classes' ? labels.classes : units, labels.kind === 'values' ? labels.columns : units);
 }
 
 /** The optimizer update, traced once: `optimize(pop, g)` with g(key) each slot's gradient. */
