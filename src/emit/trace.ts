@@ -7,7 +7,7 @@
 // (src/emit/batch-size.ts turns the ones that follow the batch size into expressions of B); values that
 // come from the population (a member's hyperparameters, Adam's bias corrections) are written as the
 // expressions that read them, through `symbolic`.
-import { recordingKernels, type KernelRecorder } from '../kernels/kernel.js';
+import { recordingKernels, type KernelInfo, type KernelRecorder } from '../kernels/kernel.js';
 import type { TF, Tensor, Variable } from '../runtime/tf.js';
 
 /** Where a number or array appears: a tensor's values (tf.tensor's first argument) or anywhere else. */
@@ -83,9 +83,10 @@ export class Trace implements KernelRecorder {
     };
   }
 
-  kernel(name: string, fn: (...args: never[]) => unknown, args: unknown[]): unknown {
+  kernel(name: string, fn: (...args: never[]) => unknown, args: unknown[], info: KernelInfo): unknown {
     const result = (fn as (...a: unknown[]) => unknown)(...args.map((a) => (a === this.tf ? this.real : a)));
-    this.write(`k.${name}`, name === 'blockVector' ? ['argument', 'values'] : [], args, result);
+    const positions = args.map((_, i): Position => (info.values?.includes(i) ? 'values' : 'argument'));
+    this.write(`k.${name}`, positions, args, result, info.named);
     return result;
   }
 
@@ -96,11 +97,10 @@ export class Trace implements KernelRecorder {
     return result;
   }
 
-  private write(callee: string, positions: Position[], args: unknown[], result: unknown): void {
+  private write(callee: string, positions: Position[], args: unknown[], result: unknown, named?: KernelInfo['named']): void {
     while (args.length && args[args.length - 1] === undefined) args = args.slice(0, -1);
     const rendered = args.map((a, i) => this.render(a, positions[i] ?? 'argument'));
-    // the pieces' shapes of a flat buffer: one name for each list, as the optimizer splits three buffers alike
-    if (callee === 'k.splitFlat') rendered[2] = this.declare(this.shapesName(rendered[2]), rendered[2]);
+    if (named) rendered[named.arg] = this.declare(this.listName(named.name, rendered[named.arg]), rendered[named.arg]);
     const call = `${callee}(${rendered.join(', ')})`;
     if (this.isTensor(result)) this.lines.push(`const ${this.fresh(result)} = ${call};`);
     else if (Array.isArray(result) && result.length && result.every((t) => this.isTensor(t))) {
@@ -111,11 +111,16 @@ export class Trace implements KernelRecorder {
     } else this.lines.push(`${call};`);
   }
 
-  private shapes = new Map<string, string>();
+  private lists = new Map<string, string>();
 
-  private shapesName(list: string): string {
-    if (!this.shapes.has(list)) this.shapes.set(list, this.shapes.size ? `shapes_${this.shapes.size + 1}` : 'shapes');
-    return this.shapes.get(list)!;
+  /** `name` for the first list so named, `name_2`... for other contents: one name per distinct list */
+  private listName(name: string, list: string): string {
+    const key = `${name}\u0000${list}`;
+    if (!this.lists.has(key)) {
+      const taken = [...this.lists.keys()].filter((k) => k.startsWith(`${name}\u0000`)).length;
+      this.lists.set(key, taken ? `${name}_${taken + 1}` : name);
+    }
+    return this.lists.get(key)!;
   }
 
   private fresh(t: Tensor): string {

@@ -6,7 +6,15 @@
 
 /** What a trace does with a kernel call: records it and returns what the kernel computed. */
 export interface KernelRecorder {
-  kernel(name: string, fn: (...args: never[]) => unknown, args: unknown[]): unknown;
+  kernel(name: string, fn: (...args: never[]) => unknown, args: unknown[], info: KernelInfo): unknown;
+}
+
+/** How a trace writes a kernel's arguments. */
+export interface KernelInfo {
+  /** the arguments that are a tensor's values (per-member hyperparameters), by position */
+  values?: number[];
+  /** an argument written once under this name and read by it (a list several calls share), by position */
+  named?: { arg: number; name: string };
 }
 
 let recorder: KernelRecorder | undefined;
@@ -23,14 +31,14 @@ export function recordingKernels<T>(r: KernelRecorder, f: () => T): T {
 }
 
 /** `fn` as a kernel named `name` (the name the emitted module calls it by: `k.name`). */
-export function kernel<A extends unknown[], R>(name: string, fn: (...args: A) => R): (...args: A) => R {
+export function kernel<A extends unknown[], R>(name: string, fn: (...args: A) => R, info: KernelInfo = {}): (...args: A) => R {
   const wrapped = (...args: A): R => {
     if (!recorder) return fn(...args);
     const r = recorder;
     // the kernel's own ops are not traced: it runs with no recorder
     recorder = undefined;
     try {
-      return r.kernel(name, fn as (...args: never[]) => unknown, args) as R;
+      return r.kernel(name, fn as (...args: never[]) => unknown, args, info) as R;
     } finally {
       recorder = r;
     }

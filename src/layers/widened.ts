@@ -83,4 +83,4 @@ export function sharedByFolding(single: SingleRule): NonNullable<ForwardRules['s
 }
 
 // kernels: opaque calls in a traced step (src/kernels/kernel.ts)
-export const blockVector = kernel('blockVector', blockVectorKernel);
+export const blockVector = kernel('blockVector', blockVectorKernel, { values: [1] });

@@ -162,4 +162,5 @@ function splitFlatKernel(tf: TF, flat: Tensor, shapes: number[][]): Tensor[] {
 export const matMul = kernel('matMul', matMulKernel);
 export const matMulOfData = kernel('matMulOfData', matMulOfDataKernel);
 export const concatFlat = kernel('concatFlat', concatFlatKernel);
-export const splitFlat = kernel('splitFlat', splitFlatKernel);
+// the pieces' shapes: written once as `shapes`, as the optimizer splits three buffers alike
+export const splitFlat = kernel('splitFlat', splitFlatKernel, { named: { arg: 2, name: 'shapes' } });
