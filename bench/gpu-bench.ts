@@ -13,8 +13,8 @@ import { fileURLToPath } from 'node:url';
 import * as tfjs from '@tensorflow/tfjs';
 import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
 import { selectBackend } from '../src/runtime/backend.js';
-import { registerWasmKernels } from '../src/runtime/wasm-kernels.js';
-import type { TF } from '../src/runtime/tf.js';
+import { registerWasmKernels } from '../src/kernels/wasm-kernels.js';
+import type { TF } from '../src/kernels/tf.js';
 import { buildPopulation, makeBatch, mean, median, MemorySampler, naiveLearningRate, naiveModel, timeSteps, type ModelName, type Timing } from './lib.js';
 
 const argv = process.argv.slice(2);

@@ -5,9 +5,9 @@ import type * as tfjs from '@tensorflow/tfjs';
 import { compile } from '../src/pipeline.js';
 import type { Lowering } from '../src/layers/forward.js';
 import { Population } from '../src/runtime/population.js';
-import { initMember } from '../src/runtime/init.js';
+import { initMember } from '../src/kernels/init.js';
 import { hyperTable } from '../src/runtime/hyper.js';
-import type { TF } from '../src/runtime/tf.js';
+import type { TF } from '../src/kernels/tf.js';
 
 type TFJS = typeof tfjs;
 

@@ -1,18 +1,20 @@
 // netc's public API: what a compiled module (netc compile) and programs that embed netc import.
 export { compile, passes, passNames, type CompileOptions, type CompileState } from './pipeline.js';
 export { Population, programSpec, type PopulationSpec, type ForwardPass, type Value, type ModuleForward, type ModuleStep } from './runtime/population.js';
-export type { ModulePopulation, ModuleParam, StepInputs } from './kernels/population.js';
-export { initMember } from './runtime/init.js';
+export type { ModulePopulation, ModuleParam, StepInputs } from './kernels/module-population.js';
+export { initMember } from './kernels/init.js';
 export { hyperTable, memberHyperparameters, type HyperTable } from './runtime/hyper.js';
-export { train, batchesPerEpoch, type TrainSetup, type TrainResult, type MemberMetrics, type EpochReport } from './runtime/trainer.js';
+export { train, batchesPerEpoch, type TrainSetup, type TrainResult, type EpochReport } from './train/trainer.js';
+export type { MemberMetrics } from './train/member-metrics.js';
 export { selectBackend, loadTF, type BackendName } from './runtime/backend.js';
 export { loadDataset } from './data/load.js';
 export { splitValidation } from './data/split.js';
-export type { EnsembleIR, WideOp, WideParam, ParamLayout } from './ensemble/ensemble-ir.js';
+export type { EnsembleIR, WideOp, WideParam } from './ensemble/ensemble-ir.js';
+export type { ParamLayout } from './core/layout.js';
 export type { ModelIR } from './ir/model-ir.js';
 export type { Program } from './check/program.js';
 export type { TrainConfig } from './check/program.js';
-export type { TF, Tensor } from './runtime/tf.js';
+export type { TF, Tensor } from './kernels/tf.js';
 export type { Lowering } from './layers/forward.js';
 export type { ModuleEnsemble, ModuleVary } from './emit/module-api.js';
 export type { MemberSplit } from './vocabulary/splits.js';
@@ -20,7 +22,7 @@ export { memberExamples, memberEpochOrder, epochLength, foldRange, type MemberEx
 export { emitModule, emitInfo, type EmitInfo } from './emit/emit.js';
 export { formatModule } from './emit/format.js';
 export { memberParamSlice, slicingMap, type MemberParamSlice, type ParamSlicing, type SlicingMap } from './ensemble/slicing-map.js';
-export { registerFileScheme, fileSaveHandler, fileLoadHandler } from './runtime/file-io.js';
-export { toLayersModel, setWeights, getWeights, type MemberHyperparameters } from './runtime/layers-model.js';
-export { makeSchedules, type Schedule } from './runtime/schedules.js';
+export { registerFileScheme, fileSaveHandler, fileLoadHandler } from './serve/file-io.js';
+export { toLayersModel, setWeights, getWeights, type MemberHyperparameters } from './serve/layers-model.js';
+export { makeSchedules, type Schedule } from './train/schedules.js';
 export type { ScheduleConfig } from './check/program.js';

@@ -12,8 +12,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { fileHost } from '../src/cli/host.js';
 import { compile } from '../src/pipeline.js';
 import { selectBackend } from '../src/runtime/backend.js';
-import { Rng } from '../src/runtime/rng.js';
-import type { TF } from '../src/runtime/tf.js';
+import { Rng } from '../src/util/rng.js';
+import type { TF } from '../src/kernels/tf.js';
 import { bundleForBrowser, findChromium, probeBrowserWebGPU, runInBrowser, type LaunchOptions } from './browser/harness.js';
 import type { ModuleInput, ModuleOutput } from './browser/fixture-module.js';
 import { runtimePopulation } from './compiled.js';
@@ -98,7 +98,7 @@ function maxDifference(a: Record<string, number[]>[], b: Record<string, number[]
   return worst;
 }
 
-const alias = (module: string) => ({ 'netc/kernels': join(root, 'src/kernels/index.ts'), 'compiled-module': module });
+const alias = (module: string) => ({ 'netc/kernels': join(root, 'src/netc-kernels.ts'), 'compiled-module': module });
 // the module's Node part loads these with import(), never in a page
 const external = ['netc', 'node:*'];
 

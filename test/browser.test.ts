@@ -6,7 +6,7 @@
 import * as tf from '@tensorflow/tfjs';
 import '@tensorflow/tfjs-backend-wasm';
 import { describe, expect, it } from 'vitest';
-import { Rng } from '../src/runtime/rng.js';
+import { Rng } from '../src/util/rng.js';
 import { bundleForBrowser, findChromium, probeBrowserWebGPU, runInBrowser, type LaunchOptions } from './browser/harness.js';
 import { run as trainInNode, type TrainInput } from './browser/fixture-train.js';
 

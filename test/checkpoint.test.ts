@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
 import { lowerings } from '../src/layers/forward.js';
-import { restore, encodeCheckpoint, decodeTensors } from '../src/runtime/checkpoint.js';
+import { restore, encodeCheckpoint, decodeTensors } from '../src/train/checkpoint.js';
 import { build, randomBatch, tf, useBackend } from './equivalence/harness.js';
 
 const bin = new URL('../bin/netc.js', import.meta.url).pathname;

@@ -16,7 +16,7 @@ import { compile } from '../src/pipeline.js';
 import { hasErrors } from '../src/diagnostics/diagnostic.js';
 import { selectBackend } from '../src/runtime/backend.js';
 import type { Population } from '../src/runtime/population.js';
-import type { TF, Tensor } from '../src/runtime/tf.js';
+import type { TF, Tensor } from '../src/kernels/tf.js';
 import { importModule, removeModules, runtimePopulation } from './compiled.js';
 import { hyperTable } from '../src/runtime/hyper.js';
 

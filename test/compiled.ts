@@ -8,9 +8,9 @@ import { emitInfo, emitModule } from '../src/emit/emit.js';
 import { formatModule } from '../src/emit/format.js';
 import type { CompileState } from '../src/pipeline.js';
 import { hyperTable } from '../src/runtime/hyper.js';
-import { initMember } from '../src/runtime/init.js';
+import { initMember } from '../src/kernels/init.js';
 import { Population, programSpec, type PopulationSpec } from '../src/runtime/population.js';
-import type { TF } from '../src/runtime/tf.js';
+import type { TF } from '../src/kernels/tf.js';
 
 const scratch = fileURLToPath(new URL('../.emit-tmp/', import.meta.url));
 

@@ -17,7 +17,7 @@ import { printEnsembleIR } from '../src/ensemble/print.js';
 import { emitInfo, emitModule } from '../src/emit/emit.js';
 import { formatModule } from '../src/emit/format.js';
 import * as tfjs from '@tensorflow/tfjs';
-import type { TF } from '../src/runtime/tf.js';
+import type { TF } from '../src/kernels/tf.js';
 
 // the emitter traces the step on TF.js's cpu backend
 const tf = tfjs as unknown as TF;

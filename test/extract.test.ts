@@ -11,11 +11,11 @@ import * as tf from '@tensorflow/tfjs';
 import { netc } from './helpers.js';
 import { lowerings } from '../src/layers/forward.js';
 import { openRun, readCheckpoint } from '../src/cli/run-dir.js';
-import { memberParams } from '../src/runtime/checkpoint.js';
-import { registerFileScheme } from '../src/runtime/file-io.js';
+import { memberParams } from '../src/train/checkpoint.js';
+import { registerFileScheme } from '../src/serve/file-io.js';
 import { parseDataSource } from '../src/check/data-expression.js';
 import { loadDataset } from '../src/data/load.js';
-import type { TF } from '../src/runtime/tf.js';
+import type { TF } from '../src/kernels/tf.js';
 import { expectClose } from './equivalence/harness.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'netc-extract-'));

@@ -6,7 +6,7 @@ import { formatDiagnostics } from '../src/diagnostics/format.js';
 import { compile, type CompileOptions, type CompileState } from '../src/pipeline.js';
 import { hasErrors } from '../src/diagnostics/diagnostic.js';
 import { outputShape } from '../src/check/check-model.js';
-import type { Shape } from '../src/check/arg-spec.js';
+import type { Shape } from '../src/core/arg-spec.js';
 
 export function compileText(source: string, path = 'test.net', options: CompileOptions = {}): CompileState {
   return compile(source, path, options);

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { netc } from './helpers.js';
 import { readCheckpoint } from '../src/cli/run-dir.js';
-import { memberParams } from '../src/runtime/checkpoint.js';
+import { memberParams } from '../src/train/checkpoint.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'netc-import-'));
 

@@ -10,8 +10,8 @@ import { openRun } from '../src/cli/run-dir.js';
 import { parseDataSource } from '../src/check/data-expression.js';
 import { loadDataset } from '../src/data/load.js';
 import { selectBackend } from '../src/runtime/backend.js';
-import { combineMean, combineVote, ensembleMetrics, memberClasses, voteClasses, voteCounts } from '../src/runtime/inference.js';
-import type { TF } from '../src/runtime/tf.js';
+import { combineMean, combineVote, ensembleMetrics, memberClasses, voteClasses, voteCounts } from '../src/serve/inference.js';
+import type { TF } from '../src/kernels/tf.js';
 
 async function run(...argv: string[]) {
   let out = '';

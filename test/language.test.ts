@@ -11,7 +11,7 @@ import { weightedArgs } from '../src/layers/common-args.js';
 import { layerKinds } from '../src/layers/registry.js';
 import { allTokens } from '../src/syntax/tokens.js';
 import { activations } from '../src/vocabulary/activations.js';
-import { dataSources } from '../src/vocabulary/data-sources.js';
+import { dataSources } from '../src/data/sources.js';
 import { initializers } from '../src/vocabulary/initializers.js';
 import { losses, metrics } from '../src/vocabulary/losses.js';
 import { optimizers } from '../src/vocabulary/optimizers.js';

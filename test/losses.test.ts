@@ -2,9 +2,9 @@
 // on probabilities): the same values, member by member.
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { memberAccuracy, memberError, memberLosses, memberMetric } from '../src/runtime/losses.js';
-import type { TF } from '../src/runtime/tf.js';
-import { Rng } from '../src/runtime/rng.js';
+import { memberAccuracy, memberError, memberLosses, memberMetric } from '../src/kernels/losses.js';
+import type { TF } from '../src/kernels/tf.js';
+import { Rng } from '../src/util/rng.js';
 
 const t = tf as unknown as TF;
 const N = 3;

@@ -11,11 +11,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compile } from '../src/pipeline.js';
 import { lowerings, type Lowering } from '../src/layers/forward.js';
-import { train } from '../src/runtime/trainer.js';
+import { train } from '../src/train/trainer.js';
 import { hyperTable } from '../src/runtime/hyper.js';
 import { loadDataset } from '../src/data/load.js';
-import { Rng } from '../src/runtime/rng.js';
-import type { TF } from '../src/runtime/tf.js';
+import { Rng } from '../src/util/rng.js';
+import type { TF } from '../src/kernels/tf.js';
 import { backends, expectClose, tf, useBackend } from './equivalence/harness.js';
 
 const K = 2;

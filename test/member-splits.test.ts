@@ -3,7 +3,7 @@
 // here from scratch.
 import { describe, expect, it } from 'vitest';
 import { epochLength, foldRange, memberEpochOrder, memberExamples } from '../src/data/member-splits.js';
-import { Rng } from '../src/runtime/rng.js';
+import { Rng } from '../src/util/rng.js';
 import { hyperTable } from '../src/runtime/hyper.js';
 import { expectClean, expectDiagnostics, expectError } from './helpers.js';
 

@@ -8,7 +8,7 @@ import * as tfjs from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { openRun } from '../src/cli/run-dir.js';
 import { selectBackend } from '../src/runtime/backend.js';
-import type { TF } from '../src/runtime/tf.js';
+import type { TF } from '../src/kernels/tf.js';
 import { expectClean, expectError, netc } from './helpers.js';
 
 let tf: TF;

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { netc } from './helpers.js';
 import { readCheckpoint } from '../src/cli/run-dir.js';
-import { memberParams, retiredMembers } from '../src/runtime/checkpoint.js';
+import { memberParams, retiredMembers } from '../src/train/checkpoint.js';
 import { Population } from '../src/runtime/population.js';
 import { paramBytes } from './run-files.js';
 
@@ -84,7 +84,7 @@ train { data: moons(n: 400, noise: 0.2) validation: 0.25 loss: mse optimizer: sg
     const { manifest, tensors } = readCheckpoint(withIt);
     expect(manifest.member_ids).toEqual([0, 2, 3]);
     // the population without member 1, built with the trainer so that members keep their ids 0, 2, 3
-    const { train } = await import('../src/runtime/trainer.js');
+    const { train } = await import('../src/train/trainer.js');
     const { compile } = await import('../src/pipeline.js');
     const { hyperTable } = await import('../src/runtime/hyper.js');
     const { loadDataset } = await import('../src/data/load.js');

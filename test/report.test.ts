@@ -5,7 +5,7 @@ import { closeSync, cpSync, existsSync, fstatSync, mkdtempSync, openSync, readdi
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { rank } from '../src/cli/leaderboard.js';
+import { rank } from '../src/report/rank.js';
 import { curvePoints } from '../src/report/curves-spec.js';
 import { BEST_COLOR } from '../src/report/render-svg.js';
 import { readRun, renderReport, writeReport, type ReportInput } from '../src/report/report.js';

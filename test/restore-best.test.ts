@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
 import { readCheckpoint } from '../src/cli/run-dir.js';
-import { memberParams, retiredMembers } from '../src/runtime/checkpoint.js';
+import { memberParams, retiredMembers } from '../src/train/checkpoint.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'netc-best-'));
 async function netc(...argv: string[]) {

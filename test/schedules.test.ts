@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
-import { perturb } from '../src/runtime/schedules.js';
-import { Rng } from '../src/runtime/rng.js';
+import { perturb } from '../src/train/schedules.js';
+import { Rng } from '../src/util/rng.js';
 import type { Space } from '../src/check/program.js';
 
 const list = (...values: number[]): Space => ({ kind: 'list', values });

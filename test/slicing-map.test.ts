@@ -9,7 +9,7 @@ import { main } from '../src/cli/main.js';
 import type { SlicingMap } from '../src/ensemble/slicing-map.js';
 import { lowerings } from '../src/layers/forward.js';
 import { memberParamSlice, slicingMap } from '../src/ensemble/slicing-map.js';
-import { initMember } from '../src/runtime/init.js';
+import { initMember } from '../src/kernels/init.js';
 import { build, tf, useBackend } from './equivalence/harness.js';
 
 const SRC = `model m(input: [6, 6, 1]) {

@@ -10,9 +10,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import * as tf from '@tensorflow/tfjs';
 import { netc } from './helpers.js';
 import { openRun } from '../src/cli/run-dir.js';
-import { registerFileScheme } from '../src/runtime/file-io.js';
+import { registerFileScheme } from '../src/serve/file-io.js';
 import type { Population } from '../src/runtime/population.js';
-import type { TF } from '../src/runtime/tf.js';
+import type { TF } from '../src/kernels/tf.js';
 import { expectClose } from './equivalence/harness.js';
 import { expectSameRun, paramBytes } from './run-files.js';
 

@@ -4,9 +4,9 @@
 import * as tf from '@tensorflow/tfjs';
 import '@tensorflow/tfjs-backend-wasm';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { registerWasmKernels } from '../src/runtime/wasm-kernels.js';
-import type { TF } from '../src/runtime/tf.js';
-import { Rng } from '../src/runtime/rng.js';
+import { registerWasmKernels } from '../src/kernels/wasm-kernels.js';
+import type { TF } from '../src/kernels/tf.js';
+import { Rng } from '../src/util/rng.js';
 
 beforeAll(async () => {
   await tf.setBackend('wasm');

@@ -5,7 +5,7 @@ import { Messages } from '../diagnostics/messages.js';
 import type { DiagnosticSink } from '../diagnostics/sink.js';
 import { didYouMean } from '../diagnostics/suggest.js';
 import { describeValue, type Arg, type Value } from '../syntax/ast.js';
-import { describeRange, inRange, typeNoun, type ArgSpec, type BoundArgs, type BoundValue, type ArgType } from './arg-spec.js';
+import { describeRange, inRange, typeNoun, type ArgSpec, type BoundArgs, type BoundValue, type ArgType } from '../core/arg-spec.js';
 
 export interface BindOptions {
   /** accept any number of extra positional label references (add, concat) */

@@ -7,7 +7,7 @@ import { didYouMean } from '../diagnostics/suggest.js';
 import { layerKind } from '../layers/registry.js';
 import { describeValue, type EntriesBlock, type Entry, type ModelBlock } from '../syntax/ast.js';
 import { optimizers } from '../vocabulary/optimizers.js';
-import { describeRange, inRange, type ArgSpec, type ArgType, type BoundValue } from './arg-spec.js';
+import { describeRange, inRange, type ArgSpec, type ArgType, type BoundValue } from '../core/arg-spec.js';
 import { bindArgs, checkValue } from './bind-args.js';
 import { entriesAsArgs } from './entries.js';
 import { intervalUnits, lrScheduleArg, type LrScheduleScope } from './check-lr-schedule.js';

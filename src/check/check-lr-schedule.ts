@@ -7,9 +7,10 @@ import type { DiagnosticSink } from '../diagnostics/sink.js';
 import { didYouMean } from '../diagnostics/suggest.js';
 import type { Value } from '../syntax/ast.js';
 import { lrSchedules } from '../vocabulary/lr-schedules.js';
-import type { ArgSpec, BoundValue, Interval } from './arg-spec.js';
+import type { ArgSpec, BoundValue, Interval } from '../core/arg-spec.js';
 import { resolveRegistryCall } from './registry-call.js';
-import type { CallConfig, EnsembleConfig, TrainConfig } from './program.js';
+import type { CallConfig } from '../core/arg-spec.js';
+import type { EnsembleConfig, TrainConfig } from './program.js';
 
 /** The run's length as the train block gives it (one of the two), for the warmup check. */
 export type RunLength = Pick<TrainConfig, 'steps' | 'epochs'>;

@@ -5,7 +5,7 @@ import type { DiagnosticSink } from '../diagnostics/sink.js';
 import { didYouMean } from '../diagnostics/suggest.js';
 import { layerKind, layerKinds, layerNames } from '../layers/registry.js';
 import { describeValue, type ModelBlock } from '../syntax/ast.js';
-import type { Shape } from './arg-spec.js';
+import type { Shape } from '../core/arg-spec.js';
 import { bindArgs } from './bind-args.js';
 import type { CheckedLayer, CheckedModel } from './program.js';
 

@@ -1,18 +1,18 @@
 // Checks the train block: its keys, the data source, loss and optimizer, and that the model's input
 // and output fit the data and the loss.
-import type { Span } from '../diagnostics/diagnostic.js';
 import { Messages } from '../diagnostics/messages.js';
 import type { DiagnosticSink } from '../diagnostics/sink.js';
 import { didYouMean } from '../diagnostics/suggest.js';
 import type { Arg, EntriesBlock } from '../syntax/ast.js';
-import { dataSources, type DataShape, type Host } from '../vocabulary/data-sources.js';
+import { dataSources, type DataShape, type Host } from '../data/sources.js';
 import { losses, metrics, type LossSpec } from '../vocabulary/losses.js';
 import { optimizers } from '../vocabulary/optimizers.js';
-import type { ArgSpec } from './arg-spec.js';
+import type { ArgSpec } from '../core/arg-spec.js';
 import { bindArgs } from './bind-args.js';
 import { entriesAsArgs } from './entries.js';
 import { resolveRegistryCall } from './registry-call.js';
-import type { CallConfig, TrainConfig } from './program.js';
+import type { CallConfig } from '../core/arg-spec.js';
+import type { TrainConfig } from './program.js';
 import type { ModelCheck } from './check-model.js';
 import { checkDataFit } from './data-fit.js';
 import { checkLrSchedule } from './check-lr-schedule.js';
@@ -106,8 +106,6 @@ export function checkTrain(block: EntriesBlock, model: ModelCheck, sink: Diagnos
     shuffle: v.shuffle as boolean,
   };
 }
-
-export type FitSpans = { data: Span; loss: Span };
 
 /**
  * The metrics to compute besides the loss: those written (each once), else accuracy for a classification

@@ -5,7 +5,7 @@ import { didYouMean } from '../diagnostics/suggest.js';
 import type { DiagnosticSink } from '../diagnostics/sink.js';
 import { lineStarts, offsetToLineCol } from '../diagnostics/format.js';
 import type { EntriesBlock, ModelBlock, NetFile, Value } from '../syntax/ast.js';
-import type { Host } from '../vocabulary/data-sources.js';
+import type { Host } from '../data/sources.js';
 import { losses } from '../vocabulary/losses.js';
 import { optimizers } from '../vocabulary/optimizers.js';
 import { checkModel } from './check-model.js';

@@ -6,9 +6,9 @@ import { Messages } from '../diagnostics/messages.js';
 import { netLexer } from '../syntax/tokens.js';
 import { netParser } from '../syntax/parser.js';
 import { buildValue } from '../syntax/build-ast.js';
-import { dataSources } from '../vocabulary/data-sources.js';
+import { dataSources } from '../data/sources.js';
 import { resolveRegistryCall } from './registry-call.js';
-import type { CallConfig } from './program.js';
+import type { CallConfig } from '../core/arg-spec.js';
 
 export function parseDataSource(text: string, name = '--data'): { config?: CallConfig; diagnostics: Diagnostic[] } {
   const sink = new DiagnosticSink(name);

@@ -1,15 +1,15 @@
 // Does the model fit its data and loss? The input must take one example of the data (an image may be
 // fed flat to a model whose input is [h*w*c]); the output must fit the loss and the labels.
+import type { Span } from '../diagnostics/diagnostic.js';
 import { activations } from '../vocabulary/activations.js';
 import { Messages } from '../diagnostics/messages.js';
 import type { DiagnosticSink } from '../diagnostics/sink.js';
 import { fmtShape } from '../layers/layer-kind.js';
 import { product } from '../layers/spatial.js';
-import type { DataShape } from '../vocabulary/data-sources.js';
+import type { DataShape } from '../data/sources.js';
 import type { LossSpec } from '../vocabulary/losses.js';
-import type { Shape } from './arg-spec.js';
+import type { Shape } from '../core/arg-spec.js';
 import { outputShape, type ModelCheck } from './check-model.js';
-import type { FitSpans } from './check-train.js';
 import type { CheckedModel } from './program.js';
 
 const squeeze = (s: Shape) => s.filter((d) => d !== 1);
@@ -37,6 +37,9 @@ export function expectedOutput(loss: LossSpec, labels: DataShape['labels']): num
       return k === 2 ? 1 : k;
   }
 }
+
+/** Where the train block writes its data and its loss: the diagnostics about the fit point there. */
+export type FitSpans = { data: Span; loss: Span };
 
 /**
  * Each part is checked as far as what is known allows: the input needs only the model header, the

@@ -1,9 +1,9 @@
 // The checker's output: a fully resolved, valid description of one .net file. Later passes trust it.
 import type { Span } from '../diagnostics/diagnostic.js';
 import type { LayerKind } from '../layers/layer-kind.js';
-import type { DataShape } from '../vocabulary/data-sources.js';
+import type { DataShape } from '../data/sources.js';
 import type { MemberSplit } from '../vocabulary/splits.js';
-import type { BoundArgs, BoundValue, Shape } from './arg-spec.js';
+import type { BoundArgs, BoundValue, CallConfig, Shape } from '../core/arg-spec.js';
 
 export type Values = BoundArgs['values'];
 
@@ -51,11 +51,6 @@ export interface EnsembleConfig {
   splitSpan?: Span;
   /** where `members` is written (absent: the default), for diagnostics about it */
   membersSpan?: Span;
-}
-
-export interface CallConfig {
-  name: string;
-  args: Values;
 }
 
 export interface TrainConfig {

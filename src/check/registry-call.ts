@@ -5,9 +5,9 @@ import { Messages } from '../diagnostics/messages.js';
 import type { DiagnosticSink } from '../diagnostics/sink.js';
 import { didYouMean } from '../diagnostics/suggest.js';
 import { describeValue, type Value } from '../syntax/ast.js';
-import type { ArgSpec } from './arg-spec.js';
+import type { ArgSpec } from '../core/arg-spec.js';
 import { bindArgs } from './bind-args.js';
-import type { CallConfig } from './program.js';
+import type { CallConfig } from '../core/arg-spec.js';
 
 export function resolveRegistryCall<S extends { name: string; args: ArgSpec[] }>(
   what: string,

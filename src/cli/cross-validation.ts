@@ -3,10 +3,10 @@
 // on its own held-out fold, with their standard deviation (over the folds, ddof 0, as scikit-learn's
 // cross_validate and GridSearchCV report it). The settings are ranked as the leaderboard ranks members.
 import Table from 'cli-table3';
-import type { MemberMetrics } from '../runtime/trainer.js';
+import type { MemberMetrics } from '../train/member-metrics.js';
 import { metricColumns } from '../vocabulary/losses.js';
 import { settingOf, type MemberSplit } from '../vocabulary/splits.js';
-import { rank, type MemberRow } from './leaderboard.js';
+import { rank, type MemberRow } from '../report/rank.js';
 
 /** One setting: its members (one per fold), their shared hyperparameters and each metric's mean and sd. */
 export interface SettingSummary {

@@ -3,7 +3,7 @@
 // the mean and the best member's, so the gain of combining the members can be read off.
 import Table from 'cli-table3';
 import { hyperTable, shownHyperparameters } from '../runtime/hyper.js';
-import { evaluateEnsemble } from '../runtime/inference.js';
+import { evaluateEnsemble } from '../serve/inference.js';
 import { extraMetrics } from '../vocabulary/losses.js';
 import { ExitCode, type Io } from './io.js';
 import { plural } from '../util/plural.js';

@@ -3,14 +3,14 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { chooseBackend } from './backend-option.js';
 import { join } from 'node:path';
-import { memberParams, retiredMembers } from '../runtime/checkpoint.js';
+import { memberParams, retiredMembers } from '../train/checkpoint.js';
 import type { BackendName } from '../runtime/backend.js';
-import { MissingHyperparameterError, setWeights, toLayersModel, UnsupportedLayerError } from '../runtime/layers-model.js';
-import { fileSaveHandler } from '../runtime/file-io.js';
-import type { TF } from '../runtime/tf.js';
-import type { MemberMetrics } from '../runtime/trainer.js';
+import { MissingHyperparameterError, setWeights, toLayersModel, UnsupportedLayerError } from '../serve/layers-model.js';
+import { fileSaveHandler } from '../serve/file-io.js';
+import type { TF } from '../kernels/tf.js';
+import type { MemberMetrics } from '../train/member-metrics.js';
 import { readCheckpoint, readRunInfo, RunError } from './run-dir.js';
-import { rank, type MemberRow } from './leaderboard.js';
+import { rank, type MemberRow } from '../report/rank.js';
 import { ExitCode, UsageError, type Io } from './io.js';
 
 export const rankMetrics = ['loss', 'val_loss', 'accuracy', 'val_accuracy', 'mse', 'val_mse', 'mae', 'val_mae'] as const;

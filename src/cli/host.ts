@@ -1,7 +1,7 @@
 // The checker's window on the file system: data files are read relative to the .net file's folder.
 import { closeSync, openSync, readSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import type { Host } from '../vocabulary/data-sources.js';
+import type { Host } from '../data/sources.js';
 
 export function fileHost(netFile: string): Host {
   const base = dirname(resolve(netFile));

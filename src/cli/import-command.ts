@@ -11,7 +11,7 @@ import { Messages } from '../diagnostics/messages.js';
 import { DiagnosticSink } from '../diagnostics/sink.js';
 import { formatDiagnostics } from '../diagnostics/format.js';
 import { didYouMean } from '../diagnostics/suggest.js';
-import type { CheckpointManifest } from '../runtime/checkpoint.js';
+import type { CheckpointManifest } from '../train/checkpoint.js';
 import { readCheckpoint, readRunInfo, RunError, writeCheckpointFiles } from './run-dir.js';
 import { ExitCode, type Io } from './io.js';
 

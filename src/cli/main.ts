@@ -7,7 +7,7 @@ import { ExitCode, processIo, UsageError, type Io } from './io.js';
 import { trainCommand } from './train-command.js';
 import { predictCommand, predictHelp, type PredictOptions } from './predict-command.js';
 import { evalCommand, evalHelp, type EvalOptions } from './eval-command.js';
-import { combineModes } from '../runtime/inference.js';
+import { combineModes } from '../serve/inference.js';
 import { extractCommand, rankMetrics, type ExtractOptions } from './extract-command.js';
 import { importCommand } from './import-command.js';
 import { reportCommand } from './report-command.js';

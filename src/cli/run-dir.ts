@@ -12,10 +12,10 @@ import type { EnsembleIR } from '../ensemble/ensemble-ir.js';
 import { slicingMap, type SlicingMap } from '../ensemble/slicing-map.js';
 import { printModelIR } from '../ir/print.js';
 import type { ModelIR } from '../ir/model-ir.js';
-import { decodeTensors, encodeCheckpoint, memberParams, restore, type CheckpointManifest, type RetiredMember, type StateSource, type TrainPosition } from '../runtime/checkpoint.js';
+import { decodeTensors, encodeCheckpoint, memberParams, restore, type CheckpointManifest, type RetiredMember, type StateSource, type TrainPosition } from '../train/checkpoint.js';
 import { Population } from '../runtime/population.js';
 import { hyperTable } from '../runtime/hyper.js';
-import type { TF } from '../runtime/tf.js';
+import type { TF } from '../kernels/tf.js';
 import type { Lowering } from '../layers/forward.js';
 import { widen } from '../ensemble/widen.js';
 

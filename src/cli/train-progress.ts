@@ -2,9 +2,9 @@
 // a line at each epoch's end, and a line at least every `everySeconds` between them, so a long first
 // epoch (30 s and more at 100k members) is not silent.
 import { SingleBar } from 'cli-progress';
-import type { EpochReport, Progress } from '../runtime/trainer.js';
+import type { EpochReport, Progress } from '../train/trainer.js';
 import { plural } from '../util/plural.js';
-import { rank } from './leaderboard.js';
+import { rank } from '../report/rank.js';
 import type { Io } from './io.js';
 
 export interface ProgressSetup {

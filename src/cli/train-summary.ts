@@ -2,10 +2,11 @@
 import { join } from 'node:path';
 import type { HyperTable } from '../runtime/hyper.js';
 import { shownHyperparameters } from '../runtime/hyper.js';
-import type { TrainResult } from '../runtime/trainer.js';
+import type { TrainResult } from '../train/trainer.js';
 import { plural } from '../util/plural.js';
 import type { Io } from './io.js';
-import { leaderboard, type MemberRow } from './leaderboard.js';
+import { leaderboard } from './leaderboard.js';
+import type { MemberRow } from '../report/rank.js';
 import { writeAtomic } from './run-dir.js';
 import { crossValidation, settingsLeaderboard } from './cross-validation.js';
 import { settingOf, splitText, type MemberSplit } from '../vocabulary/splits.js';

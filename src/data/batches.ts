@@ -1,9 +1,8 @@
 // Batching: the order of an epoch's examples, the batches it splits into, and one batch's features and
 // labels copied out in the encoding its loss wants.
-import { Rng } from '../runtime/rng.js';
+import { Rng } from '../util/rng.js';
 import type { LossSpec } from '../vocabulary/losses.js';
-import type { Labels } from '../vocabulary/data-sources.js';
-import { featureSize, labelWidth, type Dataset, type LabelEncoding } from './dataset.js';
+import { featureSize, labelWidth, type Dataset, type LabelEncoding, type Labels } from './dataset.js';
 
 /** A seeded permutation, Rng.of(seed, 'shuffle', epoch), when shuffling; else the examples in order. */
 export function epochOrder(count: number, shuffle: boolean, seed: number, epoch: number): Int32Array {

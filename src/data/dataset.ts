@@ -1,7 +1,12 @@
 // The in-memory form of every data source, and what training asks of it. Loaders (one file per source
 // kind) fill a Dataset; batching and label encoding work on any Dataset.
 import { formatMessage, type MessageDef } from '../diagnostics/messages.js';
-import type { Labels } from '../vocabulary/data-sources.js';
+
+export type Labels =
+  /** one integer class index per example, `classes` distinct values */
+  | { kind: 'classes'; classes: number }
+  /** `columns` numeric label values per example (regression, or already-encoded labels) */
+  | { kind: 'values'; columns: number };
 
 export interface Dataset {
   /** what it is, for messages: `mnist()`, `csv("points.csv")` */

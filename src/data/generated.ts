@@ -1,7 +1,7 @@
 // The generated toy sets: 2-D points with class labels, drawn from the seed alone so that every run and
 // every machine sees the same data. Each set draws from its own stream, Rng.of(seed, 'data', name), and
 // is shuffled at the end, so a validation split taken from the end holds every class.
-import { Rng } from '../runtime/rng.js';
+import { Rng } from '../util/rng.js';
 import type { Dataset } from './dataset.js';
 
 /** Points near the corners (0/1, 0/1) of the unit square; the label is x XOR y. */

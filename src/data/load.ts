@@ -3,7 +3,7 @@
 // .net file's folder. The Dataset's featureShape and labels agree with what data-sources.ts's shape()
 // promised the checker.
 import { isAbsolute, join } from 'node:path';
-import type { CallConfig } from '../check/program.js';
+import type { CallConfig } from '../core/arg-spec.js';
 import { loadCsv } from './csv.js';
 import type { Dataset } from './dataset.js';
 import { moons, spirals, xor } from './generated.js';

@@ -13,7 +13,7 @@
 // examples (kfold, when k does not divide n: one fewer) fills its epoch by cycling: after its own examples
 // it takes the first ones of the same epoch's order again. With `shuffle`, member i's examples are
 // permuted each epoch by Rng.of(seed, 'member-shuffle', i, epoch); without, they keep the order above.
-import { Rng } from '../runtime/rng.js';
+import { Rng } from '../util/rng.js';
 import type { MemberSplit } from '../vocabulary/splits.js';
 
 /** A member's own examples, as indices into the training set. */

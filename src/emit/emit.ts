@@ -4,7 +4,7 @@
 // info only (no clock, no files, no working directory), so golden files can pin it; src/emit/format.ts
 // lays it out and the CLI writes it.
 import { posix, relative, resolve, sep } from 'node:path';
-import type { BoundValue } from '../check/arg-spec.js';
+import type { BoundValue } from '../core/arg-spec.js';
 import type { EnsembleIR, WideOp } from '../ensemble/ensemble-ir.js';
 import { slicingMap, type ParamSlicing } from '../ensemble/slicing-map.js';
 import { formatAttr } from '../ir/print.js';
@@ -12,8 +12,8 @@ import { layerKind } from '../layers/registry.js';
 import type { CompileState } from '../pipeline.js';
 import { hyperTable, varyKey, type HyperTable } from '../runtime/hyper.js';
 import type { ModuleEnsemble, ModuleVary } from './module-api.js';
-import type { ModuleParam } from '../kernels/population.js';
-import type { TF } from '../runtime/tf.js';
+import type { ModuleParam } from '../kernels/module-population.js';
+import type { TF } from '../kernels/tf.js';
 import { traceStep, type TracedStep } from './trace-step.js';
 import { splitText } from '../vocabulary/splits.js';
 

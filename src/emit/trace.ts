@@ -8,7 +8,7 @@
 // come from the population (a member's hyperparameters, Adam's bias corrections) are written as the
 // expressions that read them, through `symbolic`.
 import { recordingKernels, type KernelInfo, type KernelRecorder } from '../kernels/kernel.js';
-import type { TF, Tensor, Variable } from '../runtime/tf.js';
+import type { TF, Tensor, Variable } from '../kernels/tf.js';
 
 /** Where a number or array appears: a tensor's values (tf.tensor's first argument) or anywhere else. */
 export type Position = 'values' | 'argument';

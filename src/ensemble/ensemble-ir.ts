@@ -1,21 +1,9 @@
 // The ensemble IR: the model IR widened to N members under one lowering. Ops keep their per-member
 // shapes and say whether their output is still shared by all members; parameters say how the members'
 // copies are laid out in the fused tensors, which is also the inverse map that slices a member back out.
-import type { Shape } from '../check/arg-spec.js';
+import type { ParamLayout } from '../core/layout.js';
 import type { Lowering } from '../layers/forward.js';
 import type { IrOp, IrParam, ModelIR } from '../ir/model-ir.js';
-
-/**
- * How N members' copies of one parameter form the fused tensor(s):
- *  - stacked:   [N, ...shape]                      (grouped)
- *  - columns:   [..., N*last]   members side by side on the last axis (blockdiag vectors, and the
- *               parameters of a layer whose input is shared, in every widened lowering)
- *  - blockdiag: [..., N*in, N*out], member i in block (i, i), zero elsewhere, kept so by a mask
- *  - separate:  one tensor per member, of the member's own shape  (loop)
- *  - shared:    one tensor of the member's own shape that every member reads: a `shared` layer's
- *               parameter, under every lowering (no member axis; member i's slice is all of it)
- */
-export type ParamLayout = 'stacked' | 'columns' | 'blockdiag' | 'separate' | 'shared';
 
 export interface WideParam extends IrParam {
   /** the op (layer) that owns it */
@@ -37,42 +25,4 @@ export interface EnsembleIR {
   members: number;
   ops: WideOp[];
   params: WideParam[];
-}
-
-/** The fused tensor's shape for N members (per member for `separate`). */
-export function fusedShape(layout: ParamLayout, shape: Shape, n: number): Shape {
-  const r = shape.length;
-  switch (layout) {
-    case 'stacked':
-      return [n, ...shape];
-    case 'columns':
-      return [...shape.slice(0, -1), n * shape[r - 1]];
-    case 'blockdiag':
-      return [...shape.slice(0, -2), n * shape[r - 2], n * shape[r - 1]];
-    case 'separate':
-    case 'shared':
-      return shape;
-  }
-}
-
-/** Where member i sits in the fused tensor: tf.slice(fused, begin, size) gives its own-shaped copy. */
-export function memberSlice(layout: ParamLayout, shape: Shape, i: number): { begin: number[]; size: number[] } {
-  const r = shape.length;
-  switch (layout) {
-    case 'stacked':
-      return { begin: [i, ...shape.map(() => 0)], size: [1, ...shape] };
-    case 'columns':
-      return { begin: shape.map((d, a) => (a === r - 1 ? i * d : 0)), size: shape };
-    case 'blockdiag':
-      return { begin: shape.map((d, a) => (a >= r - 2 ? i * d : 0)), size: shape };
-    case 'separate':
-    case 'shared':
-      return { begin: shape.map(() => 0), size: shape };
-  }
-}
-
-/** Which axes of the fused tensor carry the members (for gathers along members); none for `separate` and `shared`. */
-export function memberAxes(layout: ParamLayout, shape: Shape): number[] {
-  const r = shape.length;
-  return layout === 'stacked' ? [0] : layout === 'columns' ? [r - 1] : layout === 'blockdiag' ? [r - 2, r - 1] : [];
 }

@@ -1,7 +1,8 @@
 // A stable text form of the ensemble IR, for `netc ir --after widen` and golden files.
 import { fmtShape } from '../layers/layer-kind.js';
 import { formatAttr } from '../ir/print.js';
-import { fusedShape, type EnsembleIR } from './ensemble-ir.js';
+import { fusedShape } from '../core/layout.js';
+import type { EnsembleIR } from './ensemble-ir.js';
 
 const batch = (shape: number[]) => `[B, ${shape.join(', ')}]`;
 

@@ -7,7 +7,8 @@
 // axes). Those are the fused tensors as a population holds them in memory. The checkpoint on disk
 // (population.json + population-STEP.bin) stores the same parameters lowering-free, member after member;
 // `checkpoint_rule` says how to find a member there.
-import { fusedShape, memberAxes, memberSlice, type EnsembleIR, type ParamLayout } from './ensemble-ir.js';
+import { fusedShape, memberAxes, memberSlice, type ParamLayout } from '../core/layout.js';
+import type { EnsembleIR } from './ensemble-ir.js';
 
 export interface ParamSlicing {
   /** the parameter, as the member's own model names it */

@@ -4,7 +4,8 @@
 import { layerKind } from '../layers/registry.js';
 import type { Lowering } from '../layers/forward.js';
 import type { ModelIR } from '../ir/model-ir.js';
-import type { EnsembleIR, ParamLayout, WideOp, WideParam } from './ensemble-ir.js';
+import type { ParamLayout } from '../core/layout.js';
+import type { EnsembleIR, WideOp, WideParam } from './ensemble-ir.js';
 
 export interface WidenOptions {
   /**

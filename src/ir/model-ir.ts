@@ -1,6 +1,6 @@
 // The model IR: one member's network as a small graph. Op 0 is the input; every other op is a layer
 // whose inputs are earlier op ids. Parameters carry Keras-style names (`dense_1/kernel`).
-import type { BoundValue, Shape } from '../check/arg-spec.js';
+import type { BoundValue, Shape } from '../core/arg-spec.js';
 import type { Initializer } from '../vocabulary/initializers.js';
 
 export interface IrParam {

@@ -1,5 +1,5 @@
 // A stable text form of the model IR, for `netc ir` and golden files.
-import type { BoundValue } from '../check/arg-spec.js';
+import type { BoundValue } from '../core/arg-spec.js';
 import { fmtShape } from '../layers/layer-kind.js';
 import { parameterCount, sharedCount, type ModelIR } from './model-ir.js';
 

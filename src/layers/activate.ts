@@ -1,7 +1,7 @@
 // Applies an activation to a widened activation. Only softmax needs care: it normalises over one
 // member's features, so in the blockdiag layout it runs on [..., N, C].
-import { activate, LEAKY_RELU_ALPHA } from '../runtime/activations.js';
-import type { Tensor } from '../runtime/tf.js';
+import { activate, LEAKY_RELU_ALPHA } from '../kernels/activations.js';
+import type { Tensor } from '../kernels/tf.js';
 import type { Act, ForwardContext } from './forward.js';
 import { joinMembers, splitMembers } from './widened.js';
 

@@ -1,9 +1,10 @@
 // relu(), sigmoid(), tanh(), softmax(), ...: one stand-alone layer per activation function.
 import { activations } from '../vocabulary/activations.js';
 import type { LayerKind } from './layer-kind.js';
-import { activate } from '../runtime/activations.js';
+import { activate } from '../kernels/activations.js';
 import { activateWide } from './activate.js';
-import { blockMembers, blockVector, groupedMembers, groupedVector } from './widened.js';
+import { blockMembers, groupedMembers, groupedVector } from './widened.js';
+import { blockVector } from '../kernels/block-vector.js';
 
 export const activationLayers: LayerKind[] = activations
   .filter((a) => a !== 'linear')

@@ -2,8 +2,9 @@
 // set for all, shared).
 import type { LayerKind } from './layer-kind.js';
 import type { ForwardContext } from './forward.js';
-import type { Tensor } from '../runtime/tf.js';
-import { blockMembers, blockVector, fromMembersFirst, groupedMembers, groupedVector, membersFirst } from './widened.js';
+import type { Tensor } from '../kernels/tf.js';
+import { blockMembers, fromMembersFirst, groupedMembers, groupedVector, membersFirst } from './widened.js';
+import { blockVector } from '../kernels/block-vector.js';
 
 /**
  * Normalises x with the batch's statistics (training) or the running ones, and records the new running

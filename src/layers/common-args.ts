@@ -1,5 +1,5 @@
 // Arguments shared by several layer kinds.
-import type { ArgSpec } from '../check/arg-spec.js';
+import type { ArgSpec } from '../core/arg-spec.js';
 import { activations } from '../vocabulary/activations.js';
 import { initializers } from '../vocabulary/initializers.js';
 

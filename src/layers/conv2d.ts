@@ -3,10 +3,10 @@ import type { Initializer } from '../vocabulary/initializers.js';
 import { paddingArg, weightedArgs } from './common-args.js';
 import type { LayerKind } from './layer-kind.js';
 import { spatialOutput } from './spatial.js';
-import { activate } from '../runtime/activations.js';
-import { conv2d as trainableConv, conv2dOfData, groupedConv2d, type Padding } from '../runtime/conv.js';
+import { activate } from '../kernels/activations.js';
+import { conv2d as trainableConv, conv2dOfData, groupedConv2d, type Padding } from '../kernels/conv.js';
 import { activateWide } from './activate.js';
-import type { Tensor } from '../runtime/tf.js';
+import type { Tensor } from '../kernels/tf.js';
 import type { ForwardContext, Params } from './forward.js';
 import { sharedByFolding } from './widened.js';
 

@@ -3,10 +3,10 @@ import { Messages } from '../diagnostics/messages.js';
 import type { Initializer } from '../vocabulary/initializers.js';
 import { weightedArgs } from './common-args.js';
 import { fmtShape, type LayerKind } from './layer-kind.js';
-import { activate } from '../runtime/activations.js';
+import { activate } from '../kernels/activations.js';
 import { activateWide } from './activate.js';
-import { matMul, matMulOfData } from '../runtime/matmul.js';
-import type { Tensor } from '../runtime/tf.js';
+import { matMul, matMulOfData } from '../kernels/matmul.js';
+import type { Tensor } from '../kernels/tf.js';
 import type { ForwardContext, Params } from './forward.js';
 import { sharedByFolding } from './widened.js';
 

@@ -2,7 +2,7 @@
 // draws its own mask.
 import type { LayerKind } from './layer-kind.js';
 import type { ForwardContext } from './forward.js';
-import type { Tensor } from '../runtime/tf.js';
+import type { Tensor } from '../kernels/tf.js';
 import { groupedMembers, membersToBlocks, blockMembers } from './widened.js';
 
 /** Inverted-dropout masks, member-first [N, ...shape]: 0 where dropped, 1/(1 - rate) where kept. */

@@ -5,8 +5,8 @@
 // In the widened forms an input may still be shared: [B, ...shape], the same for every member (the
 // model input, and whatever a parameter-free layer computes from it). Layers keep it shared when they
 // can and otherwise use one wider op rather than copying it N times (JAX's three batching cases).
-import type { BoundValue, Shape } from '../check/arg-spec.js';
-import type { TF, Tensor } from '../runtime/tf.js';
+import type { BoundValue, Shape } from '../core/arg-spec.js';
+import type { TF, Tensor } from '../kernels/tf.js';
 
 export type Lowering = 'grouped' | 'blockdiag' | 'loop';
 export const lowerings: readonly Lowering[] = ['grouped', 'blockdiag', 'loop'];

@@ -3,7 +3,7 @@
 // rule and batching rule together.)
 import type { Span } from '../diagnostics/diagnostic.js';
 import type { MessageDef } from '../diagnostics/messages.js';
-import type { ArgSpec, BoundArgs, Shape } from '../check/arg-spec.js';
+import type { ArgSpec, BoundArgs, Shape } from '../core/arg-spec.js';
 import type { Initializer } from '../vocabulary/initializers.js';
 import type { ForwardRules, WidenRule } from './forward.js';
 

@@ -1,6 +1,6 @@
 // layernorm(): normalises each example over its last axis.
 import type { LayerKind } from './layer-kind.js';
-import type { Tensor, TF } from '../runtime/tf.js';
+import type { Tensor, TF } from '../kernels/tf.js';
 import { groupedMembers, groupedVector, joinMembers, splitMembers, blockMembers, sharedByFolding } from './widened.js';
 
 /** (x - mean) / sqrt(var + eps) * gamma + beta over the last axis of each example. */

@@ -4,7 +4,7 @@ import type { LayerKind } from './layer-kind.js';
 import { paddingArg } from './common-args.js';
 import { spatialOutput } from './spatial.js';
 import type { ForwardContext } from './forward.js';
-import type { Tensor } from '../runtime/tf.js';
+import type { Tensor } from '../kernels/tf.js';
 
 function pool(name: string, summary: string): LayerKind {
   const apply = ({ tf, attrs }: ForwardContext, x: Tensor): Tensor => {

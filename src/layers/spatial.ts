@@ -1,7 +1,7 @@
 // Window arithmetic shared by conv2d and pooling: output size for a padding and stride, in TF's rules.
 import { Messages } from '../diagnostics/messages.js';
 import { fmtShape, type ShapeContext } from './layer-kind.js';
-import type { Shape } from '../check/arg-spec.js';
+import type { Shape } from '../core/arg-spec.js';
 
 export function windowOutput(size: number, window: number, stride: number, padding: string): number {
   return padding === 'same' ? Math.ceil(size / stride) : Math.floor((size - window) / stride) + 1;

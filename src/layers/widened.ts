@@ -1,7 +1,6 @@
 // Layout helpers for the widened forms, shared by the layer kinds' forward rules.
-import type { TF, Tensor } from '../runtime/tf.js';
+import type { TF, Tensor } from '../kernels/tf.js';
 import type { Act, ForwardContext, ForwardRules, Params } from './forward.js';
-import { kernel } from '../kernels/kernel.js';
 
 /** grouped: a shared [B, ...] activation as [N, B, ...] (a broadcast view where the op allows it). */
 export function groupedMembers(ctx: ForwardContext, a: Act): Tensor {
@@ -17,13 +16,6 @@ export function blockMembers(ctx: ForwardContext, a: Act): Tensor {
 /** Per-member values as a tensor that broadcasts against a grouped activation of rank `rank`. */
 export function groupedVector(tf: TF, values: number[], rank: number): Tensor {
   return tf.tensor(values, [values.length, ...new Array(rank - 1).fill(1)]);
-}
-
-/** Per-member values repeated over each member's `width` channels: broadcasts against [.., N*width]. */
-function blockVectorKernel(tf: TF, values: number[], width: number): Tensor {
-  const out = new Float32Array(values.length * width);
-  values.forEach((v, i) => out.fill(v, i * width, (i + 1) * width));
-  return tf.tensor1d(out);
 }
 
 /** blockdiag: [B, ..., N*C] -> [B, ..., N, C], so an op can work per member on the last axis. */
@@ -81,6 +73,3 @@ export function sharedByFolding(single: SingleRule): NonNullable<ForwardRules['s
     return fromMembersFirst(ctx, tf.reshape(y, [n, y.shape[0] / n, ...y.shape.slice(1)]));
   };
 }
-
-// kernels: opaque calls in a traced step (src/kernels/kernel.ts)
-export const blockVector = kernel('blockVector', blockVectorKernel, { values: [1] });

@@ -1,6 +1,7 @@
 // The report's HTML: one self-contained page (inline CSS and SVG, no script, nothing fetched) with a
 // title block, the charts, the leaderboard and, for a population-based run, the lineage.
-import type { MemberRow } from '../cli/leaderboard.js';
+import type { MemberRow } from './rank.js';
+import { escapeHtml, formatHyper, formatMetric } from './format.js';
 import { isExploit, isStop, metricNames, type MetricName, type RunEvent, type RunSummary } from './run-data.js';
 import { BEST_COLOR, FONT } from './render-svg.js';
 import { groupBySetting, settingsTable } from './settings.js';
@@ -29,13 +30,6 @@ export interface PageInput {
   /** undefined: the run has no events.jsonl */
   lineage?: { figure?: Figure; events: RunEvent[] };
 }
-
-export const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
-
-export const formatMetric = (v: number | undefined): string =>
-  v === undefined ? '' : Number.isFinite(v) ? (Math.abs(v) >= 1e-3 || v === 0 ? v.toFixed(4) : v.toExponential(2)) : String(v);
-
-export const formatHyper = (v: number | undefined): string => (v === undefined ? '' : Number.isInteger(v) ? String(v) : Number.isFinite(v) ? String(Number(v.toPrecision(3))) : String(v));
 
 const formatHypers = (h: Record<string, number>): string =>
   Object.entries(h)

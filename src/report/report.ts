@@ -4,7 +4,7 @@
 import { writeAtomic } from '../util/write-atomic.js';
 import { join } from 'node:path';
 import type { TopLevelSpec } from 'vega-lite';
-import { rank, rankKey } from '../cli/leaderboard.js';
+import { rank, rankKey } from './rank.js';
 import { curvesSpec, type CurveMetric } from './curves-spec.js';
 import { extraMetrics } from '../vocabulary/losses.js';
 import { lrSpec } from './lr-spec.js';

@@ -4,7 +4,7 @@
 import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { MemberMetrics } from '../runtime/trainer.js';
+import type { MemberMetrics } from '../train/member-metrics.js';
 import { metricColumns } from '../vocabulary/losses.js';
 
 export type MetricName = keyof MemberMetrics;

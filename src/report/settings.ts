@@ -1,8 +1,8 @@
 // The report's cross-validation section (runs with `split: kfold(k)`): each setting of the varied
 // hyperparameters with its members, one per fold, and the mean ± standard deviation of every metric
 // over them, best first; and the leaderboard's members grouped by setting, in that order.
-import type { MemberRow } from '../cli/leaderboard.js';
-import { escapeHtml, formatHyper, formatMetric } from './page.js';
+import type { MemberRow } from './rank.js';
+import { escapeHtml, formatHyper, formatMetric } from './format.js';
 import type { RunSummary } from './run-data.js';
 
 export type CrossValidation = NonNullable<RunSummary['cross_validation']>;

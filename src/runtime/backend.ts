@@ -12,7 +12,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { registerWasmKernels } from './wasm-kernels.js';
+import { registerWasmKernels } from '../kernels/wasm-kernels.js';
 import { createRequire } from 'node:module';
 import { dirname, join, sep } from 'node:path';
 import type * as tfjs from '@tensorflow/tfjs';

@@ -4,13 +4,13 @@
 // `split: kfold(k)` the k members of a setting (floor(i / k)) share their values: lists cycle over the
 // settings and spaces draw per setting, so each value is trained on all k folds. The
 // lr_schedule's arguments are hyperparameters too (`lr_schedule.min`), intervals by their amount.
-import type { BoundValue, Interval } from '../check/arg-spec.js';
+import type { BoundValue, Interval } from '../core/arg-spec.js';
 import type { Program, Space, Vary, VaryTarget } from '../check/program.js';
 import type { ModelIR } from '../ir/model-ir.js';
 import { layerKind } from '../layers/registry.js';
 import { optimizers } from '../vocabulary/optimizers.js';
 import { lrSchedules } from '../vocabulary/lr-schedules.js';
-import { Rng } from './rng.js';
+import { Rng } from '../util/rng.js';
 import { settingOf, type MemberSplit } from '../vocabulary/splits.js';
 
 /** Hyperparameter values per member id, by key: optimizer args by name (`lr`), layer args as `op.arg`. */

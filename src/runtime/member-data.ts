@@ -11,9 +11,9 @@ import type { Dataset } from '../data/dataset.js';
 import { epochLength, memberEpochOrder, memberExamples, type MemberExamples } from '../data/member-splits.js';
 import { losses as lossSpecs } from '../vocabulary/losses.js';
 import type { MemberSplit } from '../vocabulary/splits.js';
-import { exampleLosses, exampleMetric } from './losses.js';
+import { exampleLosses, exampleMetric } from '../kernels/losses.js';
 import type { Population } from './population.js';
-import type { TF, Tensor } from './tf.js';
+import type { TF, Tensor } from '../kernels/tf.js';
 
 export interface MemberDataSpec {
   split: MemberSplit;

@@ -3,16 +3,17 @@
 // members' mean losses, so each member gets exactly its own gradient, and a shared layer's parameters,
 // one variable that every member reads, the sum of theirs) and the fused optimizer step.
 import type { EnsembleIR, WideParam } from '../ensemble/ensemble-ir.js';
-import { fusedShape } from '../ensemble/ensemble-ir.js';
+import { fusedShape } from '../core/layout.js';
 import type { Act, ForwardContext, Params } from '../layers/forward.js';
 import { layerKind } from '../layers/registry.js';
-import { blockMembers, blocksToMembers, blockVector, groupedMembers, membersToBlocks } from '../layers/widened.js';
-import { blockMask, fuse, unfuse } from './fused.js';
-import { memberLosses, memberMetric } from './losses.js';
-import { applyGradients, createState, hyperValues, sharedValue, type OptimizerState, type SharedSlots, type Slot } from './optimizers.js';
-import { gatherMembers } from './member-axis.js';
-import type { TF, Tensor, Variable } from './tf.js';
-import { applyUpdates, memberDraws, type ModulePopulation, type StepInputs } from '../kernels/population.js';
+import { blockMembers, blocksToMembers, groupedMembers, membersToBlocks } from '../layers/widened.js';
+import { blockVector } from '../kernels/block-vector.js';
+import { blockMask, fuse, unfuse } from '../kernels/fused.js';
+import { memberLosses, memberMetric } from '../kernels/losses.js';
+import { applyGradients, createState, hyperValues, sharedValue, type OptimizerState, type SharedSlots, type Slot } from '../kernels/optimizers.js';
+import { gatherMembers } from '../kernels/member-axis.js';
+import type { TF, Tensor, Variable } from '../kernels/tf.js';
+import { applyUpdates, memberDraws, type ModulePopulation, type StepInputs } from '../kernels/module-population.js';
 
 export interface PopulationSpec {
   tf: TF;

@@ -1,6 +1,6 @@
 // The transport of `--resident K`: this process runs the shard jobs one after another, so at most one
 // shard's members are on the device at a time (waves).
-import type { TF } from '../runtime/tf.js';
+import type { TF } from '../kernels/tf.js';
 import { runShardJob, type RunContext, type ShardJob, type ShardResult } from './shard-job.js';
 import type { Transport } from './transport.js';
 

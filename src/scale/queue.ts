@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { deserialize, serialize } from 'node:v8';
 import { Job, Queue, QueueEvents, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import type { TF } from '../runtime/tf.js';
+import type { TF } from '../kernels/tf.js';
 import { runShardJob, type RunContext, type ShardJob, type ShardResult } from './shard-job.js';
 import type { Transport } from './transport.js';
 

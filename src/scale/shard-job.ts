@@ -11,7 +11,7 @@ import { batchRanges, epochOrder, gatherBatch, labelEncoding } from '../data/bat
 import type { Dataset } from '../data/dataset.js';
 import { losses as lossSpecs } from '../vocabulary/losses.js';
 import { Population, type PopulationSpec } from '../runtime/population.js';
-import type { TF, Tensor } from '../runtime/tf.js';
+import type { TF, Tensor } from '../kernels/tf.js';
 import { MemberData } from '../runtime/member-data.js';
 import type { MemberSplit } from '../vocabulary/splits.js';
 

@@ -1,7 +1,7 @@
 // A local worker (`netc train --workers K`): a child process that loads its own TF.js backend, keeps the
 // run's context, and runs the shard jobs its parent sends over IPC, one at a time.
 import { selectBackend, type BackendName } from '../runtime/backend.js';
-import type { TF } from '../runtime/tf.js';
+import type { TF } from '../kernels/tf.js';
 import { runShardJob, type RunContext } from './shard-job.js';
 import type { ToWorker, FromWorker } from './local-workers.js';
 

@@ -1,5 +1,5 @@
 // Losses and what each expects of the labels; `huber` takes its `delta`.
-import type { ArgSpec } from '../check/arg-spec.js';
+import type { ArgSpec } from '../core/arg-spec.js';
 
 export interface LossSpec {
   name: string;

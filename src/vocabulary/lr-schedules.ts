@@ -2,7 +2,7 @@
 // t is lr_i * f(t). Every argument is a hyperparameter `vary lr_schedule.ARG` may give each member its own
 // value of; intervals (`every`, `warmup`) are written `N steps` or `N epochs`. plateau is Keras'
 // ReduceLROnPlateau: it acts at epoch ends on a metric instead of following the step.
-import type { ArgSpec } from '../check/arg-spec.js';
+import type { ArgSpec } from '../core/arg-spec.js';
 import { scheduleMetrics } from './schedules.js';
 
 export interface LrScheduleSpec {

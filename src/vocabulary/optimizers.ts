@@ -1,7 +1,7 @@
 // Optimizers and their hyperparameters, positional in the order docs/language.md lists them
 // (`sgd(lr, momentum, nesterov)`, `adam(lr, beta1, beta2, epsilon)`, ...). Every `hyper` argument may be varied per member. Defaults
 // follow tf.train / Keras.
-import type { ArgSpec } from '../check/arg-spec.js';
+import type { ArgSpec } from '../core/arg-spec.js';
 
 export interface OptimizerSpec {
   name: string;

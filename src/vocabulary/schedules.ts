@@ -1,5 +1,5 @@
 // Schedules change the population while it trains: PBT, successive halving, early stopping.
-import type { ArgSpec } from '../check/arg-spec.js';
+import type { ArgSpec } from '../core/arg-spec.js';
 
 export interface ScheduleSpec {
   name: string;

@@ -1,7 +1,7 @@
 // Member splits: how the members of an ensemble get data of their own (`split:` in the ensemble block).
 // kfold(k) gives member i every training example but those of fold (i mod k), which it validates on;
 // bootstrap() gives member i n draws with replacement, and validates it on the examples it never drew.
-import type { ArgSpec } from '../check/arg-spec.js';
+import type { ArgSpec } from '../core/arg-spec.js';
 
 export interface SplitSpec {
   name: 'kfold' | 'bootstrap';

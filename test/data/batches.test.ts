@@ -5,7 +5,7 @@ import type { Dataset } from '../../src/data/dataset.js';
 import { splitData, splitValidation } from '../../src/data/split.js';
 import { expectedOutput } from '../../src/check/data-fit.js';
 import { losses } from '../../src/vocabulary/losses.js';
-import type { Labels } from '../../src/vocabulary/data-sources.js';
+import type { Labels } from '../../src/data/dataset.js';
 
 /** count examples of 2 features (10i, 10i+1) and class i % classes */
 function classes(count: number, k: number): Dataset {

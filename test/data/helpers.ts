@@ -4,11 +4,11 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, expect } from 'vitest';
-import type { BoundValue } from '../../src/check/arg-spec.js';
-import type { CallConfig } from '../../src/check/program.js';
+import type { BoundValue } from '../../src/core/arg-spec.js';
+import type { CallConfig } from '../../src/core/arg-spec.js';
 import { loadDataset } from '../../src/data/load.js';
 import { DataError, type Dataset } from '../../src/data/dataset.js';
-import { dataSources, type Host } from '../../src/vocabulary/data-sources.js';
+import { dataSources, type Host } from '../../src/data/sources.js';
 
 /** `name(args)` as the checker hands it on: the given arguments over the defaults. */
 export function call(name: string, args: Record<string, BoundValue> = {}): CallConfig {

@@ -6,12 +6,12 @@ import { expect } from 'vitest';
 import { compile } from '../../src/pipeline.js';
 import type { Lowering } from '../../src/layers/forward.js';
 import { Population } from '../../src/runtime/population.js';
-import { initMember } from '../../src/runtime/init.js';
+import { initMember } from '../../src/kernels/init.js';
 import { hyperTable, memberHyperparameters, type HyperTable } from '../../src/runtime/hyper.js';
-import { setWeights, toLayersModel } from '../../src/runtime/layers-model.js';
-import type { TF } from '../../src/runtime/tf.js';
-import { Rng } from '../../src/runtime/rng.js';
-import { registerWasmKernels } from '../../src/runtime/wasm-kernels.js';
+import { setWeights, toLayersModel } from '../../src/serve/layers-model.js';
+import type { TF } from '../../src/kernels/tf.js';
+import { Rng } from '../../src/util/rng.js';
+import { registerWasmKernels } from '../../src/kernels/wasm-kernels.js';
 import type { ModelIR } from '../../src/ir/model-ir.js';
 import type { Program } from '../../src/check/program.js';
 

@@ -7,11 +7,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lowerings, type Lowering } from '../../src/layers/forward.js';
 import { compile } from '../../src/pipeline.js';
 import { hyperTable } from '../../src/runtime/hyper.js';
-import { initMember } from '../../src/runtime/init.js';
-import { lrPlan } from '../../src/runtime/lr-schedule.js';
-import { getWeights } from '../../src/runtime/layers-model.js';
+import { initMember } from '../../src/kernels/init.js';
+import { lrPlan } from '../../src/train/lr-schedule.js';
+import { getWeights } from '../../src/serve/layers-model.js';
 import { Population } from '../../src/runtime/population.js';
-import type { TF } from '../../src/runtime/tf.js';
+import type { TF } from '../../src/kernels/tf.js';
 import { alone, backends, expectClose, randomBatch, tf, useBackend, type Built } from './harness.js';
 
 const MEMBERS = 3;

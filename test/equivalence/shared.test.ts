@@ -7,7 +7,7 @@
 // (with per-member values the shared layers must not take), dense and conv trunks, cpu and wasm.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lowerings } from '../../src/layers/forward.js';
-import { getWeights } from '../../src/runtime/layers-model.js';
+import { getWeights } from '../../src/serve/layers-model.js';
 import type { ModelIR } from '../../src/ir/model-ir.js';
 import { alone, backends, build, expectClose, randomBatch, tf, useBackend, type Built } from './harness.js';
 

@@ -3,10 +3,10 @@
 // kind, every lowering, every optimizer, on cpu and wasm.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lowerings } from '../../src/layers/forward.js';
-import { getWeights } from '../../src/runtime/layers-model.js';
+import { getWeights } from '../../src/serve/layers-model.js';
 import { alone, backends, build, expectClose, randomBatch, tf, useBackend, type Built } from './harness.js';
 import { layerCases, source } from './cases.js';
-import { Rng } from '../../src/runtime/rng.js';
+import { Rng } from '../../src/util/rng.js';
 
 const MEMBERS = 3;
 const BATCH = 4;

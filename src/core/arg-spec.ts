@@ -59,6 +59,12 @@ export interface BoundArgs {
   rest: LabelRef[];
 }
 
+/** A call the checker resolved: a name from one of the registries (optimizer, loss, data source, ...) and its bound arguments, defaults filled in. */
+export interface CallConfig {
+  name: string;
+  args: BoundArgs['values'];
+}
+
 export function describeRange(t: ArgType): string {
   if (t.kind !== 'int' && t.kind !== 'number') return '';
   const { min, max } = t;

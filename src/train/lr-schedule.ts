@@ -3,9 +3,9 @@
 // arguments (`lr_schedule.min`, ...; intervals in epochs are converted to steps). T, the horizon of cosine
 // and linear, is the run's total steps. plateau follows no formula: it is a schedule that acts at epoch
 // ends (src/runtime/plateau.ts) and f is its per-member factor.
-import type { CallConfig } from '../check/program.js';
+import type { CallConfig } from '../core/arg-spec.js';
 import { lrSchedules } from '../vocabulary/lr-schedules.js';
-import type { HyperTable } from './hyper.js';
+import type { HyperTable } from '../runtime/hyper.js';
 import { plateau } from './plateau.js';
 import type { Schedule } from './schedules.js';
 

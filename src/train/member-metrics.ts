@@ -2,7 +2,21 @@
 // by metric name, and the row's JSON in a checkpoint.
 import type { SumsState } from './checkpoint.js';
 import { fromJsonNumber, jsonNumber } from './schedules.js';
-import type { MemberMetrics } from './trainer.js';
+
+/**
+ * A member's metrics: `loss`, each computed metric (`accuracy`, `mse`, `mae`) and, with validation data,
+ * their `val_` twins, in the order of metricColumns. The trainer fills them by name (computedMetrics).
+ */
+export interface MemberMetrics {
+  loss: number;
+  accuracy?: number;
+  mse?: number;
+  mae?: number;
+  val_loss?: number;
+  val_accuracy?: number;
+  val_mse?: number;
+  val_mae?: number;
+}
 
 /** A member's metrics for a checkpoint's JSON, and back: non-finite values travel as strings. */
 export const encodeMetrics = (m: MemberMetrics) => Object.fromEntries(Object.entries(m).map(([k, v]) => [k, jsonNumber(v)]));

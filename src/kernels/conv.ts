@@ -4,7 +4,7 @@
 // implementation everywhere keeps the lowerings and backends computing the same thing.
 import type { TF, Tensor, Tensor4D } from './tf.js';
 import { memberSlices } from './matmul.js';
-import { kernel } from '../kernels/kernel.js';
+import { kernel } from './kernel.js';
 
 type GradFunc = Parameters<TF['customGrad']>[0];
 const as4d = (t: Tensor) => t as Tensor4D;

@@ -2,8 +2,8 @@
 // after member, in the order of `ids`), for a population trained in shards: waves in this process, or
 // jobs for workers. The coordinator slices shards out of it for jobs and puts their results back;
 // schedules compact it (halving) and copy members within it (PBT).
-import type { HyperTable } from './hyper.js';
-import { Population, type PopulationSpec } from './population.js';
+import type { HyperTable } from '../runtime/hyper.js';
+import { Population, type PopulationSpec } from '../runtime/population.js';
 import type { CheckpointManifest, StateSource } from './checkpoint.js';
 import type { ShardState } from '../scale/shard-job.js';
 

@@ -4,7 +4,7 @@
 // decay of adamw and sgd, and for clipnorm (each parameter tensor's gradient clipped to that norm).
 import type { TF, Tensor, Variable } from './tf.js';
 import { concatFlat, splitFlat } from './matmul.js';
-import { kernel } from '../kernels/kernel.js';
+import { kernel } from './kernel.js';
 
 /** One fused parameter tensor as the optimizer sees it. */
 export interface Slot {

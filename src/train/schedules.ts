@@ -5,9 +5,9 @@
 // What a schedule remembers between intervals (early stopping's best values) is exported with
 // state() and put back with restore(), so that a checkpoint carries it and a resumed run decides the same.
 import type { ScheduleConfig, Space, Vary } from '../check/program.js';
-import type { Interval } from '../check/arg-spec.js';
-import { drawFromSpace } from './hyper.js';
-import { Rng } from './rng.js';
+import type { Interval } from '../core/arg-spec.js';
+import { drawFromSpace } from '../runtime/hyper.js';
+import { Rng } from '../util/rng.js';
 import { plural } from '../util/plural.js';
 
 export type ScheduleMetric = 'loss' | 'val_loss' | 'accuracy' | 'val_accuracy';

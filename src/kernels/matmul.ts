@@ -6,7 +6,7 @@
 // backend multiplies a batch of matrices (batch > 1) with a scalar loop, but a single matrix with
 // XNNPACK, ~10x faster ([30, 64, 400] x [30, 400, 120]: 55 ms batched, 5 ms as 30 products).
 import type { TF, Tensor } from './tf.js';
-import { kernel } from '../kernels/kernel.js';
+import { kernel } from './kernel.js';
 
 type GradFunc = Parameters<TF['customGrad']>[0];
 

@@ -2,8 +2,8 @@
 // dropout off and batchnorm's running statistics. Used by the trainer and by shard jobs alike.
 import { batchRanges, epochOrder } from '../data/batches.js';
 import type { Dataset } from '../data/dataset.js';
-import type { Population } from './population.js';
-import type { TF, Tensor } from './tf.js';
+import type { Population } from '../runtime/population.js';
+import type { TF, Tensor } from '../kernels/tf.js';
 
 export type BatchFn = (ds: Dataset, order: Int32Array, start: number, end: number) => { x: Tensor; y: Tensor; size: number };
 

@@ -5,9 +5,9 @@
 import { batchRanges, epochOrder, gatherBatch, labelEncoding } from '../data/batches.js';
 import { featureSize, type Dataset } from '../data/dataset.js';
 import { losses as lossSpecs } from '../vocabulary/losses.js';
-import { memberAccuracy, memberLosses, memberMetric } from './losses.js';
-import type { Population } from './population.js';
-import type { TF, Tensor } from './tf.js';
+import { memberAccuracy, memberLosses, memberMetric } from '../kernels/losses.js';
+import type { Population } from '../runtime/population.js';
+import type { TF, Tensor } from '../kernels/tf.js';
 
 /** How a population's outputs are combined: their mean, the members' majority class, or not at all. */
 export type Combine = 'mean' | 'vote' | 'none';

@@ -3,7 +3,7 @@
 // one value per member, [N]: the mean over the batch, as Keras computes it on probabilities (clipped to
 // [eps, 1 - eps]); the example* forms return each example's value, [N, B].
 import type { TF, Tensor } from './tf.js';
-import { kernel } from '../kernels/kernel.js';
+import { kernel } from './kernel.js';
 
 type GradFunc = Parameters<TF['customGrad']>[0];
 

@@ -3,8 +3,8 @@
 // hyperparameters, Adam's running beta powers, the step, and the data position with the running sums of the current epoch. Together with
 // the seed (which names every random stream) that is all a resumed run needs to continue bit for bit.
 // The loop's own memory goes with it: each schedule's sums and state, and every member's last metrics.
-import { Population } from './population.js';
-import { memberHyperparameters, type HyperTable } from './hyper.js';
+import { Population } from '../runtime/population.js';
+import { memberHyperparameters, type HyperTable } from '../runtime/hyper.js';
 
 export interface TrainPosition {
   /** optimizer steps taken */

@@ -1,13 +1,13 @@
 // The population as a compiled module's step sees it: fused TF.js variables by name and the few numbers
 // the step reads. netc's runtime Population hands its own variables over in this form (so `netc train`
 // can run a compiled module's step), and a compiled module's createPopulation() builds one on its own.
-import type { TF, Tensor, Variable } from '../runtime/tf.js';
-import { Rng } from '../runtime/rng.js';
-import { initMember } from '../runtime/init.js';
-import { blockMask, fuse } from '../runtime/fused.js';
-import { stateNames } from '../runtime/optimizers.js';
-import { registerWasmKernels } from '../runtime/wasm-kernels.js';
-import { fusedShape, type ParamLayout } from '../ensemble/ensemble-ir.js';
+import type { TF, Tensor, Variable } from './tf.js';
+import { Rng } from '../util/rng.js';
+import { initMember } from './init.js';
+import { blockMask, fuse } from './fused.js';
+import { stateNames } from './optimizers.js';
+import { registerWasmKernels } from './wasm-kernels.js';
+import { fusedShape, type ParamLayout } from '../core/layout.js';
 import type { Initializer } from '../vocabulary/initializers.js';
 import { kernel } from './kernel.js';
 

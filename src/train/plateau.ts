@@ -4,7 +4,7 @@
 // `min_lr` (and not at all once it is there). The member's learning rate is lr * factor. Its memory
 // (factor, best, epochs waited) goes into checkpoints through state()/restore(), and a PBT exploit gives
 // the member its source's (copied()), as it gives it the source's weights.
-import type { CallConfig } from '../check/program.js';
+import type { CallConfig } from '../core/arg-spec.js';
 import { fromJsonNumber, higherIsBetter, jsonNumber, type Schedule, type ScheduleContext, type ScheduleMetric } from './schedules.js';
 
 export interface PlateauSchedule extends Schedule {

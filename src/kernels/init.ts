@@ -3,10 +3,9 @@
 // the member count or the lowering. A `shared` layer's parameters come from a stream of their own,
 // Rng.of(seed, 'init', 'shared'), drawn once for every member (a member's stream skips them).
 // Initialisers follow Keras, fans included.
-import type { Shape } from '../check/arg-spec.js';
-import type { ModelIR } from '../ir/model-ir.js';
+import type { Shape } from '../core/arg-spec.js';
 import type { Initializer } from '../vocabulary/initializers.js';
-import { Rng } from './rng.js';
+import { Rng } from '../util/rng.js';
 
 /** Keras' fans: [in, out] for dense, receptive field times channels for convolutions. */
 export function fans(shape: Shape): [number, number] {
@@ -58,21 +57,35 @@ export function initialValues(init: Initializer, shape: Shape, rng: Rng): Float3
   return out;
 }
 
+/** What initialisation reads of a parameter (the model IR's IrParam has it): a member's own shape. */
+export interface InitParam {
+  name: string;
+  shape: Shape;
+  init: Initializer;
+  /** a `shared` layer's parameter, drawn once for every member */
+  shared?: true;
+}
+
+/** The parameters of one member, in model order. */
+export interface InitModel {
+  params: readonly InitParam[];
+}
+
 /**
  * All of member `member`'s parameters, by name, in model order. Its own from its stream; a `shared`
  * layer's from the stream (seed, 'init', 'shared') that no member owns, the same for every member.
  */
-export function initMember(model: Pick<ModelIR, 'params'>, seed: number, member: number): Map<string, Float32Array> {
+export function initMember(model: InitModel, seed: number, member: number): Map<string, Float32Array> {
   const rng = Rng.of(seed, 'init', member);
   const shared = model.params.some((p) => p.shared) ? initShared(model, seed) : undefined;
   return new Map(model.params.map((p) => [p.name, p.shared ? shared!.get(p.name)! : initialValues(p.init, p.shape, rng)]));
 }
 
 // the shared parameters of the last (model, seed) asked for: drawn once, not once per member
-const sharedDrawn = new WeakMap<Pick<ModelIR, 'params'>, { seed: number; values: Map<string, Float32Array> }>();
+const sharedDrawn = new WeakMap<InitModel, { seed: number; values: Map<string, Float32Array> }>();
 
 /** The `shared` layers' initial parameters, by name, in model order (read-only: every member gets these arrays). */
-export function initShared(model: Pick<ModelIR, 'params'>, seed: number): Map<string, Float32Array> {
+export function initShared(model: InitModel, seed: number): Map<string, Float32Array> {
   const cached = sharedDrawn.get(model);
   if (cached?.seed === seed) return cached.values;
   const rng = Rng.of(seed, 'init', 'shared');

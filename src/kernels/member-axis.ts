@@ -1,8 +1,8 @@
 // Gathers along the member axis of a fused tensor, whatever its layout: the one operation that PBT
 // (a member takes another's weights) and compaction (stopped members leave) are made of. It runs on the
 // device, with no files and no copies through the host.
-import type { Shape } from '../check/arg-spec.js';
-import type { ParamLayout } from '../ensemble/ensemble-ir.js';
+import type { Shape } from '../core/arg-spec.js';
+import type { ParamLayout } from '../core/layout.js';
 import type { TF, Tensor } from './tf.js';
 
 /** The fused tensor of `positions.length` members, member i being member positions[i] of `t`. */

@@ -7,21 +7,21 @@ import { randomUUID } from 'node:crypto';
 import { batchRanges, epochOrder } from '../data/batches.js';
 import type { Dataset, LabelEncoding } from '../data/dataset.js';
 import { computedMetrics } from '../vocabulary/losses.js';
-import { Population, type PopulationSpec } from './population.js';
+import { Population, type PopulationSpec } from '../runtime/population.js';
 import { restore, restoreHyperparameters, retiredMembers, type CheckpointManifest, type RetiredMember, type StateSource, type TrainPosition } from './checkpoint.js';
 import type { Decisions, Schedule, ScheduleMetric } from './schedules.js';
-import { decodeMetrics, encodeMetrics, HostSums, metricsRow, pick } from './member-metrics.js';
-import { initMember } from './init.js';
-import { memberHyperparameters, shownHyperparameters, type HyperTable } from './hyper.js';
+import { decodeMetrics, encodeMetrics, HostSums, metricsRow, pick, type MemberMetrics } from './member-metrics.js';
+import { initMember } from '../kernels/init.js';
+import { memberHyperparameters, shownHyperparameters, type HyperTable } from '../runtime/hyper.js';
 import { lrPlan, memberLr, type LrPlan } from './lr-schedule.js';
 import { BestKept, memberParamsAt } from './best-weights.js';
-import type { TF, Tensor } from './tf.js';
+import type { TF, Tensor } from '../kernels/tf.js';
 import { evaluatePopulation } from './evaluate.js';
 import { HostStore } from './host-store.js';
 import { NETC_VERSION } from '../version.js';
 import { InProcess } from '../scale/in-process.js';
 import { shards, type Transport } from '../scale/transport.js';
-import { MemberData, memberBatches } from './member-data.js';
+import { MemberData, memberBatches } from '../runtime/member-data.js';
 import { batcher, type EvaluateJob, type EvaluateResult, type RunContext, type TrainJob, type TrainResult as ShardTrainResult } from '../scale/shard-job.js';
 
 export interface TrainSetup {
@@ -49,21 +49,6 @@ export interface TrainSetup {
   resident?: number;
   /** train the population in shards through this transport (worker processes, a queue) */
   transport?: Transport;
-}
-
-/**
- * A member's metrics: `loss`, each computed metric (`accuracy`, `mse`, `mae`) and, with validation data,
- * their `val_` twins, in the order of metricColumns. The trainer fills them by name (computedMetrics).
- */
-export interface MemberMetrics {
-  loss: number;
-  accuracy?: number;
-  mse?: number;
-  mae?: number;
-  val_loss?: number;
-  val_accuracy?: number;
-  val_mse?: number;
-  val_mae?: number;
 }
 
 export interface EpochReport {

@@ -3,12 +3,12 @@
 // extraction writes out. Every layer argument `vary` may change is the member's own value, and every
 // initializer is the one netc drew the member's weights from, so the model is that member exactly.
 import type * as tfjs from '@tensorflow/tfjs';
-import type { BoundValue } from '../check/arg-spec.js';
+import type { BoundValue } from '../core/arg-spec.js';
 import type { IrOp, ModelIR } from '../ir/model-ir.js';
 import { layerKind } from '../layers/registry.js';
 import type { Initializer } from '../vocabulary/initializers.js';
-import type { TF } from './tf.js';
-import { LEAKY_RELU_ALPHA } from './activations.js';
+import type { TF } from '../kernels/tf.js';
+import { LEAKY_RELU_ALPHA } from '../kernels/activations.js';
 
 /** One member's hyperparameters by key, as the checkpoint keeps them: `lr`, `dropout_1.rate`, ... */
 export type MemberHyperparameters = Readonly<Record<string, number>>;

@@ -7,7 +7,7 @@ import { writeAtomic } from '../util/write-atomic.js';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type * as tfjs from '@tensorflow/tfjs';
-import type { TF } from './tf.js';
+import type { TF } from '../kernels/tf.js';
 
 
 /** Writes model.json (Keras-style topology, weights manifest) and weights.bin into `dir`. */

@@ -1,7 +1,7 @@
 // Moves parameter values between the members' own arrays and the fused tensors of a layout. Going in,
 // members are placed by the layout; coming out, they are sliced back: the inverse (slicing) map.
-import type { Shape } from '../check/arg-spec.js';
-import { fusedShape, memberSlice, type ParamLayout } from '../ensemble/ensemble-ir.js';
+import type { Shape } from '../core/arg-spec.js';
+import { fusedShape, memberSlice, type ParamLayout } from '../core/layout.js';
 
 const size = (s: Shape) => s.reduce((a, b) => a * b, 1);
 

@@ -1,13 +1,8 @@
 // Data sources and the shapes they give, known at check time: the built-in sets know theirs, and files
 // (csv, idx) are read just far enough to learn theirs through the host.
-import type { ArgSpec, BoundValue, Shape } from '../check/arg-spec.js';
-import { classCount, parseIdx } from '../data/idx.js';
-
-export type Labels =
-  /** one integer class index per example, `classes` distinct values */
-  | { kind: 'classes'; classes: number }
-  /** `columns` numeric label values per example (regression, or already-encoded labels) */
-  | { kind: 'values'; columns: number };
+import type { ArgSpec, BoundValue, Shape } from '../core/arg-spec.js';
+import type { Labels } from './dataset.js';
+import { classCount, parseIdx } from './idx.js';
 
 export interface DataShape {
   features: Shape;
