@@ -16,6 +16,7 @@ import type { EnsembleIR } from './ensemble/ensemble-ir.js';
 import { widen } from './ensemble/widen.js';
 import { verifyEnsembleIR } from './ensemble/verify.js';
 import { emitModule, type EmitInfo } from './emit/emit.js';
+import { compiledRun, type CompiledRun } from './runtime/compiled-run.js';
 
 export interface CompileState {
   path: string;
@@ -25,6 +26,8 @@ export interface CompileState {
   program?: Program;
   ir?: ModelIR;
   ensemble?: EnsembleIR;
+  /** the program, both IRs and the members' hyperparameter table, as everything after the compiler reads them */
+  run?: CompiledRun;
   /** the TypeScript module (netc compile) */
   module?: string;
 }
@@ -88,6 +91,7 @@ export const passes: readonly Pass[] = [
       }
       // members on data of their own read inputs of their own: the input is not shared
       state.ensemble = widen(state.ir!, options.lowering ?? 'grouped', members, { perMemberInput: ensemble.split !== undefined });
+      state.run = compiledRun(state.program!, state.ir!, state.ensemble);
     },
   },
   verifier('verify-ensemble', 'ensemble IR', (state) => verifyEnsembleIR(state.ensemble!)),
@@ -95,7 +99,7 @@ export const passes: readonly Pass[] = [
     // only for netc compile, which asks for it: the TypeScript module, as text (formatting is the CLI's)
     name: 'emit',
     run(state, options) {
-      if (options.emit && state.program?.train) state.module = emitModule(state, options.emit);
+      if (options.emit && state.program?.train) state.module = emitModule(state.run!, options.emit);
     },
   },
 ];

@@ -2,7 +2,7 @@
 // ensemble's: the mean-combined prediction's loss and accuracy and the majority vote's accuracy, next to
 // the mean and the best member's, so the gain of combining the members can be read off.
 import Table from 'cli-table3';
-import { hyperTable, shownHyperparameters } from '../runtime/hyper.js';
+import { shownHyperparameters } from '../runtime/hyper.js';
 import { evaluateEnsemble } from '../serve/inference.js';
 import { extraMetrics } from '../vocabulary/losses.js';
 import { ExitCode, type Io } from './io.js';
@@ -62,7 +62,7 @@ seed (so they overlap the data it was trained on) unless --seed is given.
 /** The hyperparameters shown for a member: the varied ones by the path the file wrote, else lr. */
 function shown(run: OpenRun, m: number): Record<string, number> {
   const values = run.manifest.hyperparameters[m] ?? {};
-  return shownHyperparameters(hyperTable(run.info.program, run.info.model), (key) => values[key]);
+  return shownHyperparameters(run.compiled.hyper, (key) => values[key]);
 }
 
 const finite = (v: number | undefined) => (v !== undefined && Number.isFinite(v) ? v : undefined);

@@ -14,7 +14,7 @@ import { printModelIR } from '../ir/print.js';
 import type { ModelIR } from '../ir/model-ir.js';
 import { decodeTensors, encodeCheckpoint, memberParams, restore, type CheckpointManifest, type RetiredMember, type StateSource, type TrainPosition } from '../train/checkpoint.js';
 import { Population } from '../runtime/population.js';
-import { hyperTable } from '../runtime/hyper.js';
+import { compiledRun, type CompiledRun } from '../runtime/compiled-run.js';
 import type { TF } from '../kernels/tf.js';
 import type { Lowering } from '../layers/forward.js';
 import { widen } from '../ensemble/widen.js';
@@ -129,6 +129,8 @@ export function readCheckpoint(dir: string): { manifest: CheckpointManifest; ten
 /** A run brought back to life: its description, checkpoint and a population holding its weights. */
 export interface OpenRun {
   info: RunInfo;
+  /** run.json's program and IRs, with their hyperparameter table */
+  compiled: CompiledRun<RunInfo['program']>;
   manifest: CheckpointManifest;
   population: Population;
 }
@@ -143,7 +145,7 @@ export function openRun(dir: string, tf: TF, lowering?: Lowering): OpenRun {
   if (manifest.fingerprint !== info.fingerprint) throw new RunError(`${dir}: the checkpoint is of another model than run.json describes`);
   const ensemble = lowering && lowering !== info.ensemble.lowering ? widen(info.model, lowering, manifest.members) : { ...info.ensemble, members: manifest.members };
   const position = new Map(manifest.member_ids.map((id, m) => [id, m]));
-  const table = hyperTable(info.program, info.model);
+  const compiled = compiledRun(info.program, info.model, ensemble);
   const population = new Population({
     tf,
     ensemble,
@@ -152,9 +154,9 @@ export function openRun(dir: string, tf: TF, lowering?: Lowering): OpenRun {
     optimizer: manifest.optimizer,
     loss: info.program.train?.loss ?? { name: 'mse', args: {} },
     hyper: (key, id) => manifest.hyperparameters[position.get(id)!]?.[key] ?? NaN,
-    base: (key) => table.base(key),
+    base: (key) => compiled.hyper.base(key),
     initial: (id) => memberParams(manifest, tensors, position.get(id)!),
   });
   restore(population, manifest, tensors);
-  return { info, manifest, population };
+  return { info, compiled, manifest, population };
 }

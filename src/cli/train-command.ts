@@ -10,7 +10,8 @@ import { loadDataset } from '../data/load.js';
 import { DataError, formatDataError } from '../data/dataset.js';
 import { splitData, splitValidation } from '../data/split.js';
 import { describeSplit } from '../data/member-splits.js';
-import { hyperTable, shownHyperparameters, type HyperTable } from '../runtime/hyper.js';
+import { shownHyperparameters, type HyperTable } from '../runtime/hyper.js';
+import type { CompiledRun } from '../runtime/compiled-run.js';
 import { batchesPerEpoch, DivergenceError, train, type EpochReport, type PopulationEvent, type TrainResult, type TrainSetup } from '../train/trainer.js';
 import { makeSchedules } from '../train/schedules.js';
 import type { RetiredMember } from '../train/checkpoint.js';
@@ -100,14 +101,14 @@ async function trainRun(file: string | undefined, given: TrainOptions, io: Io): 
   );
   if (program.ensemble.split) io.err(`split: ${describeSplit(program.ensemble.split, data.train.count)}\n`);
 
-  const table = hyperTable(program, state.ir!);
-  const trained = await runTraining({ tf: chosen.tf, backend: chosen.name, state, data, table, steps, epochs, perEpoch, runDir, resume, options }, io);
+  const compiled = state.run!;
+  const trained = await runTraining({ tf: chosen.tf, backend: chosen.name, run: compiled, data, steps, epochs, perEpoch, runDir, resume, options }, io);
   if (typeof trained === 'number') return trained;
   const { result, stopped, timings, transport } = trained;
   result.population.dispose();
   const { name: model } = state.ir!;
   const { members, lowering } = ensemble;
-  await finishRun({ runDir, file: path, model, members, split: program.ensemble.split, epochs, backend: chosen.name, lowering, seed: program.ensemble.seed, table, result, stopped, resumedFrom: at, timings, transport: transport?.name ?? 'in-process', shards: transport?.slots ?? 1 }, io);
+  await finishRun({ runDir, file: path, model, members, split: program.ensemble.split, epochs, backend: chosen.name, lowering, seed: program.ensemble.seed, table: compiled.hyper, result, stopped, resumedFrom: at, timings, transport: transport?.name ?? 'in-process', shards: transport?.slots ?? 1 }, io);
   if (stopped) io.err(`stopped at step ${result.steps}; continue with: netc train --resume ${runDir}\n`);
   return stopped ? ExitCode.errors : ExitCode.ok;
 }
@@ -273,9 +274,8 @@ function keepOptions(runDir: string, run: RunInfo, options: TrainOptions): void 
 interface Training {
   tf: TF;
   backend: BackendName;
-  state: CompileState;
+  run: CompiledRun;
   data: Split;
-  table: HyperTable;
   steps: number;
   epochs: number;
   perEpoch: number;
@@ -288,8 +288,8 @@ type Timings = { epoch: number; step: number; members: number; seconds: number }
 
 /** Trains with progress output, metrics.jsonl, events.jsonl and checkpoints; Ctrl-C stops after a step. */
 async function runTraining(t: Training, io: Io): Promise<{ result: TrainResult; stopped: boolean; timings: Timings; transport?: Transport } | number> {
-  const { state, table, runDir } = t;
-  const program = state.program!;
+  const { run, runDir } = t;
+  const { program, hyper: table } = run;
   const seed = program.ensemble.seed;
   const start = t.resume?.manifest.position;
   const progress = new TrainProgress({ io, bar: !!t.options.progress, steps: t.steps, epochs: t.epochs, start: { step: start?.step ?? 0, epoch: start?.epoch ?? 0 }, everySeconds: t.options.progressSeconds ?? 10 });
@@ -301,7 +301,7 @@ async function runTraining(t: Training, io: Io): Promise<{ result: TrainResult; 
   };
   process.on('SIGINT', onSigint);
   const { onEpoch, onEvent, timings } = recorder(runDir, table, progress, io);
-  const print = fingerprint(state.ir!);
+  const print = fingerprint(run.model);
   const checkpoint = (population: Parameters<typeof writeCheckpoint>[1], position: Parameters<typeof writeCheckpoint>[2], retired: RetiredMember[], extra?: Map<string, Float32Array>) =>
     writeCheckpoint(runDir, population, position, { fingerprint: print, seed, hyperKeys: table.keys, retired, extra });
   let transport: Transport | undefined;
@@ -309,14 +309,11 @@ async function runTraining(t: Training, io: Io): Promise<{ result: TrainResult; 
     transport = await makeTransport(t.options, t.backend, io);
     if (transport) io.err(`training in shards through ${transport.name}\n`);
     const schedules = makeSchedules(program.schedules, program.ensemble.vary, (path) => [...table.varied].find(([, p]) => p === path)![0], seed);
-    const memberIds = Array.from({ length: state.ensemble!.members }, (_, i) => i);
+    const memberIds = Array.from({ length: run.ensemble.members }, (_, i) => i);
     const result = await train(
       {
         tf: t.tf,
-        program,
-        model: state.ir!,
-        ensemble: state.ensemble!,
-        hyper: table,
+        ...run,
         data: t.data,
         steps: t.steps,
         seed,

@@ -1,7 +1,7 @@
 // The emit pass: a compiled .net file -> the text of a readable TypeScript module that trains its ensemble
 // on netc's runtime. The module embeds the configuration and the IR as data, and spells the fused forward
-// pass out as straight-line code, one runtime op per line. Pure: the text depends on the state and the
-// info only (no clock, no files, no working directory), so golden files can pin it; src/emit/format.ts
+// pass out as straight-line code, one runtime op per line. Pure: the text depends on the compiled run and
+// the info only (no clock, no files, no working directory), so golden files can pin it; src/emit/format.ts
 // lays it out and the CLI writes it.
 import { posix, relative, resolve, sep } from 'node:path';
 import type { BoundValue } from '../core/arg-spec.js';
@@ -9,8 +9,8 @@ import type { EnsembleIR, WideOp } from '../ensemble/ensemble-ir.js';
 import { slicingMap, type ParamSlicing } from '../ensemble/slicing-map.js';
 import { formatAttr } from '../ir/print.js';
 import { layerKind } from '../layers/registry.js';
-import type { CompileState } from '../pipeline.js';
-import { hyperTable, varyKey, type HyperTable } from '../runtime/hyper.js';
+import type { CompiledRun } from '../runtime/compiled-run.js';
+import { varyKey, type HyperTable } from '../runtime/hyper.js';
 import type { ModuleEnsemble, ModuleVary } from './module-api.js';
 import type { ModuleParam } from '../kernels/module-population.js';
 import type { TF } from '../kernels/tf.js';
@@ -44,21 +44,20 @@ export function emitInfo(file: string, out: string | undefined, cwd: string, tf:
 }
 
 /** The text of the module (unformatted: format it with formatModule). */
-export function emitModule(state: CompileState, info: EmitInfo): string {
-  const { program, ir: model, ensemble } = state;
-  if (!program || !model || !ensemble || !program.train) throw new Error('emitModule needs a cleanly compiled program with a train block');
+export function emitModule(run: CompiledRun, info: EmitInfo): string {
+  const { program, model, ensemble, hyper: table } = run;
+  if (!program.train) throw new Error('emitModule needs a program with a train block');
   const n = ensemble.members;
-  const table = hyperTable(program, model);
   const vary: ModuleVary[] = program.ensemble.vary.map((v) => ({ path: v.path, key: varyKey(v.target, model), target: v.target, space: v.space }));
   const names = variableNames(ensemble);
   const traced = traceStep({ tf: info.tf, program, ensemble, hyper: table, names });
-  const ctx: ModuleContext = { state, info, n, table, vary, names, traced, script: commentText(info.out ? posix.basename(info.out.split(sep).join('/')) : 'MODULE.ts') };
+  const ctx: ModuleContext = { run, info, n, table, vary, names, traced, script: commentText(info.out ? posix.basename(info.out.split(sep).join('/')) : 'MODULE.ts') };
   const parts = [header, configuration, forwardFunction, lossFunctions, optimizeFunction, stepFunction, populationFunctions, nodePart, dataDirFunction, scriptPart];
   return parts.map((part) => part(ctx).join('\n')).join('\n\n') + '\n';
 }
 
 interface ModuleContext {
-  state: CompileState;
+  run: CompiledRun;
   info: EmitInfo;
   n: number;
   table: HyperTable;
@@ -69,14 +68,14 @@ interface ModuleContext {
   script: string;
 }
 
-function header({ state, info, n, script, traced }: ModuleContext): string[] {
-  const { program, ir: model, ensemble } = state as Required<CompileState>;
+function header({ run, info, n, script, traced }: ModuleContext): string[] {
+  const { program, model, ensemble } = run;
   const train = program.train!;
   const file = commentText(info.file);
   const input = ensemble.ops[0];
   const L: string[] = [];
   L.push(`// ${info.out ? `${script}: generated` : 'Generated'} by netc from ${file}: model ${model.name}, ${n} member${n === 1 ? '' : 's'}, lowering ${ensemble.lowering}.`);
-  L.push(`// Recompile rather than edit: ${commentText(recompileCommand(state, info))}`);
+  L.push(`// Recompile rather than edit: ${commentText(recompileCommand(run, info))}`);
   L.push('//');
   L.push(`// The fused training step of ${n} ${model.name} member${n === 1 ? '' : 's'} as TF.js code, traced by netc from the very rules \`netc train\` runs:`);
   L.push(`//   forward()           every member's network at once, layer by layer: x ${input.shared ? `[B, ${input.shape.join(', ')}]` : `[N, B, ${input.shape.join(', ')}]`} -> [N, B, ${ensemble.ops[model.output].shape.join(', ')}]`);
@@ -100,8 +99,8 @@ function header({ state, info, n, script, traced }: ModuleContext): string[] {
   return L;
 }
 
-function configuration({ state, info, n, table, vary }: ModuleContext): string[] {
-  const { program, ensemble } = state as Required<CompileState>;
+function configuration({ run, info, n, table, vary }: ModuleContext): string[] {
+  const { program, ensemble } = run;
   const split = program.ensemble.split;
   const ensembleConfig: ModuleEnsemble = { members: n, lowering: ensemble.lowering, seed: program.ensemble.seed, vary, ...(split ? { split } : {}) };
   const L: string[] = [];
@@ -150,11 +149,11 @@ function preamble(body: string[], from: string, available: Record<string, string
   return L;
 }
 
-function forwardFunction({ state, traced, n }: ModuleContext): string[] {
-  const ensemble = state.ensemble!;
+function forwardFunction({ run, traced, n }: ModuleContext): string[] {
+  const ensemble = run.ensemble;
   const input = ensemble.ops[0];
-  const output = ensemble.ops[state.ir!.output];
-  const varied = new Set(state.program!.ensemble.vary.map((v) => varyKey(v.target, state.ir!)));
+  const output = ensemble.ops[run.model.output];
+  const varied = new Set(run.program.ensemble.vary.map((v) => varyKey(v.target, run.model)));
   const body: string[] = [];
   for (const t of traced.ops) {
     body.push(`  // ${describeOp(ensemble, t.op, varied)}`);
@@ -196,8 +195,8 @@ function branch(training: string[], evaluation: string[], results: string[]): st
   return [`  let ${results.map((r) => `${r}: Tensor`).join(', ')};`, '  if (s.training) {', ...assign(training), '  } else {', ...assign(evaluation), '  }'];
 }
 
-function lossFunctions({ state, traced }: ModuleContext): string[] {
-  const train = state.program!.train!;
+function lossFunctions({ run, traced }: ModuleContext): string[] {
+  const train = run.program.train!;
   const sizes = { N: 'out.shape[0]', B: 'out.shape[1]' };
   const fn = (name: string, doc: string, body: string[]) => [
     `/** ${doc} */`,
@@ -206,7 +205,7 @@ function lossFunctions({ state, traced }: ModuleContext): string[] {
     ...body.map((l) => `  ${l}`),
     '}',
   ];
-  const labels = state.ensemble!.ops[0].shared ? 'y [B, ...], the same for every member' : "y [N, B, ...], each member's own";
+  const labels = run.ensemble.ops[0].shared ? 'y [B, ...], the same for every member' : "y [N, B, ...], each member's own";
   const L = fn('loss', `Each member's mean ${train.loss.name} over the batch, [N]: out [N, B, ...] against the labels ${labels}.`, traced.loss);
   const metrics = Object.keys(traced.metrics);
   for (const name of metrics) L.push('', ...fn(name, `Each member's ${name} on the batch, [N].`, traced.metrics[name]));
@@ -216,8 +215,8 @@ function lossFunctions({ state, traced }: ModuleContext): string[] {
   return L;
 }
 
-function optimizeFunction({ state, traced }: ModuleContext): string[] {
-  const optimizer = state.program!.train!.optimizer;
+function optimizeFunction({ run, traced }: ModuleContext): string[] {
+  const optimizer = run.program.train!.optimizer;
   const body = traced.optimize.map((l) => `  ${l}`);
   return [
     '/**',
@@ -232,8 +231,8 @@ function optimizeFunction({ state, traced }: ModuleContext): string[] {
   ];
 }
 
-function stepFunction({ traced, state }: ModuleContext): string[] {
-  const derived = state.ensemble!.params.filter((p) => p.trainable).map((p) => p.name);
+function stepFunction({ traced, run }: ModuleContext): string[] {
+  const derived = run.ensemble.params.filter((p) => p.trainable).map((p) => p.name);
   const list = derived.join() === traced.trainable.join() ? 'params.filter((p) => p.trainable).map((p) => p.name)' : literal(traced.trainable);
   return [
     "/** The trainable parameters, in the optimizer's order. */",
@@ -244,7 +243,7 @@ function stepFunction({ traced, state }: ModuleContext): string[] {
     ' * disposes them). x and y as forward() and loss() take them.',
     ' */',
     'export function step(pop: Population, x: Tensor, y: Tensor, metrics: readonly string[] = []): { losses: Tensor; metrics: Record<string, Tensor> } {',
-    ...(state.ensemble!.lowering === 'loop' ? loopGuard(state.ensemble!.members) : []),
+    ...(run.ensemble.lowering === 'loop' ? loopGuard(run.ensemble.members) : []),
     '  const { tf } = pop;',
     '  const s: StepInputs = { training: true, updates: [] };',
     '  let losses!: Tensor;',
@@ -271,8 +270,8 @@ function stepFunction({ traced, state }: ModuleContext): string[] {
   ];
 }
 
-function populationFunctions({ state }: ModuleContext): string[] {
-  const ensemble = state.ensemble!;
+function populationFunctions({ run }: ModuleContext): string[] {
+  const ensemble = run.ensemble;
   const L: string[] = [];
   L.push('/**');
   L.push(" * The population before training: each member's initial weights drawn as netc train draws them, fused by");
@@ -314,8 +313,8 @@ function memberExpression(p: ParamSlicing): string {
 }
 
 /** The Node part: the IR as data, and train() around the module's step with netc's data, schedules and metrics. */
-function nodePart({ state, info }: ModuleContext): string[] {
-  const { ensemble } = state;
+function nodePart({ run, info }: ModuleContext): string[] {
+  const { ensemble } = run;
   const file = commentText(info.file);
   const L: string[] = [];
   L.push('// ---- Node only ------------------------------------------------------------------------------------------------');
@@ -326,7 +325,7 @@ function nodePart({ state, info }: ModuleContext): string[] {
   L.push(`const ir: EnsembleIR = JSON.parse(${quote(JSON.stringify(ensemble))});`);
   L.push('');
   L.push('export interface TrainOptions {');
-  const train = state.program!.train!;
+  const train = run.program.train!;
   L.push(`  /** optimizer steps (default: the train block's ${train.steps !== undefined ? `steps, ${train.steps}` : `epochs, ${train.epochs}`}) */`);
   L.push('  steps?: number;');
   L.push('  /** epochs, instead of steps */');
@@ -426,11 +425,11 @@ function scriptPart({ info }: ModuleContext): string[] {
   return L;
 }
 
-function recompileCommand(state: CompileState, info: EmitInfo): string {
-  const e = state.ensemble!;
+function recompileCommand(run: CompiledRun, info: EmitInfo): string {
+  const e = run.ensemble;
   const parts = ['netc compile', info.file];
   if (e.lowering !== 'grouped') parts.push(`--lowering ${e.lowering}`);
-  if (e.members !== state.program!.ensemble.members) parts.push(`--members ${e.members}`);
+  if (e.members !== run.program.ensemble.members) parts.push(`--members ${e.members}`);
   if (info.out) parts.push(`-o ${info.out}`);
   return parts.join(' ');
 }

@@ -1,0 +1,23 @@
+// One compiled .net file as everything after the compiler reads it: the checked program, its model IR,
+// the ensemble IR it was widened to, and the members' hyperparameter table. The pipeline builds it once
+// (compile()'s `run`), and a saved run rebuilds it from run.json (openRun); training, the emitted module
+// and evaluation all read this one object instead of each deriving the table again. The table is the one
+// mutable part: schedules (PBT) set members' values in it as a run goes.
+import type { Program } from '../check/program.js';
+import type { ModelIR } from '../ir/model-ir.js';
+import type { EnsembleIR } from '../ensemble/ensemble-ir.js';
+import { hyperTable, type HyperSource, type HyperTable } from './hyper.js';
+
+/** `P`: what of the program is at hand (a saved run keeps its ensemble and train blocks only). */
+export interface CompiledRun<P extends HyperSource = Program> {
+  program: P;
+  model: ModelIR;
+  ensemble: EnsembleIR;
+  /** every member's hyperparameters: the file's values, vary's draws, and what schedules set since */
+  hyper: HyperTable;
+}
+
+/** The run of a checked program widened to `ensemble`, with its hyperparameter table. */
+export function compiledRun<P extends HyperSource>(program: P, model: ModelIR, ensemble: EnsembleIR): CompiledRun<P> {
+  return { program, model, ensemble, hyper: hyperTable(program, model) };
+}
