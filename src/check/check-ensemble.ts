@@ -28,8 +28,9 @@ export interface VaryScope {
   lrSchedule?: LrScheduleScope;
 }
 
-export function checkEnsemble(block: EntriesBlock | undefined, scope: VaryScope, sink: DiagnosticSink): EnsembleConfig | undefined {
-  if (!block) return { members: 1, seed: 0, vary: [] };
+/** `seed`: the command line's (--seed), in place of the block's. */
+export function checkEnsemble(block: EntriesBlock | undefined, scope: VaryScope, sink: DiagnosticSink, seed?: number): EnsembleConfig | undefined {
+  if (!block) return { members: 1, seed: seed ?? 0, vary: [] };
   const errorsBefore = sink.errorCount;
   const { args, vary } = entriesAsArgs(block, sink, true);
   const splitArg = args.find((a) => a.key!.name === 'split');
@@ -64,7 +65,7 @@ export function checkEnsemble(block: EntriesBlock | undefined, scope: VaryScope,
   if (sink.errorCount > errorsBefore) return undefined;
   return {
     members: bound.values.members as number,
-    seed: bound.values.seed as number,
+    seed: seed ?? (bound.values.seed as number),
     vary: varies,
     ...(split ? { split: memberSplit(split.name, split.args), splitSpan: splitArg!.value.span } : {}),
     ...(bound.spans.members ? { membersSpan: bound.spans.members } : {}),

@@ -13,7 +13,8 @@ import type { CallConfig } from '../core/arg-spec.js';
 import type { EnsembleConfig, TrainConfig } from './program.js';
 
 /** The run's length as the train block gives it (one of the two), for the warmup check. */
-export type RunLength = Pick<TrainConfig, 'steps' | 'epochs'>;
+/** The run's length, and the option that set it when the command line did (`--steps`). */
+export type RunLength = Pick<TrainConfig, 'steps' | 'epochs'> & { from?: string };
 
 /** The lr_schedule value, resolved and bound; undefined after reporting a wrong name. */
 export function checkLrSchedule(value: Value, run: RunLength, sink: DiagnosticSink): CallConfig | undefined {
@@ -33,7 +34,7 @@ export function checkLrSchedule(value: Value, run: RunLength, sink: DiagnosticSi
 function checkWarmup(name: string, warmup: Interval, run: RunLength, span: Span, sink: DiagnosticSink): void {
   const total = warmup.unit === 'steps' ? run.steps : run.epochs;
   if (total === undefined || warmup.amount === 0 || warmup.amount < total) return;
-  sink.report(Messages.WarmupTooLong, span, name, `${warmup.amount} ${warmup.unit}`, `${total} ${warmup.unit}`);
+  sink.report(Messages.WarmupTooLong, span, name, `${warmup.amount} ${warmup.unit}`, `${total} ${warmup.unit}${run.from ? ` (${run.from})` : ''}`);
 }
 
 /** What `vary lr_schedule.ARG` resolves against: whether the train block gives an lr_schedule, and its name when known. */

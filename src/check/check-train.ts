@@ -12,8 +12,9 @@ import { bindArgs } from './bind-args.js';
 import { entriesAsArgs } from './entries.js';
 import { resolveRegistryCall } from './registry-call.js';
 import type { CallConfig } from '../core/arg-spec.js';
-import type { TrainConfig } from './program.js';
+import type { Overrides, TrainConfig } from './program.js';
 import type { ModelCheck } from './check-model.js';
+import type { RunLength } from './check-lr-schedule.js';
 import { checkDataFit } from './data-fit.js';
 import { checkLrSchedule } from './check-lr-schedule.js';
 
@@ -29,7 +30,7 @@ const plainKeys: ArgSpec[] = [
 const callKeys = ['data', 'loss', 'optimizer', 'lr_schedule'];
 export const trainKeys = [...callKeys, ...plainKeys.map((k) => k.name)];
 
-export function checkTrain(block: EntriesBlock, model: ModelCheck, sink: DiagnosticSink, host: Host | undefined): TrainConfig | undefined {
+export function checkTrain(block: EntriesBlock, model: ModelCheck, sink: DiagnosticSink, host: Host | undefined, overrides: Overrides = {}): TrainConfig | undefined {
   const { args } = entriesAsArgs(block, sink);
   const byKey = new Map(args.map((a) => [a.key!.name, a]));
   const plain: Arg[] = [];
@@ -70,10 +71,11 @@ export function checkTrain(block: EntriesBlock, model: ModelCheck, sink: Diagnos
   const hasEpochs = 'epochs' in bound.spans;
   const hasSteps = 'steps' in bound.spans;
   if (hasEpochs && hasSteps) sink.report(Messages.EpochsAndSteps, bound.spans.steps);
-  else if (!hasEpochs && !hasSteps && !block.incomplete) sink.report(Messages.NoEpochsOrSteps, block.keyword);
+  else if (!hasEpochs && !hasSteps && !block.incomplete && !runLengthGiven(overrides)) sink.report(Messages.NoEpochsOrSteps, block.keyword);
+  const length = runLength(bound.values, overrides);
 
   const lrArg = byKey.get('lr_schedule');
-  const lrSchedule = lrArg && checkLrSchedule(lrArg.value, { steps: bound.values.steps as number | undefined, epochs: bound.values.epochs as number | undefined }, sink);
+  const lrSchedule = lrArg && checkLrSchedule(lrArg.value, length, sink);
 
   let dataShape: DataShape | undefined;
   if (data && dataArg) {
@@ -100,11 +102,20 @@ export function checkTrain(block: EntriesBlock, model: ModelCheck, sink: Diagnos
     optimizer,
     ...(lrSchedule ? { lr_schedule: lrSchedule } : {}),
     batch: v.batch as number,
-    epochs: v.epochs as number | undefined,
-    steps: v.steps as number | undefined,
+    epochs: length.epochs,
+    steps: length.steps,
     metrics,
     shuffle: v.shuffle as boolean,
   };
+}
+
+const runLengthGiven = (o: Overrides) => o.epochs !== undefined || o.steps !== undefined;
+
+/** The run's length: --epochs or --steps in place of the file's epochs and steps, else the file's. */
+function runLength(v: Record<string, unknown>, o: Overrides): RunLength {
+  if (o.epochs !== undefined) return { epochs: o.epochs, steps: undefined, from: '--epochs' };
+  if (o.steps !== undefined) return { steps: o.steps, epochs: undefined, from: '--steps' };
+  return { epochs: v.epochs as number | undefined, steps: v.steps as number | undefined };
 }
 
 /**

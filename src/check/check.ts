@@ -12,7 +12,7 @@ import { checkModel } from './check-model.js';
 import { checkTrain } from './check-train.js';
 import { checkEnsemble } from './check-ensemble.js';
 import { checkSchedule } from './check-schedule.js';
-import type { Program, ScheduleConfig } from './program.js';
+import type { Overrides, Program, ScheduleConfig } from './program.js';
 import { checkLrScheduleVary, type LrScheduleScope } from './check-lr-schedule.js';
 import { lrSchedules } from '../vocabulary/lr-schedules.js';
 import { checkSplit } from './check-split.js';
@@ -20,6 +20,8 @@ import { checkSplit } from './check-split.js';
 export interface CheckOptions {
   /** reads data files (csv headers, idx headers) relative to the .net file */
   host?: Host;
+  /** values given on the command line in place of the file's, checked as if the file said them */
+  overrides?: Overrides;
 }
 
 export function check(file: NetFile, sink: DiagnosticSink, options: CheckOptions = {}): Program | undefined {
@@ -41,8 +43,8 @@ export function check(file: NetFile, sink: DiagnosticSink, options: CheckOptions
   if (!modelBlock) sink.report(Messages.MissingModel, { start: 0, length: Math.min(1, file.source.length) });
   const modelCheck = modelBlock ? checkModel(modelBlock, sink, lineOf) : {};
   const model = modelCheck.model;
-  const train = trainBlock && checkTrain(trainBlock, modelCheck, sink, options.host);
-  const ensemble = checkEnsemble(ensembleBlock, { model: modelBlock, optimizer: optimizerName(trainBlock), lrSchedule: lrScheduleScope(trainBlock) }, sink);
+  const train = trainBlock && checkTrain(trainBlock, modelCheck, sink, options.host, options.overrides);
+  const ensemble = checkEnsemble(ensembleBlock, { model: modelBlock, optimizer: optimizerName(trainBlock), lrSchedule: lrScheduleScope(trainBlock) }, sink, options.overrides?.seed);
   if (ensemble && train) checkLrScheduleVary(ensemble, train, sink);
 
   const schedules: ScheduleConfig[] = [];

@@ -86,3 +86,10 @@ export interface Program {
 }
 
 export const defaultEnsemble: EnsembleConfig = { members: 1, seed: 0, vary: [] };
+
+/** `netc train --seed`, `--epochs`, `--steps`: the ensemble's seed and the run's length. */
+export interface Overrides {
+  seed?: number;
+  epochs?: number;
+  steps?: number;
+}

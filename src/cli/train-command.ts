@@ -131,7 +131,8 @@ function compileForTraining(file: string | undefined, run: RunInfo | undefined, 
   const path = file ?? run!.file;
   const baseDir = file === undefined ? (run!.base_dir ?? dirname(resolve(path))) : dirname(resolve(path));
   const text = file === undefined ? { source: run!.source, baseDir } : undefined;
-  const state = compileFile(path, io, undefined, { lowering: options.lowering, members: options.members }, text);
+  const overrides = { seed: options.seed, epochs: options.epochs, steps: options.steps };
+  const state = compileFile(path, io, undefined, { lowering: options.lowering, members: options.members, overrides }, text);
   if (!state || !compiledCleanly(state)) return ExitCode.errors;
   const fail = (def: MessageDef, length: number, ...args: (string | number)[]) => sourceError(io, path, state.source, def, length, ...args);
   const program = state.program!;
@@ -139,9 +140,6 @@ function compileForTraining(file: string | undefined, run: RunInfo | undefined, 
   const sharded = shardingOption(options);
   const sharedLayer = program.model.layers.find((l) => l.shared);
   if (sharded && sharedLayer) return sourceErrorAt(io, path, state.source, Messages.SharedNotSharded, sharedLayer.span, ...sharded);
-  if (options.seed !== undefined) program.ensemble.seed = options.seed;
-  if (options.epochs !== undefined) Object.assign(program.train, { epochs: options.epochs, steps: undefined });
-  if (options.steps !== undefined) Object.assign(program.train, { steps: options.steps, epochs: undefined });
   return { path, baseDir, state, fail };
 }
 
