@@ -1,5 +1,6 @@
 // The slicing map is the exact inverse of widening: slicing member i's parameters out of the fused
-// tensors, as the map says, gives member i's own weights, under every lowering; and its checkpoint part
+// tensors, as the map says, gives member i's own weights, under every lowering; the host's fuse/unfuse
+// (which checkpoints and netc extract cut members out with) apply the same rule; and its checkpoint part
 // finds any member, retired or not, in population-STEP.bin.
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,6 +11,9 @@ import type { SlicingMap } from '../src/ensemble/slicing-map.js';
 import { lowerings } from '../src/layers/forward.js';
 import { memberParamSlice, slicingMap } from '../src/ensemble/slicing-map.js';
 import { initMember } from '../src/kernels/init.js';
+import { fuse, unfuse } from '../src/kernels/fused.js';
+import type { ParamLayout } from '../src/core/layout.js';
+import type { EnsembleIR } from '../src/ensemble/ensemble-ir.js';
 import { build, tf, useBackend } from './equivalence/harness.js';
 
 const SRC = `model m(input: [6, 6, 1]) {
@@ -39,6 +43,28 @@ describe.each(lowerings)('%s', (lowering) => {
       }
     }
     b.pop.dispose();
+  });
+});
+
+// one parameter of `members` members under `layout`, as the slicing map describes it
+const mapOf = (layout: ParamLayout, shape: number[], members: number) =>
+  slicingMap({ model: { name: 'm' }, lowering: 'grouped', members, params: [{ name: 'p', shape, layout, init: 'zeros', trainable: true, op: 'l' }] } as unknown as EnsembleIR).params[0];
+
+describe('one rule on the host and in the map', () => {
+  const cases: [ParamLayout, number[]][] = [['stacked', [2, 3, 4]], ['columns', [3, 4]], ['columns', [5]], ['blockdiag', [2, 3, 4]], ['shared', [3, 4]], ['separate', [3, 4]]];
+  it.each(cases.flatMap(([layout, shape]) => [1, 3].map((n) => [layout, shape, n] as const)))('%s %j x%i: unfuse cuts out what the map slices, and undoes fuse', async (layout, shape, n) => {
+    await useBackend('cpu');
+    const own = (i: number) => Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, (_, k) => 1000 * i + k + 1);
+    const members = Array.from({ length: n }, (_, i) => own(i));
+    // the fused data each member is cut from: a separate member's own tensor, a shared layer's one copy
+    const data = (i: number) => (layout === 'separate' ? members[i] : layout === 'shared' ? members[0] : fuse(layout, shape, members));
+    const p = mapOf(layout, shape, n);
+    for (let i = 0; i < n; i++) {
+      const slice = memberParamSlice(p, i);
+      const sliced = tf.tidy(() => tf.reshape(tf.slice(tf.tensor(data(i), p.fused_shape), slice.begin, slice.size), slice.shape).dataSync());
+      expect(Array.from(unfuse(layout, shape, n, data(i), i))).toEqual(Array.from(sliced));
+      expect(Array.from(unfuse(layout, shape, n, data(i), i))).toEqual(Array.from(layout === 'shared' ? members[0] : members[i]));
+    }
   });
 });
 

@@ -1,5 +1,9 @@
 // Moves parameter values between the members' own arrays and the fused tensors of a layout. Going in,
-// members are placed by the layout; coming out, they are sliced back: the inverse (slicing) map.
+// members are placed by the layout; coming out, they are sliced back: the inverse (slicing) map. Both
+// apply core/layout.ts's rule as it stands: member i is tf.slice(fused, begin, size) of memberSlice, the
+// rule the slicing map writes down. unfuse is the one way a member's copy is cut out on the host: from a
+// population's fused tensors, and from a checkpoint, which holds each parameter lowering-free as the
+// `stacked` layout [M, ...shape] (a shared layer's as `shared`, once).
 import type { Shape } from '../core/arg-spec.js';
 import { fusedShape, memberSlice, type ParamLayout } from '../core/layout.js';
 
@@ -12,20 +16,26 @@ function strides(shape: Shape): number[] {
   return out;
 }
 
+/** Member i's slice of the fused tensor's data: where it starts, and the strides and extent to walk it by. */
+function memberBlock(layout: ParamLayout, shape: Shape, n: number, i: number) {
+  const fused = fusedShape(layout, shape, n);
+  const { begin, size: extent } = memberSlice(layout, shape, i);
+  const step = strides(fused);
+  const start = begin.reduce((at, b, a) => at + b * step[a], 0);
+  // one run of the data when the axes before the first one it cuts hold one index, and those after are whole
+  const cut = extent.findIndex((e, a) => e < fused[a]);
+  const run = cut === -1 || (extent.slice(0, cut).every((e) => e === 1) && extent.slice(cut + 1).every((e, a) => e === fused[cut + 1 + a]));
+  return { start, step, extent, run };
+}
+
 /** Calls f(fusedIndex, memberIndex) for every element of member i's block inside the fused tensor. */
 function forEachElement(layout: ParamLayout, shape: Shape, n: number, i: number, f: (fused: number, own: number) => void): void {
-  const fused = fusedShape(layout, shape, n);
-  const { begin } = memberSlice(layout, shape, i);
-  const fs = layout === 'stacked' ? strides(fused).slice(1) : strides(fused);
-  const offset = layout === 'stacked' ? i * size(shape) : 0;
-  const b = layout === 'stacked' ? begin.slice(1) : begin;
-  const idx = new Array(shape.length).fill(0);
+  const { start, step, extent } = memberBlock(layout, shape, n, i);
+  const idx = new Array(extent.length).fill(0);
   for (let own = 0; own < size(shape); own++) {
-    let at = offset;
-    for (let a = 0; a < shape.length; a++) at += (idx[a] + b[a]) * fs[a];
-    f(at, own);
-    for (let a = shape.length - 1; a >= 0; a--) {
-      if (++idx[a] < shape[a]) break;
+    f(idx.reduce((at, x, a) => at + x * step[a], start), own);
+    for (let a = extent.length - 1; a >= 0; a--) {
+      if (++idx[a] < extent[a]) break;
       idx[a] = 0;
     }
   }
@@ -39,8 +49,13 @@ export function fuse(layout: ParamLayout, shape: Shape, members: Float32Array[])
   return out;
 }
 
-/** Member i's own array, sliced out of the fused tensor's data. */
+/**
+ * Member i's own array, sliced out of the fused tensor's data (under `separate`, out of member i's own
+ * tensor; under `shared`, out of the one tensor every member reads).
+ */
 export function unfuse(layout: ParamLayout, shape: Shape, n: number, data: Float32Array | Int32Array | Uint8Array, i: number): Float32Array {
+  const block = memberBlock(layout, shape, n, i);
+  if (block.run) return new Float32Array(data.subarray(block.start, block.start + size(shape)));
   const out = new Float32Array(size(shape));
   forEachElement(layout, shape, n, i, (at, own) => (out[own] = data[at]));
   return out;

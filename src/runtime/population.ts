@@ -483,9 +483,8 @@ export class Population {
     const out = new Map<string, Float32Array>();
     for (const p of this.ir.params) {
       const vars = this.variables.get(p.name)!;
-      if (p.layout === 'shared') out.set(p.name, (await vars[0].data()) as Float32Array);
-      else if (p.layout === 'separate') out.set(p.name, (await vars[m].data()) as Float32Array);
-      else out.set(p.name, unfuse(p.layout, p.shape, this.n, (await vars[0].data()) as Float32Array, m));
+      // under `separate`, member m's own tensor; otherwise the fused one
+      out.set(p.name, unfuse(p.layout, p.shape, this.n, (await vars[p.layout === 'separate' ? m : 0].data()) as Float32Array, m));
     }
     return out;
   }

@@ -2,7 +2,6 @@
 // best so far, kept on the host, so that a member that stops retires with them (as Keras'
 // restore_best_weights does) instead of with its last ones. The copies travel in checkpoints as the tensors
 // `NAME@best-ID`, their steps and metrics in the position, so a resumed run restores the same weights.
-import type { ModelIR } from '../ir/model-ir.js';
 import type { CheckpointManifest, TrainPosition } from './checkpoint.js';
 
 /** One member's best parameters so far: where they were taken, and the metrics of that epoch. */
@@ -11,17 +10,6 @@ export interface BestWeights {
   params: Map<string, Float32Array>;
   /** the epoch's metrics, as a checkpoint encodes them (non-finite values as strings) */
   metrics?: Record<string, number | string>;
-}
-
-/** Member m's (position in the canonical state) own parameters, by name. */
-export function memberParamsAt(model: Pick<ModelIR, 'params'>, state: Map<string, Float32Array>, m: number): Map<string, Float32Array> {
-  const params = new Map<string, Float32Array>();
-  for (const p of model.params) {
-    const size = p.shape.reduce((a, b) => a * b, 1);
-    // a shared layer's parameters (no member axis) as they are now: the member keeps them as they were
-    params.set(p.name, p.shared ? state.get(p.name)!.slice() : state.get(p.name)!.slice(m * size, (m + 1) * size));
-  }
-  return params;
 }
 
 export class BestKept {

@@ -5,6 +5,7 @@
 // The loop's own memory goes with it: each schedule's sums and state, and every member's last metrics.
 import { Population } from '../runtime/population.js';
 import { memberHyperparameters, type HyperTable } from '../runtime/hyper.js';
+import { unfuse } from '../kernels/fused.js';
 
 export interface TrainPosition {
   /** optimizer steps taken */
@@ -189,15 +190,14 @@ export function restoreHyperparameters(table: Pick<HyperTable, 'set'>, manifest:
 
 /** Member m's (population position) parameters from a checkpoint, by name: its own and the shared layers'. */
 export function memberParams(manifest: CheckpointManifest, tensors: Map<string, Float32Array>, m: number): Map<string, Float32Array> {
-  const out = new Map<string, Float32Array>();
-  for (const t of manifest.tensors) {
-    if (t.name.includes(':') || t.name.includes('@')) continue;
-    if (t.shared) {
-      out.set(t.name, tensors.get(t.name)!.slice());
-      continue;
-    }
-    const size = t.length / manifest.members;
-    out.set(t.name, tensors.get(t.name)!.slice(m * size, (m + 1) * size));
-  }
-  return out;
+  const params = manifest.tensors.filter((t) => !t.name.includes(':') && !t.name.includes('@'));
+  return canonicalMember(params.map((t) => ({ name: t.name, shape: t.shared ? t.shape : t.shape.slice(1), shared: t.shared })), tensors, manifest.members, m);
+}
+
+/**
+ * Member m's copy of each parameter in the canonical state (a checkpoint's, Population.exportState's), by
+ * name: the `stacked` layout of its n members, or a shared layer's one copy, cut out by the layout rule.
+ */
+export function canonicalMember(params: readonly { name: string; shape: number[]; shared?: true }[], state: Map<string, Float32Array>, n: number, m: number): Map<string, Float32Array> {
+  return new Map(params.map((p) => [p.name, unfuse(p.shared ? 'shared' : 'stacked', p.shape, n, state.get(p.name)!, m)]));
 }

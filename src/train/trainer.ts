@@ -8,13 +8,13 @@ import { batchRanges, epochOrder } from '../data/batches.js';
 import type { Dataset, LabelEncoding } from '../data/dataset.js';
 import { computedMetrics } from '../vocabulary/losses.js';
 import { Population, type PopulationSpec } from '../runtime/population.js';
-import { restore, restoreHyperparameters, retiredMembers, type CheckpointManifest, type RetiredMember, type StateSource, type TrainPosition } from './checkpoint.js';
+import { canonicalMember, restore, restoreHyperparameters, retiredMembers, type CheckpointManifest, type RetiredMember, type StateSource, type TrainPosition } from './checkpoint.js';
 import type { Decisions, Schedule, ScheduleMetric } from './schedules.js';
 import { decodeMetrics, encodeMetrics, HostSums, metricsRow, pick, type MemberMetrics } from './member-metrics.js';
 import { initMember } from '../kernels/init.js';
 import { memberHyperparameters, shownHyperparameters, type HyperTable } from '../runtime/hyper.js';
 import { lrPlan, memberLr, type LrPlan } from './lr-schedule.js';
-import { BestKept, memberParamsAt } from './best-weights.js';
+import { BestKept } from './best-weights.js';
 import type { TF, Tensor } from '../kernels/tf.js';
 import { evaluatePopulation } from './evaluate.js';
 import { HostStore } from './host-store.js';
@@ -513,7 +513,7 @@ class TrainingRun {
     const { ids, lastMetrics } = this;
     const state = await this.memberState();
     const kept = members.filter((id) => ids.includes(id));
-    this.bestKept.keep(kept.map((id) => ({ member: id, params: memberParamsAt(this.setup.model, state, ids.indexOf(id)), metrics: lastMetrics.has(id) ? encodeMetrics(lastMetrics.get(id)!) : undefined })), this.step);
+    this.bestKept.keep(kept.map((id) => ({ member: id, params: canonicalMember(this.setup.model.params, state, ids.length, ids.indexOf(id)), metrics: lastMetrics.has(id) ? encodeMetrics(lastMetrics.get(id)!) : undefined })), this.step);
   }
 
   /** The stopped members leave the population, each retired with its parameters, hyperparameters and metrics. */
@@ -526,7 +526,8 @@ class TrainingRun {
       // restore_best: the member retires with its best epoch's parameters and metrics
       const kept = this.bestKept.take(s.member);
       const best = s.restore ? kept : undefined;
-      const params = best?.params ?? memberParamsAt(setup.model, state, ids.indexOf(s.member));
+      // a shared layer's parameters as they are now: the member keeps them as they were
+      const params = best?.params ?? canonicalMember(setup.model.params, state, ids.length, ids.indexOf(s.member));
       const reason = best ? `${s.reason}; it keeps the weights of step ${best.step}, its best` : s.reason;
       const hyperparameters = memberHyperparameters(setup.hyper, s.member);
       this.retired.push({ member: s.member, step, reason, params, hyperparameters });
