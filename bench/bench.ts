@@ -256,7 +256,7 @@ if (only.has('lenet')) {
   if (plan.lenetCpuCheck) candidates.push({ backend: 'cpu', method: 'minimize', timing: { warmup: 1, budgetMs: 0, minSteps: 1, maxSteps: 1 } });
   await chooseNaive('lenet', candidates);
   naiveChoice.lenet!.note +=
-    '; wasm has no Conv2DBackpropFilter kernel of its own: the naive models train on wasm only because selectBackend registers netc\'s (src/runtime/wasm-kernels.ts)';
+    '; wasm has no Conv2DBackpropFilter kernel of its own: the naive models train on wasm only because selectBackend registers netc\'s (src/kernels/wasm-kernels.ts)';
   if (!plan.lenetCpuCheck) naiveChoice.lenet!.note += '; cpu not measured in quick mode';
   const naive = naiveChoice.lenet!;
   for (const n of plan.lenetN) {

@@ -1,4 +1,4 @@
-// netc's wasm kernels (src/runtime/wasm-kernels.ts) against TF.js's cpu backend, value for value: the
+// netc's wasm kernels (src/kernels/wasm-kernels.ts) against TF.js's cpu backend, value for value: the
 // max-pool gradient (its fast path for non-overlapping windows and its general path) and the Slice,
 // SplitV and Unpack kernels, which read the heap in place instead of copying whole tensors (readSync).
 import * as tf from '@tensorflow/tfjs';

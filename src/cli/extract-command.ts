@@ -1,5 +1,6 @@
 // `netc extract RUN (--member K | --best [--metric M] | --all) --out DIR`: members out of the fused
-// population as ordinary TF.js LayersModels (model.json + weights.bin), through the slicing map.
+// population as ordinary TF.js LayersModels (model.json + weights.bin), each member cut out of the checkpoint
+// by the layout rule that slicing-map.json writes down (memberParams, through kernels/fused.ts's unfuse).
 import { existsSync, readFileSync } from 'node:fs';
 import { chooseBackend } from './backend-option.js';
 import { join } from 'node:path';

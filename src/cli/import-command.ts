@@ -5,6 +5,7 @@
 // every member). Names and shapes must match the run's model. Only a member still
 // training can be imported into: a stopped member (halving, early stopping, divergence) is a record of
 // what it was when it stopped, and nothing would ever train the weights put there.
+import { placeMember } from '../kernels/fused.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Messages } from '../diagnostics/messages.js';
@@ -126,9 +127,7 @@ function replaceMember(manifest: CheckpointManifest, tensors: Map<string, Float3
   for (const t of manifest.tensors) {
     if (t.name.includes('@') || t.shared) continue;
     const [name, slot] = t.name.split(':');
-    const size = t.length / manifest.members;
-    const own = tensors.get(t.name)!;
-    if (slot) own.fill(0, m * size, (m + 1) * size);
-    else own.set(incoming.get(name)!, m * size);
+    const shape = t.shape.slice(1);
+    placeMember('stacked', shape, manifest.members, tensors.get(t.name)!, m, slot ? new Float32Array(t.length / manifest.members) : incoming.get(name)!);
   }
 }

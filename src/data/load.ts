@@ -1,6 +1,6 @@
 // The one entry point from a checked `data:` call to a Dataset. The checker has bound the arguments and
-// filled in their defaults (src/vocabulary/data-sources.ts); files are found relative to baseDir, the
-// .net file's folder. The Dataset's featureShape and labels agree with what data-sources.ts's shape()
+// filled in their defaults (src/data/sources.ts); files are found relative to baseDir, the
+// .net file's folder. The Dataset's featureShape and labels agree with what sources.ts's shape()
 // promised the checker.
 import { isAbsolute, join } from 'node:path';
 import type { CallConfig } from '../core/arg-spec.js';
@@ -45,7 +45,7 @@ export async function loadDataset(config: CallConfig, options: LoadOptions): Pro
       return loadIdx(file(str('images')), file(str('labels')), a.classes as number | undefined, (f) => shown.get(f) ?? f);
     }
     default:
-      // the checker only lets through the names in data-sources.ts
+      // the checker only lets through the names in sources.ts
       throw new Error(`internal error: no loader for the data source '${config.name}'`);
   }
 }

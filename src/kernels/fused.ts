@@ -45,8 +45,13 @@ function forEachElement(layout: ParamLayout, shape: Shape, n: number, i: number,
 export function fuse(layout: ParamLayout, shape: Shape, members: Float32Array[]): Float32Array {
   if (layout === 'separate') throw new Error('separate parameters are not fused');
   const out = new Float32Array(size(fusedShape(layout, shape, members.length)));
-  members.forEach((m, i) => forEachElement(layout, shape, members.length, i, (at, own) => (out[at] = m[own])));
+  members.forEach((m, i) => placeMember(layout, shape, members.length, out, i, m));
   return out;
+}
+
+/** Writes member i's own array into its block of the fused tensor's data, in place: unfuse's inverse. */
+export function placeMember(layout: ParamLayout, shape: Shape, n: number, data: Float32Array, i: number, own: Float32Array): void {
+  forEachElement(layout, shape, n, i, (at, k) => (data[at] = own[k]));
 }
 
 /**

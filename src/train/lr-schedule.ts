@@ -2,7 +2,7 @@
 // lr_i * f_i(t), with f given by the train block's lr_schedule and the member's own values of its
 // arguments (`lr_schedule.min`, ...; intervals in epochs are converted to steps). T, the horizon of cosine
 // and linear, is the run's total steps. plateau follows no formula: it is a schedule that acts at epoch
-// ends (src/runtime/plateau.ts) and f is its per-member factor.
+// ends (src/train/plateau.ts) and f is its per-member factor.
 import type { CallConfig } from '../core/arg-spec.js';
 import { lrSchedules } from '../vocabulary/lr-schedules.js';
 import type { HyperTable } from '../runtime/hyper.js';

@@ -23,7 +23,7 @@ export function findChromium(): string | undefined {
 
 export interface BundleOptions {
   backend: BrowserBackend;
-  /** esbuild aliases, e.g. { 'netc/kernels': '/abs/path/src/kernels.ts' } */
+  /** esbuild aliases, e.g. { 'netc/kernels': '/abs/path/src/netc-kernels.ts' } */
   alias?: Record<string, string>;
   /** imports left out of the bundle (a compiled module's Node part loads `netc` and `node:*` with import()) */
   external?: string[];

@@ -295,7 +295,7 @@ describe('per-member learning rates', () => {
 });
 
 // ---------------------------------------------------------------------------------------------------
-// Binary cross-entropy (netc's is one op with its gradient written out, src/runtime/losses.ts) against a
+// Binary cross-entropy (netc's is one op with its gradient written out, src/kernels/losses.ts) against a
 // tfjs-layers model compiled with loss 'binaryCrossentropy' and tf.train.adam, as the forum MLP trains:
 // soft and hard labels, and inputs large enough that some outputs saturate, where both clip the
 // probabilities to [1e-7, 1 - 1e-7] and the clipped ones pass no gradient.
