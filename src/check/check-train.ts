@@ -70,9 +70,9 @@ export function checkTrain(block: EntriesBlock, model: ModelCheck, sink: Diagnos
 
   const hasEpochs = 'epochs' in bound.spans;
   const hasSteps = 'steps' in bound.spans;
-  if (hasEpochs && hasSteps) sink.report(Messages.EpochsAndSteps, bound.spans.steps);
-  else if (!hasEpochs && !hasSteps && !block.incomplete && !runLengthGiven(overrides)) sink.report(Messages.NoEpochsOrSteps, block.keyword);
   const length = runLength(bound.values, overrides);
+  if (hasEpochs && hasSteps) sink.report(Messages.EpochsAndSteps, bound.spans.steps);
+  else if (!hasEpochs && !hasSteps && !block.incomplete && !length.from) sink.report(Messages.NoEpochsOrSteps, block.keyword);
 
   const lrArg = byKey.get('lr_schedule');
   const lrSchedule = lrArg && checkLrSchedule(lrArg.value, length, sink);
@@ -108,8 +108,6 @@ export function checkTrain(block: EntriesBlock, model: ModelCheck, sink: Diagnos
     shuffle: v.shuffle as boolean,
   };
 }
-
-const runLengthGiven = (o: Overrides) => o.epochs !== undefined || o.steps !== undefined;
 
 /** The run's length: --epochs or --steps in place of the file's epochs and steps, else the file's. */
 function runLength(v: Record<string, unknown>, o: Overrides): RunLength {

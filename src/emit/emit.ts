@@ -10,7 +10,7 @@ import { slicingMap, type ParamSlicing } from '../ensemble/slicing-map.js';
 import { formatAttr } from '../ir/print.js';
 import { layerKind } from '../layers/registry.js';
 import type { CompiledRun } from '../runtime/compiled-run.js';
-import { varyKey, type HyperTable } from '../runtime/hyper.js';
+import { varyKey } from '../runtime/hyper.js';
 import type { ModuleEnsemble, ModuleVary } from './module-api.js';
 import type { ModuleParam } from '../kernels/module-population.js';
 import type { TF } from '../kernels/tf.js';
@@ -45,13 +45,13 @@ export function emitInfo(file: string, out: string | undefined, cwd: string, tf:
 
 /** The text of the module (unformatted: format it with formatModule). */
 export function emitModule(run: CompiledRun, info: EmitInfo): string {
-  const { program, model, ensemble, hyper: table } = run;
+  const { program, model, ensemble } = run;
   if (!program.train) throw new Error('emitModule needs a program with a train block');
   const n = ensemble.members;
   const vary: ModuleVary[] = program.ensemble.vary.map((v) => ({ path: v.path, key: varyKey(v.target, model), target: v.target, space: v.space }));
   const names = variableNames(ensemble);
-  const traced = traceStep({ tf: info.tf, program, ensemble, hyper: table, names });
-  const ctx: ModuleContext = { run, info, n, table, vary, names, traced, script: commentText(info.out ? posix.basename(info.out.split(sep).join('/')) : 'MODULE.ts') };
+  const traced = traceStep({ tf: info.tf, program, ensemble, hyper: run.hyper, names });
+  const ctx: ModuleContext = { run, info, n, vary, names, traced, script: commentText(info.out ? posix.basename(info.out.split(sep).join('/')) : 'MODULE.ts') };
   const parts = [header, configuration, forwardFunction, lossFunctions, optimizeFunction, stepFunction, populationFunctions, nodePart, dataDirFunction, scriptPart];
   return parts.map((part) => part(ctx).join('\n')).join('\n\n') + '\n';
 }
@@ -60,7 +60,6 @@ interface ModuleContext {
   run: CompiledRun;
   info: EmitInfo;
   n: number;
-  table: HyperTable;
   vary: ModuleVary[];
   names: string[];
   traced: TracedStep;
@@ -99,7 +98,8 @@ function header({ run, info, n, script, traced }: ModuleContext): string[] {
   return L;
 }
 
-function configuration({ run, info, n, table, vary }: ModuleContext): string[] {
+function configuration({ run, info, n, vary }: ModuleContext): string[] {
+  const table = run.hyper;
   const { program, ensemble } = run;
   const split = program.ensemble.split;
   const ensembleConfig: ModuleEnsemble = { members: n, lowering: ensemble.lowering, seed: program.ensemble.seed, vary, ...(split ? { split } : {}) };
