@@ -4,6 +4,7 @@ export { Population, programSpec, type PopulationSpec, type ForwardPass, type Va
 export type { ModulePopulation, ModuleParam, StepInputs } from './kernels/module-population.js';
 export { initMember } from './kernels/init.js';
 export { hyperTable, memberHyperparameters, type HyperTable } from './runtime/hyper.js';
+export { compiledRun, type CompiledRun } from './runtime/compiled-run.js';
 export { train, batchesPerEpoch, type TrainSetup, type TrainResult, type EpochReport } from './train/trainer.js';
 export type { MemberMetrics } from './train/member-metrics.js';
 export { selectBackend, loadTF, type BackendName } from './runtime/backend.js';
