@@ -16,24 +16,33 @@ function strides(shape: Shape): number[] {
   return out;
 }
 
-/** Member i's slice of the fused tensor's data: where it starts, and the strides and extent to walk it by. */
-function memberBlock(layout: ParamLayout, shape: Shape, n: number, i: number) {
+/** Member i's block in the fused tensor's data: where it starts, and the strides and extent to walk it by. */
+interface Block {
+  start: number;
+  step: number[];
+  extent: number[];
+  /** the block is one run of the data: the axes before the first one it cuts hold one index, those after are whole */
+  run: boolean;
+}
+
+function memberBlock(layout: ParamLayout, shape: Shape, n: number, i: number): Block {
   const fused = fusedShape(layout, shape, n);
   const { begin, size: extent } = memberSlice(layout, shape, i);
   const step = strides(fused);
   const start = begin.reduce((at, b, a) => at + b * step[a], 0);
-  // one run of the data when the axes before the first one it cuts hold one index, and those after are whole
   const cut = extent.findIndex((e, a) => e < fused[a]);
   const run = cut === -1 || (extent.slice(0, cut).every((e) => e === 1) && extent.slice(cut + 1).every((e, a) => e === fused[cut + 1 + a]));
   return { start, step, extent, run };
 }
 
-/** Calls f(fusedIndex, memberIndex) for every element of member i's block inside the fused tensor. */
-function forEachElement(layout: ParamLayout, shape: Shape, n: number, i: number, f: (fused: number, own: number) => void): void {
-  const { start, step, extent } = memberBlock(layout, shape, n, i);
+/** Calls f(fusedIndex, memberIndex) for every element of the block, in the member's own (row-major) order. */
+function forEachElement({ start, step, extent }: Block, f: (fused: number, own: number) => void): void {
   const idx = new Array(extent.length).fill(0);
-  for (let own = 0; own < size(shape); own++) {
-    f(idx.reduce((at, x, a) => at + x * step[a], start), own);
+  const count = size(extent);
+  for (let own = 0; own < count; own++) {
+    let at = start;
+    for (let a = 0; a < extent.length; a++) at += idx[a] * step[a];
+    f(at, own);
     for (let a = extent.length - 1; a >= 0; a--) {
       if (++idx[a] < extent[a]) break;
       idx[a] = 0;
@@ -51,7 +60,9 @@ export function fuse(layout: ParamLayout, shape: Shape, members: Float32Array[])
 
 /** Writes member i's own array into its block of the fused tensor's data, in place: unfuse's inverse. */
 export function placeMember(layout: ParamLayout, shape: Shape, n: number, data: Float32Array, i: number, own: Float32Array): void {
-  forEachElement(layout, shape, n, i, (at, k) => (data[at] = own[k]));
+  const block = memberBlock(layout, shape, n, i);
+  if (block.run) data.set(own, block.start);
+  else forEachElement(block, (at, k) => (data[at] = own[k]));
 }
 
 /**
@@ -62,7 +73,7 @@ export function unfuse(layout: ParamLayout, shape: Shape, n: number, data: Float
   const block = memberBlock(layout, shape, n, i);
   if (block.run) return new Float32Array(data.subarray(block.start, block.start + size(shape)));
   const out = new Float32Array(size(shape));
-  forEachElement(layout, shape, n, i, (at, own) => (out[own] = data[at]));
+  forEachElement(block, (at, own) => (out[own] = data[at]));
   return out;
 }
 
