@@ -41,7 +41,6 @@ const upward = floors.flatMap((floor, k) =>
 );
 
 module.exports = {
-
   forbidden: [
     ...upward,
     {
