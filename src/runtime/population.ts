@@ -38,7 +38,15 @@ export interface PopulationSpec {
   forward?: ModuleForward;
   /** a compiled module's training step, run in place of trainStep's own */
   step?: ModuleStep;
+  /**
+   * how a training step runs: `fused`, one generated WebAssembly call for the whole step (wasm backend,
+   * models it covers); `ops`, TF.js ops with autodiff (the reference); `auto` (default): fused where it applies
+   */
+  engine?: Engine;
 }
+
+/** How a training step runs (PopulationSpec.engine). */
+export type Engine = 'auto' | 'ops' | 'fused';
 
 /** A compiled module's forward(pop, x, s): member-first outputs [N, B, ...]. */
 export type ModuleForward = (pop: ModulePopulation, x: Tensor, s: StepInputs) => Tensor;
