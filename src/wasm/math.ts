@@ -1,0 +1,296 @@
+// exp, log, tanh, erf and the sigmoid as instruction sequences over Lanes: range reduction and a
+// polynomial, with plain multiplies and adds only (SIMD128 has no deterministic fused multiply-add). The
+// coefficients are the classic single-precision minimax fits (Cephes' expf, logf, tanhf, erff); each
+// function is tested against a double-precision reference across the float32 range (test/wasm-math.test.ts):
+// within 2 ulp, overflow to Infinity, underflow to 0, NaN in -> NaN out.
+import type { Local } from './module.js';
+import type { Lanes } from './lanes.js';
+
+/** p(x) by Horner's rule, highest coefficient first: [x] is a local, pushes the value. */
+function horner(v: Lanes, x: Local, coefficients: number[]): void {
+  v.const(coefficients[0]);
+  for (const c of coefficients.slice(1)) {
+    v.code.get(x);
+    v.mul();
+    v.const(c);
+    v.add();
+  }
+}
+
+/** Pushes the value of `emit` into a new local and returns it. */
+function keep(v: Lanes, emit: () => void): Local {
+  const l = v.floatLocal();
+  emit();
+  v.code.set(l);
+  return l;
+}
+
+const LOG2E = 1.44269504088896341;
+const LN2_HI = 0.693359375;
+const LN2_LO = -2.12194440e-4;
+const EXP_P = [1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1];
+
+/** 2^k for an int k in [-126, 127] (its float bits: (k + 127) << 23); [k] -> value */
+function pow2(v: Lanes): void {
+  v.intConst(127);
+  v.intAdd();
+  v.intShl(23);
+  v.fromBits();
+}
+
+/** exp(x), x a local; pushes the value. */
+export function exp(v: Lanes, x: Local): void {
+  const c = v.code;
+  // beyond these exp is Infinity and 0 in float32; NaN passes min and max as NaN
+  const xc = keep(v, () => {
+    c.get(x);
+    v.const(88.8);
+    v.min();
+    v.const(-104);
+    v.max();
+  });
+  // x = n ln2 + r, |r| <= ln2 / 2; ln2 in two parts so that n ln2 is exact enough
+  const n = keep(v, () => {
+    c.get(xc);
+    v.const(LOG2E);
+    v.mul();
+    v.nearest();
+  });
+  const r = keep(v, () => {
+    c.get(xc);
+    c.get(n);
+    v.const(LN2_HI);
+    v.mul();
+    v.sub();
+    c.get(n);
+    v.const(LN2_LO);
+    v.mul();
+    v.sub();
+  });
+  // 1 + r + r^2 P(r)
+  const p = keep(v, () => {
+    horner(v, r, EXP_P);
+    c.get(r);
+    v.mul();
+    c.get(r);
+    v.mul();
+    c.get(r);
+    v.add();
+    v.const(1);
+    v.add();
+  });
+  // times 2^n as 2^n1 2^n2 with n1 = n >> 1 and n2 = n - n1: each in the normal range for n in [-150, 128]
+  const k = v.intLocal();
+  const k1 = v.intLocal();
+  c.get(n);
+  v.toInt();
+  c.set(k);
+  c.get(k);
+  v.intShrS(1);
+  c.set(k1);
+  c.get(p);
+  c.get(k1);
+  pow2(v);
+  v.mul();
+  c.get(k);
+  c.get(k1);
+  v.intSub();
+  pow2(v);
+  v.mul();
+}
+
+const SQRTHF = 0.707106781186547524;
+const LOG_P = [7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1, 1.4249322787e-1, -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1];
+
+/** log(x), x a local; pushes the value (0 -> -Infinity, negative -> NaN, Infinity -> Infinity). */
+export function log(v: Lanes, x: Local): void {
+  const c = v.code;
+  // subnormal inputs are scaled into the normal range first
+  const tiny = v.maskLocal();
+  c.get(x);
+  v.const(1.17549435e-38);
+  v.lt();
+  c.set(tiny);
+  const xs = keep(v, () => {
+    c.get(x);
+    v.const(8388608);
+    v.mul();
+    c.get(x);
+    c.get(tiny);
+    v.select();
+  });
+  // x = m 2^e with m in [0.5, 1)
+  const bits = v.intLocal();
+  c.get(xs);
+  v.bits();
+  c.set(bits);
+  const e = keep(v, () => {
+    c.get(bits);
+    v.intShrS(23);
+    v.intConst(0xff);
+    v.intAnd();
+    v.intConst(126);
+    v.intSub();
+    v.toFloat();
+    v.const(-23);
+    v.const(0);
+    c.get(tiny);
+    v.select();
+    v.add();
+  });
+  const m0 = keep(v, () => {
+    c.get(bits);
+    v.intConst(0x007fffff);
+    v.intAnd();
+    v.intConst(0x3f000000);
+    v.intOr();
+    v.fromBits();
+  });
+  // m < sqrt(1/2): use 2m - 1 and e - 1, else m - 1: the argument lies in [sqrt(1/2) - 1, sqrt(2) - 1)
+  const small = v.maskLocal();
+  c.get(m0);
+  v.const(SQRTHF);
+  v.lt();
+  c.set(small);
+  const m = keep(v, () => {
+    c.get(m0);
+    c.get(m0);
+    v.add();
+    v.const(1);
+    v.sub();
+    c.get(m0);
+    v.const(1);
+    v.sub();
+    c.get(small);
+    v.select();
+  });
+  const ex = keep(v, () => {
+    c.get(e);
+    v.const(1);
+    v.sub();
+    c.get(e);
+    c.get(small);
+    v.select();
+  });
+  const z = keep(v, () => {
+    c.get(m);
+    c.get(m);
+    v.mul();
+  });
+  // y = m z P(m) + LN2_LO e - z / 2; log = m + y + LN2_HI e
+  const y = keep(v, () => {
+    horner(v, m, LOG_P);
+    c.get(m);
+    v.mul();
+    c.get(z);
+    v.mul();
+    c.get(ex);
+    v.const(LN2_LO);
+    v.mul();
+    v.add();
+    c.get(z);
+    v.const(0.5);
+    v.mul();
+    v.sub();
+  });
+  const result = keep(v, () => {
+    c.get(m);
+    c.get(y);
+    v.add();
+    c.get(ex);
+    v.const(LN2_HI);
+    v.mul();
+    v.add();
+  });
+  // the special cases: x = Infinity -> Infinity; x = 0 -> -Infinity; x < 0 -> NaN (NaN stays NaN)
+  const special = (value: number, test: () => void) => {
+    v.const(value);
+    c.get(result);
+    c.get(x);
+    test();
+    v.select();
+    c.set(result);
+  };
+  special(Infinity, () => (v.const(Infinity), v.eq()));
+  special(-Infinity, () => (v.const(0), v.eq()));
+  special(NaN, () => (v.const(0), v.lt()));
+  special(NaN, () => (c.get(x), v.ne()));
+  c.get(result);
+}
+
+/**
+ * The sigmoid 1 / (1 + exp(-x)), TF.js's definition, in the form that never overflows: with e = exp(-|x|),
+ * 1 / (1 + e) for x >= 0 and e / (1 + e) below (within 2 ulp of the exact sigmoid); pushes the value.
+ */
+export function sigmoid(v: Lanes, x: Local): void {
+  const c = v.code;
+  const negAbs = keep(v, () => {
+    c.get(x);
+    v.abs();
+    v.neg();
+  });
+  const e = keep(v, () => exp(v, negAbs));
+  const d = keep(v, () => {
+    v.const(1);
+    c.get(e);
+    v.add();
+  });
+  v.const(1);
+  c.get(d);
+  v.div();
+  c.get(e);
+  c.get(d);
+  v.div();
+  c.get(x);
+  v.const(0);
+  v.ge();
+  v.select();
+}
+
+const TANH_P = [-5.70498872745e-3, 2.06390887954e-2, -5.37397155531e-2, 1.33314422036e-1, -3.33332819422e-1];
+
+/** tanh(x): a polynomial below |x| = 0.625, 1 - 2 / (exp(2|x|) + 1) with x's sign above; pushes the value. */
+export function tanh(v: Lanes, x: Local): void {
+  const c = v.code;
+  const a = keep(v, () => {
+    c.get(x);
+    v.abs();
+  });
+  const twice = keep(v, () => {
+    c.get(a);
+    c.get(a);
+    v.add();
+  });
+  const big = keep(v, () => {
+    v.const(1);
+    v.const(2);
+    exp(v, twice);
+    v.const(1);
+    v.add();
+    v.div();
+    v.sub();
+    c.get(x);
+    v.copysign();
+  });
+  const z = keep(v, () => {
+    c.get(x);
+    c.get(x);
+    v.mul();
+  });
+  // x + x z P(z)
+  horner(v, z, TANH_P);
+  c.get(z);
+  v.mul();
+  c.get(x);
+  v.mul();
+  c.get(x);
+  v.add();
+  const near = v.floatLocal();
+  c.set(near);
+  c.get(big);
+  c.get(near);
+  c.get(a);
+  v.const(0.625);
+  v.ge();
+  v.select();
+}

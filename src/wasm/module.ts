@@ -1,0 +1,309 @@
+// A small WebAssembly binary emitter: enough of the format (types, an imported memory, functions with
+// locals, exports) and of the instruction set (i32, f32, control flow and SIMD128) to write netc's
+// generated kernels byte by byte from TypeScript. No text format, no validation of its own: the engine's
+// WebAssembly.validate / compile checks every module (the tests compile each one they generate).
+
+export type ValType = 'i32' | 'f32' | 'v128';
+
+const valType: Record<ValType, number> = { i32: 0x7f, f32: 0x7d, v128: 0x7b };
+
+/** Unsigned LEB128. */
+export function uleb(n: number, out: number[] = []): number[] {
+  do {
+    let byte = n & 0x7f;
+    n >>>= 7;
+    if (n !== 0) byte |= 0x80;
+    out.push(byte);
+  } while (n !== 0);
+  return out;
+}
+
+/** Signed LEB128 of a 32-bit integer. */
+export function sleb(n: number, out: number[] = []): number[] {
+  n |= 0;
+  for (;;) {
+    const byte = n & 0x7f;
+    n >>= 7;
+    if ((n === 0 && (byte & 0x40) === 0) || (n === -1 && (byte & 0x40) !== 0)) {
+      out.push(byte);
+      return out;
+    }
+    out.push(byte | 0x80);
+  }
+}
+
+const utf8 = (s: string): number[] => [...new TextEncoder().encode(s)];
+const vec = (items: number[][]): number[] => [...uleb(items.length), ...items.flat()];
+const name = (s: string): number[] => [...uleb(utf8(s).length), ...utf8(s)];
+const section = (id: number, body: number[]): number[] => [id, ...uleb(body.length), ...body];
+
+const f32Bytes = (v: number): number[] => [...new Uint8Array(new Float32Array([v]).buffer)];
+
+/** A local variable (or parameter) of a function, by index. */
+export interface Local {
+  readonly index: number;
+  readonly type: ValType;
+}
+
+/** One function's body, written instruction by instruction (a stack machine, as the format is). */
+export class Code {
+  readonly bytes: number[] = [];
+  private readonly locals: ValType[] = [];
+  private readonly params: Local[];
+
+  constructor(params: ValType[]) {
+    this.params = params.map((type, index) => ({ index, type }));
+  }
+
+  /** The function's i-th parameter. */
+  param(i: number): Local {
+    return this.params[i];
+  }
+
+  /** A new local of this type. */
+  local(type: ValType): Local {
+    this.locals.push(type);
+    return { index: this.params.length + this.locals.length - 1, type };
+  }
+
+  private op(...bytes: number[]): this {
+    this.bytes.push(...bytes);
+    return this;
+  }
+
+  private simd(code: number, ...rest: number[]): this {
+    return this.op(0xfd, ...uleb(code), ...rest);
+  }
+
+  // ---- variables and constants
+  get(l: Local): this {
+    return this.op(0x20, ...uleb(l.index));
+  }
+  set(l: Local): this {
+    return this.op(0x21, ...uleb(l.index));
+  }
+  tee(l: Local): this {
+    return this.op(0x22, ...uleb(l.index));
+  }
+  i32(v: number): this {
+    return this.op(0x41, ...sleb(v));
+  }
+  f32(v: number): this {
+    return this.op(0x43, ...f32Bytes(v));
+  }
+  drop(): this {
+    return this.op(0x1a);
+  }
+  /** [a, b, cond] -> cond ? a : b (scalars) */
+  select(): this {
+    return this.op(0x1b);
+  }
+
+  // ---- control
+  /** block ... end; `br(0)` inside leaves it */
+  block(body: () => void): this {
+    this.op(0x02, 0x40);
+    body();
+    return this.op(0x0b);
+  }
+  /** loop ... end; `br(0)` inside goes back to its start */
+  loop(body: () => void): this {
+    this.op(0x03, 0x40);
+    body();
+    return this.op(0x0b);
+  }
+  /** [cond] if ... (else ...) end */
+  if(then: () => void, otherwise?: () => void): this {
+    this.op(0x04, 0x40);
+    then();
+    if (otherwise) {
+      this.op(0x05);
+      otherwise();
+    }
+    return this.op(0x0b);
+  }
+  br(depth: number): this {
+    return this.op(0x0c, ...uleb(depth));
+  }
+  brIf(depth: number): this {
+    return this.op(0x0d, ...uleb(depth));
+  }
+  call(index: number): this {
+    return this.op(0x10, ...uleb(index));
+  }
+
+  /**
+   * for (i = from; i < to; i += step) body(): `from` and `to` push an i32 each (evaluated once and on
+   * every test respectively); the body may not branch out of the loop.
+   */
+  for(i: Local, from: () => void, to: () => void, body: () => void, step = 1): this {
+    from();
+    this.set(i);
+    return this.block(() =>
+      this.loop(() => {
+        this.get(i);
+        to();
+        this.op(0x4e); // i32.ge_s
+        this.brIf(1);
+        body();
+        this.get(i).i32(step).op(0x6a).set(i);
+        this.br(0);
+      }),
+    );
+  }
+
+  // ---- memory: [address] load, [address, value] store; offsets in bytes
+  loadI32(offset = 0): this {
+    return this.op(0x28, 2, ...uleb(offset));
+  }
+  loadF32(offset = 0): this {
+    return this.op(0x2a, 2, ...uleb(offset));
+  }
+  storeI32(offset = 0): this {
+    return this.op(0x36, 2, ...uleb(offset));
+  }
+  storeF32(offset = 0): this {
+    return this.op(0x38, 2, ...uleb(offset));
+  }
+  loadV128(offset = 0): this {
+    return this.simd(0x00, 2, ...uleb(offset));
+  }
+  storeV128(offset = 0): this {
+    return this.simd(0x0b, 2, ...uleb(offset));
+  }
+
+  // ---- i32
+  i32Add = () => this.op(0x6a);
+  i32Sub = () => this.op(0x6b);
+  i32Mul = () => this.op(0x6c);
+  i32And = () => this.op(0x71);
+  i32Or = () => this.op(0x72);
+  i32Shl = () => this.op(0x74);
+  i32ShrS = () => this.op(0x75);
+  i32Eqz = () => this.op(0x45);
+  i32Eq = () => this.op(0x46);
+  i32Ne = () => this.op(0x47);
+  i32LtS = () => this.op(0x48);
+  i32GtS = () => this.op(0x4a);
+  i32GeS = () => this.op(0x4e);
+  /** saturating (NaN -> 0, out of range -> the nearest end): never traps */
+  i32TruncSatF32S = () => this.op(0xfc, 0x00);
+  i32ReinterpretF32 = () => this.op(0xbc);
+
+  // ---- f32
+  f32Eq = () => this.op(0x5b);
+  f32Ne = () => this.op(0x5c);
+  f32Lt = () => this.op(0x5d);
+  f32Gt = () => this.op(0x5e);
+  f32Le = () => this.op(0x5f);
+  f32Ge = () => this.op(0x60);
+  f32Abs = () => this.op(0x8b);
+  f32Neg = () => this.op(0x8c);
+  f32Floor = () => this.op(0x8e);
+  f32Nearest = () => this.op(0x90);
+  f32Sqrt = () => this.op(0x91);
+  f32Add = () => this.op(0x92);
+  f32Sub = () => this.op(0x93);
+  f32Mul = () => this.op(0x94);
+  f32Div = () => this.op(0x95);
+  f32Min = () => this.op(0x96);
+  f32Max = () => this.op(0x97);
+  f32Copysign = () => this.op(0x98);
+  f32ConvertI32S = () => this.op(0xb2);
+  f32ReinterpretI32 = () => this.op(0xbe);
+
+  // ---- v128 (SIMD128)
+  v128Const(lanes: [number, number, number, number]): this {
+    return this.simd(0x0c, ...lanes.flatMap(f32Bytes));
+  }
+  f32x4Splat = () => this.simd(0x13);
+  i32x4Splat = () => this.simd(0x11);
+  f32x4ExtractLane = (lane: number) => this.simd(0x1f, lane);
+  f32x4Eq = () => this.simd(0x41);
+  f32x4Ne = () => this.simd(0x42);
+  f32x4Lt = () => this.simd(0x43);
+  f32x4Gt = () => this.simd(0x44);
+  f32x4Le = () => this.simd(0x45);
+  f32x4Ge = () => this.simd(0x46);
+  i32x4Eq = () => this.simd(0x37);
+  i32x4GtS = () => this.simd(0x3b);
+  v128Not = () => this.simd(0x4d);
+  v128And = () => this.simd(0x4e);
+  v128AndNot = () => this.simd(0x4f);
+  v128Or = () => this.simd(0x50);
+  v128Xor = () => this.simd(0x51);
+  /** [a, b, mask] -> bits of a where mask is 1, of b where 0 */
+  v128Bitselect = () => this.simd(0x52);
+  v128AnyTrue = () => this.simd(0x53);
+  f32x4Floor = () => this.simd(0x68);
+  f32x4Nearest = () => this.simd(0x6a);
+  i32x4Shl = () => this.simd(0xab);
+  i32x4ShrS = () => this.simd(0xac);
+  i32x4Add = () => this.simd(0xae);
+  i32x4Sub = () => this.simd(0xb1);
+  i32x4MinS = () => this.simd(0xb6);
+  i32x4MaxS = () => this.simd(0xb8);
+  f32x4Abs = () => this.simd(0xe0);
+  f32x4Neg = () => this.simd(0xe1);
+  f32x4Sqrt = () => this.simd(0xe3);
+  f32x4Add = () => this.simd(0xe4);
+  f32x4Sub = () => this.simd(0xe5);
+  f32x4Mul = () => this.simd(0xe6);
+  f32x4Div = () => this.simd(0xe7);
+  f32x4Min = () => this.simd(0xe8);
+  f32x4Max = () => this.simd(0xe9);
+  i32x4TruncSatF32x4S = () => this.simd(0xf8);
+  f32x4ConvertI32x4S = () => this.simd(0xfa);
+
+  /** The function body as the code section holds it: locals, instructions, end. */
+  encode(): number[] {
+    const groups: number[][] = [];
+    for (const t of this.locals) groups.push([...uleb(1), valType[t]]);
+    const body = [...vec(groups), ...this.bytes, 0x0b];
+    return [...uleb(body.length), ...body];
+  }
+}
+
+interface FunctionDef {
+  params: ValType[];
+  results: ValType[];
+  code: Code;
+  exportAs?: string;
+}
+
+/** A module that imports one memory (`env.memory`) and defines functions, some exported. */
+export class ModuleBuilder {
+  private readonly functions: FunctionDef[] = [];
+
+  /** Adds a function; returns its index (for `call`). `body` writes its code. */
+  func(params: ValType[], results: ValType[], body: (code: Code) => void, exportAs?: string): number {
+    const code = new Code(params);
+    body(code);
+    this.functions.push({ params, results, code, exportAs });
+    return this.functions.length - 1;
+  }
+
+  /** The module's bytes. */
+  bytes(): Uint8Array<ArrayBuffer> {
+    const signature = (f: FunctionDef) => [0x60, ...vec(f.params.map((t) => [valType[t]])), ...vec(f.results.map((t) => [valType[t]]))];
+    const types: number[][] = [];
+    const typeIndex = this.functions.map((f) => {
+      const s = signature(f);
+      const found = types.findIndex((t) => t.length === s.length && t.every((b, i) => b === s[i]));
+      if (found >= 0) return found;
+      types.push(s);
+      return types.length - 1;
+    });
+    // memory import: env.memory, limits min 0, no max (the importer's memory, whatever its size)
+    const imports = vec([[...name('env'), ...name('memory'), 0x02, 0x00, 0x00]]);
+    const exported = this.functions.flatMap((f, i) => (f.exportAs ? [[...name(f.exportAs), 0x00, ...uleb(i)]] : []));
+    return new Uint8Array([
+      ...[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00],
+      ...section(1, vec(types)),
+      ...section(2, imports),
+      ...section(3, vec(typeIndex.map((t) => uleb(t)))),
+      ...section(7, vec(exported)),
+      ...section(10, vec(this.functions.map((f) => f.code.encode()))),
+    ]);
+  }
+}
