@@ -14,6 +14,7 @@ const floors = [
   ['check'], //                   the AST checked into a Program
   ['ir'], //                      the model IR: lowering, verifier, printer
   ['ensemble'], //                the ensemble IR: widening, verifier, slicing map
+  ['step'], //                    the generated training step: what it covers, its WebAssembly
   ['runtime'], //                 the population on a backend
   ['scale', 'serve'], //          shard jobs and their transports | trained members out
   ['train'], //                   the training loop and what it keeps

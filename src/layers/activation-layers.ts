@@ -5,6 +5,7 @@ import { activate } from '../kernels/activations.js';
 import { activateWide } from './activate.js';
 import { blockMembers, groupedMembers, groupedVector } from './widened.js';
 import { blockVector } from '../kernels/block-vector.js';
+import { applyActivation, applyActivationGrad, kernelActivations } from '../wasm/activations.js';
 
 export const activationLayers: LayerKind[] = activations
   .filter((a) => a !== 'linear')
@@ -28,6 +29,14 @@ export const activationLayers: LayerKind[] = activations
         if (name !== 'leaky_relu') return activateWide(ctx, name, x);
         const t = blockMembers(ctx, x);
         return activateWide(ctx, name, { t, shared: false }, blockVector(ctx.tf, ctx.hyper('alpha'), t.shape[t.rank - 1] / ctx.members));
+      },
+    },
+    // the generated step: the activation over the member's [B, width], and its gradient
+    kernel: {
+      unsupported: () => (kernelActivations.has(name) ? undefined : `the ${name} layer`),
+      forward: (k) => applyActivation(k.code, name, k.batch, k.inputs[0], k.output, name === 'leaky_relu' ? k.hyper('alpha') : undefined),
+      backward(k) {
+        if (k.dInputs[0]) applyActivationGrad(k.code, name, k.batch, k.inputs[0], k.output, k.dOutput, k.dInputs[0], name === 'leaky_relu' ? k.hyper('alpha') : undefined);
       },
     },
   }));

@@ -9,6 +9,11 @@ import { matMul, matMulOfData } from '../kernels/matmul.js';
 import type { Tensor } from '../kernels/tf.js';
 import type { ForwardContext, Params } from './forward.js';
 import { sharedByFolding } from './widened.js';
+import type { KernelRule } from './kernel-rule.js';
+import { columnSums, denseForward, denseGradInput, denseGradWeights, type ParamMat } from '../wasm/blocks.js';
+import { applyActivation, applyActivationGrad, kernelActivations } from '../wasm/activations.js';
+import { LEAKY_RELU_ALPHA } from '../kernels/activations.js';
+import type { Local } from '../wasm/module.js';
 
 export const dense: LayerKind = {
   name: 'dense',
@@ -56,7 +61,38 @@ export const dense: LayerKind = {
     // one [in, out] kernel: on a shared [B, in] input once, on per-member inputs all members' rows at once
     shared: sharedByFolding(apply),
   },
+  kernel: denseKernel(),
 };
+
+/**
+ * The generated step's dense layer, per member: z = x · kernel + bias, then the activation; backward, the
+ * gradient through the activation, dkernel = xᵀ dz, dbias = the column sums of dz, dx = dz kernelᵀ.
+ */
+function denseKernel(): KernelRule {
+  const slope = (k: { code: { local(t: 'f32'): Local; f32(v: number): unknown; set(l: Local): unknown } }) => {
+    const alpha = k.code.local('f32');
+    k.code.f32(LEAKY_RELU_ALPHA);
+    k.code.set(alpha);
+    return alpha;
+  };
+  return {
+    unsupported: (attrs) => (kernelActivations.has(attrs.activation as string) ? undefined : `the ${String(attrs.activation)} activation`),
+    forward(k) {
+      const act = k.attrs.activation as string;
+      const z = act === 'linear' ? k.output : k.saved('z', k.output.width);
+      denseForward(k.code, k.batch, k.inputs[0], k.params.kernel as ParamMat, k.params.bias as Local | undefined, z);
+      if (act !== 'linear') applyActivation(k.code, act, k.batch, z, k.output, act === 'leaky_relu' ? slope(k) : undefined);
+    },
+    backward(k) {
+      const act = k.attrs.activation as string;
+      const dz = k.dOutput;
+      if (act !== 'linear') applyActivationGrad(k.code, act, k.batch, k.saved('z', k.output.width), k.output, dz, dz, act === 'leaky_relu' ? slope(k) : undefined);
+      denseGradWeights(k.code, k.batch, k.inputs[0], dz, k.grads.kernel);
+      if (k.grads.bias) columnSums(k.code, k.batch, dz, k.grads.bias);
+      if (k.dInputs[0]) denseGradInput(k.code, k.batch, dz, k.params.kernel as ParamMat, k.dInputs[0]);
+    },
+  };
+}
 
 /** activation(x · kernel + bias) for [rows, in] inputs; `data`: x needs no gradient. */
 function apply({ tf, attrs }: ForwardContext, [x]: Tensor[], p: Params, data: boolean): Tensor {

@@ -6,6 +6,7 @@ import type { MessageDef } from '../diagnostics/messages.js';
 import type { ArgSpec, BoundArgs, Shape } from '../core/arg-spec.js';
 import type { Initializer } from '../vocabulary/initializers.js';
 import type { ForwardRules, WidenRule } from './forward.js';
+import type { KernelRule } from './kernel-rule.js';
 
 export interface ParamSpec {
   /** the part after `layer/`: kernel, bias, gamma, beta, moving_mean, moving_variance */
@@ -40,6 +41,8 @@ export interface LayerKind {
   widen: WidenRule;
   /** how it computes, alone and widened */
   forward: ForwardRules;
+  /** its code in the generated training step; without one, a model using it trains on TF.js ops */
+  kernel?: KernelRule;
 }
 
 export const fmtShape = (s: Shape): string => `[${s.join(', ')}]`;

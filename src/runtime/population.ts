@@ -14,6 +14,7 @@ import { applyGradients, createState, hyperValues, sharedValue, type OptimizerSt
 import { gatherMembers } from '../kernels/member-axis.js';
 import type { TF, Tensor, Variable } from '../kernels/tf.js';
 import { applyUpdates, memberDraws, type ModulePopulation, type StepInputs } from '../kernels/module-population.js';
+import { FusedStep, whyNotHere } from './fused-step.js';
 
 export interface PopulationSpec {
   tf: TF;
@@ -122,6 +123,12 @@ export class Population {
   /** this population as a compiled module's step sees it (its own variables, not copies) */
   readonly module: ModulePopulation;
   private sharedCache = new Map<string, Tensor | undefined>();
+  /** the generated training step, where it runs this population's steps */
+  private readonly fused?: FusedStep;
+  /** how trainStep runs: one generated WebAssembly call (`fused`), or TF.js ops (`ops`) */
+  readonly engine: 'fused' | 'ops';
+  /** why the step runs on ops where the fused step was asked for (spec.engine `auto` or `fused`) */
+  readonly engineNote?: string;
 
   /**
    * `from` (used by gather()) gives the fused tensors to start from, parameters and optimizer slots, in
@@ -169,6 +176,30 @@ export class Population {
       this.step = from.step;
     }
     this.module = this.moduleView();
+    const why = this.whyOps();
+    this.engine = why === undefined ? 'fused' : 'ops';
+    if (why && why !== 'asked') this.engineNote = why;
+    if (this.engine === 'fused') {
+      this.fused = new FusedStep({
+        tf,
+        ir: ensemble,
+        n: this.n,
+        optimizer: spec.optimizer,
+        loss: spec.loss,
+        variables: this.variables,
+        state: this.state,
+        hyper: (key) => this.hyper(key),
+        scheduled: !!spec.lrFactor,
+      });
+    }
+  }
+
+  /** Why trainStep runs on ops: 'asked' (engine `ops`), or what the fused step does not cover; undefined where it runs fused. */
+  private whyOps(): string | undefined {
+    const engine = this.spec.engine ?? defaultEngine();
+    if (engine === 'ops') return 'asked';
+    if (this.spec.step || this.spec.forward) return "a compiled module's own step";
+    return whyNotHere(this.tf, { ensemble: this.ir, optimizer: this.spec.optimizer, loss: this.spec.loss, metrics: [] });
   }
 
   private moduleView(): ModulePopulation {
@@ -261,6 +292,7 @@ export class Population {
 
   /** Forget cached hyperparameter tensors (after PBT changes a value). */
   hyperChanged(): void {
+    this.fused?.hyperChanged();
     for (const t of this.hyperCache.values()) t.dispose();
     this.hyperCache.clear();
     for (const t of this.sharedCache.values()) t?.dispose();
@@ -432,6 +464,12 @@ export class Population {
    * same forward pass, handed to `metrics.take` (the caller disposes them).
    */
   trainStep(x: Tensor, y: Tensor, metrics?: { names: readonly string[]; take(values: Record<string, Tensor>): void }): Tensor {
+    if (this.fused) {
+      const result = this.fused.run(x, y, metrics?.names ?? []);
+      if (metrics?.names.length) metrics.take(result.metrics);
+      this.step++;
+      return result.losses;
+    }
     if (this.spec.step) {
       const result = this.spec.step(this.module, x, y, metrics?.names ?? []);
       if (metrics?.names.length) metrics.take(result.metrics);
@@ -551,11 +589,18 @@ export class Population {
   }
 
   dispose(): void {
+    this.fused?.dispose();
     this.hyperChanged();
     for (const vs of this.variables.values()) vs.forEach((v) => v.dispose());
     for (const t of this.masks.values()) t.dispose();
     for (const s of this.state.tensors.values()) for (const v of s.values()) v.dispose();
   }
+}
+
+/** The engine when the spec names none: NETC_ENGINE (`ops`, `fused`, `auto`) where a process has it, else `auto`. */
+function defaultEngine(): Engine {
+  const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.NETC_ENGINE;
+  return env === 'ops' || env === 'fused' ? env : 'auto';
 }
 
 /** The ops whose value depends on a parameter, directly or through their inputs: a gradient must reach them. */

@@ -1,0 +1,41 @@
+// A layer kind's rule for the generated training step (src/step/): the code that computes one member's
+// forward pass of the layer and its backward pass, written with src/wasm/'s loops, beside the op path's
+// forward rule in the same file. test/step-layers.test.ts binds the two for every kind that has one.
+import type { BoundValue } from '../core/arg-spec.js';
+import type { Code, Local } from '../wasm/module.js';
+import type { Mat, ParamMat } from '../wasm/blocks.js';
+
+export interface KernelContext {
+  code: Code;
+  /** the batch size, an i32 local */
+  batch: Local;
+  attrs: Record<string, BoundValue>;
+  /** the values of the layer's inputs, [B, width] each */
+  inputs: Mat[];
+  /** where its value goes, [B, width] */
+  output: Mat;
+  /** the member's copy of each parameter, by its short name: a matrix (kernel) or the address of a vector (bias) */
+  params: Record<string, ParamMat | Local>;
+  /** the member's value of one of the layer's hyperparameters (leaky_relu's alpha), an f32 local */
+  hyper(arg: string): Local;
+  /** a buffer of this layer's [B, width], the same one in the forward and the backward pass */
+  saved(name: string, width: number): Mat;
+}
+
+export interface KernelBackwardContext extends KernelContext {
+  /** dL/d(output), [B, width]; the rule may overwrite it */
+  dOutput: Mat;
+  /** where dL/d(input i) goes, or undefined where no gradient is needed (data) */
+  dInputs: (Mat | undefined)[];
+  /** where dL/d(parameter) goes, by short name: the member's own shape, contiguous ([1, width] for a vector) */
+  grads: Record<string, Mat>;
+}
+
+export interface KernelRule {
+  /** why this layer, with these attributes, has no generated code (the step then runs on TF.js ops) */
+  unsupported?(attrs: Record<string, BoundValue>): string | undefined;
+  /** the output is the input itself (a reshape): no code, and the gradient passes through */
+  alias?: true;
+  forward(k: KernelContext): void;
+  backward(k: KernelBackwardContext): void;
+}

@@ -1,0 +1,192 @@
+// The generated training step on TF.js's wasm backend: the module (src/step/) is instantiated on the
+// backend's own memory, and each call trains every member in place: the population's variables, its
+// optimizer slots and the batch are read and written where TF.js keeps them, by their heap offsets. The
+// population stays TF.js variables, so checkpoints, extraction, shards and schedules see no difference.
+import type { TF, Tensor, Variable } from '../kernels/tf.js';
+import type { EnsembleIR } from '../ensemble/ensemble-ir.js';
+import { generateStep, type GeneratedStep } from '../step/generate.js';
+import { whyNotFused, type StepConfig } from '../step/plan.js';
+import type { OptimizerState } from '../kernels/optimizers.js';
+
+interface TensorInfo {
+  dataId: object;
+  shape: number[];
+  dtype: string;
+}
+
+interface WasmBackend {
+  wasm: { asm: { memory: WebAssembly.Memory } };
+  dataIdMap: { get(id: object): { memoryOffset: number; refCount: number } | undefined };
+  makeOutput(shape: number[], dtype: string): TensorInfo;
+}
+
+/** What the fused step needs of a population. */
+export interface FusedHost {
+  tf: TF;
+  ir: EnsembleIR;
+  n: number;
+  optimizer: string;
+  loss: StepConfig['loss'];
+  variables: Map<string, Variable[]>;
+  state: OptimizerState;
+  /** per-member values of a hyperparameter key, in population order (`lr` as the next step applies it) */
+  hyper(key: string): number[];
+  /** whether `lr` changes from step to step (an lr_schedule) */
+  scheduled: boolean;
+}
+
+/** Why the fused step cannot run here, or undefined. */
+export function whyNotHere(tf: TF, cfg: Omit<StepConfig, 'maxBatch' | 'clipping'>): string | undefined {
+  if (tf.getBackend() !== 'wasm') return `the ${tf.getBackend()} backend (the generated step runs on wasm)`;
+  const backend = tf.backend() as unknown as Partial<WasmBackend>;
+  if (!backend.wasm?.asm?.memory || !backend.dataIdMap || typeof backend.makeOutput !== 'function') return "this TF.js wasm backend's memory is not reachable";
+  return whyNotFused({ ...cfg, maxBatch: 1, clipping: false });
+}
+
+/** The generated step of one population. */
+export class FusedStep {
+  private generated?: { step: GeneratedStep; run: (table: number, n: number, batch: number) => void; maxBatch: number; clipping: boolean; metrics: string };
+  /** the table, the hyperparameter arrays and the scratch space, in one buffer TF.js owns */
+  private arena?: { tensor: Tensor; bytes: number };
+  private staticHyper = new Map<string, Float32Array>();
+
+  constructor(private readonly host: FusedHost) {}
+
+  /** Forget cached hyperparameter values (after PBT, or a changed clipnorm). */
+  hyperChanged(): void {
+    this.staticHyper.clear();
+  }
+
+  /** One training step of every member on x, y; returns the members' losses [N] and each metric [N]. */
+  run(x: Tensor, y: Tensor, metrics: readonly string[]): { losses: Tensor; metrics: Record<string, Tensor> } {
+    const { tf, n } = this.host;
+    const batch = x.shape[x.rank === this.host.ir.ops[0].shape.length + 1 ? 0 : 1] as number;
+    const g = this.module(batch, metrics);
+    const backend = tf.backend() as unknown as WasmBackend;
+    const offset = (t: { dataId: object }) => backend.dataIdMap.get(t.dataId)!.memoryOffset;
+    const outputs = ['losses', ...metrics].map(() => backend.makeOutput([n], 'float32'));
+    const arena = this.arenaFor(g.step);
+    const base = offset(arena.tensor);
+    const tableBytes = g.step.layout.table.length * 4;
+    const own = x.rank === this.host.ir.ops[0].shape.length + 2;
+    const ownLabels = y.rank === 3;
+    const values: Record<string, number> = {
+      arena: base + tableBytes + pad(tableBytes) + this.hyperBytes(g.step),
+      x: offset(x),
+      y: offset(y),
+      xStride: own ? (x.size / n) * 4 : 0,
+      yStride: ownLabels ? (y.size / n) * 4 : 0,
+      losses: offset(outputs[0]),
+    };
+    metrics.forEach((name, i) => (values[`metric:${name}`] = offset(outputs[i + 1])));
+    for (const p of this.host.ir.params) {
+      values[`param:${p.name}`] = offset(this.writable(this.host.variables.get(p.name)![0]));
+      for (const [slot, v] of this.host.state.tensors.get(p.name) ?? []) values[`slot:${p.name}:${slot}`] = offset(this.writable(v));
+    }
+    this.advance();
+    // views are taken now, after the last allocation (which may have grown the memory)
+    let at = base + tableBytes + pad(tableBytes);
+    const memory = backend.wasm.asm.memory;
+    for (const key of g.step.layout.hyper) {
+      values[`hyper:${key}`] = at;
+      new Float32Array(memory.buffer, at, n).set(this.hyperValues(key));
+      at += n * 4;
+    }
+    const table = new Int32Array(memory.buffer, base, g.step.layout.table.length);
+    g.step.layout.table.forEach((name, i) => (table[i] = values[name]));
+    g.run(base, n, batch);
+    const made = outputs.map((o) => tf.engine().makeTensorFromTensorInfo(o as never) as Tensor);
+    return { losses: made[0], metrics: Object.fromEntries(metrics.map((name, i) => [name, made[i + 1]])) };
+  }
+
+  /** The module for batches up to `batch` (generated again for a larger one, or when clipping starts or stops). */
+  private module(batch: number, metrics: readonly string[]) {
+    const clipping = this.host.hyper('clipnorm').some((c) => c > 0);
+    const g = this.generated;
+    if (g && g.maxBatch >= batch && g.clipping === clipping && g.metrics === metrics.join()) return g;
+    const { ir, optimizer, loss } = this.host;
+    const step = generateStep({ ensemble: ir, optimizer, loss, metrics, maxBatch: batch, clipping });
+    const memory = (this.host.tf.backend() as unknown as WasmBackend).wasm.asm.memory;
+    const instance = new WebAssembly.Instance(new WebAssembly.Module(step.bytes), { env: { memory } });
+    this.generated = { step, run: instance.exports.step as (t: number, n: number, b: number) => void, maxBatch: batch, clipping, metrics: metrics.join() };
+    return this.generated;
+  }
+
+  private hyperBytes(step: GeneratedStep): number {
+    return step.layout.hyper.length * this.host.n * 4;
+  }
+
+  /** One buffer for the table, the hyperparameter arrays and the scratch space, kept between steps. */
+  private arenaFor(step: GeneratedStep): { tensor: Tensor; bytes: number } {
+    const tableBytes = step.layout.table.length * 4;
+    const bytes = tableBytes + pad(tableBytes) + this.hyperBytes(step) + step.layout.arenaBytes + 16;
+    if (this.arena && this.arena.bytes >= bytes) return this.arena;
+    this.arena?.tensor.dispose();
+    const tf = this.host.tf;
+    const info = (tf.backend() as unknown as WasmBackend).makeOutput([Math.ceil(bytes / 4)], 'float32');
+    this.arena = { tensor: tf.keep(tf.engine().makeTensorFromTensorInfo(info as never) as Tensor), bytes };
+    return this.arena;
+  }
+
+  /**
+   * A variable's buffer, made its own first where another tensor shares it (a clone kept for the best
+   * weights, say): the step writes in place, and must not change what someone else holds.
+   */
+  private writable(v: Variable): Variable {
+    const backend = this.host.tf.backend() as unknown as WasmBackend;
+    if (backend.dataIdMap.get(v.dataId)!.refCount > 1) {
+      const tf = this.host.tf;
+      tf.tidy(() => v.assign(tf.add(v, tf.scalar(0))));
+    }
+    return v;
+  }
+
+  /** Adam's beta powers one step on, as the op path advances them. */
+  private advance(): void {
+    const { optimizer, state } = this.host;
+    if (optimizer !== 'adam' && optimizer !== 'adamw') return;
+    const b1 = this.cached('beta1');
+    const b2 = this.cached('beta2');
+    state.accBeta1 = state.accBeta1.map((a, i) => Math.fround(a * b1[i]));
+    state.accBeta2 = state.accBeta2.map((a, i) => Math.fround(a * b2[i]));
+  }
+
+  /** A hyperparameter's per-member values as float32, cached until hyperChanged(). */
+  private cached(key: string): Float32Array {
+    let values = this.staticHyper.get(key);
+    if (!values) {
+      values = Float32Array.from(this.host.hyper(key) as number[]);
+      this.staticHyper.set(key, values);
+    }
+    return values;
+  }
+
+  /** The values of one of the step's hyperparameter keys, as the op path computes them (derived keys in float64, then float32). */
+  private hyperValues(key: string): Float32Array {
+    const { state } = this.host;
+    const lrKey = key === 'lr' || key === '-lr';
+    if (lrKey && this.host.scheduled) {
+      const lr = this.host.hyper('lr');
+      return Float32Array.from(key === 'lr' ? lr : lr.map((v) => -v));
+    }
+    if (key === 'bc1') return Float32Array.from(state.accBeta1, (a) => 1 - a);
+    if (key === 'bc2') return Float32Array.from(state.accBeta2, (a) => 1 - a);
+    let values = this.staticHyper.get(key);
+    if (values) return values;
+    const raw = (k: string) => this.host.hyper(k);
+    if (key === '-lr') values = Float32Array.from(raw('lr'), (v) => -v);
+    else if (key.startsWith('1-')) values = Float32Array.from(raw(key.slice(2)), (v) => 1 - v);
+    else if (key === 'clip') values = Float32Array.from(raw('clipnorm'), (v) => (v > 0 ? v : Infinity));
+    else if (key === 'nesterov') values = Float32Array.from(raw('nesterov'), (v) => (v ? 1 : 0));
+    else values = Float32Array.from(raw(key));
+    this.staticHyper.set(key, values);
+    return values;
+  }
+
+  dispose(): void {
+    this.arena?.tensor.dispose();
+    this.arena = undefined;
+  }
+}
+
+const pad = (bytes: number) => (16 - (bytes % 16)) % 16;

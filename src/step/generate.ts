@@ -1,0 +1,292 @@
+// The generated training step: one WebAssembly function, step(table, n, batch), that trains every member
+// of a population one step, member after member — the forward pass, the loss, the backward pass, clipping
+// and the optimizer update, and the member's loss and metrics — reading and writing the population's
+// tensors where they lie in memory. Each member's arithmetic is its own: nothing is summed across members,
+// and a member's numbers do not depend on N or on its position. Shapes are constants; N and the batch
+// size are arguments, so halving a population, or a short last batch, needs no new module.
+//
+// The host writes the table (i32 addresses, in `StepLayout.table` order) and the members' hyperparameters
+// (f32 arrays [N], one per `StepLayout.hyper` key) before each call; scratch space is `arenaBytes` at the
+// table's `arena` entry, reused by every member.
+import type { EnsembleIR, WideOp, WideParam } from '../ensemble/ensemble-ir.js';
+import { layerKind } from '../layers/registry.js';
+import type { KernelBackwardContext, KernelContext } from '../layers/kernel-rule.js';
+import { ModuleBuilder, type Code, type Local } from '../wasm/module.js';
+import { addInto, type Mat, type ParamMat } from '../wasm/blocks.js';
+import { emitLoss } from '../wasm/losses.js';
+import { emitClip, emitUpdate, optimizerHyper, optimizerSlots } from '../wasm/optimizer-update.js';
+import type { StepConfig } from './plan.js';
+
+export interface StepLayout {
+  /** the table's entries, in order: arena, x, y, xStride, yStride, losses, metric:<name>..., param:<name>, slot:<name>:<slot>..., hyper:<key>... */
+  table: string[];
+  /** the per-member hyperparameter arrays the step reads, by key (`lr`, `-lr`, `bc1`, `leaky_relu_1.alpha`, ...) */
+  hyper: string[];
+  /** the scratch space the step needs, in bytes */
+  arenaBytes: number;
+}
+
+export interface GeneratedStep {
+  bytes: Uint8Array<ArrayBuffer>;
+  layout: StepLayout;
+}
+
+const product = (s: number[]) => s.reduce((a, b) => a * b, 1);
+
+/** Scratch buffers, bump-allocated at constant offsets from the arena's address. */
+class Arena {
+  bytes = 0;
+  constructor(
+    private readonly base: Local,
+    private readonly rows: number,
+  ) {}
+  mat(width: number, rows = this.rows): Mat {
+    const m = { base: this.base, offset: this.bytes, width };
+    this.bytes += Math.ceil((width * rows * 4) / 16) * 16;
+    return m;
+  }
+}
+
+/** How one member's copy of a parameter sits in its fused tensor. */
+interface ParamPlace {
+  param: WideParam;
+  rows: number;
+  width: number;
+  /** bytes from member m's copy to member m+1's */
+  memberBytes: number;
+  /** columns: row r of member m at r * N * width floats; stacked: at r * width */
+  columns: boolean;
+}
+
+function placeOf(p: WideParam): ParamPlace {
+  const width = p.shape[p.shape.length - 1];
+  const rows = product(p.shape) / width;
+  const columns = p.layout === 'columns';
+  return { param: p, rows, width, memberBytes: (columns ? width : product(p.shape)) * 4, columns };
+}
+
+/** The hyperparameter keys the step reads: the optimizer's (and clipnorm's), and each layer's own. */
+function hyperKeys(cfg: StepConfig): string[] {
+  const keys = [...optimizerHyper[cfg.optimizer], ...(cfg.clipping ? ['clip'] : [])];
+  for (const op of cfg.ensemble.ops) if (op.op === 'leaky_relu') keys.push(`${op.name}.alpha`);
+  return keys;
+}
+
+export function generateStep(cfg: StepConfig): GeneratedStep {
+  const e = cfg.ensemble;
+  const places = e.params.map(placeOf);
+  const slotNames = optimizerSlots[cfg.optimizer];
+  const hyper = hyperKeys(cfg);
+  const table = [
+    'arena', 'x', 'y', 'xStride', 'yStride', 'losses',
+    ...cfg.metrics.map((m) => `metric:${m}`),
+    ...places.flatMap((p) => [`param:${p.param.name}`, ...slotNames.map((s) => `slot:${p.param.name}:${s}`)]),
+    ...hyper.map((k) => `hyper:${k}`),
+  ];
+  const mb = new ModuleBuilder();
+  let arenaBytes = 0;
+  mb.func(['i32', 'i32', 'i32'], [], (c) => {
+    arenaBytes = emitStep(c, cfg, { table, places, slotNames, hyper });
+  }, 'step');
+  return { bytes: mb.bytes(), layout: { table, hyper, arenaBytes } };
+}
+
+interface Plan {
+  table: string[];
+  places: ParamPlace[];
+  slotNames: string[];
+  hyper: string[];
+}
+
+/** The step function's body; returns the scratch space it uses. */
+function emitStep(c: Code, cfg: StepConfig, plan: Plan): number {
+  const e = cfg.ensemble;
+  const [tablePtr, n, batch] = [c.param(0), c.param(1), c.param(2)];
+  const entry = new Map<string, Local>();
+  plan.table.forEach((name, i) => {
+    const l = c.local('i32');
+    c.get(tablePtr).loadI32(i * 4).set(l);
+    entry.set(name, l);
+  });
+  const at = (name: string) => entry.get(name)!;
+  const arena = new Arena(at('arena'), cfg.maxBatch);
+  // the row stride of each parameter: N * width floats for columns, width for stacked
+  const rowStride = new Map<string, Local>();
+  for (const p of plan.places) {
+    const l = c.local('i32');
+    if (p.columns) c.get(n).i32(p.width * 4).i32Mul().set(l);
+    else c.i32(p.width * 4).set(l);
+    rowStride.set(p.param.name, l);
+  }
+  // per member: where its copies are, its hyperparameters
+  const memberBase = new Map<string, Local>(plan.table.filter((t) => t.startsWith('param:') || t.startsWith('slot:')).map((t) => [t, c.local('i32')]));
+  const hyperValue = new Map<string, Local>(plan.hyper.map((k) => [k, c.local('f32')]));
+  const m = c.local('i32');
+  const xBase = c.local('i32');
+  const yBase = c.local('i32');
+  const grads = new Map(plan.places.map((p) => [p.param.name, arena.mat(p.width, p.rows)]));
+  const values = new Map<number, Mat>();
+  const dValues = new Map<number, Mat>();
+  const saved = new Map<string, Mat>();
+  const needsGrad = dependsOnParams(e);
+  c.for(m, () => c.i32(0), () => c.get(n), () => {
+    c.get(at('x')).get(m).get(at('xStride')).i32Mul().i32Add().set(xBase);
+    c.get(at('y')).get(m).get(at('yStride')).i32Mul().i32Add().set(yBase);
+    for (const [name, local] of memberBase) {
+      const place = plan.places.find((p) => name === `param:${p.param.name}` || name.startsWith(`slot:${p.param.name}:`))!;
+      c.get(at(name)).get(m).i32(place.memberBytes).i32Mul().i32Add().set(local);
+    }
+    for (const [key, local] of hyperValue) c.get(at(`hyper:${key}`)).get(m).i32(4).i32Mul().i32Add().loadF32().set(local);
+    values.set(0, { base: xBase, offset: 0, width: product(e.ops[0].shape) });
+    const contexts = e.ops.slice(1).map((op) => context(c, op, { batch, arena, values, saved, memberBase, rowStride, hyperValue, plan }));
+    for (const [op, k] of contexts) layerKind(op.op)!.kernel!.forward(k);
+    const out = e.model.output;
+    const outMat = values.get(out)!;
+    dValues.set(out, arena.mat(outMat.width));
+    const lossOut = c.local('i32');
+    c.get(at('losses')).get(m).i32(4).i32Mul().i32Add().set(lossOut);
+    const metricOut: Record<string, Local> = {};
+    for (const name of cfg.metrics) {
+      const l = c.local('i32');
+      c.get(at(`metric:${name}`)).get(m).i32(4).i32Mul().i32Add().set(l);
+      metricOut[name] = l;
+    }
+    emitLoss(c, cfg.loss.name, cfg.loss.args, outMat.width, { batch, p: outMat, y: yBase, dp: dValues.get(out)!, lossOut, metricOut });
+    backward(c, contexts, { arena, values, dValues, needsGrad, grads, consumers: consumerCounts(e) });
+    for (const p of plan.places) update(c, cfg, plan, p, { grads, memberBase, rowStride, hyperValue });
+  });
+  return arena.bytes;
+}
+
+interface Buffers {
+  batch: Local;
+  arena: Arena;
+  values: Map<number, Mat>;
+  saved: Map<string, Mat>;
+  memberBase: Map<string, Local>;
+  rowStride: Map<string, Local>;
+  hyperValue: Map<string, Local>;
+  plan: Plan;
+}
+
+/** A layer's kernel context for the current member: its inputs' values, its output buffer, its parameters. */
+function context(c: Code, op: WideOp, b: Buffers): [WideOp, KernelContext] {
+  const kind = layerKind(op.op)!;
+  const width = product(op.shape);
+  // a reshape's value is its input's buffer; every other op writes one of its own
+  b.values.set(op.id, kind.kernel!.alias ? b.values.get(op.inputs[0])! : (b.values.get(op.id) ?? b.arena.mat(width)));
+  const params: Record<string, ParamMat | Local> = {};
+  for (const name of op.params) {
+    const place = b.plan.places.find((p) => p.param.name === name)!;
+    const base = b.memberBase.get(`param:${name}`)!;
+    const short = name.slice(op.name.length + 1);
+    params[short] = place.param.shape.length === 1 ? base : { base, rowStride: b.rowStride.get(name)!, rows: place.rows, width: place.width };
+  }
+  const k: KernelContext = {
+    code: c,
+    batch: b.batch,
+    attrs: op.attrs,
+    inputs: op.inputs.map((i) => b.values.get(i)!),
+    output: b.values.get(op.id)!,
+    params,
+    hyper: (arg) => b.hyperValue.get(`${op.name}.${arg}`)!,
+    saved: (name, w) => {
+      const key = `${op.id}/${name}`;
+      if (!b.saved.has(key)) b.saved.set(key, b.arena.mat(w));
+      return b.saved.get(key)!;
+    },
+  };
+  return [op, k];
+}
+
+/** The ops whose value depends on a parameter: a gradient must reach them. */
+function dependsOnParams(e: EnsembleIR): Set<number> {
+  const out = new Set<number>();
+  for (const op of e.ops) if (op.params.length || op.inputs.some((i) => out.has(i))) out.add(op.id);
+  return out;
+}
+
+function consumerCounts(e: EnsembleIR): Map<number, number> {
+  const counts = new Map<number, number>();
+  for (const op of e.ops) for (const i of op.inputs) counts.set(i, (counts.get(i) ?? 0) + 1);
+  return counts;
+}
+
+interface BackwardBuffers {
+  arena: Arena;
+  values: Map<number, Mat>;
+  dValues: Map<number, Mat>;
+  needsGrad: Set<number>;
+  grads: Map<string, Mat>;
+  consumers: Map<number, number>;
+}
+
+/**
+ * The backward pass, op after op from the output: each hands its inputs their gradients. An input read by
+ * more than one op gets the first one's directly and the others' added to it.
+ */
+function backward(c: Code, contexts: [WideOp, KernelContext][], b: BackwardBuffers): void {
+  const written = new Set<number>();
+  for (const [op, k] of [...contexts].reverse()) {
+    const dOutput = b.dValues.get(op.id);
+    if (!dOutput) continue; // nothing downstream needs this op's gradient
+    const kernel = layerKind(op.op)!.kernel!;
+    const dInputs = op.inputs.map((i) => {
+      if (!b.needsGrad.has(i)) return undefined;
+      const width = b.values.get(i)!.width;
+      if (kernel.alias) return dOutput;
+      if (!written.has(i)) {
+        if (!b.dValues.has(i)) b.dValues.set(i, b.arena.mat(width));
+        return b.dValues.get(i)!;
+      }
+      return b.arena.mat(width); // a second reader's share, added below
+    });
+    if (kernel.alias) {
+      if (dInputs[0]) b.dValues.set(op.inputs[0], dOutput);
+    } else {
+      const grads: Record<string, Mat> = {};
+      for (const name of op.params) grads[name.slice(op.name.length + 1)] = b.grads.get(name)!;
+      const ctx: KernelBackwardContext = { ...k, dOutput, dInputs, grads };
+      kernel.backward(ctx);
+    }
+    op.inputs.forEach((i, j) => {
+      const d = dInputs[j];
+      if (!d) return;
+      if (written.has(i) && d !== b.dValues.get(i)) addInto(c, k.batch, d, b.dValues.get(i)!);
+      written.add(i);
+    });
+  }
+}
+
+interface UpdateBuffers {
+  grads: Map<string, Mat>;
+  memberBase: Map<string, Local>;
+  rowStride: Map<string, Local>;
+  hyperValue: Map<string, Local>;
+}
+
+/** Clipping and the optimizer step on one member's copy of a parameter, row by row (one run where it is contiguous). */
+function update(c: Code, cfg: StepConfig, plan: Plan, p: ParamPlace, u: UpdateBuffers): void {
+  const name = p.param.name;
+  const grad = u.grads.get(name)!;
+  const g = c.local('i32');
+  c.get(grad.base).i32(grad.offset).i32Add().set(g);
+  if (cfg.clipping) emitClip(c, p.rows * p.width, g, u.hyperValue.get('clip')!);
+  const rows = p.columns ? p.rows : 1;
+  const run = p.columns ? p.width : p.rows * p.width;
+  const w = c.local('i32');
+  const gRow = c.local('i32');
+  const slots: Record<string, Local> = Object.fromEntries(plan.slotNames.map((s) => [s, c.local('i32')]));
+  const r = c.local('i32');
+  const h = Object.fromEntries([...u.hyperValue]);
+  c.get(u.memberBase.get(`param:${name}`)!).set(w);
+  c.get(g).set(gRow);
+  for (const s of plan.slotNames) c.get(u.memberBase.get(`slot:${name}:${s}`)!).set(slots[s]);
+  c.for(r, () => c.i32(0), () => c.i32(rows), () => {
+    emitUpdate(c, cfg.optimizer, run, { w, g: gRow, slots }, h);
+    const stride = u.rowStride.get(name)!;
+    c.get(w).get(stride).i32Add().set(w);
+    for (const s of plan.slotNames) c.get(slots[s]).get(stride).i32Add().set(slots[s]);
+    c.get(gRow).i32(run * 4).i32Add().set(gRow);
+  });
+}

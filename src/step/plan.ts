@@ -1,0 +1,45 @@
+// Whether a population's training step can run as one generated WebAssembly call, and if not, why: the
+// one line `netc train` prints before it trains on TF.js ops instead.
+import type { EnsembleIR } from '../ensemble/ensemble-ir.js';
+import { layerKind } from '../layers/registry.js';
+import { kernelLosses, kernelMetrics } from '../wasm/losses.js';
+import { optimizerSlots } from '../wasm/optimizer-update.js';
+
+/** What the generated step is built for: the ensemble (shapes are constants, N is read at run time) and the train block's choices. */
+export interface StepConfig {
+  ensemble: EnsembleIR;
+  loss: { name: string; args: Record<string, unknown> };
+  optimizer: string;
+  metrics: readonly string[];
+  /** the largest batch the step is called with (scratch space is sized for it) */
+  maxBatch: number;
+  /** whether any member clips its gradients (clipnorm): the step then computes each gradient's norm */
+  clipping: boolean;
+}
+
+/** Why this configuration's step cannot be generated, or undefined where it can. */
+export function whyNotFused(cfg: StepConfig): string | undefined {
+  const e = cfg.ensemble;
+  if (e.lowering !== 'grouped') return `the ${e.lowering} lowering (the generated step is built for grouped)`;
+  if (!optimizerSlots[cfg.optimizer]) return `the ${cfg.optimizer} optimizer`;
+  if (!kernelLosses.has(cfg.loss.name)) return `the ${cfg.loss.name} loss`;
+  const metric = cfg.metrics.find((m) => !kernelMetrics.has(m));
+  if (metric) return `the ${metric} metric`;
+  for (const p of e.params) {
+    if (p.layout === 'shared') return `the shared layer ${p.op} (its gradient sums over members)`;
+    if (!p.trainable) return `${p.op}'s running statistics`;
+    if (p.layout !== 'stacked' && p.layout !== 'columns') return `the ${p.layout} layout of ${p.name}`;
+  }
+  const consumers = new Map<number, number>();
+  for (const op of e.ops) for (const i of op.inputs) consumers.set(i, (consumers.get(i) ?? 0) + 1);
+  for (const op of e.ops.slice(1)) {
+    const kind = layerKind(op.op)!;
+    if (!kind.kernel) return `the ${op.op} layer`;
+    const why = kind.kernel.unsupported?.(op.attrs);
+    if (why) return `${why} (${op.name})`;
+    if (kind.kernel.alias && (consumers.get(op.inputs[0]) ?? 0) > 1) return `${op.name}'s input, read twice`;
+  }
+  const out = e.ops[e.model.output];
+  if (out.shape.length !== 1) return `an output of shape [${out.shape.join(', ')}]`;
+  return undefined;
+}

@@ -1,0 +1,235 @@
+// The activation functions and their derivatives as generated code, with TF.js's definitions (see
+// src/kernels/activations.ts, the op path): elementwise over Lanes, and the softmax row by row.
+import type { Code, Local } from './module.js';
+import { scalarLanes as scalar, type Lanes } from './lanes.js';
+import { exp, sigmoid, tanh } from './math.js';
+import { address, columns, forEachFloat, forRows, loadAt, type Mat } from './blocks.js';
+
+/** The activations the generated step computes (gelu needs erf, which it does not have yet). */
+export const kernelActivations = new Set(['linear', 'relu', 'sigmoid', 'tanh', 'softmax', 'elu', 'swish', 'leaky_relu']);
+
+/** Elementwise activations: pushes f(z). `alpha`: leaky_relu's slope, an f32 local (splat in SIMD lanes). */
+export function activation(v: Lanes, name: string, z: Local, alpha?: Local): void {
+  const c = v.code;
+  switch (name) {
+    case 'linear':
+      c.get(z);
+      return;
+    case 'relu':
+      c.get(z);
+      v.const(0);
+      v.max();
+      return;
+    case 'sigmoid':
+      sigmoid(v, z);
+      return;
+    case 'tanh':
+      tanh(v, z);
+      return;
+    case 'elu':
+      // z > 0 ? z : exp(z) - 1
+      c.get(z);
+      exp(v, z);
+      v.const(1);
+      v.sub();
+      positive(v, z);
+      v.select();
+      return;
+    case 'swish':
+      c.get(z);
+      sigmoid(v, z);
+      v.mul();
+      return;
+    case 'leaky_relu':
+      c.get(z);
+      c.get(z);
+      slope(v, alpha!);
+      v.mul();
+      positive(v, z);
+      v.select();
+      return;
+    default:
+      throw new Error(`internal error: no generated code for the activation ${name}`);
+  }
+}
+
+/** Pushes the mask z > 0. */
+function positive(v: Lanes, z: Local): void {
+  v.code.get(z);
+  v.const(0);
+  v.gt();
+}
+
+/** Pushes leaky_relu's slope in every lane. */
+function slope(v: Lanes, alpha: Local): void {
+  v.code.get(alpha);
+  v.splat();
+}
+
+/** The gradient through an elementwise activation: pushes dz from z, a = f(z) and da (locals). */
+export function activationGrad(v: Lanes, name: string, z: Local, a: Local, da: Local, alpha?: Local): void {
+  const c = v.code;
+  switch (name) {
+    case 'linear':
+      c.get(da);
+      return;
+    case 'relu':
+      c.get(da);
+      v.const(0);
+      positive(v, z);
+      v.select();
+      return;
+    case 'sigmoid':
+      // dy * y * (1 - y)
+      c.get(da);
+      c.get(a);
+      v.const(1);
+      c.get(a);
+      v.sub();
+      v.mul();
+      v.mul();
+      return;
+    case 'tanh':
+      // dy * (1 - y^2)
+      c.get(da);
+      v.const(1);
+      c.get(a);
+      c.get(a);
+      v.mul();
+      v.sub();
+      v.mul();
+      return;
+    case 'elu':
+      // z > 0 ? dy : dy * (y + 1)
+      c.get(da);
+      c.get(da);
+      c.get(a);
+      v.const(1);
+      v.add();
+      v.mul();
+      positive(v, z);
+      v.select();
+      return;
+    case 'swish': {
+      // d(z s(z)) = dy s + dy z s (1 - s)
+      const s = v.floatLocal();
+      sigmoid(v, z);
+      c.set(s);
+      c.get(da);
+      c.get(s);
+      v.mul();
+      c.get(da);
+      c.get(z);
+      v.mul();
+      c.get(s);
+      v.mul();
+      v.const(1);
+      c.get(s);
+      v.sub();
+      v.mul();
+      v.add();
+      return;
+    }
+    case 'leaky_relu':
+      c.get(da);
+      c.get(da);
+      slope(v, alpha!);
+      v.mul();
+      positive(v, z);
+      v.select();
+      return;
+    default:
+      throw new Error(`internal error: no generated gradient for the activation ${name}`);
+  }
+}
+
+/** a[b, :] = softmax(z[b, :]): exp(z - max) / sum, row by row (scalar: rows are short). */
+export function softmaxRows(c: Code, batch: Local, z: Mat, a: Mat): void {
+  const zRow = c.local('i32');
+  const aRow = c.local('i32');
+  const max = c.local('f32');
+  const sum = c.local('f32');
+  const t = c.local('f32');
+  const lanes = scalar(c);
+  forRows(c, batch, (b) => {
+    c.get(z.base).get(b).i32(z.width * 4).i32Mul().i32Add().i32(z.offset).i32Add().set(zRow);
+    c.get(a.base).get(b).i32(a.width * 4).i32Mul().i32Add().i32(a.offset).i32Add().set(aRow);
+    c.get(zRow).loadF32().set(max);
+    for (let k = 1; k < z.width; k++) c.get(max).get(zRow).loadF32(k * 4).f32Max().set(max);
+    c.f32(0).set(sum);
+    for (let k = 0; k < z.width; k++) {
+      c.get(zRow).loadF32(k * 4).get(max).f32Sub().set(t);
+      c.get(aRow);
+      exp(lanes, t);
+      c.tee(t).storeF32(k * 4);
+      c.get(sum).get(t).f32Add().set(sum);
+    }
+    for (let k = 0; k < z.width; k++) c.get(aRow).get(aRow).loadF32(k * 4).get(sum).f32Div().storeF32(k * 4);
+  });
+}
+
+/** dz[b, :] = a (da - sum(da a)), softmax's gradient, row by row. */
+export function softmaxGradRows(c: Code, batch: Local, a: Mat, da: Mat, dz: Mat): void {
+  const dot = c.local('f32');
+  const aRow = c.local('i32');
+  const daRow = c.local('i32');
+  const dzRow = c.local('i32');
+  const row = (m: Mat, b: Local, into: Local) => c.get(m.base).get(b).i32(m.width * 4).i32Mul().i32Add().i32(m.offset).i32Add().set(into);
+  forRows(c, batch, (b) => {
+    row(a, b, aRow);
+    row(da, b, daRow);
+    row(dz, b, dzRow);
+    c.f32(0).set(dot);
+    for (let k = 0; k < a.width; k++) c.get(dot).get(daRow).loadF32(k * 4).get(aRow).loadF32(k * 4).f32Mul().f32Add().set(dot);
+    columns(c, a.width, (v, col) => {
+      c.get(dzRow);
+      c.get(aRow);
+      v.load(col);
+      c.get(daRow);
+      v.load(col);
+      c.get(dot);
+      v.splat();
+      v.sub();
+      v.mul();
+      v.store(col);
+    });
+  });
+}
+
+/** a = f(z) over [B, width] (softmax row by row). */
+export function applyActivation(c: Code, name: string, batch: Local, z: Mat, a: Mat, alpha?: Local): void {
+  if (name === 'softmax') return softmaxRows(c, batch, z, a);
+  forEachFloat(
+    c,
+    () => c.get(batch).i32(z.width).i32Mul(),
+    (v, off) => {
+      const x = v.floatLocal();
+      loadAt(v, z, off);
+      c.set(x);
+      address(c, a.base, a.offset, off);
+      activation(v, name, x, alpha);
+      v.store();
+    },
+  );
+}
+
+/** dz = da f'(z) over [B, width], from z, a = f(z) and da; dz may be da itself. */
+export function applyActivationGrad(c: Code, name: string, batch: Local, z: Mat, a: Mat, da: Mat, dz: Mat, alpha?: Local): void {
+  if (name === 'softmax') return softmaxGradRows(c, batch, a, da, dz);
+  forEachFloat(
+    c,
+    () => c.get(batch).i32(z.width).i32Mul(),
+    (v, off) => {
+      const [x, y, d] = [v.floatLocal(), v.floatLocal(), v.floatLocal()];
+      loadAt(v, z, off);
+      c.set(x);
+      loadAt(v, a, off);
+      c.set(y);
+      loadAt(v, da, off);
+      c.set(d);
+      address(c, dz.base, dz.offset, off);
+      activationGrad(v, name, x, y, d, alpha);
+      v.store();
+    },
+  );
+}

@@ -1,0 +1,267 @@
+// The losses and metrics as generated code, for one member's predictions p [B, K] against its labels y
+// [B, K] (class indices [B, 1] under the sparse loss): the loss (the batch mean of each example's), the
+// gradient dL/dp of that mean, and the metrics, with the op path's definitions (src/kernels/losses.ts):
+// Keras' clipping of probabilities to [eps, 1 - eps], whose clipped elements pass no gradient.
+import type { Code, Local } from './module.js';
+import { scalarLanes } from './lanes.js';
+import { log } from './math.js';
+import type { Mat } from './blocks.js';
+
+export const kernelLosses = new Set(['binary_crossentropy', 'categorical_crossentropy', 'sparse_categorical_crossentropy', 'mse', 'mae', 'huber']);
+export const kernelMetrics = new Set(['accuracy', 'mse', 'mae']);
+
+const EPS = Math.fround(1e-7);
+const ONE_MINUS_EPS = Math.fround(1 - 1e-7);
+
+export interface LossTarget {
+  batch: Local;
+  /** predictions [B, K] */
+  p: Mat;
+  /** the member's labels: address of [B, K] (or [B, 1]) floats */
+  y: Local;
+  /** where dL/dp goes, [B, K] */
+  dp: Mat;
+  /** where the loss (f32) is stored: an address local */
+  lossOut: Local;
+  /** per metric, the address its value is stored at */
+  metricOut: Record<string, Local>;
+}
+
+/** Emits the loss, its gradient and the metrics of one member. */
+export function emitLoss(c: Code, loss: string, args: Record<string, unknown>, k: number, t: LossTarget): void {
+  const b = c.local('i32');
+  const pAt = c.local('i32');
+  const yAt = c.local('i32');
+  const dAt = c.local('i32');
+  const p = c.local('f32');
+  const y = c.local('f32');
+  const total = c.local('f32');
+  const row = c.local('f32');
+  const scale = c.local('f32');
+  const sparse = loss === 'sparse_categorical_crossentropy';
+  const labelWidth = sparse ? 1 : k;
+  // 1 / (B K), and 1 / B, as float32 (the op path divides dy by the element count)
+  const bk = c.local('f32');
+  c.get(t.batch).f32ConvertI32S().f32(k).f32Mul().set(bk);
+  c.f32(1).get(bk).f32Div().set(scale);
+  c.f32(0).set(total);
+  const rowAddress = (m: Mat, into: Local) => c.get(m.base).get(b).i32(m.width * 4).i32Mul().i32Add().i32(m.offset).i32Add().set(into);
+  /** loads p[b, j] and y[b, j] (one-hot from the class index when sparse) into p and y */
+  const element = (jj: Local | number) => {
+    c.get(pAt);
+    if (typeof jj === 'number') c.loadF32(jj * 4);
+    else c.get(jj).i32(4).i32Mul().i32Add().loadF32();
+    c.set(p);
+    if (sparse) {
+      c.f32(1).f32(0).get(yAt).loadF32().i32TruncSatF32S();
+      if (typeof jj === 'number') c.i32(jj);
+      else c.get(jj);
+      c.i32Eq().select().set(y);
+    } else {
+      c.get(yAt);
+      if (typeof jj === 'number') c.loadF32(jj * 4);
+      else c.get(jj).i32(4).i32Mul().i32Add().loadF32();
+      c.set(y);
+    }
+  };
+  const storeGrad = (jj: number, value: () => void) => {
+    c.get(dAt);
+    value();
+    c.storeF32(jj * 4);
+  };
+  c.for(b, () => c.i32(0), () => c.get(t.batch), () => {
+    rowAddress(t.p, pAt);
+    rowAddress(t.dp, dAt);
+    c.get(t.y).get(b).i32(labelWidth * 4).i32Mul().i32Add().set(yAt);
+    c.f32(0).set(row);
+    if (loss === 'categorical_crossentropy' || sparse) crossEntropyRow(c, k, { element, p, y, row, scale, dAt, pAt });
+    else {
+      for (let jj = 0; jj < k; jj++) {
+        element(jj);
+        elementLoss(c, loss, args, { p, y, row, scale, at: jj, storeGrad });
+      }
+      // each example's loss is the mean over K
+      c.get(row).f32(k).f32Div().set(row);
+    }
+    c.get(total).get(row).f32Add().set(total);
+  });
+  c.get(t.lossOut).get(total).get(t.batch).f32ConvertI32S().f32Div().storeF32();
+  for (const [name, out] of Object.entries(t.metricOut)) emitMetric(c, name, loss, k, t, out);
+}
+
+interface ElementContext {
+  p: Local;
+  y: Local;
+  row: Local;
+  scale: Local;
+  at: number;
+  storeGrad(j: number, value: () => void): void;
+}
+
+/** An element's share of binary cross-entropy, mse, mae or huber: adds its term to `row`, stores dL/dp. */
+function elementLoss(c: Code, loss: string, args: Record<string, unknown>, e: ElementContext): void {
+  const { p, y, row, scale } = e;
+  switch (loss) {
+    case 'binary_crossentropy': {
+      const q = c.local('f32');
+      const rest = c.local('f32');
+      const lq = c.local('f32');
+      const lr = c.local('f32');
+      const lanes = scalarLanes(c);
+      c.get(p).f32(EPS).f32Max().f32(ONE_MINUS_EPS).f32Min().set(q);
+      c.f32(1).get(q).f32Sub().set(rest);
+      log(lanes, q);
+      c.set(lq);
+      log(lanes, rest);
+      c.set(lr);
+      // -(y log q + (1 - y) log(1 - q))
+      c.get(row).get(y).get(lq).f32Mul().f32(1).get(y).f32Sub().get(lr).f32Mul().f32Add().f32Sub().set(row);
+      // (q - y) / (q (1 - q)) / (B K) inside the clip range, 0 where p was clipped (NaN fails the range)
+      e.storeGrad(e.at, () => {
+        c.get(q).get(y).f32Sub().get(q).get(rest).f32Mul().f32Div().get(scale).f32Mul();
+        c.f32(0);
+        c.get(p).get(q).f32Eq();
+        c.select();
+      });
+      return;
+    }
+    case 'mse': {
+      const d = c.local('f32');
+      c.get(p).get(y).f32Sub().set(d);
+      c.get(row).get(d).get(d).f32Mul().f32Add().set(row);
+      e.storeGrad(e.at, () => c.get(d).f32(2).f32Mul().get(scale).f32Mul());
+      return;
+    }
+    case 'mae': {
+      const d = c.local('f32');
+      c.get(p).get(y).f32Sub().set(d);
+      c.get(row).get(d).f32Abs().f32Add().set(row);
+      // sign(d) / (B K), sign(0) = 0
+      e.storeGrad(e.at, () => {
+        c.f32(1).get(d).f32Copysign().f32(0).get(d).f32(0).f32Ne().select().get(scale).f32Mul();
+      });
+      return;
+    }
+    case 'huber': {
+      const delta = Math.fround((args.delta as number | undefined) ?? 1);
+      const d = c.local('f32');
+      const err = c.local('f32');
+      const q = c.local('f32');
+      c.get(p).get(y).f32Sub().set(d);
+      c.get(d).f32Abs().set(err);
+      c.get(err).f32(delta).f32Min().set(q);
+      // 0.5 q^2 + delta (err - q)
+      c.get(row).f32(0.5).get(q).get(q).f32Mul().f32Mul().f32(delta).get(err).get(q).f32Sub().f32Mul().f32Add().f32Add().set(row);
+      // d within delta, delta sign(d) beyond
+      e.storeGrad(e.at, () => {
+        c.get(d).f32(delta).get(d).f32Copysign().get(err).f32(delta).f32Le().select().get(scale).f32Mul();
+      });
+      return;
+    }
+    default:
+      throw new Error(`internal error: no generated code for the loss ${loss}`);
+  }
+}
+
+interface RowContext {
+  element(j: number): void;
+  p: Local;
+  y: Local;
+  row: Local;
+  scale: Local;
+  dAt: Local;
+  pAt: Local;
+}
+
+/**
+ * Categorical cross-entropy of one example: q = p / sum(p) clipped to [eps, 1 - eps], -sum(y log q);
+ * its gradient through the normalisation, dp_j = g_j / S - sum_k g_k p_k / S^2 with g_k = -y_k / q_k
+ * (0 where clipped), over the batch (times 1 / B; `scale` here is 1 / (B K), so times K).
+ */
+function crossEntropyRow(c: Code, k: number, r: RowContext): void {
+  const { p, y, row } = r;
+  const s = c.local('f32');
+  const dot = c.local('f32');
+  const q = c.local('f32');
+  const g = c.local('f32');
+  const invB = c.local('f32');
+  const lanes = scalarLanes(c);
+  c.get(r.scale).f32(k).f32Mul().set(invB);
+  c.f32(0).set(s);
+  for (let j = 0; j < k; j++) c.get(s).get(r.pAt).loadF32(j * 4).f32Add().set(s);
+  c.f32(0).set(dot);
+  // first pass: the loss, each g_j (kept in dp), and sum_k g_k p_k
+  for (let j = 0; j < k; j++) {
+    r.element(j);
+    const raw = c.local('f32');
+    c.get(p).get(s).f32Div().tee(raw).f32(EPS).f32Max().f32(ONE_MINUS_EPS).f32Min().set(q);
+    log(lanes, q);
+    c.get(y).f32Mul().get(row).f32Add().set(row);
+    c.get(y).f32Neg().get(q).f32Div().f32(0).get(raw).get(q).f32Eq().select().get(invB).f32Mul().set(g);
+    c.get(r.dAt).get(g).storeF32(j * 4);
+    c.get(dot).get(g).get(p).f32Mul().f32Add().set(dot);
+  }
+  c.f32(0).get(row).f32Sub().set(row);
+  for (let j = 0; j < k; j++) {
+    c.get(r.dAt);
+    c.get(r.dAt).loadF32(j * 4).get(s).f32Div().get(dot).get(s).get(s).f32Mul().f32Div().f32Sub();
+    c.storeF32(j * 4);
+  }
+}
+
+/** A metric of the member on the batch, stored at `out`: accuracy, mse or mae. */
+function emitMetric(c: Code, name: string, loss: string, k: number, t: LossTarget, out: Local): void {
+  const b = c.local('i32');
+  const pAt = c.local('i32');
+  const yAt = c.local('i32');
+  const sum = c.local('f32');
+  const sparse = loss === 'sparse_categorical_crossentropy';
+  const labelWidth = sparse ? 1 : k;
+  c.f32(0).set(sum);
+  c.for(b, () => c.i32(0), () => c.get(t.batch), () => {
+    c.get(t.p.base).get(b).i32(t.p.width * 4).i32Mul().i32Add().i32(t.p.offset).i32Add().set(pAt);
+    c.get(t.y).get(b).i32(labelWidth * 4).i32Mul().i32Add().set(yAt);
+    if (name === 'accuracy') {
+      c.get(sum);
+      if (k === 1) c.get(pAt).loadF32().f32(0.5).f32Gt().get(yAt).loadF32().f32(0.5).f32Gt().i32Eq();
+      else {
+        argmax(c, pAt, k);
+        if (sparse || labelWidth === 1) c.get(yAt).loadF32().i32TruncSatF32S();
+        else argmax(c, yAt, k);
+        c.i32Eq();
+      }
+      c.f32ConvertI32S().f32Add().set(sum);
+      return;
+    }
+    for (let j = 0; j < k; j++) {
+      c.get(sum);
+      c.get(pAt).loadF32(j * 4);
+      if (sparse) c.f32(1).f32(0).get(yAt).loadF32().i32TruncSatF32S().i32(j).i32Eq().select();
+      else c.get(yAt).loadF32(j * 4);
+      c.f32Sub();
+      if (name === 'mse') {
+        const d = c.local('f32');
+        c.tee(d).get(d).f32Mul();
+      } else c.f32Abs();
+      c.f32Add().set(sum);
+    }
+  });
+  const count = name === 'accuracy' ? 1 : k;
+  c.get(out).get(sum).get(t.batch).f32ConvertI32S().f32(count).f32Mul().f32Div().storeF32();
+}
+
+/** Pushes the index of the first largest of k floats at the address local `at` (an i32). */
+function argmax(c: Code, at: Local, k: number): void {
+  const best = c.local('f32');
+  const index = c.local('i32');
+  c.get(at).loadF32().set(best);
+  c.i32(0).set(index);
+  for (let j = 1; j < k; j++) {
+    c.get(at).loadF32(j * 4).get(best).f32Gt();
+    c.if(() => {
+      c.get(at).loadF32(j * 4).set(best);
+      c.i32(j).set(index);
+    });
+  }
+  c.get(index);
+}
