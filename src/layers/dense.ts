@@ -87,7 +87,7 @@ function denseKernel(): KernelRule {
       const act = k.attrs.activation as string;
       const dz = k.dOutput;
       if (act !== 'linear') applyActivationGrad(k.code, act, k.batch, k.saved('z', k.output.width), k.output, dz, dz, act === 'leaky_relu' ? slope(k) : undefined);
-      denseGradWeights(k.code, k.batch, k.inputs[0], dz, k.grads.kernel);
+      denseGradWeights(k.code, k.batch, k.inputs[0], dz, k.grads.kernel, (k.params.kernel as ParamMat).blocked);
       if (k.grads.bias) columnSums(k.code, k.batch, dz, k.grads.bias);
       if (k.dInputs[0]) denseGradInput(k.code, k.batch, dz, k.params.kernel as ParamMat, k.dInputs[0]);
     },

@@ -16,6 +16,7 @@ import { addInto, type Mat, type ParamMat } from '../wasm/blocks.js';
 import { emitLoss } from '../wasm/losses.js';
 import { emitClip, emitUpdate, optimizerHyper, optimizerSlots } from '../wasm/optimizer-update.js';
 import type { StepConfig } from './plan.js';
+import { PER_MEMBER_MACS } from '../kernels/matmul.js';
 
 export interface StepLayout {
   /** the table's entries, in order: arena, x, y, xStride, yStride, losses, metric:<name>..., param:<name>, slot:<name>:<slot>..., hyper:<key>... */
@@ -138,7 +139,7 @@ function emitStep(c: Code, cfg: StepConfig, plan: Plan): number {
     }
     for (const [key, local] of hyperValue) c.get(at(`hyper:${key}`)).get(m).i32(4).i32Mul().i32Add().loadF32().set(local);
     values.set(0, { base: xBase, offset: 0, width: product(e.ops[0].shape) });
-    const contexts = e.ops.slice(1).map((op) => context(c, op, { batch, arena, values, saved, memberBase, rowStride, hyperValue, plan }));
+    const contexts = e.ops.slice(1).map((op) => context(c, op, { maxBatch: cfg.maxBatch, batch, arena, values, saved, memberBase, rowStride, hyperValue, plan }));
     for (const [op, k] of contexts) layerKind(op.op)!.kernel!.forward(k);
     const out = e.model.output;
     const outMat = values.get(out)!;
@@ -158,7 +159,17 @@ function emitStep(c: Code, cfg: StepConfig, plan: Plan): number {
   return arena.bytes;
 }
 
+/**
+ * Whether the op path sums this kernel's products in blocks of 48: a stacked kernel meets its members'
+ * own inputs in TF.js's batched product, unless the product is large enough to run member by member
+ * (XNNPACK, one run); a columns kernel meets a shared input in one 2-D product (XNNPACK).
+ */
+function sumsInBlocks(place: ParamPlace, maxBatch: number): boolean {
+  return !place.columns && maxBatch * place.rows * place.width < PER_MEMBER_MACS;
+}
+
 interface Buffers {
+  maxBatch: number;
   batch: Local;
   arena: Arena;
   values: Map<number, Mat>;
@@ -180,7 +191,7 @@ function context(c: Code, op: WideOp, b: Buffers): [WideOp, KernelContext] {
     const place = b.plan.places.find((p) => p.param.name === name)!;
     const base = b.memberBase.get(`param:${name}`)!;
     const short = name.slice(op.name.length + 1);
-    params[short] = place.param.shape.length === 1 ? base : { base, rowStride: b.rowStride.get(name)!, rows: place.rows, width: place.width };
+    params[short] = place.param.shape.length === 1 ? base : { base, rowStride: b.rowStride.get(name)!, rows: place.rows, width: place.width, blocked: sumsInBlocks(place, b.maxBatch) };
   }
   const k: KernelContext = {
     code: c,

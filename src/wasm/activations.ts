@@ -111,7 +111,7 @@ export function activationGrad(v: Lanes, name: string, z: Local, a: Local, da: L
       v.select();
       return;
     case 'swish': {
-      // d(z s(z)) = dy s + dy z s (1 - s)
+      // autodiff of z s(z): dy s + (dy z) (s (1 - s))
       const s = v.floatLocal();
       sigmoid(v, z);
       c.set(s);
@@ -122,10 +122,10 @@ export function activationGrad(v: Lanes, name: string, z: Local, a: Local, da: L
       c.get(z);
       v.mul();
       c.get(s);
-      v.mul();
       v.const(1);
       c.get(s);
       v.sub();
+      v.mul();
       v.mul();
       v.add();
       return;
@@ -168,7 +168,7 @@ export function softmaxRows(c: Code, batch: Local, z: Mat, a: Mat): void {
   });
 }
 
-/** dz[b, :] = a (da - sum(da a)), softmax's gradient, row by row. */
+/** dz[b, :] = da a - sum(da a) a, softmax's gradient as TF.js computes it, row by row. */
 export function softmaxGradRows(c: Code, batch: Local, a: Mat, da: Mat, dz: Mat): void {
   const dot = c.local('f32');
   const aRow = c.local('i32');
@@ -181,16 +181,20 @@ export function softmaxGradRows(c: Code, batch: Local, a: Mat, da: Mat, dz: Mat)
     row(dz, b, dzRow);
     c.f32(0).set(dot);
     for (let k = 0; k < a.width; k++) c.get(dot).get(daRow).loadF32(k * 4).get(aRow).loadF32(k * 4).f32Mul().f32Add().set(dot);
+    // TF.js's rule: dy y - sum(dy y) y
     columns(c, a.width, (v, col) => {
       c.get(dzRow);
-      c.get(aRow);
-      v.load(col);
       c.get(daRow);
       v.load(col);
+      c.get(aRow);
+      v.load(col);
+      v.mul();
       c.get(dot);
       v.splat();
-      v.sub();
+      c.get(aRow);
+      v.load(col);
       v.mul();
+      v.sub();
       v.store(col);
     });
   });

@@ -18,6 +18,8 @@ export interface ParamMat {
   rowStride: Local;
   rows: number;
   width: number;
+  /** the op path sums this layer's products in blocks of 48 (TF.js's batched product), not in one run */
+  blocked?: boolean;
 }
 
 /** Pushes base + offset + index * scale (index an i32 local, or none). */
@@ -86,81 +88,164 @@ function zeroRow(c: Code, row: Local, width: number): void {
   });
 }
 
+/** TF.js's batched product (wasm slow_batch_matmul) sums its inner dimension in blocks of this many. */
+export const SUM_BLOCK = 48;
+
+/** Columns handled together, their sums in locals: a row wider than this is done a group at a time. */
+const GROUP = 64;
+
+/** [first, end) of each block of the inner dimension k: blocks of SUM_BLOCK where the op path sums so, else one. */
+function blocksOf(k: number, blocked: boolean): [number, number][] {
+  if (!blocked) return [[0, k]];
+  const out: [number, number][] = [];
+  for (let k0 = 0; k0 < k; k0 += SUM_BLOCK) out.push([k0, Math.min(k, k0 + SUM_BLOCK)]);
+  return out;
+}
+
+/** The column groups of a row of `width`: [first column, width of the group]. */
+function groupsOf(width: number): [number, number][] {
+  const out: [number, number][] = [];
+  for (let g = 0; g < width; g += GROUP) out.push([g, Math.min(GROUP, width - g)]);
+  return out;
+}
+
+/** Per-column sums of a group of columns: a v128 local per SIMD chunk, an f32 per tail column (col: byte offset in the row). */
+interface Acc {
+  lanes: Lanes;
+  col: number;
+  acc: Local;
+}
+
+function accumulators(c: Code, first: number, width: number): Acc[] {
+  const out: Acc[] = [];
+  columns(c, width, (v, col) => out.push({ lanes: v, col: col + first * 4, acc: v.floatLocal() }));
+  return out;
+}
+
+const zero = (c: Code, accs: Acc[]) => accs.forEach((a) => (a.lanes.const(0), c.set(a.acc)));
+/** total += partial, lane by lane */
+const addAll = (c: Code, total: Acc[], partial: Acc[]) =>
+  total.forEach((t, i) => {
+    c.get(t.acc).get(partial[i].acc);
+    t.lanes.add();
+    c.set(t.acc);
+  });
+
 /**
- * y[b, :] = x[b, :] · W (+ bias): each output column sums x[b, i] W[i, o] over i in order, from 0, then
- * adds the bias, as TF.js's matMul and add do.
+ * Sums over an inner dimension as the op path does: `sum(k0, k1, into)` adds the terms k0..k1-1, in order,
+ * to the accumulators `into`; each block's terms are summed from 0 and then added to the total.
+ */
+function blockedSums(c: Code, k: number, blocked: boolean, total: Acc[], partial: Acc[], sum: (k0: number, k1: number, into: Acc[]) => void): void {
+  zero(c, total);
+  const blocks = blocksOf(k, blocked);
+  if (blocks.length === 1) return sum(0, k, total);
+  for (const [k0, k1] of blocks) {
+    zero(c, partial);
+    sum(k0, k1, partial);
+    addAll(c, total, partial);
+  }
+}
+
+/**
+ * y[b, :] = x[b, :] · W (+ bias), each output column the sum over i of x[b, i] W[i, o], in the op path's
+ * order (in blocks of 48 where it sums so), then plus the bias, as TF.js's matMul and add do.
  */
 export function denseForward(c: Code, batch: Local, x: Mat, w: ParamMat, bias: Local | undefined, y: Mat): void {
-  const xAt = c.local('i32');
+  const xRow = c.local('i32');
   const yRow = c.local('i32');
   const wRow = c.local('i32');
   const i = c.local('i32');
+  const xs = c.local('v128');
+  const x1 = c.local('f32');
+  const groups = groupsOf(w.width).map(([first, width]) => ({ total: accumulators(c, first, width), partial: accumulators(c, first, width) }));
   forRows(c, batch, (b) => {
     rowOf(c, x, b);
-    c.set(xAt);
+    c.set(xRow);
     rowOf(c, y, b);
     c.set(yRow);
-    zeroRow(c, yRow, w.width);
-    c.get(w.base).set(wRow);
-    c.for(i, () => c.i32(0), () => c.i32(w.rows), () => {
-      columns(c, w.width, (v, col) => {
-        c.get(yRow);
-        c.get(yRow);
-        v.load(col);
-        c.get(xAt).loadF32();
-        v.splat();
-        c.get(wRow);
-        v.load(col);
-        v.mul();
-        v.add();
-        v.store(col);
+    for (const { total, partial } of groups) {
+      blockedSums(c, w.rows, !!w.blocked, total, partial, (k0, k1, into) => {
+        c.get(w.base);
+        if (k0) c.get(w.rowStride).i32(k0).i32Mul().i32Add();
+        c.set(wRow);
+        c.for(i, () => c.i32(k0), () => c.i32(k1), () => {
+          c.get(xRow).get(i).i32(4).i32Mul().i32Add().loadF32().tee(x1).f32x4Splat().set(xs);
+          for (const a of into) {
+            c.get(a.acc).get(a.lanes.width === 4 ? xs : x1).get(wRow);
+            a.lanes.load(a.col);
+            a.lanes.mul();
+            a.lanes.add();
+            c.set(a.acc);
+          }
+          c.get(wRow).get(w.rowStride).i32Add().set(wRow);
+        });
       });
-      c.get(xAt).i32(4).i32Add().set(xAt);
-      c.get(wRow).get(w.rowStride).i32Add().set(wRow);
-    });
-    if (bias) {
-      columns(c, w.width, (v, col) => {
-        c.get(yRow);
-        c.get(yRow);
-        v.load(col);
-        c.get(bias);
-        v.load(col);
-        v.add();
-        v.store(col);
-      });
+      for (const a of total) {
+        c.get(yRow).get(a.acc);
+        if (bias) {
+          c.get(bias);
+          a.lanes.load(a.col);
+          a.lanes.add();
+        }
+        a.lanes.store(a.col);
+      }
     }
   });
 }
 
-/** dW[i, o] = sum over b, in order, of x[b, i] dy[b, o] (dW contiguous [rows, width]). */
-export function denseGradWeights(c: Code, batch: Local, x: Mat, dy: Mat, dw: Mat): void {
+/**
+ * dW[i, o] = the sum over b of x[b, i] dy[b, o] (dW contiguous [rows, width]), in the op path's order:
+ * over b in blocks of 48 where it sums so (the batch is a run-time number: the blocks are run-time loops).
+ */
+export function denseGradWeights(c: Code, batch: Local, x: Mat, dy: Mat, dw: Mat, blocked = false): void {
   const dwRow = c.local('i32');
-  const xAt = c.local('i32');
-  const dyRow = c.local('i32');
   const i = c.local('i32');
+  const xs = c.local('v128');
+  const x1 = c.local('f32');
+  const groups = groupsOf(dw.width).map(([first, width]) => ({ total: accumulators(c, first, width), partial: accumulators(c, first, width) }));
   c.for(i, () => c.i32(0), () => c.i32(x.width), () => {
     address(c, dw.base, dw.offset, i, dw.width * 4);
     c.set(dwRow);
-    zeroRow(c, dwRow, dw.width);
-    forRows(c, batch, (b) => {
-      rowOf(c, x, b);
-      c.get(i).i32(4).i32Mul().i32Add().set(xAt);
-      rowOf(c, dy, b);
-      c.set(dyRow);
-      columns(c, dw.width, (v, col) => {
-        c.get(dwRow);
-        c.get(dwRow);
-        v.load(col);
-        c.get(xAt).loadF32();
-        v.splat();
-        c.get(dyRow);
-        v.load(col);
-        v.mul();
-        v.add();
-        v.store(col);
+    for (const { total, partial } of groups) {
+      batchSums(c, batch, blocked, total, partial, (b, into) => {
+        rowOf(c, x, b);
+        c.get(i).i32(4).i32Mul().i32Add().loadF32().tee(x1).f32x4Splat().set(xs);
+        const dyRow = c.local('i32');
+        rowOf(c, dy, b);
+        c.set(dyRow);
+        for (const a of into) {
+          c.get(a.acc).get(a.lanes.width === 4 ? xs : x1).get(dyRow);
+          a.lanes.load(a.col);
+          a.lanes.mul();
+          a.lanes.add();
+          c.set(a.acc);
+        }
       });
-    });
+      for (const a of total) {
+        c.get(dwRow).get(a.acc);
+        a.lanes.store(a.col);
+      }
+    }
   });
+}
+
+/**
+ * Sums over the batch b = 0..B-1 in the op path's order: `term(b, into)` adds row b's terms; in blocks of
+ * 48 rows (run-time loops), each block summed from 0 and added to the total, where `blocked`.
+ */
+function batchSums(c: Code, batch: Local, blocked: boolean, total: Acc[], partial: Acc[], term: (b: Local, into: Acc[]) => void): void {
+  zero(c, total);
+  if (!blocked) return forRows(c, batch, (b) => term(b, total));
+  const b0 = c.local('i32');
+  const end = c.local('i32');
+  const b = c.local('i32');
+  c.for(b0, () => c.i32(0), () => c.get(batch), () => {
+    // end = min(b0 + 48, batch)
+    c.get(b0).i32(SUM_BLOCK).i32Add().get(batch).get(b0).i32(SUM_BLOCK).i32Add().get(batch).i32LtS().select().set(end);
+    zero(c, partial);
+    c.for(b, () => c.get(b0), () => c.get(end), () => term(b, partial));
+    addAll(c, total, partial);
+  }, SUM_BLOCK);
 }
 
 /** db[o] = sum over b of dy[b, o]. */
@@ -185,15 +270,18 @@ export function columnSums(c: Code, batch: Local, dy: Mat, db: Mat): void {
   });
 }
 
-/** dx[b, i] = sum over o of dy[b, o] W[i, o]: four partial sums over SIMD chunks, added in lane order, then the tail. */
+/**
+ * dx[b, i] = the sum over o of dy[b, o] W[i, o], in the op path's order (over o, in blocks of 48 where it
+ * sums so): one float at a time, as a row of W is a column of the product.
+ */
 export function denseGradInput(c: Code, batch: Local, dy: Mat, w: ParamMat, dx: Mat): void {
   const dyRow = c.local('i32');
   const dxAt = c.local('i32');
   const wRow = c.local('i32');
   const i = c.local('i32');
-  const vec = w.width - (w.width % 4);
-  const acc = c.local('v128');
-  const sum = c.local('f32');
+  const lanes = scalarLanes(c);
+  const total = [{ lanes, col: 0, acc: c.local('f32') }];
+  const partial = [{ lanes, col: 0, acc: c.local('f32') }];
   forRows(c, batch, (b) => {
     rowOf(c, dy, b);
     c.set(dyRow);
@@ -201,16 +289,10 @@ export function denseGradInput(c: Code, batch: Local, dy: Mat, w: ParamMat, dx: 
     c.set(dxAt);
     c.get(w.base).set(wRow);
     c.for(i, () => c.i32(0), () => c.i32(w.rows), () => {
-      c.f32(0).set(sum);
-      for (let o = 0; o < vec; o += 4) {
-        c.get(dyRow).loadV128(o * 4);
-        c.get(wRow).loadV128(o * 4).f32x4Mul();
-        if (o > 0) c.get(acc).f32x4Add();
-        c.set(acc);
-      }
-      if (vec > 0) for (let lane = 0; lane < 4; lane++) c.get(sum).get(acc).f32x4ExtractLane(lane).f32Add().set(sum);
-      for (let o = vec; o < w.width; o++) c.get(sum).get(dyRow).loadF32(o * 4).get(wRow).loadF32(o * 4).f32Mul().f32Add().set(sum);
-      c.get(dxAt).get(sum).storeF32();
+      blockedSums(c, w.width, !!w.blocked, total, partial, (k0, k1, into) => {
+        for (let o = k0; o < k1; o++) c.get(into[0].acc).get(dyRow).loadF32(o * 4).get(wRow).loadF32(o * 4).f32Mul().f32Add().set(into[0].acc);
+      });
+      c.get(dxAt).get(total[0].acc).storeF32();
       c.get(dxAt).i32(4).i32Add().set(dxAt);
       c.get(wRow).get(w.rowStride).i32Add().set(wRow);
     });

@@ -40,10 +40,10 @@ export function emitLoss(c: Code, loss: string, args: Record<string, unknown>, k
   const scale = c.local('f32');
   const sparse = loss === 'sparse_categorical_crossentropy';
   const labelWidth = sparse ? 1 : k;
-  // 1 / (B K), and 1 / B, as float32 (the op path divides dy by the element count)
-  const bk = c.local('f32');
-  c.get(t.batch).f32ConvertI32S().f32(k).f32Mul().set(bk);
-  c.f32(1).get(bk).f32Div().set(scale);
+  // the gradient of the two means: 1 / (B K) in one division where the op path's gradient is written out
+  // (binary cross-entropy), (1 / B) / K where autodiff takes one mean after the other
+  if (loss === 'binary_crossentropy') c.f32(1).get(t.batch).f32ConvertI32S().f32(k).f32Mul().f32Div().set(scale);
+  else c.f32(1).get(t.batch).f32ConvertI32S().f32Div().f32(k).f32Div().set(scale);
   c.f32(0).set(total);
   const rowAddress = (m: Mat, into: Local) => c.get(m.base).get(b).i32(m.width * 4).i32Mul().i32Add().i32(m.offset).i32Add().set(into);
   /** loads p[b, j] and y[b, j] (one-hot from the class index when sparse) into p and y */
@@ -74,7 +74,7 @@ export function emitLoss(c: Code, loss: string, args: Record<string, unknown>, k
     rowAddress(t.dp, dAt);
     c.get(t.y).get(b).i32(labelWidth * 4).i32Mul().i32Add().set(yAt);
     c.f32(0).set(row);
-    if (loss === 'categorical_crossentropy' || sparse) crossEntropyRow(c, k, { element, p, y, row, scale, dAt, pAt });
+    if (loss === 'categorical_crossentropy' || sparse) crossEntropyRow(c, k, { batch: t.batch, element, p, y, row, scale, dAt, pAt });
     else {
       for (let jj = 0; jj < k; jj++) {
         element(jj);
@@ -129,7 +129,7 @@ function elementLoss(c: Code, loss: string, args: Record<string, unknown>, e: El
       const d = c.local('f32');
       c.get(p).get(y).f32Sub().set(d);
       c.get(row).get(d).get(d).f32Mul().f32Add().set(row);
-      e.storeGrad(e.at, () => c.get(d).f32(2).f32Mul().get(scale).f32Mul());
+      e.storeGrad(e.at, () => c.get(scale).get(d).f32(2).f32Mul().f32Mul());
       return;
     }
     case 'mae': {
@@ -164,6 +164,7 @@ function elementLoss(c: Code, loss: string, args: Record<string, unknown>, e: El
 }
 
 interface RowContext {
+  batch: Local;
   element(j: number): void;
   p: Local;
   y: Local;
@@ -174,9 +175,8 @@ interface RowContext {
 }
 
 /**
- * Categorical cross-entropy of one example: q = p / sum(p) clipped to [eps, 1 - eps], -sum(y log q);
- * its gradient through the normalisation, dp_j = g_j / S - sum_k g_k p_k / S^2 with g_k = -y_k / q_k
- * (0 where clipped), over the batch (times 1 / B; `scale` here is 1 / (B K), so times K).
+ * Categorical cross-entropy of one example: q = p / sum(p) clipped to [eps, 1 - eps], -sum(y log q),
+ * and its gradient through the normalisation, for the batch mean.
  */
 function crossEntropyRow(c: Code, k: number, r: RowContext): void {
   const { p, y, row } = r;
@@ -186,25 +186,29 @@ function crossEntropyRow(c: Code, k: number, r: RowContext): void {
   const g = c.local('f32');
   const invB = c.local('f32');
   const lanes = scalarLanes(c);
-  c.get(r.scale).f32(k).f32Mul().set(invB);
+  c.f32(1).get(r.batch).f32ConvertI32S().f32Div().set(invB);
   c.f32(0).set(s);
   for (let j = 0; j < k; j++) c.get(s).get(r.pAt).loadF32(j * 4).f32Add().set(s);
   c.f32(0).set(dot);
-  // first pass: the loss, each g_j (kept in dp), and sum_k g_k p_k
+  // first pass: the loss, each dq_j = (y_j * -(1/B)) / q_j (0 where clipped), kept in dp, and
+  // dS = -sum_k dq_k (p_k / S^2), as autodiff of -sum(y log clip(p / S)) computes them
+  const s2 = c.local('f32');
+  c.get(s).get(s).f32Mul().set(s2);
   for (let j = 0; j < k; j++) {
     r.element(j);
     const raw = c.local('f32');
     c.get(p).get(s).f32Div().tee(raw).f32(EPS).f32Max().f32(ONE_MINUS_EPS).f32Min().set(q);
     log(lanes, q);
     c.get(y).f32Mul().get(row).f32Add().set(row);
-    c.get(y).f32Neg().get(q).f32Div().f32(0).get(raw).get(q).f32Eq().select().get(invB).f32Mul().set(g);
+    c.get(y).f32(0).get(invB).f32Sub().f32Mul().get(q).f32Div().f32(0).get(raw).get(q).f32Eq().select().set(g);
     c.get(r.dAt).get(g).storeF32(j * 4);
-    c.get(dot).get(g).get(p).f32Mul().f32Add().set(dot);
+    c.get(dot).get(g).get(p).get(s2).f32Div().f32Mul().f32Add().set(dot);
   }
   c.f32(0).get(row).f32Sub().set(row);
+  // dp_j = dq_j / S + dS
   for (let j = 0; j < k; j++) {
     c.get(r.dAt);
-    c.get(r.dAt).loadF32(j * 4).get(s).f32Div().get(dot).get(s).get(s).f32Mul().f32Div().f32Sub();
+    c.get(r.dAt).loadF32(j * 4).get(s).f32Div().f32(0).get(dot).f32Sub().f32Add();
     c.storeF32(j * 4);
   }
 }

@@ -230,21 +230,17 @@ export function sigmoid(v: Lanes, x: Local): void {
     v.neg();
   });
   const e = keep(v, () => exp(v, negAbs));
-  const d = keep(v, () => {
-    v.const(1);
-    c.get(e);
-    v.add();
-  });
+  // one division: (x >= 0 ? 1 : e) / (1 + e)
   v.const(1);
-  c.get(d);
-  v.div();
   c.get(e);
-  c.get(d);
-  v.div();
   c.get(x);
   v.const(0);
   v.ge();
   v.select();
+  v.const(1);
+  c.get(e);
+  v.add();
+  v.div();
 }
 
 const TANH_P = [-5.70498872745e-3, 2.06390887954e-2, -5.37397155531e-2, 1.33314422036e-1, -3.33332819422e-1];

@@ -31,10 +31,16 @@ export interface UpdateTarget {
  * run): the op path's rule, element by element.
  */
 export function emitUpdate(c: Code, optimizer: string, count: number, at: UpdateTarget, h: Record<string, Local>): void {
+  // the hyperparameters splat once into vectors, for the SIMD part
+  const splat: Record<string, Local> = {};
+  for (const [key, local] of Object.entries(h)) {
+    splat[key] = c.local('v128');
+    c.get(local).f32x4Splat().set(splat[key]);
+  }
   forEachFloat(
     c,
     () => c.i32(count),
-    (v, off) => updateElement(v, optimizer, at, off, h),
+    (v, off) => updateElement(v, optimizer, at, off, v.width === 4 ? splat : h),
   );
 }
 
@@ -44,10 +50,7 @@ function updateElement(v: Lanes, optimizer: string, at: UpdateTarget, off: Local
     c.get(base).get(off).i32Add();
     v.load();
   };
-  const hyper = (key: string) => {
-    c.get(h[key]);
-    v.splat();
-  };
+  const hyper = (key: string) => void c.get(h[key]);
   const g = v.floatLocal();
   const w = v.floatLocal();
   load(at.g);
