@@ -143,7 +143,7 @@ export function activationGrad(v: Lanes, name: string, z: Local, a: Local, da: L
   }
 }
 
-/** a[b, :] = softmax(z[b, :]): exp(z - max) / sum, row by row (scalar: rows are short). */
+/** a[b, :] = softmax(z[b, :]): exp(z - max) times 1 / their sum, row by row (scalar: rows are short). */
 export function softmaxRows(c: Code, batch: Local, z: Mat, a: Mat): void {
   const zRow = c.local('i32');
   const aRow = c.local('i32');
@@ -164,7 +164,9 @@ export function softmaxRows(c: Code, batch: Local, z: Mat, a: Mat): void {
       c.tee(t).storeF32(k * 4);
       c.get(sum).get(t).f32Add().set(sum);
     }
-    for (let k = 0; k < z.width; k++) c.get(aRow).get(aRow).loadF32(k * 4).get(sum).f32Div().storeF32(k * 4);
+    // times 1 / sum, as TF.js's softmax (XNNPACK) scales
+    c.f32(1).get(sum).f32Div().set(sum);
+    for (let k = 0; k < z.width; k++) c.get(aRow).get(aRow).loadF32(k * 4).get(sum).f32Mul().storeF32(k * 4);
   });
 }
 
