@@ -59,6 +59,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     // no defaults here: a resume takes the run's own unless they are given (auto and grouped otherwise)
     .option('--backend <name>', `TF.js backend: ${backends.join(', ')} (default: auto)`, choiceOption(backends))
     .option('--lowering <name>', `how members are fused: ${lowerings.join(', ')} (default: grouped)`, choiceOption(lowerings))
+    .option('--engine <name>', 'how each step runs: fused (one generated WebAssembly call, on wasm), ops (TF.js ops) or auto (default: fused where it covers the model)', choiceOption(['auto', 'ops', 'fused'] as const))
     .option('--out <dir>', 'run directory, new or empty (default: runs/<file>-<time>)')
     .option('--force', "with --out: replace the run in that directory (only a run's own files are deleted)")
     .option('--resume <run>', 'continue the run in this directory from its last checkpoint, with the options it was started with')

@@ -42,6 +42,7 @@ export interface RunOptions {
   seed?: number;
   lowering?: Lowering;
   backend?: string;
+  engine?: string;
   resident?: number;
   checkpoint_every?: number;
 }

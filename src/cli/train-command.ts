@@ -12,6 +12,7 @@ import { splitData, splitValidation } from '../data/split.js';
 import { describeSplit } from '../data/member-splits.js';
 import { shownHyperparameters, type HyperTable } from '../runtime/hyper.js';
 import type { CompiledRun } from '../runtime/compiled-run.js';
+import { chooseEngine } from '../runtime/fused-step.js';
 import { batchesPerEpoch, DivergenceError, train, type EpochReport, type PopulationEvent, type TrainResult, type TrainSetup } from '../train/trainer.js';
 import { makeSchedules } from '../train/schedules.js';
 import type { RetiredMember } from '../train/checkpoint.js';
@@ -94,11 +95,13 @@ async function trainRun(file: string | undefined, given: TrainOptions, io: Io): 
     startRunFiles(runDir, net, options);
   }
   const ensemble = state.ensemble!;
+  const engine = engineLine(chosen.tf, state.run!, options.engine);
   io.err(
-    `training ${plural(ensemble.members, 'member')} of ${state.ir!.name} (${ensemble.lowering}) on ${plural(data.train.count, 'example')}` +
+    `training ${plural(ensemble.members, 'member')} of ${state.ir!.name} (${ensemble.lowering}, ${engine.name}) on ${plural(data.train.count, 'example')}` +
       `${heldOut(data.validation?.count ?? 0, tested)}: ${plural(steps, 'step')}, ${plural(epochs, 'epoch')} of ${perEpoch}` +
       `${at !== undefined ? `, resuming at step ${at}` : ''}\n`,
   );
+  if (engine.note) io.err(`${engine.note}\n`);
   if (program.ensemble.split) io.err(`split: ${describeSplit(program.ensemble.split, data.train.count)}\n`);
 
   const compiled = state.run!;
@@ -263,6 +266,18 @@ function dropLinesAfter(runDir: string, resume: Checkpoint, perEpoch: number): v
   truncateLines(join(runDir, 'events.jsonl'), (row) => row.step <= at.step);
 }
 
+/**
+ * The engine the run's steps take, as the first line names it (`fused step` or `TF.js ops`), and where the
+ * fused step was asked for but does not cover the model, the one line that says why.
+ */
+function engineLine(tf: TF, run: CompiledRun, requested: TrainOptions['engine']): { name: string; note?: string } {
+  const train = run.program.train!;
+  const chosen = chooseEngine(tf, requested, { ensemble: run.ensemble, optimizer: train.optimizer.name, loss: train.loss, metrics: [] });
+  if (chosen.engine === 'fused') return { name: 'fused step' };
+  const asked = (requested ?? 'auto') !== 'ops';
+  return { name: 'TF.js ops', note: asked && chosen.why ? `the fused step does not cover ${chosen.why}: each step runs on TF.js ops` : undefined };
+}
+
 /** A resume that changed the kept options (a new step budget, another backend) keeps the new ones for the next. */
 function keepOptions(runDir: string, run: RunInfo, options: TrainOptions): void {
   const kept = keptOptions(options);
@@ -321,6 +336,7 @@ async function runTraining(t: Training, io: Io): Promise<{ result: TrainResult; 
         schedules,
         resident: t.options.resident,
         transport,
+        engine: t.options.engine,
       },
       { onStep: (p) => progress.step(p), onEpoch, onEvent, shouldStop: () => stop, checkpoint },
     );

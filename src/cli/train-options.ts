@@ -2,10 +2,11 @@
 // line in run.json, so `netc train --resume RUN` continues it as it was started. On a resume:
 //   --members, --seed, --lowering  are the run's: a different value is refused (exit code 2)
 //   --steps, --epochs              set a new step budget, kept for later resumes
-//   --backend, --resident, --checkpoint-every  may change (the checkpoint does not depend on them)
+//   --backend, --engine, --resident, --checkpoint-every  may change (the checkpoint does not depend on them)
 import { existsSync, statSync } from 'node:fs';
 import type { Lowering } from '../layers/forward.js';
 import type { BackendName } from '../runtime/backend.js';
+import type { Engine } from '../runtime/population.js';
 import { UsageError } from './io.js';
 import { readRunInfo, RunError, type RunInfo, type RunOptions } from './run-dir.js';
 import { plural } from '../util/plural.js';
@@ -19,6 +20,8 @@ export interface TrainOptions {
   backend?: BackendName | 'auto';
   /** default: grouped */
   lowering?: Lowering;
+  /** how each step runs; default: auto (the generated fused step where it covers the model) */
+  engine?: Engine;
   out?: string;
   /** with --out: replace the run in that directory */
   force?: boolean;
@@ -49,6 +52,7 @@ export function keptOptions(o: TrainOptions): RunOptions {
     seed: o.seed,
     lowering: o.lowering,
     backend: o.backend,
+    engine: o.engine,
     resident: o.resident,
     checkpoint_every: o.checkpointEvery,
   };
@@ -90,6 +94,7 @@ export function resumeOptions(given: TrainOptions, run: RunInfo, dir: string): T
     seed: given.seed ?? kept.seed,
     lowering: given.lowering ?? kept.lowering,
     backend: given.backend ?? (kept.backend as TrainOptions['backend']),
+    engine: given.engine ?? (kept.engine as TrainOptions['engine']),
     resident: given.resident ?? kept.resident,
     checkpointEvery: given.checkpointEvery ?? kept.checkpoint_every,
   };

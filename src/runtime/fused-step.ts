@@ -35,6 +35,25 @@ export interface FusedHost {
   scheduled: boolean;
 }
 
+/** How a training step runs (PopulationSpec.engine): `auto` is `fused` where the generated step covers the model. */
+export type Engine = 'auto' | 'ops' | 'fused';
+
+/** The engine when none is named: NETC_ENGINE (`ops`, `fused`, `auto`) where a process has it, else `auto`. */
+export function defaultEngine(): Engine {
+  const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.NETC_ENGINE;
+  return env === 'ops' || env === 'fused' ? env : 'auto';
+}
+
+/**
+ * The engine a population of this configuration trains with, and, where the fused step was asked for
+ * (`auto`, `fused`) but does not run, why not (`netc train` prints it).
+ */
+export function chooseEngine(tf: TF, requested: Engine | undefined, cfg: Omit<StepConfig, 'maxBatch' | 'clipping'>): { engine: 'fused' | 'ops'; why?: string } {
+  if ((requested ?? defaultEngine()) === 'ops') return { engine: 'ops' };
+  const why = whyNotHere(tf, cfg);
+  return why === undefined ? { engine: 'fused' } : { engine: 'ops', why };
+}
+
 /** Why the fused step cannot run here, or undefined. */
 export function whyNotHere(tf: TF, cfg: Omit<StepConfig, 'maxBatch' | 'clipping'>): string | undefined {
   if (tf.getBackend() !== 'wasm') return `the ${tf.getBackend()} backend (the generated step runs on wasm)`;
@@ -49,6 +68,8 @@ export class FusedStep {
   /** the table, the hyperparameter arrays and the scratch space, in one buffer TF.js owns */
   private arena?: { tensor: Tensor; bytes: number };
   private staticHyper = new Map<string, Float32Array>();
+  /** parameters written in place since the last refresh() */
+  private dirty = false;
 
   constructor(private readonly host: FusedHost) {}
 
@@ -95,6 +116,7 @@ export class FusedStep {
     const table = new Int32Array(memory.buffer, base, g.step.layout.table.length);
     g.step.layout.table.forEach((name, i) => (table[i] = values[name]));
     g.run(base, n, batch);
+    this.dirty = true;
     const made = outputs.map((o) => tf.engine().makeTensorFromTensorInfo(o as never) as Tensor);
     return { losses: made[0], metrics: Object.fromEntries(metrics.map((name, i) => [name, made[i + 1]])) };
   }
@@ -126,6 +148,31 @@ export class FusedStep {
     const info = (tf.backend() as unknown as WasmBackend).makeOutput([Math.ceil(bytes / 4)], 'float32');
     this.arena = { tensor: tf.keep(tf.engine().makeTensorFromTensorInfo(info as never) as Tensor), bytes };
     return this.arena;
+  }
+
+  /**
+   * Gives every parameter a new buffer (a copy) if the step wrote any in place since the last call. TF.js
+   * treats a tensor's data as immutable, and its wasm backend keeps XNNPACK operators with weights packed
+   * from it, by tensor: a product that reads a parameter the step changed in place would use the packed
+   * copy of its old values. Called before the op path reads the parameters (a forward pass): once per
+   * evaluation, not per step.
+   */
+  refresh(): void {
+    if (!this.dirty) return;
+    this.dirty = false;
+    const tf = this.host.tf;
+    const backend = tf.backend() as unknown as WasmBackend;
+    for (const vars of this.host.variables.values()) {
+      for (const v of vars) {
+        const info = backend.makeOutput(v.shape, 'float32');
+        const memory = backend.wasm.asm.memory;
+        const bytes = v.size * 4;
+        new Uint8Array(memory.buffer, backend.dataIdMap.get(info.dataId)!.memoryOffset, bytes).set(new Uint8Array(memory.buffer, backend.dataIdMap.get(v.dataId)!.memoryOffset, bytes));
+        const copy = tf.engine().makeTensorFromTensorInfo(info as never) as Tensor;
+        v.assign(copy);
+        copy.dispose();
+      }
+    }
   }
 
   /**

@@ -14,7 +14,7 @@ import { applyGradients, createState, hyperValues, sharedValue, type OptimizerSt
 import { gatherMembers } from '../kernels/member-axis.js';
 import type { TF, Tensor, Variable } from '../kernels/tf.js';
 import { applyUpdates, memberDraws, type ModulePopulation, type StepInputs } from '../kernels/module-population.js';
-import { FusedStep, whyNotHere } from './fused-step.js';
+import { chooseEngine, FusedStep, type Engine } from './fused-step.js';
 
 export interface PopulationSpec {
   tf: TF;
@@ -41,13 +41,13 @@ export interface PopulationSpec {
   step?: ModuleStep;
   /**
    * how a training step runs: `fused`, one generated WebAssembly call for the whole step (wasm backend,
-   * models it covers); `ops`, TF.js ops with autodiff (the reference); `auto` (default): fused where it applies
+   * models it covers); `ops`, TF.js ops with autodiff (the reference); `auto` (default, or NETC_ENGINE):
+   * fused where it applies
    */
   engine?: Engine;
 }
 
-/** How a training step runs (PopulationSpec.engine). */
-export type Engine = 'auto' | 'ops' | 'fused';
+export type { Engine };
 
 /** A compiled module's forward(pop, x, s): member-first outputs [N, B, ...]. */
 export type ModuleForward = (pop: ModulePopulation, x: Tensor, s: StepInputs) => Tensor;
@@ -176,9 +176,9 @@ export class Population {
       this.step = from.step;
     }
     this.module = this.moduleView();
-    const why = this.whyOps();
-    this.engine = why === undefined ? 'fused' : 'ops';
-    if (why && why !== 'asked') this.engineNote = why;
+    const chosen = spec.step || spec.forward ? { engine: 'ops' as const } : chooseEngine(tf, spec.engine, { ensemble, optimizer: spec.optimizer, loss: spec.loss, metrics: [] });
+    this.engine = chosen.engine;
+    this.engineNote = chosen.why;
     if (this.engine === 'fused') {
       this.fused = new FusedStep({
         tf,
@@ -194,13 +194,6 @@ export class Population {
     }
   }
 
-  /** Why trainStep runs on ops: 'asked' (engine `ops`), or what the fused step does not cover; undefined where it runs fused. */
-  private whyOps(): string | undefined {
-    const engine = this.spec.engine ?? defaultEngine();
-    if (engine === 'ops') return 'asked';
-    if (this.spec.step || this.spec.forward) return "a compiled module's own step";
-    return whyNotHere(this.tf, { ensemble: this.ir, optimizer: this.spec.optimizer, loss: this.spec.loss, metrics: [] });
-  }
 
   private moduleView(): ModulePopulation {
     // eslint-disable-next-line @typescript-eslint/no-this-alias
@@ -376,6 +369,7 @@ export class Population {
    * A compiled module's forward (spec.forward), traced from these same ops by netc compile, runs instead when given.
    */
   forward(x: Tensor, training: boolean, updates: [string, Tensor][] = []): Tensor {
+    this.fused?.refresh();
     if (this.spec.forward) return this.spec.forward(this.module, x, { training, updates });
     const pass = this.pass(training, updates);
     const values: Value[] = [pass.input(x)];
@@ -595,12 +589,6 @@ export class Population {
     for (const t of this.masks.values()) t.dispose();
     for (const s of this.state.tensors.values()) for (const v of s.values()) v.dispose();
   }
-}
-
-/** The engine when the spec names none: NETC_ENGINE (`ops`, `fused`, `auto`) where a process has it, else `auto`. */
-function defaultEngine(): Engine {
-  const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.NETC_ENGINE;
-  return env === 'ops' || env === 'fused' ? env : 'auto';
 }
 
 /** The ops whose value depends on a parameter, directly or through their inputs: a gradient must reach them. */

@@ -37,6 +37,8 @@ export interface RunContext {
    * recomputed here from the training set, so a job carries no more than without one
    */
   split?: MemberSplit;
+  /** how the shards' steps run (PopulationSpec.engine) */
+  engine?: PopulationSpec['engine'];
 }
 
 /** Members' canonical state (Population.exportState's form, [n, ...shape] member after member). */
@@ -128,6 +130,7 @@ function populationOf(tf: TF, ctx: RunContext, job: ShardState & { hyper: Record
     hyper: (key, id) => job.hyper[at.get(id)!][key],
     initial: (id) => memberRows(job, at.get(id)!),
     ...(factors ? { lrFactor: (id: number, t: number) => factors[at.get(id)!][t - job.step] } : {}),
+    ...(ctx.engine ? { engine: ctx.engine } : {}),
   };
   const pop = new Population(spec);
   pop.importState(job.state);

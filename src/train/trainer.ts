@@ -38,6 +38,8 @@ export interface TrainSetup {
   memberIds?: number[];
   /** a compiled module's forward pass and training step (see PopulationSpec.forward and .step) */
   forward?: PopulationSpec['forward'];
+  /** how each step runs (default `auto`: the generated fused step where it covers the model) */
+  engine?: PopulationSpec['engine'];
   step?: PopulationSpec['step'];
   /** resume: the checkpoint to continue from */
   resume?: { manifest: CheckpointManifest; tensors: Map<string, Float32Array> };
@@ -232,7 +234,7 @@ class TrainingRun {
     if (transport) {
       this.store = await HostStore.create((ids) => this.spec(ids), this.active, resumed);
       const split = setup.program.ensemble?.split;
-      this.context = { id: randomUUID(), version: NETC_VERSION, model: setup.model, ensemble: setup.ensemble, seed: setup.seed, optimizer: config.optimizer.name, loss: config.loss, batch: config.batch, shuffle: config.shuffle, metrics: this.extra, train: setup.data.train, validation: setup.data.validation, ...(split ? { split } : {}) };
+      this.context = { id: randomUUID(), version: NETC_VERSION, model: setup.model, ensemble: setup.ensemble, seed: setup.seed, optimizer: config.optimizer.name, loss: config.loss, batch: config.batch, shuffle: config.shuffle, metrics: this.extra, train: setup.data.train, validation: setup.data.validation, ...(split ? { split } : {}), ...(setup.engine ? { engine: setup.engine } : {}) };
       await transport.open(this.context);
     } else {
       this.population = new Population(this.spec(this.active));
@@ -259,6 +261,7 @@ class TrainingRun {
       initial: (m) => initMember(setup.model, setup.seed, m),
       forward: setup.forward,
       step: setup.step,
+      engine: setup.engine,
     };
   }
 
