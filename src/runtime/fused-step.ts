@@ -64,7 +64,9 @@ export function whyNotHere(tf: TF, cfg: Omit<StepConfig, 'maxBatch' | 'clipping'
 
 /** The generated step of one population. */
 export class FusedStep {
-  private generated?: { step: GeneratedStep; run: (table: number, n: number, batch: number) => void; maxBatch: number; clipping: boolean; metrics: string };
+  private generated?: Generated;
+  /** the hyperparameter keys whose arrays hold their values (rewritten when they change) */
+  private readonly written = new Set<string>();
   /** the table, the hyperparameter arrays and the scratch space, in one buffer TF.js owns */
   private arena?: { tensor: Tensor; bytes: number };
   private staticHyper = new Map<string, Float32Array>();
@@ -76,62 +78,116 @@ export class FusedStep {
   /** Forget cached hyperparameter values (after PBT, or a changed clipnorm). */
   hyperChanged(): void {
     this.staticHyper.clear();
+    this.written.clear();
   }
 
   /** One training step of every member on x, y; returns the members' losses [N] and each metric [N]. */
   run(x: Tensor, y: Tensor, metrics: readonly string[]): { losses: Tensor; metrics: Record<string, Tensor> } {
     const { tf, n } = this.host;
-    const batch = x.shape[x.rank === this.host.ir.ops[0].shape.length + 1 ? 0 : 1] as number;
+    const inputRank = this.host.ir.ops[0].shape.length;
+    const batch = x.shape[x.rank === inputRank + 1 ? 0 : 1] as number;
     const g = this.module(batch, metrics);
     const backend = tf.backend() as unknown as WasmBackend;
-    const offset = (t: { dataId: object }) => backend.dataIdMap.get(t.dataId)!.memoryOffset;
-    const outputs = ['losses', ...metrics].map(() => backend.makeOutput([n], 'float32'));
+    const outputs = g.outputs.map(() => backend.makeOutput([n], 'float32'));
     const arena = this.arenaFor(g.step);
-    const base = offset(arena.tensor);
-    const tableBytes = g.step.layout.table.length * 4;
-    const own = x.rank === this.host.ir.ops[0].shape.length + 2;
-    const ownLabels = y.rank === 3;
-    const values: Record<string, number> = {
-      arena: base + tableBytes + pad(tableBytes) + this.hyperBytes(g.step),
-      x: offset(x),
-      y: offset(y),
-      xStride: own ? (x.size / n) * 4 : 0,
-      yStride: ownLabels ? (y.size / n) * 4 : 0,
-      losses: offset(outputs[0]),
+    // every allocation is made: the addresses, then the views (an allocation may grow the memory)
+    const at: StepAddresses = {
+      backend,
+      x,
+      y,
+      xStride: x.rank === inputRank + 2 ? (x.size / n) * 4 : 0,
+      yStride: y.rank === 3 ? (y.size / n) * 4 : 0,
+      outputs,
+      base: backend.dataIdMap.get(arena.tensor.dataId)!.memoryOffset,
     };
-    metrics.forEach((name, i) => (values[`metric:${name}`] = offset(outputs[i + 1])));
-    for (const p of this.host.ir.params) {
-      values[`param:${p.name}`] = offset(this.writable(this.host.variables.get(p.name)![0]));
-      for (const [slot, v] of this.host.state.tensors.get(p.name) ?? []) values[`slot:${p.name}:${slot}`] = offset(this.writable(v));
-    }
     this.advance();
-    // views are taken now, after the last allocation (which may have grown the memory)
-    let at = base + tableBytes + pad(tableBytes);
     const memory = backend.wasm.asm.memory;
-    for (const key of g.step.layout.hyper) {
-      values[`hyper:${key}`] = at;
-      new Float32Array(memory.buffer, at, n).set(this.hyperValues(key));
-      at += n * 4;
-    }
-    const table = new Int32Array(memory.buffer, base, g.step.layout.table.length);
-    g.step.layout.table.forEach((name, i) => (table[i] = values[name]));
-    g.run(base, n, batch);
+    const table = new Int32Array(memory.buffer, at.base, g.sources.length);
+    for (let i = 0; i < g.sources.length; i++) table[i] = g.sources[i](at);
+    this.writeHyper(g, memory, at.base);
+    g.run(at.base, n, batch);
     this.dirty = true;
     const made = outputs.map((o) => tf.engine().makeTensorFromTensorInfo(o as never) as Tensor);
     return { losses: made[0], metrics: Object.fromEntries(metrics.map((name, i) => [name, made[i + 1]])) };
   }
 
+  /** The members' hyperparameters into their arrays: those that change every step, and the others when they did. */
+  private writeHyper(g: Generated, memory: WebAssembly.Memory, base: number): void {
+    const n = this.host.n;
+    g.step.layout.hyper.forEach((key, k) => {
+      const moving = key === 'bc1' || key === 'bc2' || (this.host.scheduled && (key === 'lr' || key === '-lr'));
+      if (!moving && this.written.has(key)) return;
+      new Float32Array(memory.buffer, base + g.hyperAt + k * n * 4, n).set(this.hyperValues(key));
+      if (!moving) this.written.add(key);
+    });
+  }
+
   /** The module for batches up to `batch` (generated again for a larger one, or when clipping starts or stops). */
-  private module(batch: number, metrics: readonly string[]) {
-    const clipping = this.host.hyper('clipnorm').some((c) => c > 0);
+  private module(batch: number, metrics: readonly string[]): Generated {
+    const clipping = this.clipping();
     const g = this.generated;
     if (g && g.maxBatch >= batch && g.clipping === clipping && g.metrics === metrics.join()) return g;
     const { ir, optimizer, loss } = this.host;
     const step = generateStep({ ensemble: ir, optimizer, loss, metrics, maxBatch: batch, clipping });
     const memory = (this.host.tf.backend() as unknown as WasmBackend).wasm.asm.memory;
     const instance = new WebAssembly.Instance(new WebAssembly.Module(step.bytes), { env: { memory } });
-    this.generated = { step, run: instance.exports.step as (t: number, n: number, b: number) => void, maxBatch: batch, clipping, metrics: metrics.join() };
+    const tableBytes = step.layout.table.length * 4;
+    const hyperAt = tableBytes + pad(tableBytes);
+    this.written.clear();
+    this.generated = {
+      step,
+      run: instance.exports.step as (t: number, n: number, b: number) => void,
+      maxBatch: batch,
+      clipping,
+      metrics: metrics.join(),
+      outputs: ['losses', ...metrics],
+      hyperAt,
+      sources: step.layout.table.map((name) => this.source(name, { metrics, hyper: step.layout.hyper, scratchAt: hyperAt + this.hyperBytes(step), hyperAt })),
+    };
     return this.generated;
+  }
+
+  /** Whether any member clips its gradients (cached until hyperChanged()). */
+  private clipping(): boolean {
+    return this.cached('clipnorm').some((c) => c > 0);
+  }
+
+  /** Where one entry of the step's table comes from, at each call. */
+  private source(name: string, where: { metrics: readonly string[]; hyper: string[]; scratchAt: number; hyperAt: number }): (at: StepAddresses) => number {
+    const { scratchAt, hyperAt } = where;
+    const offset = (at: StepAddresses, t: { dataId: object }) => at.backend.dataIdMap.get(t.dataId)!.memoryOffset;
+    const colon = name.indexOf(':');
+    const [kind, rest] = colon < 0 ? [name, ''] : [name.slice(0, colon), name.slice(colon + 1)];
+    switch (kind) {
+      case 'arena':
+        return (at) => at.base + scratchAt;
+      case 'x':
+        return (at) => offset(at, at.x);
+      case 'y':
+        return (at) => offset(at, at.y);
+      case 'xStride':
+        return (at) => at.xStride;
+      case 'yStride':
+        return (at) => at.yStride;
+      case 'losses':
+        return (at) => offset(at, at.outputs[0]);
+      case 'metric': {
+        const i = 1 + where.metrics.indexOf(rest);
+        return (at) => offset(at, at.outputs[i]);
+      }
+      case 'param':
+        return (at) => offset(at, this.writable(this.host.variables.get(rest)![0]));
+      case 'slot': {
+        const [param, slot] = [rest.slice(0, rest.lastIndexOf(':')), rest.slice(rest.lastIndexOf(':') + 1)];
+        return (at) => offset(at, this.writable(this.host.state.tensors.get(param)!.get(slot)!));
+      }
+      case 'hyper': {
+        const index = where.hyper.indexOf(rest);
+        return (at) => at.base + hyperAt + index * this.host.n * 4;
+      }
+      default:
+        throw new Error(`internal error: the fused step's table has an entry ${name}`);
+    }
   }
 
   private hyperBytes(step: GeneratedStep): number {
@@ -237,3 +293,30 @@ export class FusedStep {
 }
 
 const pad = (bytes: number) => (16 - (bytes % 16)) % 16;
+
+/** A generated module, instantiated, with what each call writes into its table. */
+interface Generated {
+  step: GeneratedStep;
+  run: (table: number, n: number, batch: number) => void;
+  maxBatch: number;
+  clipping: boolean;
+  metrics: string;
+  /** the outputs made at each call: the losses, then each metric */
+  outputs: string[];
+  /** where the hyperparameter arrays start, in bytes from the arena's start */
+  hyperAt: number;
+  /** each table entry's value at a call */
+  sources: ((at: StepAddresses) => number)[];
+}
+
+/** What a call's table entries are computed from. */
+interface StepAddresses {
+  backend: WasmBackend;
+  x: Tensor;
+  y: Tensor;
+  xStride: number;
+  yStride: number;
+  outputs: TensorInfo[];
+  /** the arena's address */
+  base: number;
+}
