@@ -14,7 +14,7 @@ import type { TF, Tensor } from '../src/kernels/tf.js';
 
 beforeAll(() => useBackend('wasm'));
 
-function populations(source: string, engines: Engine[]): Population[] {
+function populations(source: string, engines: Engine[], lrFactor?: (member: number, step: number) => number): Population[] {
   const state = compile(source, 'fused.net', {});
   if (!state.ensemble) throw new Error(state.diagnostics.map((d) => d.message).join('\n'));
   const program = state.program!;
@@ -32,6 +32,7 @@ function populations(source: string, engines: Engine[]): Population[] {
         hyper: (k, m) => table.value(k, m),
         base: (k) => table.base(k),
         initial: (m) => initMember(state.ir!, program.ensemble.seed, m),
+        ...(lrFactor ? { lrFactor } : {}),
         engine,
       }),
   );
@@ -64,6 +65,8 @@ interface Case {
    * its own approximation; one step differs by ~1e-7, and 100 steps of a fast optimizer grow it
    */
   tolerance?: number;
+  /** a learning-rate schedule: member id's factor at step t (the trainer's lrPlan gives one) */
+  lrFactor?: (member: number, step: number) => number;
 }
 
 const mlp = (act: string, k: number) => `dense(7, activation: ${act})\n  dense(${k}, activation: ${k > 1 ? 'softmax' : 'sigmoid'})`;
@@ -90,7 +93,18 @@ const cases: Case[] = [
   { name: 'rmsprop', model: mlp('sigmoid', 1), input: [2], k: 1, loss: 'mse', optimizer: 'rmsprop(lr: 0.005)' },
   { name: 'clipnorm', model: mlp('relu', 1), input: [2], k: 1, loss: 'mse', optimizer: 'sgd(lr: 0.5, clipnorm: 0.05)' },
   { name: 'per-member learning rates and betas', model: mlp('sigmoid', 1), input: [2], k: 1, loss: 'binary_crossentropy', optimizer: 'adam', vary: 'vary lr: [0.001, 0.01, 0.05]\n  vary beta1: [0.8, 0.9, 0.95]' },
-  { name: 'a learning-rate schedule', model: mlp('tanh', 1), input: [2], k: 1, loss: 'mse', optimizer: 'adam(lr: 0.02)' },
+  { name: 'dropout, its rate varied per member', model: 'dense(12, activation: relu)\n  drop = dropout(0.3)\n  dense(1, activation: sigmoid)', input: [2], k: 1, loss: 'binary_crossentropy', optimizer: 'adam(lr: 0.01)', vary: 'vary drop.rate: [0.1, 0.3, 0.5]' },
+  {
+    name: 'add, concat and from: branches',
+    model: 'h = dense(6, activation: relu)\n  r = dense(6, activation: tanh)\n  sum = add(h, r)\n  a = dense(4, activation: relu, from: sum)\n  b = dense(3, activation: tanh, from: input)\n  concat(a, b, sum)\n  dense(1, activation: sigmoid)',
+    input: [2],
+    k: 1,
+    loss: 'binary_crossentropy',
+    optimizer: 'adam(lr: 0.01)',
+    metrics: '[accuracy]',
+  },
+  { name: 'a residual block (add with the shared input)', model: 'h = dense(2, activation: relu)\n  s = add(h, input)\n  relu()\n  dense(1, activation: sigmoid)', input: [2], k: 1, loss: 'binary_crossentropy', optimizer: 'adamw(lr: 0.01)' },
+  { name: 'a learning-rate schedule', model: mlp('tanh', 1), input: [2], k: 1, loss: 'mse', optimizer: 'adam(lr: 0.02)', lrFactor: (m, t) => 1 / (1 + 0.03 * t * (m + 1)) },
 ];
 
 function source(c: Case): string {
@@ -102,7 +116,7 @@ function source(c: Case): string {
 describe('the generated step against the op path', () => {
   for (const c of cases) {
     it(`${c.name}: 100 steps end within ${c.tolerance ?? 1e-6} in every parameter and slot`, async () => {
-      const [ops, fused] = populations(source(c), ['ops', 'fused']);
+      const [ops, fused] = populations(source(c), ['ops', 'fused'], c.lrFactor);
       expect(ops.engine).toBe('ops');
       expect(fused.engine, fused.engineNote).toBe('fused');
       const lossName = c.loss.replace(/\(.*$/, '');

@@ -4,6 +4,8 @@ import type { LayerKind } from './layer-kind.js';
 import type { ForwardContext } from './forward.js';
 import type { Tensor } from '../kernels/tf.js';
 import { groupedMembers, membersToBlocks, blockMembers } from './widened.js';
+import type { KernelRule } from './kernel-rule.js';
+import { address, forEachFloat, loadAt } from '../wasm/blocks.js';
 
 /** Inverted-dropout masks, member-first [N, ...shape]: 0 where dropped, 1/(1 - rate) where kept. */
 function masks(ctx: ForwardContext, shape: number[]): Tensor {
@@ -36,4 +38,65 @@ export const dropout: LayerKind = {
       return { t: ctx.tf.mul(t, membersToBlocks(ctx.tf, masks(ctx, perMember))), shared: false };
     },
   },
+  kernel: dropoutKernel(),
 };
+
+/**
+ * The generated step's dropout, per member: the mask from the host's draws of this step (the op path's
+ * memberDraws), (u >= rate) / (1 - rate), kept for the backward pass; out = x * mask, dx = dy * mask.
+ */
+function dropoutKernel(): KernelRule {
+  return {
+    draws: true,
+    forward(k) {
+      const { code: c } = k;
+      const u = k.draws();
+      const mask = k.saved('mask', k.output.width);
+      const keep = c.local('f32');
+      // 1 - rate, in float32 as tf.sub(1, rate) computes it
+      c.f32(1).get(k.hyper('rate')).f32Sub().set(keep);
+      forEachFloat(
+        c,
+        () => c.get(k.batch).i32(k.output.width).i32Mul(),
+        (v, off) => {
+          const m = v.floatLocal();
+          address(c, mask.base, mask.offset, off);
+          v.const(1);
+          v.const(0);
+          loadAt(v, u, off);
+          c.get(k.hyper('rate'));
+          v.splat();
+          v.ge();
+          v.select();
+          c.get(keep);
+          v.splat();
+          v.div();
+          c.tee(m);
+          v.store();
+          address(c, k.output.base, k.output.offset, off);
+          loadAt(v, k.inputs[0], off);
+          c.get(m);
+          v.mul();
+          v.store();
+        },
+      );
+    },
+    backward(k) {
+      const dx = k.dInputs[0];
+      if (!dx) return;
+      const mask = k.saved('mask', k.output.width);
+      const c = k.code;
+      forEachFloat(
+        c,
+        () => c.get(k.batch).i32(k.output.width).i32Mul(),
+        (v, off) => {
+          address(c, dx.base, dx.offset, off);
+          loadAt(v, k.dOutput, off);
+          loadAt(v, mask, off);
+          v.mul();
+          v.store();
+        },
+      );
+    },
+  };
+}

@@ -20,6 +20,8 @@ export interface KernelContext {
   hyper(arg: string): Local;
   /** a buffer of this layer's [B, width], the same one in the forward and the backward pass */
   saved(name: string, width: number): Mat;
+  /** the member's uniform draws in [0, 1) for this step, [B, width] (a rule with `draws`: dropout), drawn by the host as the op path draws them */
+  draws(): Mat;
 }
 
 export interface KernelBackwardContext extends KernelContext {
@@ -33,9 +35,11 @@ export interface KernelBackwardContext extends KernelContext {
 
 export interface KernelRule {
   /** why this layer, with these attributes, has no generated code (the step then runs on TF.js ops) */
-  unsupported?(attrs: Record<string, BoundValue>): string | undefined;
+  unsupported?(attrs: Record<string, BoundValue>, inputs: number[][]): string | undefined;
   /** the output is the input itself (a reshape): no code, and the gradient passes through */
   alias?: true;
+  /** it reads one uniform draw per element of its output, per member and step (KernelContext.draws) */
+  draws?: true;
   forward(k: KernelContext): void;
   backward(k: KernelBackwardContext): void;
 }

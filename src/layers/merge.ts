@@ -2,6 +2,8 @@
 import { Messages } from '../diagnostics/messages.js';
 import { fmtShape, type LayerKind } from './layer-kind.js';
 import { blockMembers, groupedMembers, joinMembers, splitMembers } from './widened.js';
+import { address, forEachFloat, loadAt, type Mat } from '../wasm/blocks.js';
+import type { Code, Local } from '../wasm/module.js';
 
 export const add: LayerKind = {
   name: 'add',
@@ -28,7 +30,49 @@ export const add: LayerKind = {
       return { t: ts.reduce((a, b) => ctx.tf.add(a, b)), shared };
     },
   },
+  // the generated step: the inputs summed in order; each input's gradient is the output's
+  kernel: {
+    forward(k) {
+      forEachFloat(
+        k.code,
+        () => k.code.get(k.batch).i32(k.output.width).i32Mul(),
+        (v, off) => {
+          address(k.code, k.output.base, k.output.offset, off);
+          k.inputs.forEach((x, i) => {
+            loadAt(v, x, off);
+            if (i > 0) v.add();
+          });
+          v.store();
+        },
+      );
+    },
+    backward(k) {
+      for (const d of k.dInputs) if (d) copyRows(k.code, k.batch, k.dOutput, 0, d, 0, k.output.width);
+    },
+  },
 };
+
+/** dst[b, dstCol..+width] = src[b, srcCol..+width] for every row b (columns, not bytes). */
+function copyRows(c: Code, batch: Local, src: Mat, srcCol: number, dst: Mat, dstCol: number, width: number): void {
+  const b = c.local('i32');
+  const from = c.local('i32');
+  const to = c.local('i32');
+  c.for(b, () => c.i32(0), () => c.get(batch), () => {
+    address(c, src.base, src.offset + srcCol * 4, b, src.width * 4);
+    c.set(from);
+    address(c, dst.base, dst.offset + dstCol * 4, b, dst.width * 4);
+    c.set(to);
+    forEachFloat(
+      c,
+      () => c.i32(width),
+      (v, off) => {
+        address(c, to, 0, off);
+        loadAt(v, { base: from, offset: 0 }, off);
+        v.store();
+      },
+    );
+  });
+}
 
 export const concat: LayerKind = {
   name: 'concat',
@@ -57,6 +101,25 @@ export const concat: LayerKind = {
       const { tf } = ctx;
       if (xs.every((x) => x.shared)) return { t: tf.concat(xs.map((x) => x.t), -1), shared: true };
       return { t: joinMembers(tf, tf.concat(xs.map((x) => splitMembers(tf, blockMembers(ctx, x), ctx.members)), -1)), shared: false };
+    },
+  },
+  // the generated step: each example's row is the inputs' rows side by side; the gradient is cut back apart
+  kernel: {
+    unsupported: (_, inputs) => (inputs.some((s) => s.length > 1) ? 'concat of inputs with more than one axis' : undefined),
+    forward(k) {
+      let col = 0;
+      for (const x of k.inputs) {
+        copyRows(k.code, k.batch, x, 0, k.output, col, x.width);
+        col += x.width;
+      }
+    },
+    backward(k) {
+      let col = 0;
+      k.inputs.forEach((x, i) => {
+        const d = k.dInputs[i];
+        if (d) copyRows(k.code, k.batch, k.dOutput, col, d, 0, x.width);
+        col += x.width;
+      });
     },
   },
 };

@@ -7,6 +7,7 @@ import type { EnsembleIR } from '../ensemble/ensemble-ir.js';
 import { generateStep, type GeneratedStep } from '../step/generate.js';
 import { whyNotFused, type StepConfig } from '../step/plan.js';
 import type { OptimizerState } from '../kernels/optimizers.js';
+import { Rng } from '../util/rng.js';
 
 interface TensorInfo {
   dataId: object;
@@ -33,6 +34,10 @@ export interface FusedHost {
   hyper(key: string): number[];
   /** whether `lr` changes from step to step (an lr_schedule) */
   scheduled: boolean;
+  /** the seed and the members' ids, which name their dropout streams, and the steps taken (the stream's step) */
+  seed: number;
+  memberIds: number[];
+  step(): number;
 }
 
 /** How a training step runs (PopulationSpec.engine): `auto` is `fused` where the generated step covers the model. */
@@ -89,7 +94,7 @@ export class FusedStep {
     const g = this.module(batch, metrics);
     const backend = tf.backend() as unknown as WasmBackend;
     const outputs = g.outputs.map(() => backend.makeOutput([n], 'float32'));
-    const arena = this.arenaFor(g.step);
+    const arena = this.arenaFor(g);
     // every allocation is made: the addresses, then the views (an allocation may grow the memory)
     const at: StepAddresses = {
       backend,
@@ -105,10 +110,31 @@ export class FusedStep {
     const table = new Int32Array(memory.buffer, at.base, g.sources.length);
     for (let i = 0; i < g.sources.length; i++) table[i] = g.sources[i](at);
     this.writeHyper(g, memory, at.base);
+    this.writeDraws(g, memory, at.base, batch);
     g.run(at.base, n, batch);
     this.dirty = true;
     const made = outputs.map((o) => tf.engine().makeTensorFromTensorInfo(o as never) as Tensor);
     return { losses: made[0], metrics: Object.fromEntries(metrics.map((name, i) => [name, made[i + 1]])) };
+  }
+
+  /** Each dropout layer's uniform draws for this step, member by member, as the op path's memberDraws draws them. */
+  private writeDraws(g: Generated, memory: WebAssembly.Memory, base: number, batch: number): void {
+    const { seed, memberIds } = this.host;
+    const step = this.host.step();
+    let at = base + g.drawsAt;
+    for (const { op, width } of g.step.layout.draws) {
+      const size = batch * width;
+      const all = new Float32Array(memory.buffer, at, memberIds.length * size);
+      memberIds.forEach((id, i) => {
+        const rng = Rng.of(seed, 'dropout', op, id, step);
+        for (let j = 0; j < size; j++) all[i * size + j] = rng.uniform();
+      });
+      at += this.drawsBytes(width, g.maxBatch);
+    }
+  }
+
+  private drawsBytes(width: number, maxBatch: number): number {
+    return this.host.n * maxBatch * width * 4;
   }
 
   /** The members' hyperparameters into their arrays: those that change every step, and the others when they did. */
@@ -133,6 +159,13 @@ export class FusedStep {
     const instance = new WebAssembly.Instance(new WebAssembly.Module(step.bytes), { env: { memory } });
     const tableBytes = step.layout.table.length * 4;
     const hyperAt = tableBytes + pad(tableBytes);
+    const drawsAt = hyperAt + this.hyperBytes(step);
+    const drawsAts = new Map<string, number>();
+    let scratchAt = drawsAt;
+    for (const d of step.layout.draws) {
+      drawsAts.set(d.op, scratchAt);
+      scratchAt += this.drawsBytes(d.width, batch);
+    }
     this.written.clear();
     this.generated = {
       step,
@@ -142,7 +175,9 @@ export class FusedStep {
       metrics: metrics.join(),
       outputs: ['losses', ...metrics],
       hyperAt,
-      sources: step.layout.table.map((name) => this.source(name, { metrics, hyper: step.layout.hyper, scratchAt: hyperAt + this.hyperBytes(step), hyperAt })),
+      drawsAt,
+      scratchAt,
+      sources: step.layout.table.map((name) => this.source(name, { metrics, hyper: step.layout.hyper, scratchAt, hyperAt, drawsAt: drawsAts })),
     };
     return this.generated;
   }
@@ -153,7 +188,7 @@ export class FusedStep {
   }
 
   /** Where one entry of the step's table comes from, at each call. */
-  private source(name: string, where: { metrics: readonly string[]; hyper: string[]; scratchAt: number; hyperAt: number }): (at: StepAddresses) => number {
+  private source(name: string, where: { metrics: readonly string[]; hyper: string[]; scratchAt: number; hyperAt: number; drawsAt: Map<string, number> }): (at: StepAddresses) => number {
     const { scratchAt, hyperAt } = where;
     const offset = (at: StepAddresses, t: { dataId: object }) => at.backend.dataIdMap.get(t.dataId)!.memoryOffset;
     const colon = name.indexOf(':');
@@ -185,6 +220,10 @@ export class FusedStep {
         const index = where.hyper.indexOf(rest);
         return (at) => at.base + hyperAt + index * this.host.n * 4;
       }
+      case 'draws': {
+        const offset = where.drawsAt.get(rest)!;
+        return (at) => at.base + offset;
+      }
       default:
         throw new Error(`internal error: the fused step's table has an entry ${name}`);
     }
@@ -195,14 +234,14 @@ export class FusedStep {
   }
 
   /** One buffer for the table, the hyperparameter arrays and the scratch space, kept between steps. */
-  private arenaFor(step: GeneratedStep): { tensor: Tensor; bytes: number } {
-    const tableBytes = step.layout.table.length * 4;
-    const bytes = tableBytes + pad(tableBytes) + this.hyperBytes(step) + step.layout.arenaBytes + 16;
+  private arenaFor(g: Generated): { tensor: Tensor; bytes: number } {
+    const bytes = g.scratchAt + g.step.layout.arenaBytes + 16;
     if (this.arena && this.arena.bytes >= bytes) return this.arena;
     this.arena?.tensor.dispose();
     const tf = this.host.tf;
     const info = (tf.backend() as unknown as WasmBackend).makeOutput([Math.ceil(bytes / 4)], 'float32');
     this.arena = { tensor: tf.keep(tf.engine().makeTensorFromTensorInfo(info as never) as Tensor), bytes };
+    this.written.clear();
     return this.arena;
   }
 
@@ -303,8 +342,10 @@ interface Generated {
   metrics: string;
   /** the outputs made at each call: the losses, then each metric */
   outputs: string[];
-  /** where the hyperparameter arrays start, in bytes from the arena's start */
+  /** where the hyperparameter arrays, the draws and the scratch space start, in bytes from the arena's start */
   hyperAt: number;
+  drawsAt: number;
+  scratchAt: number;
   /** each table entry's value at a call */
   sources: ((at: StepAddresses) => number)[];
 }

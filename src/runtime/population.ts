@@ -190,6 +190,9 @@ export class Population {
         state: this.state,
         hyper: (key) => this.hyper(key),
         scheduled: !!spec.lrFactor,
+        seed: spec.seed,
+        memberIds: this.memberIds,
+        step: () => this.step,
       });
     }
   }

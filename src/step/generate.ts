@@ -25,6 +25,8 @@ export interface StepLayout {
   hyper: string[];
   /** the scratch space the step needs, in bytes */
   arenaBytes: number;
+  /** the ops whose uniform draws the host writes before each call ([N, B, width] at `draws:<op>`), drawn as the op path's memberDraws */
+  draws: { op: string; width: number }[];
 }
 
 export interface GeneratedStep {
@@ -69,7 +71,10 @@ function placeOf(p: WideParam): ParamPlace {
 /** The hyperparameter keys the step reads: the optimizer's (and clipnorm's), and each layer's own. */
 function hyperKeys(cfg: StepConfig): string[] {
   const keys = [...optimizerHyper[cfg.optimizer], ...(cfg.clipping ? ['clip'] : [])];
-  for (const op of cfg.ensemble.ops) if (op.op === 'leaky_relu') keys.push(`${op.name}.alpha`);
+  for (const op of cfg.ensemble.ops) {
+    if (op.op === 'leaky_relu') keys.push(`${op.name}.alpha`);
+    if (op.op === 'dropout') keys.push(`${op.name}.rate`);
+  }
   return keys;
 }
 
@@ -78,18 +83,20 @@ export function generateStep(cfg: StepConfig): GeneratedStep {
   const places = e.params.map(placeOf);
   const slotNames = optimizerSlots[cfg.optimizer];
   const hyper = hyperKeys(cfg);
+  const draws = cfg.ensemble.ops.filter((op) => op.id > 0 && layerKind(op.op)!.kernel!.draws).map((op) => ({ op: op.name, width: product(op.shape) }));
   const table = [
     'arena', 'x', 'y', 'xStride', 'yStride', 'losses',
     ...cfg.metrics.map((m) => `metric:${m}`),
     ...places.flatMap((p) => [`param:${p.param.name}`, ...slotNames.map((s) => `slot:${p.param.name}:${s}`)]),
     ...hyper.map((k) => `hyper:${k}`),
+    ...draws.map((d) => `draws:${d.op}`),
   ];
   const mb = new ModuleBuilder();
   let arenaBytes = 0;
   mb.func(['i32', 'i32', 'i32'], [], (c) => {
     arenaBytes = emitStep(c, cfg, { table, places, slotNames, hyper });
   }, 'step');
-  return { bytes: mb.bytes(), layout: { table, hyper, arenaBytes } };
+  return { bytes: mb.bytes(), layout: { table, hyper, arenaBytes, draws } };
 }
 
 interface Plan {
@@ -139,7 +146,7 @@ function emitStep(c: Code, cfg: StepConfig, plan: Plan): number {
     }
     for (const [key, local] of hyperValue) c.get(at(`hyper:${key}`)).get(m).i32(4).i32Mul().i32Add().loadF32().set(local);
     values.set(0, { base: xBase, offset: 0, width: product(e.ops[0].shape) });
-    const contexts = e.ops.slice(1).map((op) => context(c, op, { maxBatch: cfg.maxBatch, batch, arena, values, saved, memberBase, rowStride, hyperValue, plan }));
+    const contexts = e.ops.slice(1).map((op) => context(c, op, { maxBatch: cfg.maxBatch, member: m, entry: at, batch, arena, values, saved, memberBase, rowStride, hyperValue, plan }));
     for (const [op, k] of contexts) layerKind(op.op)!.kernel!.forward(k);
     const out = e.model.output;
     const outMat = values.get(out)!;
@@ -170,6 +177,8 @@ function sumsInBlocks(place: ParamPlace, maxBatch: number): boolean {
 
 interface Buffers {
   maxBatch: number;
+  member: Local;
+  entry(name: string): Local;
   batch: Local;
   arena: Arena;
   values: Map<number, Mat>;
@@ -201,6 +210,12 @@ function context(c: Code, op: WideOp, b: Buffers): [WideOp, KernelContext] {
     output: b.values.get(op.id)!,
     params,
     hyper: (arg) => b.hyperValue.get(`${op.name}.${arg}`)!,
+    draws: () => {
+      // the member's block of the host's draws: [N, B, width], member m at m * B * width floats
+      const at = c.local('i32');
+      c.get(b.entry(`draws:${op.name}`)).get(b.member).get(b.batch).i32Mul().i32(width * 4).i32Mul().i32Add().set(at);
+      return { base: at, offset: 0, width };
+    },
     saved: (name, w) => {
       const key = `${op.id}/${name}`;
       if (!b.saved.has(key)) b.saved.set(key, b.arena.mat(w));

@@ -35,7 +35,7 @@ export function whyNotFused(cfg: StepConfig): string | undefined {
   for (const op of e.ops.slice(1)) {
     const kind = layerKind(op.op)!;
     if (!kind.kernel) return `the ${op.op} layer`;
-    const why = kind.kernel.unsupported?.(op.attrs);
+    const why = kind.kernel.unsupported?.(op.attrs, op.inputs.map((i) => e.ops[i].shape));
     if (why) return `${why} (${op.name})`;
     if (kind.kernel.alias && (consumers.get(op.inputs[0]) ?? 0) > 1) return `${op.name}'s input, read twice`;
   }
