@@ -16,8 +16,9 @@ interface TensorInfo {
 }
 
 interface WasmBackend {
-  wasm: { asm: { memory: WebAssembly.Memory } };
-  dataIdMap: { get(id: object): { memoryOffset: number; refCount: number } | undefined };
+  wasm: { asm: { memory: WebAssembly.Memory }; tfjs: { registerTensor(id: number, size: number, memoryOffset: number): void; disposeData(id: number): void } };
+  dataIdMap: { get(id: object): { id: number; memoryOffset: number; refCount: number } | undefined };
+  dataIdNextNumber: number;
   makeOutput(shape: number[], dtype: string): TensorInfo;
 }
 
@@ -75,8 +76,6 @@ export class FusedStep {
   /** the table, the hyperparameter arrays and the scratch space, in one buffer TF.js owns */
   private arena?: { tensor: Tensor; bytes: number };
   private staticHyper = new Map<string, Float32Array>();
-  /** parameters written in place since the last refresh() */
-  private dirty = false;
 
   constructor(private readonly host: FusedHost) {}
 
@@ -112,7 +111,7 @@ export class FusedStep {
     this.writeHyper(g, memory, at.base);
     this.writeDraws(g, memory, at.base, batch);
     g.run(at.base, n, batch);
-    this.dirty = true;
+    this.renewIds(backend);
     const made = outputs.map((o) => tf.engine().makeTensorFromTensorInfo(o as never) as Tensor);
     return { losses: made[0], metrics: Object.fromEntries(metrics.map((name, i) => [name, made[i + 1]])) };
   }
@@ -246,26 +245,18 @@ export class FusedStep {
   }
 
   /**
-   * Gives every parameter a new buffer (a copy) if the step wrote any in place since the last call. TF.js
-   * treats a tensor's data as immutable, and its wasm backend keeps XNNPACK operators with weights packed
-   * from it, by tensor: a product that reads a parameter the step changed in place would use the packed
-   * copy of its old values. Called before the op path reads the parameters (a forward pass): once per
-   * evaluation, not per step.
+   * Gives each parameter a new tensor id at the same memory. TF.js treats a tensor's data as immutable, and
+   * its wasm backend keeps XNNPACK operators, with weights packed from a tensor, by the tensor's id: a
+   * product that reads a parameter this step changed in place would otherwise reuse the packed old
+   * values. Dropping the old id drops those operators; the data stays where it is.
    */
-  refresh(): void {
-    if (!this.dirty) return;
-    this.dirty = false;
-    const tf = this.host.tf;
-    const backend = tf.backend() as unknown as WasmBackend;
+  private renewIds(backend: WasmBackend): void {
     for (const vars of this.host.variables.values()) {
       for (const v of vars) {
-        const info = backend.makeOutput(v.shape, 'float32');
-        const memory = backend.wasm.asm.memory;
-        const bytes = v.size * 4;
-        new Uint8Array(memory.buffer, backend.dataIdMap.get(info.dataId)!.memoryOffset, bytes).set(new Uint8Array(memory.buffer, backend.dataIdMap.get(v.dataId)!.memoryOffset, bytes));
-        const copy = tf.engine().makeTensorFromTensorInfo(info as never) as Tensor;
-        v.assign(copy);
-        copy.dispose();
+        const data = backend.dataIdMap.get(v.dataId)!;
+        backend.wasm.tfjs.disposeData(data.id);
+        data.id = backend.dataIdNextNumber++;
+        backend.wasm.tfjs.registerTensor(data.id, v.size, data.memoryOffset);
       }
     }
   }

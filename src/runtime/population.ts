@@ -372,7 +372,6 @@ export class Population {
    * A compiled module's forward (spec.forward), traced from these same ops by netc compile, runs instead when given.
    */
   forward(x: Tensor, training: boolean, updates: [string, Tensor][] = []): Tensor {
-    this.fused?.refresh();
     if (this.spec.forward) return this.spec.forward(this.module, x, { training, updates });
     const pass = this.pass(training, updates);
     const values: Value[] = [pass.input(x)];
