@@ -107,10 +107,15 @@ it('bundles a compiled module for the browser with TF.js and netc/kernels only',
   const bundle = await bundleForBrowser(fixture, { backend: 'wasm', alias: alias(module), external });
   const ours = bundle.sources.filter((f) => f !== fixture && !f.endsWith(`${cases[1].name}.ts`));
   // what the module pulled in of netc: netc/kernels' entry and the floors below it (kernels and the layout
-  // rule, seeded streams), nothing of the runtime, the trainer or the CLI
+  // rule, seeded streams), and the generated WebAssembly step (k.fusedStep: the generator in step/ and wasm/,
+  // the layers' kernel rules, the two runtime files that run it on TF.js's memory); nothing of the rest of
+  // the runtime, the trainer or the CLI
   expect(ours.length).toBeGreaterThan(0);
   expect(ours).toContain('src/netc-kernels.ts');
-  for (const f of ours) expect(f).toMatch(/^src\/(kernels|core|util)\/|^src\/netc-kernels\.ts$/);
+  expect(ours).toContain('src/runtime/module-fused-step.ts');
+  for (const f of ours) {
+    expect(f).toMatch(/^src\/(kernels|core|util|wasm|step|layers|vocabulary)\/|^src\/netc-kernels\.ts$|^src\/runtime\/(module-)?fused-step\.ts$|^src\/diagnostics\/messages\.ts$/);
+  }
   // and no package beyond what a page with TF.js alone bundles
   const plain = await bundleForBrowser('test/browser/fixture-train.ts', { backend: 'wasm' });
   expect(bundle.packages.filter((p) => !plain.packages.includes(p))).toEqual([]);

@@ -3,6 +3,7 @@
 // pass out as straight-line code, one runtime op per line. Pure: the text depends on the compiled run and
 // the info only (no clock, no files, no working directory), so golden files can pin it; src/emit/format.ts
 // lays it out and the CLI writes it.
+import { whyNotFused } from '../step/plan.js';
 import { posix, relative, resolve, sep } from 'node:path';
 import type { BoundValue } from '../core/arg-spec.js';
 import type { EnsembleIR, WideOp } from '../ensemble/ensemble-ir.js';
@@ -41,6 +42,12 @@ export function emitInfo(file: string, out: string | undefined, cwd: string, tf:
   if (out === undefined) return { file, tf, dataDir: { relativeToModule: false, path: netDir } };
   const rel = relative(resolve(cwd, out, '..'), netDir).split(sep).join('/');
   return { file, out, tf, dataDir: { relativeToModule: true, path: rel === '' ? '.' : rel } };
+}
+
+/** Whether the generated WebAssembly step covers this run's model (on wasm, the module's step() is then one call of it). */
+function fusable(run: CompiledRun): boolean {
+  const train = run.program.train!;
+  return whyNotFused({ ensemble: run.ensemble, optimizer: train.optimizer.name, loss: train.loss, metrics: train.metrics, maxBatch: 1, clipping: false }) === undefined;
 }
 
 /** The text of the module (unformatted: format it with formatModule). */
@@ -82,6 +89,7 @@ function header({ run, info, n, script, traced }: ModuleContext): string[] {
   L.push(`//                       so that each member gets exactly its own`);
   L.push(`//   optimize()          the ${train.optimizer.name} update of every fused parameter, with each member's own hyperparameters`);
   L.push('//   step()              forward, loss, gradients (TF.js autodiff; netc/kernels where netc supplies the gradient), optimize');
+  if (fusable(run)) L.push('//                       on the wasm backend, all of it is one call of netc\'s generated WebAssembly step (k.fusedStep)');
   L.push("//   createPopulation()  the members' initial weights, fused; extractMember(pop, i): member i's own weights back out");
   L.push('// N is the member count (halving may lower it) and B the batch size; they are read from the tensors.');
   const split = program.ensemble.split;
@@ -244,6 +252,13 @@ function stepFunction({ traced, run }: ModuleContext): string[] {
     ' */',
     'export function step(pop: Population, x: Tensor, y: Tensor, metrics: readonly string[] = []): { losses: Tensor; metrics: Record<string, Tensor> } {',
     ...(run.ensemble.lowering === 'loop' ? loopGuard(run.ensemble.members) : []),
+    ...(fusable(run)
+      ? [
+          "  // on wasm: the whole step below, generated as one WebAssembly function (the same code `netc train` runs)",
+          '  const fused = k.fusedStep(pop, x, y, metrics, { ensemble: ir, loss: trainConfig.loss, optimizer: trainConfig.optimizer.name });',
+          '  if (fused) return fused;',
+        ]
+      : []),
     '  const { tf } = pop;',
     '  const s: StepInputs = { training: true, updates: [] };',
     '  let losses!: Tensor;',
@@ -273,6 +288,9 @@ function stepFunction({ traced, run }: ModuleContext): string[] {
 function populationFunctions({ run }: ModuleContext): string[] {
   const ensemble = run.ensemble;
   const L: string[] = [];
+  L.push("/** The model widened to its members (the ensemble IR, with the model's IR in it), as netc's runtime and the fused step read it: data. */");
+  L.push(`const ir: EnsembleIR = JSON.parse(${quote(JSON.stringify(ensemble))});`);
+  L.push('');
   L.push('/**');
   L.push(" * The population before training: each member's initial weights drawn as netc train draws them, fused by");
   L.push(" * the layouts of `params`, and zeroed optimizer slots; the members' hyperparameters from the tables above");
@@ -320,9 +338,6 @@ function nodePart({ run, info }: ModuleContext): string[] {
   L.push('// ---- Node only ------------------------------------------------------------------------------------------------');
   L.push("// train() and the script load netc's runtime with import(): the .net file's data, its batches and splits, the");
   L.push('// schedules, validation and metrics, exactly as `netc train` does, with step() and forward() above doing the math.');
-  L.push('');
-  L.push("/** The model widened to its members (the ensemble IR, with the model's IR in it), as netc's runtime reads it: data. */");
-  L.push(`const ir: EnsembleIR = JSON.parse(${quote(JSON.stringify(ensemble))});`);
   L.push('');
   L.push('export interface TrainOptions {');
   const train = run.program.train!;

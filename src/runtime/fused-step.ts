@@ -30,11 +30,16 @@ export interface FusedHost {
   optimizer: string;
   loss: StepConfig['loss'];
   variables: Map<string, Variable[]>;
-  state: OptimizerState;
+  /** a parameter's optimizer slots by name (m, v, accum, ...) */
+  slots(param: string): Map<string, Variable>;
+  /** Adam's beta1^t and beta2^t per member, advanced by each step */
+  state: Pick<OptimizerState, 'accBeta1' | 'accBeta2'>;
   /** per-member values of a hyperparameter key, in population order (`lr` as the next step applies it) */
   hyper(key: string): number[];
   /** whether `lr` changes from step to step (an lr_schedule) */
   scheduled: boolean;
+  /** every hyperparameter may change between any two steps, unannounced (a compiled module's population): read them all at each step */
+  volatile?: boolean;
   /** the seed and the members' ids, which name their dropout streams, and the steps taken (the stream's step) */
   seed: number;
   memberIds: number[];
@@ -88,6 +93,7 @@ export class FusedStep {
   /** One training step of every member on x, y; returns the members' losses [N] and each metric [N]. */
   run(x: Tensor, y: Tensor, metrics: readonly string[]): { losses: Tensor; metrics: Record<string, Tensor> } {
     const { tf, n } = this.host;
+    if (this.host.volatile) this.hyperChanged();
     const inputRank = this.host.ir.ops[0].shape.length;
     const batch = x.shape[x.rank === inputRank + 1 ? 0 : 1] as number;
     const g = this.module(batch, metrics);
@@ -140,7 +146,7 @@ export class FusedStep {
   private writeHyper(g: Generated, memory: WebAssembly.Memory, base: number): void {
     const n = this.host.n;
     g.step.layout.hyper.forEach((key, k) => {
-      const moving = key === 'bc1' || key === 'bc2' || (this.host.scheduled && (key === 'lr' || key === '-lr'));
+      const moving = this.host.volatile || key === 'bc1' || key === 'bc2' || (this.host.scheduled && (key === 'lr' || key === '-lr'));
       if (!moving && this.written.has(key)) return;
       new Float32Array(memory.buffer, base + g.hyperAt + k * n * 4, n).set(this.hyperValues(key));
       if (!moving) this.written.add(key);
@@ -213,7 +219,7 @@ export class FusedStep {
         return (at) => offset(at, this.writable(this.host.variables.get(rest)![0]));
       case 'slot': {
         const [param, slot] = [rest.slice(0, rest.lastIndexOf(':')), rest.slice(rest.lastIndexOf(':') + 1)];
-        return (at) => offset(at, this.writable(this.host.state.tensors.get(param)!.get(slot)!));
+        return (at) => offset(at, this.writable(this.host.slots(param).get(slot)!));
       }
       case 'hyper': {
         const index = where.hyper.indexOf(rest);

@@ -187,6 +187,7 @@ export class Population {
         optimizer: spec.optimizer,
         loss: spec.loss,
         variables: this.variables,
+        slots: (param) => this.state.tensors.get(param) ?? new Map(),
         state: this.state,
         hyper: (key) => this.hyper(key),
         scheduled: !!spec.lrFactor,

@@ -1,0 +1,59 @@
+// k.fusedStep: a compiled module's step() on the generated WebAssembly step, one call where the backend
+// is wasm and the step covers the model; elsewhere it answers undefined and the module runs its TF.js code.
+import type { ModulePopulation } from '../kernels/module-population.js';
+import type { Tensor, Variable } from '../kernels/tf.js';
+import type { EnsembleIR } from '../ensemble/ensemble-ir.js';
+import { stateNames } from '../kernels/optimizers.js';
+import { chooseEngine, FusedStep, type Engine } from './fused-step.js';
+
+/** What a module tells the fused step about itself: its ensemble IR and the train block's loss and optimizer. */
+export interface ModuleStepSpec {
+  ensemble: EnsembleIR;
+  loss: { name: string; args: Record<string, unknown> };
+  optimizer: string;
+  /** `ops` keeps the module's TF.js step (default: NETC_ENGINE, else `auto`) */
+  engine?: Engine;
+}
+
+const steps = new WeakMap<ModulePopulation, FusedStep | null>();
+
+/**
+ * One training step of every member as one generated WebAssembly call: the members' losses [N] and each
+ * metric [N], as the module's own step() returns them; undefined where the fused step does not run
+ * (another backend, a model it does not cover), and the module's step() goes on with its TF.js code.
+ */
+export function fusedStep(pop: ModulePopulation, x: Tensor, y: Tensor, metrics: readonly string[], spec: ModuleStepSpec): { losses: Tensor; metrics: Record<string, Tensor> } | undefined {
+  let step = steps.get(pop);
+  if (step === undefined) {
+    step = fusedFor(pop, spec);
+    steps.set(pop, step);
+  }
+  if (!step) return undefined;
+  const result = step.run(x, y, metrics);
+  pop.step++;
+  return result;
+}
+
+function fusedFor(pop: ModulePopulation, spec: ModuleStepSpec): FusedStep | null {
+  const ensemble = { ...spec.ensemble, members: pop.memberIds.length };
+  const chosen = chooseEngine(pop.tf, spec.engine, { ensemble, optimizer: spec.optimizer, loss: spec.loss, metrics: [] });
+  if (chosen.engine !== 'fused') return null;
+  const variables = new Map<string, Variable[]>(ensemble.params.map((p) => [p.name, [pop.params[p.name]]]));
+  return new FusedStep({
+    tf: pop.tf,
+    ir: ensemble,
+    n: pop.memberIds.length,
+    optimizer: spec.optimizer,
+    loss: spec.loss,
+    variables,
+    slots: (param) => new Map(stateNames[spec.optimizer].map((name) => [name, pop.slots[`${param}:${name}`]])),
+    state: pop.state,
+    // a module's hyperparameters may move between any two steps (an lr_schedule, a PBT exploit): read them each step
+    hyper: (key) => pop.hyper(key),
+    scheduled: true,
+    volatile: true,
+    seed: pop.seed,
+    memberIds: pop.memberIds,
+    step: () => pop.step,
+  });
+}
