@@ -115,10 +115,22 @@ describe('progress output', () => {
     expect(err.indexOf('step 3/5')).toBeLessThan(err.indexOf('epoch 1/1: step 5/5'));
   });
 
+  it('the first line names the engine; where the fused step does not cover the model, one line says why', async () => {
+    const fused = await run('train', 'examples/xor.net', '--steps', '2', '--out', join(tmp(), 'run'));
+    expect(fused.code, fused.err).toBe(0);
+    expect(fused.err.split('\n').find((l) => l.startsWith('training'))).toContain('(grouped, fused step)');
+    const ops = await run('train', 'examples/xor.net', '--steps', '2', '--engine', 'ops', '--out', join(tmp(), 'run2'));
+    expect(ops.err).toContain('(grouped, TF.js ops)');
+    expect(ops.err).not.toContain('does not cover');
+    const blockdiag = await run('train', 'examples/xor.net', '--steps', '2', '--lowering', 'blockdiag', '--out', join(tmp(), 'run3'));
+    expect(blockdiag.err).toContain('(blockdiag, TF.js ops)');
+    expect(blockdiag.err).toContain('the fused step does not cover the blockdiag lowering (the generated step is built for grouped): each step runs on TF.js ops');
+  });
+
   it('counts in the singular say so: 1 member, 1 step, 1 epoch', async () => {
     const r = await run('train', 'examples/xor.net', '--members', '1', '--steps', '1', '--backend', 'cpu', '--out', join(tmp(), 'run'));
     expect(r.code, r.err).toBe(0);
-    expect(r.err).toContain('training 1 member of xor (grouped) on 300 examples (+100 for validation): 1 step, 1 epoch of 19');
+    expect(r.err).toContain('training 1 member of xor (grouped, TF.js ops) on 300 examples (+100 for validation): 1 step, 1 epoch of 19');
     expect(r.err).toContain('epoch 1/1: step 1/1, 1 member, best member 0');
     expect(r.out).toMatch(/^1 step x 1 member in /m);
     expect(r.err + r.out).not.toMatch(/\b1 (members|steps|epochs)\b/);
