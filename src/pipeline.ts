@@ -17,6 +17,9 @@ import { widen } from './ensemble/widen.js';
 import { verifyEnsembleIR } from './ensemble/verify.js';
 import { emitModule, type EmitInfo } from './emit/emit.js';
 import { compiledRun, type CompiledRun } from './runtime/compiled-run.js';
+import { whyNotFused } from './step/plan.js';
+import { generateStep } from './step/generate.js';
+import type { FusedPlan } from './step/print.js';
 
 export interface CompileState {
   path: string;
@@ -30,6 +33,8 @@ export interface CompileState {
   run?: CompiledRun;
   /** the TypeScript module (netc compile) */
   module?: string;
+  /** the generated training step of the run, or why there is none (the fuse pass) */
+  fused?: FusedPlan;
 }
 
 export interface Pass {
@@ -95,6 +100,18 @@ export const passes: readonly Pass[] = [
     },
   },
   verifier('verify-ensemble', 'ensemble IR', (state) => verifyEnsembleIR(state.ensemble!)),
+  {
+    // the generated training step (what `netc train` runs on wasm), or why the model has none: netc ir --after fuse
+    name: 'fuse',
+    run(state) {
+      const train = state.program!.train;
+      if (!train) return;
+      const clipnorm = (train.optimizer.args.clipnorm as number | undefined) ?? 0;
+      const config = { ensemble: state.ensemble!, optimizer: train.optimizer.name, loss: train.loss, metrics: train.metrics, maxBatch: train.batch, clipping: clipnorm > 0 };
+      const why = whyNotFused(config);
+      state.fused = why === undefined ? { config, step: generateStep(config) } : { config, why };
+    },
+  },
   {
     // only for netc compile, which asks for it: the TypeScript module, as text (formatting is the CLI's)
     name: 'emit',

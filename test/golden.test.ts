@@ -6,6 +6,7 @@ import { compile } from '../src/pipeline.js';
 import { formatDiagnostics } from '../src/diagnostics/format.js';
 import { printModelIR } from '../src/ir/print.js';
 import { printEnsembleIR } from '../src/ensemble/print.js';
+import { printFusedStep } from '../src/step/print.js';
 import type { Lowering } from '../src/layers/forward.js';
 import { fileHost } from '../src/cli/host.js';
 
@@ -37,6 +38,17 @@ describe('ensemble IR of the examples', () => {
       const state = compile(read(path), path, { host: fileHost(path), lowering, members: k?.kind === 'kfold' ? k.k : 3 });
       expect(state.diagnostics.filter((d) => d.category === 'error')).toEqual([]);
       await expect(printEnsembleIR(state.ensemble!)).toMatchFileSnapshot(`golden/ensemble/${file.replace(/\.net$/, '')}.${lowering}.txt`);
+    });
+  }
+});
+
+describe('the generated training step of the examples (netc ir --after fuse)', () => {
+  for (const file of list('examples/')) {
+    it(file, async () => {
+      const path = `examples/${file}`;
+      const state = compile(read(path), path, { host: fileHost(path) });
+      expect(state.fused).toBeDefined();
+      await expect(printFusedStep(state.fused!)).toMatchFileSnapshot(`golden/fuse/${file.replace(/\.net$/, '.fuse.txt')}`);
     });
   }
 });

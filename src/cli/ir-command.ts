@@ -2,6 +2,7 @@
 import { passNames } from '../pipeline.js';
 import { printModelIR } from '../ir/print.js';
 import { printEnsembleIR } from '../ensemble/print.js';
+import { printFusedStep } from '../step/print.js';
 import type { CompileOptions } from '../pipeline.js';
 import { compiledCleanly, compileFile } from './compile-file.js';
 import { ExitCode, UsageError, type Io } from './io.js';
@@ -15,6 +16,9 @@ export function irCommand(file: string, after: string, io: Io, options: Pick<Com
   }
   const state = compileFile(file, io, after, options);
   if (!compiledCleanly(state)) return ExitCode.errors;
-  io.out(state!.ensemble ? printEnsembleIR(state!.ensemble) : printModelIR(state!.ir!));
+  if (after === 'fuse') {
+    if (!state!.fused) throw new UsageError(`--after fuse needs a train block: ${file} has none, so there is no training step to generate`);
+    io.out(printFusedStep(state!.fused));
+  } else io.out(state!.ensemble ? printEnsembleIR(state!.ensemble) : printModelIR(state!.ir!));
   return ExitCode.ok;
 }

@@ -1,0 +1,73 @@
+// `netc ir FILE --after fuse`: the structure of the generated training step, as text: what the one
+// WebAssembly function does for each member, in order, the buffers it reads and writes, and its size.
+import type { EnsembleIR, WideParam } from '../ensemble/ensemble-ir.js';
+import { PER_MEMBER_MACS } from '../kernels/matmul.js';
+import { optimizerSlots } from '../wasm/optimizer-update.js';
+import type { GeneratedStep } from './generate.js';
+import type { StepConfig } from './plan.js';
+
+const product = (s: number[]) => s.reduce((a, b) => a * b, 1);
+const shape = (s: number[]) => `[${s.join(', ')}]`;
+const count = (n: number) => n.toLocaleString('en-US');
+
+/** The fused step of a configuration, or why there is none. */
+export type FusedPlan = { config: StepConfig; step: GeneratedStep } | { config: StepConfig; why: string };
+
+export function printFusedStep(plan: FusedPlan): string {
+  const e = plan.config.ensemble;
+  const L: string[] = [];
+  if ('why' in plan) {
+    L.push(`no fused step for ${e.model.name}: the generated step does not cover ${plan.why}; netc train runs each step on TF.js ops`);
+    return L.join('\n') + '\n';
+  }
+  const { config, step } = plan;
+  L.push(`fused step of ${e.model.name} (${e.lowering}): one WebAssembly function step(table, n, batch), ${count(step.bytes.length)} bytes, SIMD128`);
+  L.push(`  compiled for batches up to ${config.maxBatch}; N and the batch size are arguments: a halved population or a short last batch reuses it`);
+  L.push(`  scratch: ${count(step.layout.arenaBytes)} bytes, reused by every member (nothing is kept between steps)`);
+  L.push(`  per-member hyperparameters read: ${step.layout.hyper.join(', ')}`);
+  if (step.layout.draws.length) L.push(`  uniform draws written by the host each step: ${step.layout.draws.map((d) => `${d.op} [N, B, ${d.width}]`).join(', ')}`);
+  L.push('  for each member m (its arithmetic its own: nothing is summed across members):');
+  L.push('    forward');
+  for (const op of e.ops) {
+    if (op.id === 0) L.push(`      input       x ${shape(op.shape)}${op.shared ? ', shared by every member' : ', the member\'s own rows'}`);
+    else L.push(`      ${op.name.padEnd(11)} ${describe(op.op, op.attrs, op.inputs.map((i) => e.ops[i].name))} -> ${shape(op.shape)}${products(e, op.params, config.maxBatch)}`);
+  }
+  const loss = config.loss.name;
+  L.push(`    loss          ${loss}: the member's batch mean and dL/d(output)${config.metrics.length ? `; metrics ${config.metrics.join(', ')}` : ''}`);
+  L.push('    backward');
+  for (const op of [...e.ops].reverse()) {
+    if (op.id === 0) continue;
+    const what = op.params.length ? `d${op.params.map((p) => p.slice(op.name.length + 1)).join(', d')}` : '';
+    const into = op.inputs.filter((i) => i !== 0).map((i) => `d${e.ops[i].name}`);
+    L.push(`      ${op.name.padEnd(11)} ${[what, ...into].filter(Boolean).join(', ') || '(no gradient needed)'}`);
+  }
+  const slots = optimizerSlots[config.optimizer].join(', ');
+  L.push(`    update        ${config.optimizer}${config.clipping ? ' after clipnorm' : ''}, in place, with slots ${slots}:`);
+  for (const p of e.params) L.push(`      ${p.name.padEnd(22)} ${shape(p.shape)} ${layoutText(p)}`);
+  L.push(`    out           losses[m]${config.metrics.map((m) => `, ${m}[m]`).join('')}`);
+  return L.join('\n') + '\n';
+}
+
+function describe(kind: string, attrs: Record<string, unknown>, inputs: string[]): string {
+  const from = inputs.length > 1 ? `(${inputs.join(', ')})` : '';
+  if (kind === 'dense') return `dense(${attrs.units}, ${attrs.activation})`;
+  if (kind === 'dropout') return `dropout(${attrs.rate})`;
+  if (kind === 'leaky_relu') return `leaky_relu(${attrs.alpha})`;
+  return `${kind}${from || '()'}`;
+}
+
+/** How the op path sums a dense layer's products (the generated step sums in the same order). */
+function products(e: EnsembleIR, params: string[], maxBatch: number): string {
+  const kernel = e.params.find((p) => params.includes(p.name) && p.shape.length === 2);
+  if (!kernel) return '';
+  const [rows, width] = kernel.shape;
+  const blocked = kernel.layout === 'stacked' && maxBatch * rows * width < PER_MEMBER_MACS;
+  const order = blocked && rows > 48 ? 'in blocks of 48, as TF.js\'s batched product does' : 'in order';
+  const lanes = [width >= 4 ? `${Math.floor(width / 4)} vector${width >= 8 ? 's' : ''}` : '', width % 4 ? `${width % 4} scalar` : ''].filter(Boolean).join(' + ');
+  return `; sums over ${rows} inputs ${order}, ${width} outputs as ${lanes}`;
+}
+
+function layoutText(p: WideParam): string {
+  if (p.layout === 'columns') return `columns: member m's block at column m * ${p.shape[p.shape.length - 1]} of each row (${product(p.shape)} floats)`;
+  return `stacked: member m's ${product(p.shape)} float${product(p.shape) === 1 ? '' : 's'} at m * ${product(p.shape)}`;
+}
