@@ -10,7 +10,7 @@ import type { Tensor } from '../kernels/tf.js';
 import type { ForwardContext, Params } from './forward.js';
 import { sharedByFolding } from './widened.js';
 import type { KernelRule } from './kernel-rule.js';
-import { columnSums, denseForward, denseGradInput, denseGradWeights, type ParamMat } from '../wasm/blocks.js';
+import { columnSums, denseForward, denseGradInput, denseGradWeights, SUM_BLOCK, type ParamMat } from '../wasm/blocks.js';
 import { applyActivation, applyActivationGrad, kernelActivations } from '../wasm/activations.js';
 import { LEAKY_RELU_ALPHA } from '../kernels/activations.js';
 import type { Local } from '../wasm/module.js';
@@ -87,7 +87,8 @@ function denseKernel(): KernelRule {
       const act = k.attrs.activation as string;
       const dz = k.dOutput;
       if (act !== 'linear') applyActivationGrad(k.code, act, k.batch, k.saved('z', k.output.width), k.output, dz, dz, act === 'leaky_relu' ? slope(k) : undefined);
-      denseGradWeights(k.code, k.batch, k.inputs[0], dz, k.grads.kernel, (k.params.kernel as ParamMat).blocked);
+      // the batch is the inner dimension here: its blocks of 48 matter only for batches above 48
+      denseGradWeights(k.code, k.batch, k.inputs[0], dz, k.grads.kernel, !!(k.params.kernel as ParamMat).blocked && k.maxBatch > SUM_BLOCK);
       if (k.grads.bias) columnSums(k.code, k.batch, dz, k.grads.bias);
       if (k.dInputs[0]) denseGradInput(k.code, k.batch, dz, k.params.kernel as ParamMat, k.dInputs[0]);
     },

@@ -7,8 +7,9 @@ import type { Mat, ParamMat } from '../wasm/blocks.js';
 
 export interface KernelContext {
   code: Code;
-  /** the batch size, an i32 local */
+  /** the batch size, an i32 local, and the largest it can be (what the step was generated for) */
   batch: Local;
+  maxBatch: number;
   attrs: Record<string, BoundValue>;
   /** the values of the layer's inputs, [B, width] each */
   inputs: Mat[];

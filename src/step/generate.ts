@@ -200,11 +200,12 @@ function context(c: Code, op: WideOp, b: Buffers): [WideOp, KernelContext] {
     const place = b.plan.places.find((p) => p.param.name === name)!;
     const base = b.memberBase.get(`param:${name}`)!;
     const short = name.slice(op.name.length + 1);
-    params[short] = place.param.shape.length === 1 ? base : { base, rowStride: b.rowStride.get(name)!, rows: place.rows, width: place.width, blocked: sumsInBlocks(place, b.maxBatch) };
+    params[short] = place.param.shape.length === 1 ? base : { base, rowStride: b.rowStride.get(name)!, rows: place.rows, width: place.width, blocked: sumsInBlocks(place, b.maxBatch), ...(place.columns ? {} : { stride: place.width * 4 }) };
   }
   const k: KernelContext = {
     code: c,
     batch: b.batch,
+    maxBatch: b.maxBatch,
     attrs: op.attrs,
     inputs: op.inputs.map((i) => b.values.get(i)!),
     output: b.values.get(op.id)!,

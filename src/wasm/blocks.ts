@@ -20,6 +20,8 @@ export interface ParamMat {
   width: number;
   /** the op path sums this layer's products in blocks of 48 (TF.js's batched product), not in one run */
   blocked?: boolean;
+  /** rowStride as a constant, where it is one (a stacked parameter): rows are read at constant offsets */
+  stride?: number;
 }
 
 /** Pushes base + offset + index * scale (index an i32 local, or none). */
@@ -94,6 +96,9 @@ export const SUM_BLOCK = 48;
 /** Columns handled together, their sums in locals: a row wider than this is done a group at a time. */
 const GROUP = 64;
 
+/** Inner sums of up to this many terms are unrolled. */
+const UNROLL = 64;
+
 /** [first, end) of each block of the inner dimension k: blocks of SUM_BLOCK where the op path sums so, else one. */
 function blocksOf(k: number, blocked: boolean): [number, number][] {
   if (!blocked) return [[0, k]];
@@ -164,19 +169,34 @@ export function denseForward(c: Code, batch: Local, x: Mat, w: ParamMat, bias: L
     rowOf(c, y, b);
     c.set(yRow);
     for (const { total, partial } of groups) {
+      const vectors = total.some((a) => a.lanes.width === 4);
+      /** adds x[b, i] W[i, :] to the accumulators, W's row i at wRow + extra bytes */
+      const term = (into: Acc[], xAt: () => void, extra: number) => {
+        xAt();
+        if (vectors) c.tee(x1).f32x4Splat().set(xs);
+        else c.set(x1);
+        for (const a of into) {
+          c.get(a.acc).get(a.lanes.width === 4 ? xs : x1).get(wRow);
+          a.lanes.load(a.col + extra);
+          a.lanes.mul();
+          a.lanes.add();
+          c.set(a.acc);
+        }
+      };
       blockedSums(c, w.rows, !!w.blocked, total, partial, (k0, k1, into) => {
         c.get(w.base);
-        if (k0) c.get(w.rowStride).i32(k0).i32Mul().i32Add();
+        if (k0) (w.stride !== undefined ? c.i32(k0 * w.stride) : c.get(w.rowStride).i32(k0).i32Mul()).i32Add();
         c.set(wRow);
-        c.for(i, () => c.i32(k0), () => c.i32(k1), () => {
-          c.get(xRow).get(i).i32(4).i32Mul().i32Add().loadF32().tee(x1).f32x4Splat().set(xs);
-          for (const a of into) {
-            c.get(a.acc).get(a.lanes.width === 4 ? xs : x1).get(wRow);
-            a.lanes.load(a.col);
-            a.lanes.mul();
-            a.lanes.add();
-            c.set(a.acc);
+        if (k1 - k0 <= UNROLL) {
+          // unrolled: x[b, i] at a constant offset; W's rows at constant offsets too where the stride is one
+          for (let r = k0; r < k1; r++) {
+            term(into, () => c.get(xRow).loadF32(r * 4), w.stride !== undefined ? (r - k0) * w.stride : 0);
+            if (w.stride === undefined) c.get(wRow).get(w.rowStride).i32Add().set(wRow);
           }
+          return;
+        }
+        c.for(i, () => c.i32(k0), () => c.i32(k1), () => {
+          term(into, () => c.get(xRow).get(i).i32(4).i32Mul().i32Add().loadF32(), 0);
           c.get(wRow).get(w.rowStride).i32Add().set(wRow);
         });
       });
@@ -198,6 +218,7 @@ export function denseForward(c: Code, batch: Local, x: Mat, w: ParamMat, bias: L
  * over b in blocks of 48 where it sums so (the batch is a run-time number: the blocks are run-time loops).
  */
 export function denseGradWeights(c: Code, batch: Local, x: Mat, dy: Mat, dw: Mat, blocked = false): void {
+  if (dy.width === 1 && !blocked) return scaledRowSums(c, batch, x, dy, dw);
   const dwRow = c.local('i32');
   const i = c.local('i32');
   const xs = c.local('v128');
@@ -226,6 +247,37 @@ export function denseGradWeights(c: Code, batch: Local, x: Mat, dy: Mat, dw: Mat
         a.lanes.store(a.col);
       }
     }
+  });
+}
+
+/**
+ * dW[i, 0] = the sum over b, in order, of x[b, i] dy[b] (one output column): SIMD over i, each lane summing
+ * its own i over b in order, as the sequential sum does.
+ */
+function scaledRowSums(c: Code, batch: Local, x: Mat, dy: Mat, dw: Mat): void {
+  const dwAt = c.local('i32');
+  const xRow = c.local('i32');
+  const d4 = c.local('v128');
+  const d1 = c.local('f32');
+  address(c, dw.base, dw.offset);
+  c.set(dwAt);
+  zeroRow(c, dwAt, x.width);
+  forRows(c, batch, (b) => {
+    rowOf(c, x, b);
+    c.set(xRow);
+    rowOf(c, dy, b);
+    c.loadF32().tee(d1).f32x4Splat().set(d4);
+    columns(c, x.width, (v, col) => {
+      c.get(dwAt);
+      c.get(dwAt);
+      v.load(col);
+      c.get(xRow);
+      v.load(col);
+      c.get(v.width === 4 ? d4 : d1);
+      v.mul();
+      v.add();
+      v.store(col);
+    });
   });
 }
 
