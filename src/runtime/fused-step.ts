@@ -78,6 +78,8 @@ export class FusedStep {
   private generated?: Generated;
   /** the hyperparameter keys whose arrays hold their values (rewritten when they change) */
   private readonly written = new Set<string>();
+  /** whether any member clips its gradients, until hyperChanged() */
+  private clips?: boolean;
   /** the table, the hyperparameter arrays and the scratch space, in one buffer TF.js owns */
   private arena?: { tensor: Tensor; bytes: number };
   private staticHyper = new Map<string, Float32Array>();
@@ -88,6 +90,7 @@ export class FusedStep {
   hyperChanged(): void {
     this.staticHyper.clear();
     this.written.clear();
+    this.clips = undefined;
   }
 
   /** One training step of every member on x, y; returns the members' losses [N] and each metric [N]. */
@@ -145,10 +148,19 @@ export class FusedStep {
   /** The members' hyperparameters into their arrays: those that change every step, and the others when they did. */
   private writeHyper(g: Generated, memory: WebAssembly.Memory, base: number): void {
     const n = this.host.n;
+    const { accBeta1, accBeta2 } = this.host.state;
     g.step.layout.hyper.forEach((key, k) => {
-      const moving = this.host.volatile || key === 'bc1' || key === 'bc2' || (this.host.scheduled && (key === 'lr' || key === '-lr'));
+      const into = () => new Float32Array(memory.buffer, base + g.hyperAt + k * n * 4, n);
+      // Adam's bias corrections 1 - beta^t move every step: written straight in, float64 then float32
+      if (key === 'bc1' || key === 'bc2') {
+        const acc = key === 'bc1' ? accBeta1 : accBeta2;
+        const view = into();
+        for (let m = 0; m < n; m++) view[m] = 1 - acc[m];
+        return;
+      }
+      const moving = this.host.volatile || (this.host.scheduled && (key === 'lr' || key === '-lr'));
       if (!moving && this.written.has(key)) return;
-      new Float32Array(memory.buffer, base + g.hyperAt + k * n * 4, n).set(this.hyperValues(key));
+      into().set(this.hyperValues(key));
       if (!moving) this.written.add(key);
     });
   }
@@ -189,7 +201,8 @@ export class FusedStep {
 
   /** Whether any member clips its gradients (cached until hyperChanged()). */
   private clipping(): boolean {
-    return this.cached('clipnorm').some((c) => c > 0);
+    if (this.clips === undefined) this.clips = this.cached('clipnorm').some((c) => c > 0);
+    return this.clips;
   }
 
   /** Where one entry of the step's table comes from, at each call. */
@@ -286,8 +299,15 @@ export class FusedStep {
     if (optimizer !== 'adam' && optimizer !== 'adamw') return;
     const b1 = this.cached('beta1');
     const b2 = this.cached('beta2');
-    state.accBeta1 = state.accBeta1.map((a, i) => Math.fround(a * b1[i]));
-    state.accBeta2 = state.accBeta2.map((a, i) => Math.fround(a * b2[i]));
+    // new arrays, as the op path makes: a checkpoint or a gathered population may hold the old ones
+    const a1 = state.accBeta1.slice();
+    const a2 = state.accBeta2.slice();
+    for (let i = 0; i < a1.length; i++) {
+      a1[i] = Math.fround(a1[i] * b1[i]);
+      a2[i] = Math.fround(a2[i] * b2[i]);
+    }
+    state.accBeta1 = a1;
+    state.accBeta2 = a2;
   }
 
   /** A hyperparameter's per-member values as float32, cached until hyperChanged(). */
