@@ -159,7 +159,7 @@ function emitStep(c: Code, cfg: StepConfig, plan: Plan): number {
       c.get(at(`metric:${name}`)).get(m).i32(4).i32Mul().i32Add().set(l);
       metricOut[name] = l;
     }
-    emitLoss(c, cfg.loss.name, cfg.loss.args, outMat.width, { batch, p: outMat, y: yBase, dp: dValues.get(out)!, lossOut, metricOut });
+    emitLoss(c, cfg.loss.name, cfg.loss.args, outMat.width, { batch, p: outMat, y: yBase, dp: dValues.get(out)!, lossOut, metricOut, terms: arena.mat(outMat.width) });
     backward(c, contexts, { arena, values, dValues, needsGrad, grads, consumers: consumerCounts(e) });
     for (const p of plan.places) update(c, cfg, plan, p, { grads, memberBase, rowStride, hyperValue });
   });

@@ -3,9 +3,9 @@
 // gradient dL/dp of that mean, and the metrics, with the op path's definitions (src/kernels/losses.ts):
 // Keras' clipping of probabilities to [eps, 1 - eps], whose clipped elements pass no gradient.
 import type { Code, Local } from './module.js';
-import { scalarLanes } from './lanes.js';
+import { scalarLanes, type Lanes } from './lanes.js';
 import { log } from './math.js';
-import type { Mat } from './blocks.js';
+import { address, forEachFloat, loadAt, type Mat } from './blocks.js';
 
 export const kernelLosses = new Set(['binary_crossentropy', 'categorical_crossentropy', 'sparse_categorical_crossentropy', 'mse', 'mae', 'huber']);
 export const kernelMetrics = new Set(['accuracy', 'mse', 'mae']);
@@ -25,6 +25,8 @@ export interface LossTarget {
   lossOut: Local;
   /** per metric, the address its value is stored at */
   metricOut: Record<string, Local>;
+  /** scratch [B, K]: each element's term of an elementwise loss */
+  terms: Mat;
 }
 
 /** Emits the loss, its gradient and the metrics of one member. */
@@ -64,97 +66,184 @@ export function emitLoss(c: Code, loss: string, args: Record<string, unknown>, k
       c.set(y);
     }
   };
-  const storeGrad = (jj: number, value: () => void) => {
-    c.get(dAt);
-    value();
-    c.storeF32(jj * 4);
-  };
-  c.for(b, () => c.i32(0), () => c.get(t.batch), () => {
-    rowAddress(t.p, pAt);
-    rowAddress(t.dp, dAt);
-    c.get(t.y).get(b).i32(labelWidth * 4).i32Mul().i32Add().set(yAt);
-    c.f32(0).set(row);
-    if (loss === 'categorical_crossentropy' || sparse) crossEntropyRow(c, k, { batch: t.batch, element, p, y, row, scale, dAt, pAt });
-    else {
-      for (let jj = 0; jj < k; jj++) {
-        element(jj);
-        elementLoss(c, loss, args, { p, y, row, scale, at: jj, storeGrad });
-      }
+  if (loss === 'categorical_crossentropy' || sparse) {
+    c.for(b, () => c.i32(0), () => c.get(t.batch), () => {
+      rowAddress(t.p, pAt);
+      rowAddress(t.dp, dAt);
+      c.get(t.y).get(b).i32(labelWidth * 4).i32Mul().i32Add().set(yAt);
+      c.f32(0).set(row);
+      crossEntropyRow(c, k, { batch: t.batch, element, p, y, row, scale, dAt, pAt });
+      c.get(total).get(row).f32Add().set(total);
+    });
+  } else {
+    // every element's term and gradient at once (SIMD), then each example's terms summed in order
+    forEachFloat(
+      c,
+      () => c.get(t.batch).i32(k).i32Mul(),
+      (v, off) => elementLoss(v, loss, args, { t, off, scale }),
+    );
+    const negate = loss === 'binary_crossentropy';
+    c.for(b, () => c.i32(0), () => c.get(t.batch), () => {
+      rowAddress(t.terms, pAt);
+      c.f32(0).set(row);
+      // binary cross-entropy's term is y log q + (1 - y) log(1 - q): the example's loss is minus their mean
+      for (let jj = 0; jj < k; jj++) c.get(row).get(pAt).loadF32(jj * 4)[negate ? 'f32Sub' : 'f32Add']().set(row);
       // each example's loss is the mean over K
       c.get(row).f32(k).f32Div().set(row);
-    }
-    c.get(total).get(row).f32Add().set(total);
-  });
+      c.get(total).get(row).f32Add().set(total);
+    });
+  }
   c.get(t.lossOut).get(total).get(t.batch).f32ConvertI32S().f32Div().storeF32();
   for (const [name, out] of Object.entries(t.metricOut)) emitMetric(c, name, loss, k, t, out);
 }
 
 interface ElementContext {
-  p: Local;
-  y: Local;
-  row: Local;
+  t: LossTarget;
+  /** byte offset of the element(s) in p, y, dp and terms, all [B, K] */
+  off: Local;
   scale: Local;
-  at: number;
-  storeGrad(j: number, value: () => void): void;
 }
 
-/** An element's share of binary cross-entropy, mse, mae or huber: adds its term to `row`, stores dL/dp. */
-function elementLoss(c: Code, loss: string, args: Record<string, unknown>, e: ElementContext): void {
-  const { p, y, row, scale } = e;
+/**
+ * Elements of binary cross-entropy, mse, mae or huber (one or four): each one's term into `terms`, and
+ * its dL/dp, with the op path's operations in its order.
+ */
+function elementLoss(v: Lanes, loss: string, args: Record<string, unknown>, e: ElementContext): void {
+  const c = v.code;
+  const { t, off } = e;
+  const at = (m: { base: Local; offset: number }) => address(c, m.base, m.offset, off);
+  const p = v.floatLocal();
+  const y = v.floatLocal();
+  loadAt(v, t.p, off);
+  c.set(p);
+  loadAt(v, { base: t.y, offset: 0 }, off);
+  c.set(y);
+  const scale = () => (c.get(e.scale), v.splat());
+  const store = (m: Mat, value: () => void) => {
+    at(m);
+    value();
+    v.store();
+  };
   switch (loss) {
     case 'binary_crossentropy': {
-      const q = c.local('f32');
-      const rest = c.local('f32');
-      const lq = c.local('f32');
-      const lr = c.local('f32');
-      const lanes = scalarLanes(c);
-      c.get(p).f32(EPS).f32Max().f32(ONE_MINUS_EPS).f32Min().set(q);
-      c.f32(1).get(q).f32Sub().set(rest);
-      log(lanes, q);
+      const [q, rest, lq, lr] = [v.floatLocal(), v.floatLocal(), v.floatLocal(), v.floatLocal()];
+      c.get(p);
+      v.const(EPS);
+      v.max();
+      v.const(ONE_MINUS_EPS);
+      v.min();
+      c.set(q);
+      v.const(1);
+      c.get(q);
+      v.sub();
+      c.set(rest);
+      log(v, q);
       c.set(lq);
-      log(lanes, rest);
+      log(v, rest);
       c.set(lr);
-      // -(y log q + (1 - y) log(1 - q))
-      c.get(row).get(y).get(lq).f32Mul().f32(1).get(y).f32Sub().get(lr).f32Mul().f32Add().f32Sub().set(row);
+      // y log q + (1 - y) log(1 - q)
+      store(t.terms, () => {
+        c.get(y);
+        c.get(lq);
+        v.mul();
+        v.const(1);
+        c.get(y);
+        v.sub();
+        c.get(lr);
+        v.mul();
+        v.add();
+      });
       // (q - y) / (q (1 - q)) / (B K) inside the clip range, 0 where p was clipped (NaN fails the range)
-      e.storeGrad(e.at, () => {
-        c.get(q).get(y).f32Sub().get(q).get(rest).f32Mul().f32Div().get(scale).f32Mul();
-        c.f32(0);
-        c.get(p).get(q).f32Eq();
-        c.select();
+      store(t.dp, () => {
+        c.get(q);
+        c.get(y);
+        v.sub();
+        c.get(q);
+        c.get(rest);
+        v.mul();
+        v.div();
+        scale();
+        v.mul();
+        v.const(0);
+        c.get(p);
+        c.get(q);
+        v.eq();
+        v.select();
       });
       return;
     }
     case 'mse': {
-      const d = c.local('f32');
-      c.get(p).get(y).f32Sub().set(d);
-      c.get(row).get(d).get(d).f32Mul().f32Add().set(row);
-      e.storeGrad(e.at, () => c.get(scale).get(d).f32(2).f32Mul().f32Mul());
+      const d = v.floatLocal();
+      c.get(p);
+      c.get(y);
+      v.sub();
+      c.set(d);
+      store(t.terms, () => (c.get(d), c.get(d), v.mul()));
+      store(t.dp, () => (scale(), c.get(d), v.const(2), v.mul(), v.mul()));
       return;
     }
     case 'mae': {
-      const d = c.local('f32');
-      c.get(p).get(y).f32Sub().set(d);
-      c.get(row).get(d).f32Abs().f32Add().set(row);
+      const d = v.floatLocal();
+      c.get(p);
+      c.get(y);
+      v.sub();
+      c.set(d);
+      store(t.terms, () => (c.get(d), v.abs()));
       // sign(d) / (B K), sign(0) = 0
-      e.storeGrad(e.at, () => {
-        c.f32(1).get(d).f32Copysign().f32(0).get(d).f32(0).f32Ne().select().get(scale).f32Mul();
+      store(t.dp, () => {
+        v.const(1);
+        c.get(d);
+        v.copysign();
+        v.const(0);
+        c.get(d);
+        v.const(0);
+        v.ne();
+        v.select();
+        scale();
+        v.mul();
       });
       return;
     }
     case 'huber': {
       const delta = Math.fround((args.delta as number | undefined) ?? 1);
-      const d = c.local('f32');
-      const err = c.local('f32');
-      const q = c.local('f32');
-      c.get(p).get(y).f32Sub().set(d);
-      c.get(d).f32Abs().set(err);
-      c.get(err).f32(delta).f32Min().set(q);
+      const [d, err, q] = [v.floatLocal(), v.floatLocal(), v.floatLocal()];
+      c.get(p);
+      c.get(y);
+      v.sub();
+      c.set(d);
+      c.get(d);
+      v.abs();
+      c.set(err);
+      c.get(err);
+      v.const(delta);
+      v.min();
+      c.set(q);
       // 0.5 q^2 + delta (err - q)
-      c.get(row).f32(0.5).get(q).get(q).f32Mul().f32Mul().f32(delta).get(err).get(q).f32Sub().f32Mul().f32Add().f32Add().set(row);
+      store(t.terms, () => {
+        v.const(0.5);
+        c.get(q);
+        c.get(q);
+        v.mul();
+        v.mul();
+        v.const(delta);
+        c.get(err);
+        c.get(q);
+        v.sub();
+        v.mul();
+        v.add();
+      });
       // d within delta, delta sign(d) beyond
-      e.storeGrad(e.at, () => {
-        c.get(d).f32(delta).get(d).f32Copysign().get(err).f32(delta).f32Le().select().get(scale).f32Mul();
+      store(t.dp, () => {
+        c.get(d);
+        v.const(delta);
+        c.get(d);
+        v.copysign();
+        c.get(err);
+        v.const(delta);
+        v.le();
+        v.select();
+        scale();
+        v.mul();
       });
       return;
     }
