@@ -18,7 +18,7 @@ export function activation(v: Lanes, name: string, z: Local, alpha?: Local): voi
     case 'relu':
       c.get(z);
       v.const(0);
-      v.max();
+      v.pmax();
       return;
     case 'sigmoid':
       sigmoid(v, z);

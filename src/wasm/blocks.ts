@@ -47,7 +47,16 @@ export function forEachFloat(c: Code, count: () => void, body: (v: Lanes, off: L
   c.i32(2).i32Shl().set(end);
   c.get(end).i32(-16).i32And().set(vecEnd);
   const simd = simdLanes(c);
-  c.for(off, () => c.i32(0), () => c.get(vecEnd), () => body(simd, off), 16);
+  // two vectors an iteration, their chains independent (exp's polynomial is a long one), then one
+  const pairEnd = c.local('i32');
+  const second = c.local('i32');
+  c.get(end).i32(-32).i32And().set(pairEnd);
+  c.for(off, () => c.i32(0), () => c.get(pairEnd), () => {
+    c.get(off).i32(16).i32Add().set(second);
+    body(simd, off);
+    body(simd, second);
+  }, 32);
+  c.for(off, () => c.get(pairEnd), () => c.get(vecEnd), () => body(simd, off), 16);
   const scalar = scalarLanes(c);
   c.for(off, () => c.get(vecEnd), () => c.get(end), () => body(scalar, off), 4);
 }

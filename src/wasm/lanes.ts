@@ -25,6 +25,9 @@ export interface Lanes {
   div(): void;
   min(): void;
   max(): void;
+  /** [a, b] -> b < a ? b : a, and a < b ? b : a: a clamp that lets NaN through, in one SIMD instruction */
+  pmin(): void;
+  pmax(): void;
   sqrt(): void;
   neg(): void;
   abs(): void;
@@ -80,6 +83,15 @@ export function scalarLanes(code: Code): Lanes {
     div: () => void c.f32Div(),
     min: () => void c.f32Min(),
     max: () => void c.f32Max(),
+    // the SIMD instructions' rule, lane for lane: [a, b] -> select(b, a, b < a)
+    pmin: () => {
+      const [a, b] = [c.local('f32'), c.local('f32')];
+      c.set(b).set(a).get(b).get(a).get(b).get(a).f32Lt().select();
+    },
+    pmax: () => {
+      const [a, b] = [c.local('f32'), c.local('f32')];
+      c.set(b).set(a).get(b).get(a).get(a).get(b).f32Lt().select();
+    },
     sqrt: () => void c.f32Sqrt(),
     neg: () => void c.f32Neg(),
     abs: () => void c.f32Abs(),
@@ -114,7 +126,9 @@ export function scalarLanes(code: Code): Lanes {
 
 export function simdLanes(code: Code): Lanes {
   const c = code;
-  const intSplat = (v: number) => void c.i32(v).i32x4Splat();
+  // constants live in locals set once at the function's start
+  const intSplat = (v: number) => void c.get(c.hoisted(`i32x4:${v}`, 'v128', () => c.i32(v).i32x4Splat()));
+  const floatSplat = (v: number) => void c.get(c.hoisted(`f32x4:${Object.is(v, -0) ? '-0' : v}`, 'v128', () => c.v128Const([v, v, v, v])));
   return {
     width: 4,
     float: 'v128',
@@ -122,7 +136,7 @@ export function simdLanes(code: Code): Lanes {
     code,
     load: (o = 0) => void c.loadV128(o),
     store: (o = 0) => void c.storeV128(o),
-    const: (v) => void c.v128Const([v, v, v, v]),
+    const: floatSplat,
     splat: () => void c.f32x4Splat(),
     add: () => void c.f32x4Add(),
     sub: () => void c.f32x4Sub(),
@@ -130,6 +144,8 @@ export function simdLanes(code: Code): Lanes {
     div: () => void c.f32x4Div(),
     min: () => void c.f32x4Min(),
     max: () => void c.f32x4Max(),
+    pmin: () => void c.f32x4Pmin(),
+    pmax: () => void c.f32x4Pmax(),
     sqrt: () => void c.f32x4Sqrt(),
     neg: () => void c.f32x4Neg(),
     abs: () => void c.f32x4Abs(),

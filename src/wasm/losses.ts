@@ -129,9 +129,9 @@ function elementLoss(v: Lanes, loss: string, args: Record<string, unknown>, e: E
       const [q, rest, lq, lr] = [v.floatLocal(), v.floatLocal(), v.floatLocal(), v.floatLocal()];
       c.get(p);
       v.const(EPS);
-      v.max();
+      v.pmax();
       v.const(ONE_MINUS_EPS);
-      v.min();
+      v.pmin();
       c.set(q);
       v.const(1);
       c.get(q);

@@ -28,6 +28,9 @@ function keep(v: Lanes, emit: () => void): Local {
 const LOG2E = 1.44269504088896341;
 const LN2_HI = 0.693359375;
 const LN2_LO = -2.12194440e-4;
+/** 1.5 * 2^23: adding it rounds a float below 2^22 in magnitude to an integer, kept in the low mantissa bits */
+const ROUNDER = 12582912;
+const ROUNDER_BITS = 0x4b400000;
 const EXP_P = [1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1];
 
 /** 2^k for an int k in [-126, 127] (its float bits: (k + 127) << 23); [k] -> value */
@@ -41,21 +44,28 @@ function pow2(v: Lanes): void {
 /** exp(x), x a local; pushes the value. */
 export function exp(v: Lanes, x: Local): void {
   const c = v.code;
-  // beyond these exp is Infinity and 0 in float32; NaN passes min and max as NaN
+  // beyond these exp is Infinity and 0 in float32; NaN passes the clamp as NaN
   const xc = keep(v, () => {
     c.get(x);
     v.const(88.8);
-    v.min();
+    v.pmin();
     v.const(-104);
-    v.max();
+    v.pmax();
   });
-  // x = n ln2 + r, |r| <= ln2 / 2; ln2 in two parts so that n ln2 is exact enough
-  const n = keep(v, () => {
+  // n = round(x log2e), ties to even, by adding and taking away 1.5 * 2^23: the sum's low bits are n itself
+  const t = keep(v, () => {
     c.get(xc);
     v.const(LOG2E);
     v.mul();
-    v.nearest();
+    v.const(ROUNDER);
+    v.add();
   });
+  const n = keep(v, () => {
+    c.get(t);
+    v.const(ROUNDER);
+    v.sub();
+  });
+  // x = n ln2 + r, |r| <= ln2 / 2; ln2 in two parts so that n ln2 is exact enough
   const r = keep(v, () => {
     c.get(xc);
     c.get(n);
@@ -82,8 +92,10 @@ export function exp(v: Lanes, x: Local): void {
   // times 2^n as 2^n1 2^n2 with n1 = n >> 1 and n2 = n - n1: each in the normal range for n in [-150, 128]
   const k = v.intLocal();
   const k1 = v.intLocal();
-  c.get(n);
-  v.toInt();
+  c.get(t);
+  v.bits();
+  v.intConst(ROUNDER_BITS);
+  v.intSub();
   c.set(k);
   c.get(k);
   v.intShrS(1);

@@ -47,7 +47,11 @@ export interface Local {
 
 /** One function's body, written instruction by instruction (a stack machine, as the format is). */
 export class Code {
-  readonly bytes: number[] = [];
+  /** the instructions so far (the prologue's while one is being written) */
+  private bytes: number[] = [];
+  /** what runs first: the hoisted constants' locals set */
+  private prologue: number[] = [];
+  private readonly hoistedLocals = new Map<string, Local>();
   private readonly locals: ValType[] = [];
   private readonly params: Local[];
 
@@ -64,6 +68,25 @@ export class Code {
   local(type: ValType): Local {
     this.locals.push(type);
     return { index: this.params.length + this.locals.length - 1, type };
+  }
+
+  /**
+   * A local holding a value computed once, at the function's start, by `init` (which pushes it): the same
+   * local for the same key. SIMD constants are hoisted so: loops then read a register, not an immediate
+   * rebuilt at every use.
+   */
+  hoisted(key: string, type: ValType, init: () => void): Local {
+    let l = this.hoistedLocals.get(key);
+    if (!l) {
+      l = this.local(type);
+      const body = this.bytes;
+      this.bytes = this.prologue;
+      init();
+      this.set(l);
+      this.bytes = body;
+      this.hoistedLocals.set(key, l);
+    }
+    return l;
   }
 
   private op(...bytes: number[]): this {
@@ -252,6 +275,10 @@ export class Code {
   f32x4Div = () => this.simd(0xe7);
   f32x4Min = () => this.simd(0xe8);
   f32x4Max = () => this.simd(0xe9);
+  /** [a, b] -> b < a ? b : a (one instruction, unlike min's NaN and -0 rules) */
+  f32x4Pmin = () => this.simd(0xea);
+  /** [a, b] -> a < b ? b : a */
+  f32x4Pmax = () => this.simd(0xeb);
   i32x4TruncSatF32x4S = () => this.simd(0xf8);
   f32x4ConvertI32x4S = () => this.simd(0xfa);
 
@@ -259,7 +286,7 @@ export class Code {
   encode(): number[] {
     const groups: number[][] = [];
     for (const t of this.locals) groups.push([...uleb(1), valType[t]]);
-    const body = [...vec(groups), ...this.bytes, 0x0b];
+    const body = [...vec(groups), ...this.prologue, ...this.bytes, 0x0b];
     return [...uleb(body.length), ...body];
   }
 }
