@@ -8,7 +8,7 @@ import type { Act, ForwardContext, Params } from '../layers/forward.js';
 import { layerKind } from '../layers/registry.js';
 import { blockMembers, blocksToMembers, groupedMembers, membersToBlocks } from '../layers/widened.js';
 import { blockVector } from '../kernels/block-vector.js';
-import { blockMask, fuse, unfuse } from '../kernels/fused.js';
+import { blockMask, fuse, placeMember, unfuse } from '../kernels/fused.js';
 import { memberLosses, memberMetric } from '../kernels/losses.js';
 import { applyGradients, createState, hyperValues, sharedValue, type OptimizerState, type SharedSlots, type Slot } from '../kernels/optimizers.js';
 import { gatherMembers } from '../kernels/member-axis.js';
@@ -144,7 +144,7 @@ export class Population {
     this.memberIds = spec.memberIds;
     this.n = spec.memberIds.length;
     this.trained = dependsOnParams(ensemble);
-    const initial = from ? [] : this.memberIds.map((id) => spec.initial(id));
+    const initial = from ? undefined : this.initialValues();
     // built in a tidy: a variable copies its initial tensor, which is then disposed
     tf.tidy(() => {
       for (const p of ensemble.params) {
@@ -152,9 +152,8 @@ export class Population {
         let start: Tensor[];
         if (from) start = from.params.get(p.name)!;
         else {
-          const own = initial.map((m) => m.get(p.name)!);
-          if (p.layout === 'shared') start = [tf.tensor(own[0], p.shape)];
-          else start = p.layout === 'separate' ? own.map((data) => tf.tensor(data, p.shape)) : [tf.tensor(fuse(p.layout, p.shape, own), fusedShape(p.layout, p.shape, this.n))];
+          const own = initial!.get(p.name)!;
+          start = own.length === 1 && p.layout !== 'separate' ? [tf.tensor(own[0], p.layout === 'shared' ? p.shape : fusedShape(p.layout, p.shape, this.n))] : own.map((data) => tf.tensor(data, p.shape));
         }
         const vars = start.map((t, m) => tf.variable(t, p.trainable, name(p.layout === 'separate' ? m : undefined)));
         this.variables.set(p.name, vars);
@@ -198,6 +197,32 @@ export class Population {
     }
   }
 
+
+  /**
+   * The members' initial values by parameter: one fused array (or, for `separate`, each member's own),
+   * filled member by member, so that only one member's own arrays are alive at a time (100,000 members
+   * would otherwise hold 100,000 maps of arrays at once).
+   */
+  private initialValues(): Map<string, Float32Array[]> {
+    const { ensemble } = this.spec;
+    const out = new Map<string, Float32Array[]>();
+    for (const p of ensemble.params) {
+      if (p.layout === 'separate') out.set(p.name, []);
+      else if (p.layout !== 'shared') out.set(p.name, [new Float32Array(fusedShape(p.layout, p.shape, this.n).reduce((a, b) => a * b, 1))]);
+    }
+    this.memberIds.forEach((id, m) => {
+      const own = this.spec.initial(id);
+      for (const p of ensemble.params) {
+        const values = own.get(p.name)!;
+        // a shared layer's parameters: the first member's
+        if (p.layout === 'shared') {
+          if (m === 0) out.set(p.name, [values]);
+        } else if (p.layout === 'separate') out.get(p.name)!.push(values);
+        else placeMember(p.layout, p.shape, this.n, out.get(p.name)![0], m, values);
+      }
+    });
+    return out;
+  }
 
   private moduleView(): ModulePopulation {
     // eslint-disable-next-line @typescript-eslint/no-this-alias
