@@ -71,7 +71,7 @@ interface Case {
 
 const mlp = (act: string, k: number) => `dense(7, activation: ${act})\n  dense(${k}, activation: ${k > 1 ? 'softmax' : 'sigmoid'})`;
 const cases: Case[] = [
-  ...['linear', 'relu', 'sigmoid', 'tanh', 'elu', 'swish', 'leaky_relu', 'softmax'].map((act) => ({
+  ...['linear', 'relu', 'sigmoid', 'tanh', 'elu', 'swish', 'leaky_relu', 'softmax', 'gelu'].map((act) => ({
     name: `dense with ${act}`,
     model: `dense(9, activation: ${act})\n  dense(1)`,
     input: [2],
@@ -79,7 +79,7 @@ const cases: Case[] = [
     loss: 'mse',
     optimizer: 'adam(lr: 0.01)',
   })),
-  ...['relu', 'sigmoid', 'tanh', 'elu', 'swish', 'softmax'].map((layer) => ({ name: `the ${layer} layer`, model: `dense(6)\n  ${layer}()\n  dense(1)`, input: [2], k: 1, loss: 'mse', optimizer: 'sgd(lr: 0.05)' })),
+  ...['relu', 'sigmoid', 'tanh', 'elu', 'swish', 'softmax', 'gelu'].map((layer) => ({ name: `the ${layer} layer`, model: `dense(6)\n  ${layer}()\n  dense(1)`, input: [2], k: 1, loss: 'mse', optimizer: 'sgd(lr: 0.05)' })),
   { name: 'leaky_relu(alpha) varied per member', model: 'dense(6)\n  slope = leaky_relu(0.1)\n  dense(1)', input: [2], k: 1, loss: 'mse', optimizer: 'sgd(lr: 0.05)', vary: 'vary slope.alpha: [0.05, 0.1, 0.3]' },
   { name: 'flatten', model: `flatten()\n  ${mlp('tanh', 10)}`, input: [28, 28, 1], k: 10, loss: 'sparse_categorical_crossentropy', optimizer: 'adam(lr: 0.005)', metrics: '[accuracy]', data: 'mnist(limit: 20)', tolerance: 1e-5 },
   { name: 'no bias', model: 'dense(5, activation: relu, bias: false)\n  dense(1, bias: false)', input: [2], k: 1, loss: 'mae', optimizer: 'rmsprop(lr: 0.01, momentum: 0.5)', metrics: '[mae, mse]' },

@@ -1,4 +1,4 @@
-// The generated kernels' exp, log, tanh and sigmoid (src/wasm/math.ts) against double precision, in
+// The generated kernels' exp, log, tanh, sigmoid and erf (src/wasm/math.ts) against double precision, in
 // SIMD lanes and in the scalar tail alike: within 2 ulp of the float32 rounding of the exact value across
 // the float32 range (random bit patterns and dense sweeps of the ranges training uses), Infinity on
 // overflow, 0 on underflow, NaN for NaN.
@@ -82,11 +82,31 @@ const sweep = (lo: number, hi: number) => (input: Float32Array) => {
 };
 
 const exactSigmoid = (x: number) => 1 / (1 + Math.exp(-x));
+
+/** erf in double precision: its Taylor series below 2, 1 - erfc by erfc's continued fraction above (both to ~1e-15). */
+function exactErf(x: number): number {
+  if (Number.isNaN(x)) return NaN;
+  const a = Math.abs(x);
+  if (a < 2) {
+    let sum = 0;
+    let term = a;
+    for (let n = 0; n < 60; n++) {
+      sum += term / (2 * n + 1);
+      term *= (-a * a) / (n + 1);
+    }
+    return Math.sign(x) * ((2 / Math.sqrt(Math.PI)) * sum);
+  }
+  if (a > 10) return Math.sign(x);
+  let f = a;
+  for (let k = 400; k >= 1; k--) f = a + k / 2 / f;
+  return Math.sign(x) * (1 - Math.exp(-a * a) / Math.sqrt(Math.PI) / f);
+}
 const cases: [string, Fn, (x: number) => number, [number, number][]][] = [
   ['exp', M.exp, Math.exp, [[-104, 89], [-2, 2]]],
   ['log', M.log, Math.log, [[0, 4], [1e-6, 1e-3], [0.5, 2]]],
   ['tanh', M.tanh, Math.tanh, [[-10, 10], [-1, 1], [0.55, 0.7]]],
   ['sigmoid', M.sigmoid, exactSigmoid, [[-110, 90], [-8, 8]]],
+  ['erf', M.erf, exactErf, [[-5, 5], [-1.2, 1.2], [0.7, 0.8], [3.5, 4.5], [-1e-3, 1e-3]]],
 ];
 
 describe('generated SIMD math', () => {
@@ -105,7 +125,7 @@ describe('generated SIMD math', () => {
 
   it('keeps the special values: overflow to Infinity, underflow to 0, NaN to NaN', () => {
     const special = [Infinity, -Infinity, NaN, 0, -0, 1e-45, 1e-40, 88.72, 89, 100, -88, -104, -200, 3.4e38, -3.4e38];
-    const expectations: [Fn, (x: number) => number][] = [[M.exp, Math.exp], [M.log, Math.log], [M.tanh, Math.tanh], [M.sigmoid, exactSigmoid]];
+    const expectations: [Fn, (x: number) => number][] = [[M.exp, Math.exp], [M.log, Math.log], [M.tanh, Math.tanh], [M.sigmoid, exactSigmoid], [M.erf, exactErf]];
     for (const [fn, exact] of expectations) {
       const { worst, at } = worstOver(fn, exact, (input) => (input.set(special), special.length));
       expect(worst, `worst at ${at}`).toBeLessThanOrEqual(2);

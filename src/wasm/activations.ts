@@ -2,11 +2,33 @@
 // src/kernels/activations.ts, the op path): elementwise over Lanes, and the softmax row by row.
 import type { Code, Local } from './module.js';
 import { scalarLanes as scalar, type Lanes } from './lanes.js';
-import { exp, sigmoid, tanh } from './math.js';
+import { erf, exp, sigmoid, tanh } from './math.js';
 import { address, columns, forEachFloat, forRows, loadAt, type Mat } from './blocks.js';
 
-/** The activations the generated step computes (gelu needs erf, which it does not have yet). */
-export const kernelActivations = new Set(['linear', 'relu', 'sigmoid', 'tanh', 'softmax', 'elu', 'swish', 'leaky_relu']);
+/** The activations the generated step computes: all of netc's. */
+export const kernelActivations = new Set(['linear', 'relu', 'sigmoid', 'tanh', 'softmax', 'elu', 'swish', 'leaky_relu', 'gelu']);
+
+const SQRT1_2 = Math.fround(Math.SQRT1_2);
+const TWO_OVER_SQRT_PI = Math.fround(2 / Math.sqrt(Math.PI));
+
+/** gelu's parts as the op path computes them: h = z * 0.5, u = z * sqrt(1/2), b = 1 + erf(u); gelu = h * b. */
+function geluParts(v: Lanes, z: Local): { h: Local; u: Local; b: Local } {
+  const c = v.code;
+  const [h, u, b] = [v.floatLocal(), v.floatLocal(), v.floatLocal()];
+  c.get(z);
+  v.const(0.5);
+  v.mul();
+  c.set(h);
+  c.get(z);
+  v.const(SQRT1_2);
+  v.mul();
+  c.set(u);
+  v.const(1);
+  erf(v, u);
+  v.add();
+  c.set(b);
+  return { h, u, b };
+}
 
 /** Elementwise activations: pushes f(z). `alpha`: leaky_relu's slope, an f32 local (splat in SIMD lanes). */
 export function activation(v: Lanes, name: string, z: Local, alpha?: Local): void {
@@ -40,6 +62,14 @@ export function activation(v: Lanes, name: string, z: Local, alpha?: Local): voi
       sigmoid(v, z);
       v.mul();
       return;
+    case 'gelu': {
+      // the exact form, (z * 0.5) * (1 + erf(z * sqrt(1/2)))
+      const { h, b } = geluParts(v, z);
+      c.get(h);
+      c.get(b);
+      v.mul();
+      return;
+    }
     case 'leaky_relu':
       c.get(z);
       c.get(z);
@@ -126,6 +156,32 @@ export function activationGrad(v: Lanes, name: string, z: Local, a: Local, da: L
       c.get(s);
       v.sub();
       v.mul();
+      v.mul();
+      v.add();
+      return;
+    }
+    case 'gelu': {
+      // autodiff of h * b: (dy b) 0.5 + ((dy h) (2/sqrt(pi) exp(-u^2))) sqrt(1/2)
+      const { h, u, b } = geluParts(v, z);
+      const nu2 = v.floatLocal();
+      c.get(u);
+      c.get(u);
+      v.mul();
+      v.neg();
+      c.set(nu2);
+      c.get(da);
+      c.get(b);
+      v.mul();
+      v.const(0.5);
+      v.mul();
+      c.get(da);
+      c.get(h);
+      v.mul();
+      v.const(TWO_OVER_SQRT_PI);
+      exp(v, nu2);
+      v.mul();
+      v.mul();
+      v.const(SQRT1_2);
       v.mul();
       v.add();
       return;

@@ -302,3 +302,71 @@ export function tanh(v: Lanes, x: Local): void {
   v.ge();
   v.select();
 }
+
+/**
+ * erf's Taylor series below |x| = 0.75, in z = x^2 (highest first): (2/sqrt(pi)) (-1)^n / (n! (2n + 1)),
+ * n = 0..11, less 1 in the constant term: erf(x) = x + x P(z), the leading x exact.
+ */
+const ERF_TAYLOR = [-1.22905553017e-9, 1.48071928159e-8, -1.63658446912e-7, 0.00000164621143659, -0.0000149256503584, 0.000120553329818, -0.000854832702345, 0.00522397762544, -0.0268661706451, 0.11283791671, -0.376126389032, 0.12837916709551257];
+/** erfc(x) exp(x^2) on [0.75, 4] in u = (x - 2.375) / 1.625 (highest first), fitted by `scripts/fit-erfc.ts 13 0.75` (relative error 5.3e-9). */
+const ERFC_SCALED = [-0.00002130307668, 0.00005905143726, -0.00007432773567, 0.0001602624449, -0.0004639076584, 0.001074473658, -0.002319044474, 0.004967255491, -0.01034515811, 0.02077586147, -0.04015752415, 0.0744259548, -0.13158783, 0.2205056931];
+const ERF_SPLIT = 0.75;
+
+/**
+ * erf(x): x + x P(x^2) below |x| = 0.75; 1 - exp(-x^2) R(|x|) with x's sign from 0.75 to 4; +-1 beyond (erf rounds to
+ * 1 in float32 above 3.92); pushes the value.
+ */
+export function erf(v: Lanes, x: Local): void {
+  const c = v.code;
+  const a = keep(v, () => {
+    c.get(x);
+    v.abs();
+  });
+  const z = keep(v, () => {
+    c.get(x);
+    c.get(x);
+    v.mul();
+  });
+  const near = keep(v, () => {
+    c.get(x);
+    horner(v, z, ERF_TAYLOR);
+    c.get(x);
+    v.mul();
+    v.add();
+  });
+  // the tail: |x| clamped to at most 4 (beyond 4, 1 - tiny rounds to 1)
+  const t = keep(v, () => {
+    c.get(a);
+    v.const(4);
+    v.pmin();
+  });
+  const u = keep(v, () => {
+    c.get(t);
+    v.const(2.375);
+    v.sub();
+    v.const(1 / 1.625);
+    v.mul();
+  });
+  const negSquare = keep(v, () => {
+    c.get(t);
+    c.get(t);
+    v.mul();
+    v.neg();
+  });
+  const far = keep(v, () => {
+    v.const(1);
+    exp(v, negSquare);
+    horner(v, u, ERFC_SCALED);
+    v.mul();
+    v.sub();
+    c.get(x);
+    v.copysign();
+  });
+  // NaN fails |x| < 0.75 and lands in the tail, whose copysign keeps it NaN (t is NaN there)
+  c.get(near);
+  c.get(far);
+  c.get(a);
+  v.const(ERF_SPLIT);
+  v.lt();
+  v.select();
+}
