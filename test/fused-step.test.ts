@@ -81,6 +81,8 @@ const cases: Case[] = [
   })),
   ...['relu', 'sigmoid', 'tanh', 'elu', 'swish', 'softmax', 'gelu'].map((layer) => ({ name: `the ${layer} layer`, model: `dense(6)\n  ${layer}()\n  dense(1)`, input: [2], k: 1, loss: 'mse', optimizer: 'sgd(lr: 0.05)' })),
   { name: 'leaky_relu(alpha) varied per member', model: 'dense(6)\n  slope = leaky_relu(0.1)\n  dense(1)', input: [2], k: 1, loss: 'mse', optimizer: 'sgd(lr: 0.05)', vary: 'vary slope.alpha: [0.05, 0.1, 0.3]' },
+  { name: 'layernorm, its epsilon varied per member', model: 'dense(8, activation: relu)\n  norm = layernorm()\n  dense(1, activation: sigmoid)', input: [2], k: 1, loss: 'binary_crossentropy', optimizer: 'adam(lr: 0.01)', vary: 'vary norm.epsilon: [0.001, 0.01, 0.1]' },
+  { name: 'layernorm on the shared input', model: 'layernorm()\n  dense(6, activation: tanh)\n  dense(3, activation: softmax)', input: [4], k: 3, loss: 'categorical_crossentropy', optimizer: 'sgd(lr: 0.05)', data: 'iris()', tolerance: 1e-5 },
   { name: 'flatten', model: `flatten()\n  ${mlp('tanh', 10)}`, input: [28, 28, 1], k: 10, loss: 'sparse_categorical_crossentropy', optimizer: 'adam(lr: 0.005)', metrics: '[accuracy]', data: 'mnist(limit: 20)', tolerance: 1e-5 },
   { name: 'no bias', model: 'dense(5, activation: relu, bias: false)\n  dense(1, bias: false)', input: [2], k: 1, loss: 'mae', optimizer: 'rmsprop(lr: 0.01, momentum: 0.5)', metrics: '[mae, mse]' },
   { name: 'binary cross-entropy', model: mlp('sigmoid', 1), input: [2], k: 1, loss: 'binary_crossentropy', optimizer: 'adam(lr: 0.02)', metrics: '[accuracy]' },

@@ -2,6 +2,9 @@
 import type { LayerKind } from './layer-kind.js';
 import type { Tensor, TF } from '../kernels/tf.js';
 import { groupedMembers, groupedVector, joinMembers, splitMembers, blockMembers, sharedByFolding } from './widened.js';
+import type { KernelBackwardContext, KernelContext, KernelRule } from './kernel-rule.js';
+import type { Code, Local } from '../wasm/module.js';
+import { address, type Mat } from '../wasm/blocks.js';
 
 /** (x - mean) / sqrt(var + eps) * gamma + beta over the last axis of each example. */
 function normalise(tf: TF, x: Tensor, gamma: Tensor, beta: Tensor, epsilon: Tensor): Tensor {
@@ -44,4 +47,135 @@ export const layernorm: LayerKind = {
     // one gamma and beta [C] for every member's examples (the members' epsilon is one value: it cannot vary)
     shared: sharedByFolding(({ tf, hyper }, [x], p) => normalise(tf, x, p.gamma, p.beta, tf.scalar(hyper('epsilon')[0]))),
   },
+  kernel: layernormKernel(),
 };
+
+/**
+ * The generated step's layernorm, per member and example (one float at a time): m = mean(x), d = x - m,
+ * s = mean(d^2) + epsilon, y = d / sqrt(s) * gamma + beta, keeping d and s for the backward pass, which is
+ * autodiff's of tf.moments (whose variance does not pass a gradient to the mean) and rsqrt.
+ */
+function layernormKernel(): KernelRule {
+  return {
+    unsupported: (_, [input]) => (input.length > 1 ? 'layernorm of an input with more than one axis' : undefined),
+    forward(k) {
+      const { code: c, output } = k;
+      const width = output.width;
+      const d = k.saved('d', width);
+      const s = k.saved('s', 1);
+      eachRow(c, k, (at) => {
+        const [sum, mean, rs] = [c.local('f32'), c.local('f32'), c.local('f32')];
+        overColumns(c, width, (j) => c.get(sum).get(at.x).get(j).i32Add().loadF32().f32Add().set(sum), () => c.f32(0).set(sum));
+        c.get(sum).f32(width).f32Div().set(mean);
+        c.f32(0).set(sum);
+        overColumns(c, width, (j) => {
+          const dj = c.local('f32');
+          c.get(at.x).get(j).i32Add().loadF32().get(mean).f32Sub().set(dj);
+          c.get(at.d).get(j).i32Add().get(dj).storeF32();
+          c.get(sum).get(dj).get(dj).f32Mul().f32Add().set(sum);
+        });
+        c.get(sum).f32(width).f32Div().get(k.hyper('epsilon')).f32Add().set(rs);
+        c.get(at.s).get(rs).storeF32();
+        c.f32(1).get(rs).f32Sqrt().f32Div().set(rs);
+        // (d * r) * gamma + beta
+        overColumns(c, width, (j) => {
+          c.get(at.y).get(j).i32Add();
+          c.get(at.d).get(j).i32Add().loadF32().get(rs).f32Mul();
+          c.get(k.params.gamma as Local).get(j).i32Add().loadF32().f32Mul();
+          c.get(k.params.beta as Local).get(j).i32Add().loadF32().f32Add();
+          c.storeF32();
+        });
+      }, { d, s });
+    },
+    backward(k) {
+      const { code: c, output } = k;
+      const width = output.width;
+      const d = k.saved('d', width);
+      const s = k.saved('s', 1);
+      const [dGamma, dBeta] = [k.grads.gamma, k.grads.beta];
+      zeroVector(c, dGamma, width);
+      zeroVector(c, dBeta, width);
+      const dx = k.dInputs[0];
+      eachRow(c, k, (at) => {
+        const [r, dr, dv, dm, si] = [c.local('f32'), c.local('f32'), c.local('f32'), c.local('f32'), c.local('f32')];
+        c.get(at.s).loadF32().set(si);
+        c.f32(1).get(si).f32Sqrt().f32Div().set(r);
+        c.f32(0).set(dr);
+        c.f32(0).set(dm);
+        overColumns(c, width, (j) => {
+          const [dyj, dj, dxh] = [c.local('f32'), c.local('f32'), c.local('f32')];
+          c.get(at.dy).get(j).i32Add().loadF32().set(dyj);
+          c.get(at.d).get(j).i32Add().loadF32().set(dj);
+          // dgamma += dy * (d * r), dbeta += dy; dxhat = dy * gamma
+          address(c, dGamma.base, dGamma.offset, j);
+          address(c, dGamma.base, dGamma.offset, j);
+          c.loadF32().get(dyj).get(dj).get(r).f32Mul().f32Mul().f32Add().storeF32();
+          address(c, dBeta.base, dBeta.offset, j);
+          address(c, dBeta.base, dBeta.offset, j);
+          c.loadF32().get(dyj).f32Add().storeF32();
+          c.get(dyj).get(k.params.gamma as Local).get(j).i32Add().loadF32().f32Mul().set(dxh);
+          // through d * r: dd = dxhat * r (kept in dx for now), dr += dxhat * d; the mean takes -sum(dd)
+          c.get(dr).get(dxh).get(dj).f32Mul().f32Add().set(dr);
+          if (at.dx) {
+            c.get(at.dx).get(j).i32Add().get(dxh).get(r).f32Mul().storeF32();
+            c.get(dm).get(dxh).get(r).f32Mul().f32Sub().set(dm);
+          }
+        });
+        const dxAt = at.dx;
+        if (!dxAt) return;
+        // rsqrt's gradient: dr / (s^1.5 * -2); the variance's: (dv / C) * (d * 2); the mean's: dm / C
+        c.get(dr).get(si).get(si).f32Sqrt().f32Mul().f32(-2).f32Mul().f32Div().f32(width).f32Div().set(dv);
+        c.get(dm).f32(width).f32Div().set(dm);
+        overColumns(c, width, (j) => {
+          c.get(dxAt).get(j).i32Add();
+          c.get(dxAt).get(j).i32Add().loadF32();
+          c.get(dv).get(at.d).get(j).i32Add().loadF32().f32(2).f32Mul().f32Mul().f32Add();
+          c.get(dm).f32Add();
+          c.storeF32();
+        });
+      }, { d, s, ...(dx ? { dx } : {}) });
+    },
+  };
+}
+
+interface RowAddresses {
+  x: Local;
+  y: Local;
+  d: Local;
+  s: Local;
+  dy: Local;
+  dx?: Local;
+}
+
+/** For each example b: the addresses of its rows (x, y, d, dy, dx) and of its s. */
+function eachRow(c: Code, k: KernelContext | KernelBackwardContext, body: (at: RowAddresses) => void, buffers: { d: Mat; s: Mat; dx?: Mat }): void {
+  const b = c.local('i32');
+  const width = k.output.width;
+  const row = (m: Mat, w: number) => {
+    const l = c.local('i32');
+    address(c, m.base, m.offset, b, w * 4);
+    c.set(l);
+    return l;
+  };
+  c.for(b, () => c.i32(0), () => c.get(k.batch), () => {
+    const dOut = 'dOutput' in k ? (k as KernelBackwardContext).dOutput : k.output;
+    const at: RowAddresses = { x: row(k.inputs[0], width), y: row(k.output, width), d: row(buffers.d, width), s: row(buffers.s, 1), dy: row(dOut, width) };
+    if (buffers.dx) at.dx = row(buffers.dx, width);
+    body(at);
+  });
+}
+
+/** for j in 0..width (j a byte offset), after `init` */
+function overColumns(c: Code, width: number, body: (j: Local) => void, init?: () => void): void {
+  init?.();
+  const j = c.local('i32');
+  c.for(j, () => c.i32(0), () => c.i32(width * 4), () => body(j), 4);
+}
+
+function zeroVector(c: Code, m: Mat, width: number): void {
+  const j = c.local('i32');
+  c.for(j, () => c.i32(0), () => c.i32(width * 4), () => {
+    address(c, m.base, m.offset, j);
+    c.f32(0).storeF32();
+  }, 4);
+}

@@ -71,10 +71,8 @@ function placeOf(p: WideParam): ParamPlace {
 /** The hyperparameter keys the step reads: the optimizer's (and clipnorm's), and each layer's own. */
 function hyperKeys(cfg: StepConfig): string[] {
   const keys = [...optimizerHyper[cfg.optimizer], ...(cfg.clipping ? ['clip'] : [])];
-  for (const op of cfg.ensemble.ops) {
-    if (op.op === 'leaky_relu') keys.push(`${op.name}.alpha`);
-    if (op.op === 'dropout') keys.push(`${op.name}.rate`);
-  }
+  // each layer's own hyperparameters (dropout's rate, leaky_relu's alpha, layernorm's epsilon), per member
+  for (const op of cfg.ensemble.ops.slice(1)) for (const arg of layerKind(op.op)!.args) if (arg.hyper) keys.push(`${op.name}.${arg.name}`);
   return keys;
 }
 
