@@ -1,5 +1,6 @@
-// Shared pieces of the benchmark: the jobs a worker runs, the models compared, step timing and memory
-// sampling. A job runs in a process of its own (bench/worker.ts), so that its peak RSS is its own.
+// Shared pieces of the benchmark: the jobs a worker runs, the models compared and how netc and the naive
+// loop build them (the timing rule and memory sampling are in timing.ts, re-exported here). A job runs in a
+// process of its own (bench/worker.ts), so that its peak RSS is its own.
 import { readFileSync } from 'node:fs';
 import type * as tfjs from '@tensorflow/tfjs';
 import { compile } from '../src/pipeline.js';
@@ -8,6 +9,9 @@ import { Population } from '../src/runtime/population.js';
 import { initMember } from '../src/kernels/init.js';
 import { hyperTable } from '../src/runtime/hyper.js';
 import type { TF } from '../src/kernels/tf.js';
+import { forumBatchValues, lcg, type Timing } from './timing.js';
+
+export { MemorySampler, mean, median, timeSteps, vmHwm, type Timing } from './timing.js';
 
 type TFJS = typeof tfjs;
 
@@ -32,21 +36,24 @@ export interface TorchResult extends Omit<StepResult, 'tfBytes' | 'tfTensors' | 
   blas: string[] | null;
 }
 
+/** The forum step in jax-js at N members (bench/jax_bench.ts, a process of its own). */
+export type JaxJob = { n: number } & Timing;
+
+/** What bench/jax_bench.ts prints for a JaxJob: StepResult's timing and memory, without TF.js's. */
+export interface JaxResult extends Omit<StepResult, 'tfBytes' | 'tfTensors' | 'profile'> {
+  /** the first step: jit's trace and compile, then the step */
+  firstStepMs: number;
+  jax: string;
+  device: 'wasm';
+  /** 1: jax-js's wasm backend starts no worker threads without a global Worker (Node); null where it could */
+  threads: 1 | null;
+}
+
 /** The .net file each benchmark model comes from, and its batch size. */
 export const models: Record<ModelName, { file: string; batch: number }> = {
   forum: { file: 'examples/forum.net', batch: 5 },
   lenet: { file: 'examples/lenet.net', batch: 64 },
 };
-
-export interface Timing {
-  /** how many steps to run before timing */
-  warmup: number;
-  /** keep timing steps until this much time has passed ... */
-  budgetMs: number;
-  /** ... and at least this many steps were timed, but no more than maxSteps */
-  minSteps: number;
-  maxSteps: number;
-}
 
 export type Job =
   | ({ kind: 'netc'; model: ModelName; lowering: Lowering; n: number; backend: BackendChoice; profile?: boolean } & Timing)
@@ -90,68 +97,16 @@ export interface CompileResult {
   files: { file: string; members: number; coldMs: number; medianMs: number; runs: number }[];
 }
 
-// ---- memory ---------------------------------------------------------------------------------------
-
-export class MemorySampler {
-  peak = 0;
-  sample(): number {
-    const rss = process.memoryUsage().rss;
-    if (rss > this.peak) this.peak = rss;
-    return rss;
-  }
-}
-
-/** The process's peak resident set size from /proc (Linux), or undefined. */
-export function vmHwm(): number | undefined {
-  try {
-    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));
-    return m ? Number(m[1]) * 1024 : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-// ---- timing ---------------------------------------------------------------------------------------
-
-export async function timeSteps(step: () => Promise<void> | void, timing: Timing, memory: MemorySampler): Promise<number[]> {
-  for (let i = 0; i < timing.warmup; i++) {
-    await step();
-    memory.sample();
-  }
-  const times: number[] = [];
-  const start = performance.now();
-  while ((times.length < timing.minSteps || performance.now() - start < timing.budgetMs) && times.length < timing.maxSteps) {
-    const t0 = performance.now();
-    await step();
-    times.push(performance.now() - t0);
-    memory.sample();
-  }
-  return times;
-}
-
-export function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = s.length >> 1;
-  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
-}
-
-export const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
-
 // ---- the batch ------------------------------------------------------------------------------------
 
 /** A deterministic batch for a model: inputs in [0, 1) and targets of the model's loss. */
 export function makeBatch(tf: TFJS, model: ModelName): { x: tfjs.Tensor; y: tfjs.Tensor } {
   const { batch } = models[model];
-  let seed = 12345;
-  const next = () => {
-    seed = (seed * 1103515245 + 12345) % 2147483648;
-    return seed / 2147483648;
-  };
   if (model === 'forum') {
-    const x = Float32Array.from({ length: batch * 2 }, () => next() * 2 - 1);
-    const y = Float32Array.from({ length: batch }, (_, i) => (x[2 * i] * x[2 * i + 1] > 0 ? 1 : 0));
+    const { x, y } = forumBatchValues(batch);
     return { x: tf.tensor(x, [batch, 2]), y: tf.tensor(y, [batch, 1]) };
   }
+  const next = lcg();
   const x = Float32Array.from({ length: batch * 28 * 28 }, () => next());
   const y = new Float32Array(batch * 10);
   for (let i = 0; i < batch; i++) y[i * 10 + Math.floor(next() * 10)] = 1;
