@@ -19,6 +19,16 @@ export type ModelName = 'forum' | 'lenet';
 export type BackendChoice = 'wasm' | 'cpu';
 export type NaiveMethod = 'trainOnBatch' | 'minimize';
 /**
+ * How a netc population's step runs (PopulationSpec.engine): `ops`, TF.js ops with autodiff; `fused`, the
+ * generated WebAssembly step. The bench asks for one or the other, never `auto`, so that a row says which ran.
+ */
+export type NetcEngine = 'ops' | 'fused';
+
+/** What a worker prints for a netc job whose engine is not the one asked for (the fused engine not there, or not covering the model). */
+export interface Unavailable {
+  unavailable: string;
+}
+/**
  * How bench/torch_bench.py trains N members in PyTorch: forum `bmm` (stacked weights, torch.bmm), `vmap`
  * (functorch.vmap of one functional model) or `loop` (N nn.Modules one after another); lenet `loop` or
  * `grouped` (conv2d with groups=N, bmm for the dense layers).
@@ -56,7 +66,7 @@ export const models: Record<ModelName, { file: string; batch: number }> = {
 };
 
 export type Job =
-  | ({ kind: 'netc'; model: ModelName; lowering: Lowering; n: number; backend: BackendChoice; profile?: boolean } & Timing)
+  | ({ kind: 'netc'; model: ModelName; lowering: Lowering; engine: NetcEngine; n: number; backend: BackendChoice; profile?: boolean } & Timing)
   | ({
       kind: 'naive';
       model: ModelName;
@@ -67,7 +77,40 @@ export type Job =
       backend: BackendChoice;
       method: NaiveMethod;
     } & Timing)
-  | { kind: 'compile'; files: string[]; runs: number };
+  | { kind: 'compile'; files: string[]; runs: number }
+  /** `netc train FILE ARGS --out TMP` in the worker's process, from the sources (src/cli/main.ts) */
+  | { kind: 'train'; file: string; args: string[] }
+  /** the training split of FILE's data and each epoch's example order, as netc train draws them, written to `out` as JSON (a TrainData) */
+  | { kind: 'dataset'; file: string; epochs: number; out: string };
+
+/** What a 'train' job gives: the run's summary.json (the trainer's own time: start-up and compile are outside it). */
+export interface TrainRunResult {
+  /** summary.json train_seconds: the trainer's time from its first step to its last checkpoint */
+  seconds: number;
+  memberStepsPerSecond: number;
+  steps: number;
+  members: number;
+  backend: string;
+  lowering: string;
+  /** summary.json's engine, where the trainer says which ran (null: it does not say; the trainer asks for its default, auto) */
+  engine: string | null;
+  /** wall-clock ms of the whole main() call: compile, data, backend start, training, files */
+  wallMs: number;
+  baselineRss: number;
+  peakRss: number;
+}
+
+/** A 'dataset' job's file: what bench/train_loop.py trains on, so that PyTorch sees netc's batches. */
+export interface TrainData {
+  count: number;
+  /** features, [count, 2] row-major */
+  x: number[];
+  /** the 0/1 labels, [count] */
+  y: number[];
+  batch: number;
+  /** each epoch's order of the examples (netc's epochOrder): the batches are its consecutive runs of `batch` */
+  orders: number[][];
+}
 
 export interface StepResult {
   /** median and mean time of one step, over the timed steps */
@@ -115,8 +158,8 @@ export function makeBatch(tf: TFJS, model: ModelName): { x: tfjs.Tensor; y: tfjs
 
 // ---- netc -----------------------------------------------------------------------------------------
 
-/** A population of n members of a model, built as test/equivalence/harness.ts build() does. */
-export function buildPopulation(tf: TFJS, model: ModelName, lowering: Lowering, n: number): Population {
+/** A population of n members of a model, built as test/equivalence/harness.ts build() does, asking for `engine`. */
+export function buildPopulation(tf: TFJS, model: ModelName, lowering: Lowering, n: number, engine: NetcEngine = 'ops'): Population {
   const source = readFileSync(models[model].file, 'utf8');
   const state = compile(source, models[model].file, { lowering, members: n });
   if (!state.ensemble) throw new Error(state.diagnostics.map((d) => d.message).join('\n'));
@@ -132,7 +175,25 @@ export function buildPopulation(tf: TFJS, model: ModelName, lowering: Lowering, 
     loss: program.train!.loss,
     hyper: (key, m) => table.value(key, m),
     initial: (m) => initMember(state.ir!, program.ensemble.seed, m),
+    engine,
   });
+}
+
+/**
+ * The engine a population runs its steps with: its `engine` property (a readonly 'ops' | 'fused' that the
+ * fused engine adds to Population), or undefined where Population has none yet (then every step is ops).
+ */
+export function populationEngine(pop: Population): string | undefined {
+  const engine = (pop as unknown as { engine?: unknown }).engine;
+  return typeof engine === 'string' ? engine : undefined;
+}
+
+/** Why a population built asking for `asked` does not run that engine, or undefined when it does. */
+export function engineMismatch(asked: NetcEngine, pop: Population): string | undefined {
+  const actual = populationEngine(pop);
+  if (actual === asked) return undefined;
+  if (actual === undefined) return asked === 'ops' ? undefined : 'this tree\'s Population has no `engine` property: the fused engine is not here (PopulationSpec.engine is not acted on; every step runs ops)';
+  return asked === 'fused' ? `the population fell back to engine '${actual}': the fused engine does not cover this model` : `asked for engine '${asked}', the population runs '${actual}'`;
 }
 
 // ---- the naive user -------------------------------------------------------------------------------
