@@ -239,6 +239,8 @@ async function measure(row: Omit<Row, 'msPerStep' | 'measured' | 'extrapolated'>
 // ---- the runs -------------------------------------------------------------------------------------
 
 const started = performance.now();
+/** wall-clock seconds of each section of the run (--only's names), to keep the whole run's time in view */
+const sectionSeconds: Record<string, number> = {};
 const rows: Row[] = [];
 const naiveChoice: Partial<Record<ModelName, { backend: BackendChoice; method: NaiveMethod; candidates: Row[]; note: string }>> = {};
 let compileResult: CompileResult | undefined;
@@ -298,6 +300,7 @@ async function chooseNaive(model: ModelName, candidates: { backend: BackendChoic
 }
 
 if (only.has('forum')) {
+  const sectionStarted = performance.now();
   const t = plan.fast;
   await chooseNaive('forum', [
     { backend: 'cpu', method: 'trainOnBatch', timing: t },
@@ -323,9 +326,12 @@ if (only.has('forum')) {
     await measureJax(n, t);
     await measureTorch('forum', n, t);
   }
+  sectionSeconds['forum'] = (performance.now() - sectionStarted) / 1000;
+  log(`  [forum: ${sectionSeconds['forum'].toFixed(0)} s]`);
 }
 
 if (only.has('lenet')) {
+  const sectionStarted = performance.now();
   const t = plan.slow;
   const candidates: { backend: BackendChoice; method: NaiveMethod; timing: Timing }[] = [
     { backend: 'wasm', method: 'trainOnBatch', timing: t },
@@ -348,6 +354,8 @@ if (only.has('lenet')) {
     }
     await measureTorch('lenet', n, t);
   }
+  sectionSeconds['lenet'] = (performance.now() - sectionStarted) / 1000;
+  log(`  [lenet: ${sectionSeconds['lenet'].toFixed(0)} s]`);
 }
 
 // ---- netc train end to end, and Seed 000's workload --------------------------------------------------
@@ -386,6 +394,7 @@ const trainRows: TrainRow[] = [];
 /** the torches that netc train and Seed 000 are held against */
 const trainingTorches = plan.allTorchesForTraining ? torches : torches.slice(0, 1);
 if (only.has('train')) {
+  const sectionStarted = performance.now();
   const { steps } = plan.train;
   log(`netc train end to end: the forum problem, ${steps} steps, no validation, against a PyTorch user's loop (bench/train_loop.py) on the same batches`);
   for (const n of plan.train.n) {
@@ -421,6 +430,8 @@ if (only.has('train')) {
     }
     trainRows.push(row);
   }
+  sectionSeconds['train'] = (performance.now() - sectionStarted) / 1000;
+  log(`  [train: ${sectionSeconds['train'].toFixed(0)} s]`);
 }
 
 interface Seed000Torch {
@@ -433,6 +444,7 @@ interface Seed000Torch {
 }
 const seed000: { steps: number; netc: { name: string; args: string[]; result?: TrainRunResult; error?: string }[]; torch: Seed000Torch[] } = { steps: plan.seed000.steps, netc: [], torch: [] };
 if (only.has('seed000')) {
+  const sectionStarted = performance.now();
   const { steps } = plan.seed000;
   log(`Seed 000's workload: 15 MLPs (2-20-1 sigmoid), 5 rows, batch 5, ${steps} Adam steps (bench/seed000.net, bench/seed000.py)`);
   const file = join(here, 'seed000.net');
@@ -462,19 +474,25 @@ if (only.has('seed000')) {
       log(`  PyTorch ${t.torch}: FAILED ${(e as Error).message}`);
     }
   }
+  sectionSeconds['seed000'] = (performance.now() - sectionStarted) / 1000;
+  log(`  [seed000: ${sectionSeconds['seed000'].toFixed(0)} s]`);
 }
 
 let scaleRows: ScaleRow[] = [];
 let scaleQueueNote: string | undefined;
 if (only.has('scale')) {
+  const sectionStarted = performance.now();
   log('scale-out: netc train in one process, with --workers 2, and through a queue with 2 netc worker processes');
   const measured = await measureScale(join(root, 'bin', 'netc.js'), plan.scale, log);
   scaleRows = measured.rows;
   scaleQueueNote = measured.queueNote;
   if (scaleQueueNote) log(`  queue mode not measured: ${scaleQueueNote}`);
+  sectionSeconds['scale'] = (performance.now() - sectionStarted) / 1000;
+  log(`  [scale: ${sectionSeconds['scale'].toFixed(0)} s]`);
 }
 
 if (only.has('compile')) {
+  const sectionStarted = performance.now();
   log('compile time of examples/*.net (parse through verify-ensemble)');
   const files = readdirSync(join(root, 'examples'))
     .filter((f) => f.endsWith('.net'))
@@ -487,6 +505,8 @@ if (only.has('compile')) {
     compileError = error instanceof Error ? error.message : String(error);
     log(`  FAILED ${compileError}`);
   }
+  sectionSeconds['compile'] = (performance.now() - sectionStarted) / 1000;
+  log(`  [compile: ${sectionSeconds['compile'].toFixed(0)} s]`);
 }
 
 // ---- speed-ups and targets ------------------------------------------------------------------------
@@ -586,7 +606,7 @@ for (const line of speedTables()) log(line);
 for (const line of trainTables()) log(line);
 log('targets (naive / netc at the same N in this run; netc on wasm, the embedded default):');
 for (const t of targets) log(`  ${t.pass === null ? 'n/a ' : t.pass ? 'PASS' : 'MISS'}  ${t.name}: ${t.measured} (target ${t.required})`);
-log(`total ${seconds.toFixed(1)} s`);
+log(`total ${seconds.toFixed(1)} s (${Object.entries(sectionSeconds).map(([k, v]) => `${k} ${v.toFixed(0)} s`).join(', ')})`);
 
 // ---- files ----------------------------------------------------------------------------------------
 
@@ -597,6 +617,7 @@ const results = {
   generated: new Date().toISOString(),
   quick,
   seconds,
+  sectionSeconds,
   machine: { cpu: cpus()[0]?.model, cores: cpus().length, memoryBytes: totalmem(), node: process.version, platform: process.platform, loadAverageAtStart: loadAtStart, loadAverageAtEnd: loadavg() },
   versions: { tfjs: packageVersion('@tensorflow/tfjs'), tfjsBackendWasm: packageVersion('@tensorflow/tfjs-backend-wasm'), torch: torch?.torch ?? null, torchAll: torches.map((t) => t.torch), jax: jaxVersion ?? null },
   torch: {
@@ -652,7 +673,7 @@ function markdown(): string {
   const out: string[] = [];
   const mark = (p: boolean | null) => (p === null ? 'n/a' : p ? 'PASS' : 'MISS');
   out.push('# netc benchmark results', '');
-  out.push(`Generated by \`npm run bench${quick ? ' -- --quick' : ''}\` on ${results.generated.slice(0, 10)} in ${seconds.toFixed(0)} s${quick ? ' — **quick mode: small sizes and short budgets, a smoke run, not a measurement**' : ''}.`);
+  out.push(`Generated by \`npm run bench${quick ? ' -- --quick' : ''}\` on ${results.generated.slice(0, 10)} in ${seconds.toFixed(0)} s (${Object.entries(sectionSeconds).map(([k, v]) => `${k} ${v.toFixed(0)} s`).join(', ')})${quick ? ' — **quick mode: small sizes and short budgets, a smoke run, not a measurement**' : ''}.`);
   out.push(`Machine: ${results.machine.cpu}, ${results.machine.cores} cores, Node ${process.version}, TF.js ${results.versions.tfjs} (wasm backend: SIMD, single-threaded); load average ${loadAtStart.map((l) => l.toFixed(1)).join(' ')} at the start, ${results.machine.loadAverageAtEnd.map((l) => l.toFixed(1)).join(' ')} at the end.`);
   const blas = results.torch.all.filter((t) => t.blas).map((t) => `${t.torch}: ${t.blas!.join(', ')}`);
   out.push(`${torchNote}${blas.length ? `; BLAS: ${blas.join('; ')}` : ''}.`, '');
