@@ -1,19 +1,24 @@
-// npm run bench [-- --quick] [-- --out DIR] [-- --only forum,lenet,compile,scale] [-- --no-torch]
+// npm run bench [-- --quick] [-- --out DIR] [-- --only forum,lenet,compile,scale,train,seed000] [-- --no-torch] [-- --no-jax]
 //
-// Time per training step of netc's fused ensembles against a naive loop of separate tf.sequential models,
-// and against the same workloads in PyTorch on one thread (bench/torch_bench.py, where `import torch` works),
-// memory per configuration, and compile time of every example; writes DIR/results.json and DIR/RESULTS.md
-// (DIR: bench/, or bench/quick/ for the quick smoke run, so that it never overwrites a full run's). Every configuration runs in a worker process of its own (bench/worker.ts), one after
-// another, so that its peak RSS is its own and no two measurements share the machine.
+// Time per training step of netc's fused ensembles (engine `fused`, the generated WebAssembly step, and
+// `ops`, TF.js ops with autodiff) against a naive loop of separate tf.sequential models, against the same
+// workloads in PyTorch on one thread (bench/torch_bench.py, with every Python whose `import torch` works,
+// one row per torch version) and against jax-js (bench/jax_bench.ts, the forum step); `netc train` end to end
+// against a PyTorch user's own loop (bench/train_loop.py); Seed 000's workload (bench/seed000.net against
+// bench/seed000.py); memory per configuration, and compile time of every example; writes DIR/results.json and
+// DIR/RESULTS.md (DIR: bench/, or bench/quick/ for the quick smoke run, so that it never overwrites a full
+// run's). Every configuration runs in a process of its own (bench/worker.ts, or the Python or jax-js
+// script), one after another, so that its peak RSS is its own and no two measurements share the machine.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, totalmem } from 'node:os';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createRequire } from 'node:module';
 import type { Lowering } from '../src/layers/forward.js';
-import type { BackendChoice, CompileResult, Job, ModelName, NaiveMethod, StepResult, Timing, TorchJob, TorchMethod, TorchResult } from './lib.js';
+import type { BackendChoice, CompileResult, JaxJob, JaxResult, Job, ModelName, NaiveMethod, NetcEngine, StepResult, Timing, TorchJob, TorchMethod, TorchResult, TrainRunResult, Unavailable } from './lib.js';
 import { measureScale, scaleRatio, type ScalePlan, type ScaleRow } from './scale.js';
+import { describeFloor, floorMissing, floorMs, forumStepCost, measureRates, type MachineRates } from './floor.js';
+import { packageVersion } from './timing.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = dirname(here);
@@ -25,8 +30,9 @@ const quick = argv.includes('--quick');
 const outIndex = argv.indexOf('--out');
 const outDir = outIndex >= 0 ? argv[outIndex + 1] : quick ? join(here, 'quick') : here;
 const onlyIndex = argv.indexOf('--only');
-const only = new Set(onlyIndex >= 0 ? argv[onlyIndex + 1].split(',') : ['forum', 'lenet', 'compile', 'scale']);
+const only = new Set(onlyIndex >= 0 ? argv[onlyIndex + 1].split(',') : ['forum', 'lenet', 'compile', 'scale', 'train', 'seed000']);
 const noTorch = argv.includes('--no-torch');
+const noJax = argv.includes('--no-jax');
 
 /** The measured configurations. Quick mode: small sizes, short budgets (a smoke run). */
 const plan = quick
@@ -41,9 +47,17 @@ const plan = quick
       slow: { warmup: 1, budgetMs: 200, minSteps: 2, maxSteps: 20 } as Timing,
       compileRuns: 3,
       scale: { lenet: [{ members: 2, steps: 4 }], forum: [] } as ScalePlan,
-      // a tiny PyTorch row: the forum MLP as bmm at N=15
+      // a tiny PyTorch row: the forum MLP as bmm at N=15 (with every torch version found)
       torch: { forum: { 15: ['bmm'] }, lenet: {} } as TorchPlan,
+      torchOthers: { forum: { 15: ['bmm'] }, lenet: {} } as TorchPlan,
       torchLoopMaxMembers: 15,
+      jaxN: [15],
+      // netc grouped with engine fused at these N (the other N: ops alone)
+      fusedN: [15],
+      // netc train and Seed 000 against these torches: the newest only in quick mode
+      allTorchesForTraining: false,
+      train: { n: [15], steps: 100 },
+      seed000: { steps: 50 },
     }
   : {
       forumN: [1, 5, 15, 100, 1000],
@@ -60,49 +74,68 @@ const plan = quick
         forum: { 15: ['bmm', 'vmap', 'loop'], 100: ['bmm', 'vmap', 'loop'], 1000: ['bmm', 'vmap', 'loop'] },
         lenet: { 1: ['loop'], 8: ['loop', 'grouped'], 30: ['loop', 'grouped'] },
       } as TorchPlan,
+      // torch versions besides the newest: the forum MLP as bmm and vmap
+      torchOthers: { forum: { 15: ['bmm', 'vmap'], 100: ['bmm', 'vmap'], 1000: ['bmm', 'vmap'] }, lenet: {} } as TorchPlan,
       // the PyTorch loop at N > this trains this many models per step and is scaled, as the naive loop is
       torchLoopMaxMembers: 100,
+      jaxN: [15, 100, 1000],
+      fusedN: [1, 5, 15, 100, 1000],
+      allTorchesForTraining: true,
+      // netc train end to end against a PyTorch user's loop: the forum problem at these N, this many steps
+      train: { n: [15, 100, 1000], steps: 2000 },
+      // Seed 000's workload: 15 MLPs, 5 rows, batch 5, this many Adam steps (one step an epoch)
+      seed000: { steps: 1000 },
     };
 
-/** Which PyTorch methods run at which N, per model. */
+/** Which PyTorch methods run at which N, per model (plan.torch: the newest torch found; plan.torchOthers: any other version). */
 type TorchPlan = Record<ModelName, Record<number, TorchMethod[]>>;
 
 // ---- running workers ------------------------------------------------------------------------------
 
 interface Row {
   model: ModelName;
-  impl: 'naive' | 'netc' | 'torch';
+  impl: 'naive' | 'netc' | 'torch' | 'jax';
   lowering?: Lowering;
-  /** torch rows: 'torch' (PyTorch on the CPU, one thread) */
-  backend: BackendChoice | 'torch';
+  /** netc rows: the engine asked for (and, where measured, run) */
+  engine?: NetcEngine;
+  /** torch rows: 'torch' (PyTorch on the CPU, one thread); jax rows: 'jax' (jax-js on its wasm device) */
+  backend: BackendChoice | 'torch' | 'jax';
   method?: NaiveMethod | TorchMethod;
+  /** torch rows: the torch version (one row per version found) */
+  torch?: string;
   n: number;
   /** naive: models really trained (fewer than n: msPerStep is extrapolated) */
   measuredMembers: number;
   extrapolated: boolean;
   /** ms per step for all n members (extrapolated where `extrapolated`) */
   msPerStep: number;
-  /** the measured ms per step of measuredMembers (torch rows: no tfBytes) */
-  measured?: StepResult | TorchResult;
+  /** the measured ms per step of measuredMembers (torch and jax rows: no tfBytes) */
+  measured?: StepResult | TorchResult | JaxResult;
   error?: string;
+  /** why this configuration was not measured (netc fused where the fused engine is not there or does not cover the model) */
+  unavailable?: string;
   membersPerGbRss?: number;
   membersPerGbTf?: number;
 }
 
-async function runWorker<T>(job: Job): Promise<T> {
+/** Runs a command whose stdout has one line `RESULT {...}`, and parses it. */
+function runResult<T>(command: string, args: string[], what: string, env: NodeJS.ProcessEnv = process.env): Promise<T> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'worker.ts'), JSON.stringify(job)], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env });
     let out = '';
     let err = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (err += d));
+    child.on('error', reject);
     child.on('close', (code) => {
       const line = out.split('\n').find((l) => l.startsWith('RESULT '));
       if (code === 0 && line) resolve(JSON.parse(line.slice(7)) as T);
-      else reject(new Error(`worker exited with ${code}: ${lastLines(err || out)}`));
+      else reject(new Error(`${what} exited with ${code}: ${lastLines(err || out)}`));
     });
   });
 }
+
+const runWorker = <T>(job: Job): Promise<T> => runResult<T>(process.execPath, ['--import', 'tsx', join(here, 'worker.ts'), JSON.stringify(job)], 'worker');
 
 function lastLines(text: string): string {
   const lines = text.split('\n').filter((l) => l.trim() !== '' && l.length < 400);
@@ -119,48 +152,70 @@ const torchScript = join(here, 'torch_bench.py');
 /** The threads a PyTorch process may use: one, as the wasm backend has. */
 const torchEnv = { ...process.env, OMP_NUM_THREADS: '1', MKL_NUM_THREADS: '1', OPENBLAS_NUM_THREADS: '1' };
 
+interface TorchFound {
+  python: string;
+  torch: string;
+  vmap: string | null;
+  python_version: string;
+}
+
+/** A version's numbers, to sort by: '2.13.0+cpu' -> [2, 13, 0]; '1.13.0a0' -> [1, 13, 0]. */
+const versionKey = (v: string) => (/^(\d+)\.(\d+)(?:\.(\d+))?/.exec(v) ?? []).slice(1, 4).map((x) => Number(x ?? 0));
+const newerFirst = (a: TorchFound, b: TorchFound) => {
+  const [x, y] = [versionKey(a.torch), versionKey(b.torch)];
+  for (let i = 0; i < 3; i++) if (x[i] !== y[i]) return (y[i] ?? 0) - (x[i] ?? 0);
+  return 0;
+};
+
 /**
- * A Python that can import torch, or why there is none: NETC_BENCH_PYTHON when set, else python3 on the
- * PATH, then Debian's /usr/bin/python3 (where apt's python3-torch lives, when PATH's python3 is another).
+ * Every Python that can import torch, one per torch version, newest first (the first is the anchor of the
+ * targets and runs every PyTorch configuration; the others run plan.torchOthers), or why there is none.
+ * Candidates: NETC_BENCH_PYTHON when set (several, separated by ':'), else python3 on the PATH, then
+ * Debian's /usr/bin/python3 (where apt's python3-torch lives, when PATH's python3 is another).
  */
-function findTorch(): { python: string; torch: string; vmap: string | null; python_version: string } | { why: string } {
-  if (noTorch) return { why: '--no-torch' };
-  const candidates = process.env.NETC_BENCH_PYTHON ? [process.env.NETC_BENCH_PYTHON] : ['python3', '/usr/bin/python3'];
+function findTorches(): { found: TorchFound[]; why?: string } {
+  if (noTorch) return { found: [], why: '--no-torch' };
+  const candidates = process.env.NETC_BENCH_PYTHON ? process.env.NETC_BENCH_PYTHON.split(':').filter(Boolean) : ['python3', '/usr/bin/python3'];
   const failures: string[] = [];
+  const found: TorchFound[] = [];
   for (const python of candidates) {
     const r = spawnSync(python, [torchScript, '--probe'], { encoding: 'utf8', timeout: 120_000, env: torchEnv });
     const line = r.stdout?.split('\n').find((l) => l.startsWith('PROBE '));
     if (r.status === 0 && line) {
       const info = JSON.parse(line.slice(6)) as { torch: string; vmap: string | null; python: string };
-      return { python, torch: info.torch, vmap: info.vmap, python_version: info.python };
+      if (!found.some((f) => f.torch === info.torch)) found.push({ python, torch: info.torch, vmap: info.vmap, python_version: info.python });
+      continue;
     }
-    const why = r.error ? (r.error as NodeJS.ErrnoException).code ?? r.error.message : lastLines(r.stderr ?? '').split(' | ').pop();
+    const why = r.error ? ((r.error as NodeJS.ErrnoException).code ?? r.error.message) : lastLines(r.stderr ?? '').split(' | ').pop();
     failures.push(`${python}: ${why}`);
   }
-  return { why: `no Python with torch (${failures.join('; ')})` };
+  found.sort(newerFirst);
+  return found.length ? { found } : { found, why: `no Python with torch (${failures.join('; ')})` };
 }
 
-function runTorch(python: string, job: TorchJob): Promise<TorchResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(python, [torchScript, JSON.stringify(job)], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: torchEnv });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      const line = out.split('\n').find((l) => l.startsWith('RESULT '));
-      if (code === 0 && line) resolve(JSON.parse(line.slice(7)) as TorchResult);
-      else reject(new Error(`torch_bench.py exited with ${code}: ${lastLines(err || out)}`));
-    });
-  });
+const runTorch = (python: string, job: TorchJob) => runResult<TorchResult>(python, [torchScript, JSON.stringify(job)], 'torch_bench.py', torchEnv);
+
+const jaxScript = join(here, 'jax_bench.ts');
+const runJax = (job: JaxJob) => runResult<JaxResult>(process.execPath, ['--import', 'tsx', jaxScript, JSON.stringify(job)], 'jax_bench.ts');
+
+/** How a row is named in the log and the tables: `netc grouped fused`, `torch 2.13.0 bmm`, `jax-js`. */
+function rowName(r: Pick<Row, 'impl' | 'method' | 'lowering' | 'engine' | 'torch'>): string {
+  if (r.impl === 'naive') return `naive ${r.method}`;
+  if (r.impl === 'torch') return `torch ${r.torch} ${r.method}`;
+  if (r.impl === 'jax') return 'jax-js';
+  return `netc ${r.lowering} ${r.engine}`;
 }
 
-async function measure(row: Omit<Row, 'msPerStep' | 'measured' | 'extrapolated'>, job: Job | (() => Promise<TorchResult>)): Promise<Row> {
-  const what = row.impl === 'naive' ? `naive ${row.method}` : row.impl === 'torch' ? `torch ${row.method}` : `netc ${row.lowering}`;
-  const label = `${row.model} N=${row.n} ${what}${row.impl === 'torch' ? '' : ` on ${row.backend}`}`;
+type Measured = StepResult | TorchResult | JaxResult;
+
+async function measure(row: Omit<Row, 'msPerStep' | 'measured' | 'extrapolated'>, job: Job | (() => Promise<Measured>)): Promise<Row> {
+  const label = `${row.model} N=${row.n} ${rowName(row)}${row.impl === 'torch' || row.impl === 'jax' ? '' : ` on ${row.backend}`}`;
   try {
-    const r = typeof job === 'function' ? await job() : await runWorker<StepResult>(job);
+    const r = typeof job === 'function' ? await job() : await runWorker<StepResult | Unavailable>(job);
+    if ('unavailable' in r) {
+      log(`  ${label}: — (${r.unavailable})`);
+      return { ...row, extrapolated: false, msPerStep: NaN, unavailable: r.unavailable };
+    }
     const scale = row.n / row.measuredMembers;
     const tfBytes = 'tfBytes' in r ? r.tfBytes : undefined;
     const result: Row = {
@@ -184,6 +239,8 @@ async function measure(row: Omit<Row, 'msPerStep' | 'measured' | 'extrapolated'>
 // ---- the runs -------------------------------------------------------------------------------------
 
 const started = performance.now();
+/** wall-clock seconds of each section of the run (--only's names), to keep the whole run's time in view */
+const sectionSeconds: Record<string, number> = {};
 const rows: Row[] = [];
 const naiveChoice: Partial<Record<ModelName, { backend: BackendChoice; method: NaiveMethod; candidates: Row[]; note: string }>> = {};
 let compileResult: CompileResult | undefined;
@@ -193,21 +250,40 @@ log(`netc benchmark${quick ? ' (quick mode: small sizes, short budgets; a smoke 
 log(`machine: ${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB; Node ${process.version}; load average at start ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
 const loadAtStart = loadavg();
 
-const torchFound = only.has('forum') || only.has('lenet') ? findTorch() : { why: 'no forum or lenet workload in --only' };
-const torch = 'python' in torchFound ? torchFound : undefined;
+const wantsTorch = ['forum', 'lenet', 'train', 'seed000'].some((w) => only.has(w));
+const torchFound = wantsTorch ? findTorches() : { found: [] as TorchFound[], why: 'no forum, lenet, train or seed000 workload in --only' };
+const torches = torchFound.found;
+/** the newest torch found: the anchor of the targets, and the one that runs every PyTorch configuration */
+const torch = torches[0] as TorchFound | undefined;
 const torchNote = torch
-  ? `PyTorch ${torch.torch} (${torch.python}, Python ${torch.python_version}), one thread (torch.set_num_threads(1), OMP/MKL/OpenBLAS threads 1); vmap: ${torch.vmap ?? 'none'}`
-  : `PyTorch not measured: ${(torchFound as { why: string }).why}. Install it to get the PyTorch anchors (Debian: apt-get install python3-torch)`;
+  ? `${torches.map((t) => `PyTorch ${t.torch} (${t.python}, Python ${t.python_version}; vmap: ${t.vmap ?? 'none'})`).join(', ')}, one thread (torch.set_num_threads(1), OMP/MKL/OpenBLAS threads 1)${torches.length > 1 ? `; PyTorch ${torch.torch}, the newest, runs every configuration and anchors the targets, the others the forum MLP's bmm and vmap` : ''}`
+  : `PyTorch not measured: ${torchFound.why}. Install it to get the PyTorch anchors (pip install torch; Debian: apt-get install python3-torch)`;
 log(torch ? `torch: ${torchNote}` : `torch: ${torchNote}; carrying on without it`);
 
-/** The PyTorch configurations of a model at one N, measured right after netc's (so side by side in time). */
+const jaxVersion = packageVersion('@jax-js/jax');
+const jaxNote = noJax
+  ? 'jax-js not measured: --no-jax'
+  : jaxVersion
+    ? `jax-js ${jaxVersion} (@jax-js/jax) on its wasm device, one thread (Node has no global Worker, so its wasm backend starts no threads): jit of vmap(valueAndGrad(one member's loss)) and Adam written out, one compiled call per step (bench/jax_bench.ts)`
+    : 'jax-js not measured: @jax-js/jax is not installed (npm ci installs it: a devDependency)';
+log(`jax: ${jaxNote}`);
+
+/** The PyTorch configurations of a model at one N, with every torch version found, measured right after netc's (so side by side in time). */
 async function measureTorch(model: ModelName, n: number, timing: Timing): Promise<void> {
-  if (!torch) return;
-  for (const method of plan.torch[model][n] ?? []) {
-    const members = method === 'loop' ? Math.min(n, plan.torchLoopMaxMembers) : n;
-    const job: TorchJob = { model, method, n, members, ...timing, minSteps: method === 'loop' ? Math.min(timing.minSteps, 5) : timing.minSteps };
-    rows.push(await measure({ model, impl: 'torch', backend: 'torch', method, n, measuredMembers: members }, () => runTorch(torch.python, job)));
+  for (const t of torches) {
+    const methods = (t === torch ? plan.torch : plan.torchOthers)[model][n] ?? [];
+    for (const method of methods) {
+      const members = method === 'loop' ? Math.min(n, plan.torchLoopMaxMembers) : n;
+      const job: TorchJob = { model, method, n, members, ...timing, minSteps: method === 'loop' ? Math.min(timing.minSteps, 5) : timing.minSteps };
+      rows.push(await measure({ model, impl: 'torch', backend: 'torch', method, torch: t.torch, n, measuredMembers: members }, () => runTorch(t.python, job)));
+    }
   }
+}
+
+/** The forum step in jax-js at one N (plan.jaxN). */
+async function measureJax(n: number, timing: Timing): Promise<void> {
+  if (noJax || !jaxVersion || !plan.jaxN.includes(n)) return;
+  rows.push(await measure({ model: 'forum', impl: 'jax', backend: 'jax', n, measuredMembers: n }, () => runJax({ n, ...timing })));
 }
 
 async function chooseNaive(model: ModelName, candidates: { backend: BackendChoice; method: NaiveMethod; timing: Timing }[]): Promise<void> {
@@ -224,6 +300,7 @@ async function chooseNaive(model: ModelName, candidates: { backend: BackendChoic
 }
 
 if (only.has('forum')) {
+  const sectionStarted = performance.now();
   const t = plan.fast;
   await chooseNaive('forum', [
     { backend: 'cpu', method: 'trainOnBatch', timing: t },
@@ -239,14 +316,22 @@ if (only.has('forum')) {
     rows.push(await measure({ model: 'forum', impl: 'naive', backend: naive.backend, method: naive.method, n, measuredMembers: members }, { kind: 'naive', model: 'forum', n, members, backend: naive.backend, method: naive.method, ...naiveTiming }));
     const lowerings: Lowering[] = n <= plan.forumSmallLoweringsUpTo ? ['grouped', 'blockdiag', 'loop'] : ['grouped'];
     for (const lowering of lowerings) {
-      const profile = lowering === 'grouped' && n >= 15;
-      rows.push(await measure({ model: 'forum', impl: 'netc', lowering, backend: 'wasm', n, measuredMembers: n }, { kind: 'netc', model: 'forum', lowering, n, backend: 'wasm', profile, ...t }));
+      // the grouped row twice: the generated fused step, and TF.js ops (the other lowerings: ops)
+      const engines: NetcEngine[] = lowering === 'grouped' && plan.fusedN.includes(n) ? ['fused', 'ops'] : ['ops'];
+      for (const engine of engines) {
+        const profile = lowering === 'grouped' && engine === 'ops' && n >= 15;
+        rows.push(await measure({ model: 'forum', impl: 'netc', lowering, engine, backend: 'wasm', n, measuredMembers: n }, { kind: 'netc', model: 'forum', lowering, engine, n, backend: 'wasm', profile, ...t }));
+      }
     }
+    await measureJax(n, t);
     await measureTorch('forum', n, t);
   }
+  sectionSeconds['forum'] = (performance.now() - sectionStarted) / 1000;
+  log(`  [forum: ${sectionSeconds['forum'].toFixed(0)} s]`);
 }
 
 if (only.has('lenet')) {
+  const sectionStarted = performance.now();
   const t = plan.slow;
   const candidates: { backend: BackendChoice; method: NaiveMethod; timing: Timing }[] = [
     { backend: 'wasm', method: 'trainOnBatch', timing: t },
@@ -265,23 +350,149 @@ if (only.has('lenet')) {
     const lowerings: Lowering[] = plan.lenetOtherLoweringsAt.includes(n) ? ['grouped', 'blockdiag', 'loop'] : ['grouped'];
     for (const lowering of lowerings) {
       const profile = lowering === 'grouped' && n === plan.lenetN[plan.lenetN.length - 1];
-      rows.push(await measure({ model: 'lenet', impl: 'netc', lowering, backend: 'wasm', n, measuredMembers: n }, { kind: 'netc', model: 'lenet', lowering, n, backend: 'wasm', profile, ...t }));
+      rows.push(await measure({ model: 'lenet', impl: 'netc', lowering, engine: 'ops', backend: 'wasm', n, measuredMembers: n }, { kind: 'netc', model: 'lenet', lowering, engine: 'ops', n, backend: 'wasm', profile, ...t }));
     }
     await measureTorch('lenet', n, t);
   }
+  sectionSeconds['lenet'] = (performance.now() - sectionStarted) / 1000;
+  log(`  [lenet: ${sectionSeconds['lenet'].toFixed(0)} s]`);
+}
+
+// ---- netc train end to end, and Seed 000's workload --------------------------------------------------
+
+const workDir = mkdtempSync(join(tmpdir(), 'netc-bench-'));
+process.on('exit', () => rmSync(workDir, { recursive: true, force: true }));
+
+/** The forum problem as `netc train` gets it here: forum.net's model and train block, without validation or metrics, for a fixed number of steps. */
+const trainFile = (members: number, steps: number) => `model forum(input: [2]) {
+  dense(20, activation: sigmoid)
+  dense(1, activation: sigmoid)
+}
+ensemble { members: ${members} seed: 0 }
+train { data: xor(n: 1000, noise: 0.3) validation: 0 loss: binary_crossentropy optimizer: adam(lr: 0.02) batch: 5 steps: ${steps} }
+`;
+
+interface TrainRow {
+  n: number;
+  steps: number;
+  netc?: TrainRunResult;
+  netcError?: string;
+  /** bench/train_loop.py with each torch version found */
+  torch: { torch: string; python: string; result?: TorchLoopResult; error?: string }[];
+}
+interface TorchLoopResult {
+  seconds: number;
+  memberStepsPerSecond: number;
+  steps: number;
+  epochs: number;
+  lastLoss: number;
+  threads: number;
+  torch: string;
+}
+
+const trainRows: TrainRow[] = [];
+/** the torches that netc train and Seed 000 are held against */
+const trainingTorches = plan.allTorchesForTraining ? torches : torches.slice(0, 1);
+if (only.has('train')) {
+  const sectionStarted = performance.now();
+  const { steps } = plan.train;
+  log(`netc train end to end: the forum problem, ${steps} steps, no validation, against a PyTorch user's loop (bench/train_loop.py) on the same batches`);
+  for (const n of plan.train.n) {
+    const file = join(workDir, `forum-train-${n}.net`);
+    writeFileSync(file, trainFile(n, steps));
+    const row: TrainRow = { n, steps, torch: [] };
+    try {
+      row.netc = await runWorker<TrainRunResult>({ kind: 'train', file, args: ['--backend', 'wasm'] });
+      log(`  N=${n} netc train: ${row.netc.memberStepsPerSecond.toFixed(0)} member-steps/s (${row.netc.seconds.toFixed(2)} s of training, ${(row.netc.wallMs / 1000).toFixed(1)} s with start-up)`);
+    } catch (e) {
+      row.netcError = (e as Error).message;
+      log(`  N=${n} netc train: FAILED ${row.netcError}`);
+    }
+    if (trainingTorches.length) {
+      const data = join(workDir, `forum-train-${n}.json`);
+      try {
+        const batches = 1000 / 5;
+        await runWorker({ kind: 'dataset', file, epochs: Math.ceil(steps / batches), out: data });
+        for (const t of trainingTorches) {
+          try {
+            const result = await runResult<TorchLoopResult>(t.python, [join(here, 'train_loop.py'), JSON.stringify({ data, n, steps })], 'train_loop.py', torchEnv);
+            row.torch.push({ torch: t.torch, python: t.python, result });
+            log(`  N=${n} torch ${t.torch} loop: ${result.memberStepsPerSecond.toFixed(0)} member-steps/s (${result.seconds.toFixed(2)} s)`);
+          } catch (e) {
+            row.torch.push({ torch: t.torch, python: t.python, error: (e as Error).message });
+            log(`  N=${n} torch ${t.torch} loop: FAILED ${(e as Error).message}`);
+          }
+        }
+      } catch (e) {
+        for (const t of trainingTorches) row.torch.push({ torch: t.torch, python: t.python, error: `the data file: ${(e as Error).message}` });
+        log(`  N=${n} the data for PyTorch: FAILED ${(e as Error).message}`);
+      }
+    }
+    trainRows.push(row);
+  }
+  sectionSeconds['train'] = (performance.now() - sectionStarted) / 1000;
+  log(`  [train: ${sectionSeconds['train'].toFixed(0)} s]`);
+}
+
+interface Seed000Torch {
+  torch: string;
+  python: string;
+  naive?: { seconds: number; meanLoss: number };
+  merged?: { seconds: number; meanLoss: number };
+  threads?: number;
+  error?: string;
+}
+const seed000: { steps: number; netc: { name: string; args: string[]; result?: TrainRunResult; error?: string }[]; torch: Seed000Torch[] } = { steps: plan.seed000.steps, netc: [], torch: [] };
+if (only.has('seed000')) {
+  const sectionStarted = performance.now();
+  const { steps } = plan.seed000;
+  log(`Seed 000's workload: 15 MLPs (2-20-1 sigmoid), 5 rows, batch 5, ${steps} Adam steps (bench/seed000.net, bench/seed000.py)`);
+  const file = join(here, 'seed000.net');
+  // one step an epoch: netc train's default checkpoint every epoch is a checkpoint every step here
+  const variants: { name: string; args: string[] }[] = [
+    { name: 'netc train (its defaults: a checkpoint every epoch, here every step)', args: [] },
+    { name: `netc train --checkpoint-every ${steps} (one checkpoint, at the end)`, args: ['--checkpoint-every', String(steps)] },
+  ];
+  for (const v of variants) {
+    const args = ['--backend', 'wasm', ...(steps === 1000 ? [] : ['--epochs', String(steps)]), ...v.args];
+    try {
+      const result = await runWorker<TrainRunResult>({ kind: 'train', file, args });
+      seed000.netc.push({ ...v, args, result });
+      log(`  ${v.name}: ${result.seconds.toFixed(2)} s of training (${(result.wallMs / 1000).toFixed(1)} s with start-up)`);
+    } catch (e) {
+      seed000.netc.push({ ...v, args, error: (e as Error).message });
+      log(`  ${v.name}: FAILED ${(e as Error).message}`);
+    }
+  }
+  for (const t of trainingTorches) {
+    try {
+      const r = await runResult<Omit<Seed000Torch, 'python'>>(t.python, [join(here, 'seed000.py'), '--json', '--steps', String(steps)], 'seed000.py', torchEnv);
+      seed000.torch.push({ ...r, python: t.python });
+      log(`  PyTorch ${r.torch}: naive loop ${r.naive!.seconds.toFixed(2)} s, merged ${r.merged!.seconds.toFixed(3)} s`);
+    } catch (e) {
+      seed000.torch.push({ torch: t.torch, python: t.python, error: (e as Error).message });
+      log(`  PyTorch ${t.torch}: FAILED ${(e as Error).message}`);
+    }
+  }
+  sectionSeconds['seed000'] = (performance.now() - sectionStarted) / 1000;
+  log(`  [seed000: ${sectionSeconds['seed000'].toFixed(0)} s]`);
 }
 
 let scaleRows: ScaleRow[] = [];
 let scaleQueueNote: string | undefined;
 if (only.has('scale')) {
+  const sectionStarted = performance.now();
   log('scale-out: netc train in one process, with --workers 2, and through a queue with 2 netc worker processes');
   const measured = await measureScale(join(root, 'bin', 'netc.js'), plan.scale, log);
   scaleRows = measured.rows;
   scaleQueueNote = measured.queueNote;
   if (scaleQueueNote) log(`  queue mode not measured: ${scaleQueueNote}`);
+  sectionSeconds['scale'] = (performance.now() - sectionStarted) / 1000;
+  log(`  [scale: ${sectionSeconds['scale'].toFixed(0)} s]`);
 }
 
 if (only.has('compile')) {
+  const sectionStarted = performance.now();
   log('compile time of examples/*.net (parse through verify-ensemble)');
   const files = readdirSync(join(root, 'examples'))
     .filter((f) => f.endsWith('.net'))
@@ -294,6 +505,8 @@ if (only.has('compile')) {
     compileError = error instanceof Error ? error.message : String(error);
     log(`  FAILED ${compileError}`);
   }
+  sectionSeconds['compile'] = (performance.now() - sectionStarted) / 1000;
+  log(`  [compile: ${sectionSeconds['compile'].toFixed(0)} s]`);
 }
 
 // ---- speed-ups and targets ------------------------------------------------------------------------
@@ -306,36 +519,38 @@ interface Target {
   value?: number;
 }
 
-const find = (model: ModelName, impl: 'naive' | 'netc', n: number, lowering?: Lowering) =>
-  rows.find((r) => r.model === model && r.impl === impl && r.n === n && (impl === 'naive' || r.lowering === lowering) && Number.isFinite(r.msPerStep));
-const torchRow = (model: ModelName, method: TorchMethod, n: number) => rows.find((r) => r.model === model && r.impl === 'torch' && r.method === method && r.n === n && Number.isFinite(r.msPerStep));
-/** torch ms / netc grouped ms at the same N: >= 1 when netc is as fast as PyTorch or faster. */
-const overTorch = (model: ModelName, n: number, method: TorchMethod, lowering: Lowering = 'grouped') => {
-  const t = torchRow(model, method, n);
-  const netc = find(model, 'netc', n, lowering);
-  return t && netc ? t.msPerStep / netc.msPerStep : undefined;
-};
-const speedup = (model: ModelName, n: number, lowering: Lowering) => {
-  const naive = find(model, 'naive', n);
-  const netc = find(model, 'netc', n, lowering);
-  return naive && netc ? naive.msPerStep / netc.msPerStep : undefined;
-};
+const ok = (r: Row) => Number.isFinite(r.msPerStep);
+const naiveRow = (model: ModelName, n: number) => rows.find((r) => r.model === model && r.impl === 'naive' && r.n === n && ok(r));
+/** A measured netc row: lowering and engine (the lowering tables' columns run ops). */
+const netcRow = (model: ModelName, n: number, lowering: Lowering, engine: NetcEngine = 'ops') =>
+  rows.find((r) => r.model === model && r.impl === 'netc' && r.n === n && r.lowering === lowering && r.engine === engine && ok(r));
+/** netc grouped as a user gets it (engine auto): the fused step where it ran, else ops. What the targets measure. */
+const netcBest = (model: ModelName, n: number) => netcRow(model, n, 'grouped', 'fused') ?? netcRow(model, n, 'grouped', 'ops');
+const torchRow = (model: ModelName, method: TorchMethod, n: number, version = torch?.torch) =>
+  rows.find((r) => r.model === model && r.impl === 'torch' && r.method === method && r.n === n && r.torch === version && ok(r));
+const jaxRow = (n: number) => rows.find((r) => r.model === 'forum' && r.impl === 'jax' && r.n === n && ok(r));
+/** other ms / netc ms: >= 1 when netc is as fast or faster. */
+const over = (other: Row | undefined, netc: Row | undefined) => (other && netc ? other.msPerStep / netc.msPerStep : undefined);
+/** torch ms (the newest torch) / netc grouped ms at the same N. */
+const overTorch = (model: ModelName, n: number, method: TorchMethod, engine: NetcEngine = 'ops') => over(torchRow(model, method, n), netcRow(model, n, 'grouped', engine));
+const speedup = (model: ModelName, n: number, lowering: Lowering, engine: NetcEngine = 'ops') => over(naiveRow(model, n), netcRow(model, n, lowering, engine));
 
 const targets: Target[] = [];
 const ratioTarget = (model: ModelName, n: number, required: number, what: string) => {
-  const s = speedup(model, n, 'grouped');
-  targets.push({ name: `${what}: naive / netc grouped at N=${n}`, required: `>= ${required}x`, measured: s === undefined ? 'not measured' : `${s.toFixed(1)}x`, pass: s === undefined ? null : s >= required, value: s });
+  const g = netcBest(model, n);
+  const s = over(naiveRow(model, n), g);
+  targets.push({ name: `${what}: naive / netc grouped at N=${n}`, required: `>= ${required}x`, measured: s === undefined ? 'not measured' : `${s.toFixed(1)}x (${g!.engine})`, pass: s === undefined ? null : s >= required, value: s });
 };
 const notMeasuredTorch = torch ? 'not measured' : 'not measured (no PyTorch here)';
-/** netc grouped at least as fast as a PyTorch configuration on the same single core. */
+/** netc grouped at least as fast as a PyTorch configuration (the newest torch found) on the same single core. */
 const torchTarget = (model: ModelName, n: number, method: TorchMethod, what: string) => {
-  const r = overTorch(model, n, method);
   const t = torchRow(model, method, n);
-  const g = find(model, 'netc', n, 'grouped');
+  const g = netcBest(model, n);
+  const r = over(t, g);
   targets.push({
     name: `${what}: torch ${method} / netc grouped at N=${n}, ms per step, one core each`,
     required: '>= 1.0x (netc <= torch)',
-    measured: r === undefined || !t || !g ? notMeasuredTorch : `${r.toFixed(2)}x (netc ${fmt(g.msPerStep)} ms, torch ${fmt(t.msPerStep)} ms${t.extrapolated ? ', extrapolated' : ''})`,
+    measured: r === undefined || !t || !g ? notMeasuredTorch : `${r.toFixed(2)}x (netc ${g.engine} ${fmt(g.msPerStep)} ms, torch ${t.torch} ${fmt(t.msPerStep)} ms${t.extrapolated ? ', extrapolated' : ''})`,
     pass: r === undefined ? null : r >= 1,
     value: r,
   });
@@ -346,11 +561,11 @@ ratioTarget('forum', 1000, 150, 'forum MLP');
 torchTarget('forum', 100, 'bmm', 'forum MLP');
 torchTarget('forum', 1000, 'bmm', 'forum MLP');
 {
-  const g = find('lenet', 'netc', 30, 'grouped');
+  const g = netcBest('lenet', 30);
   targets.push({ name: 'LeNet-5: netc grouped at N=30 on wasm, time per step', required: '<= 2000 ms', measured: g ? `${fmt(g.msPerStep)} ms` : 'not measured', pass: g ? g.msPerStep <= 2000 : null, value: g?.msPerStep });
   ratioTarget('lenet', 30, 10, 'LeNet-5');
   torchTarget('lenet', 30, 'loop', 'LeNet-5');
-  const naive = find('lenet', 'naive', 30);
+  const naive = naiveRow('lenet', 30);
   const rss = g?.measured && naive?.measured ? g.measured.peakRss / naive.measured.peakRss : undefined;
   targets.push({
     name: 'LeNet-5: peak RSS of netc grouped / the naive loop at N=30',
@@ -382,44 +597,53 @@ if (compileResult) {
   });
 }
 
+// the physical floor's inputs (bench/floor.ts): empty until the step's cost and the core's rates are measured
+const floorRates: MachineRates | undefined = only.has('forum') ? await measureRates() : undefined;
+
 const seconds = (performance.now() - started) / 1000;
 log('');
 for (const line of speedTables()) log(line);
+for (const line of trainTables()) log(line);
 log('targets (naive / netc at the same N in this run; netc on wasm, the embedded default):');
 for (const t of targets) log(`  ${t.pass === null ? 'n/a ' : t.pass ? 'PASS' : 'MISS'}  ${t.name}: ${t.measured} (target ${t.required})`);
-log(`total ${seconds.toFixed(1)} s`);
+log(`total ${seconds.toFixed(1)} s (${Object.entries(sectionSeconds).map(([k, v]) => `${k} ${v.toFixed(0)} s`).join(', ')})`);
 
 // ---- files ----------------------------------------------------------------------------------------
 
-const require = createRequire(import.meta.url);
-const version = (pkg: string) => {
-  try {
-    return (require(`${pkg}/package.json`) as { version: string }).version;
-  } catch {
-    return undefined;
-  }
-};
+/** Each torch version's BLAS, from its first measured row (Debian's torch uses whichever libblas.so.3 is installed). */
+const blasOf = (version: string) => (rows.find((r) => r.impl === 'torch' && r.torch === version && r.measured)?.measured as TorchResult | undefined)?.blas ?? null;
 
 const results = {
   generated: new Date().toISOString(),
   quick,
   seconds,
+  sectionSeconds,
   machine: { cpu: cpus()[0]?.model, cores: cpus().length, memoryBytes: totalmem(), node: process.version, platform: process.platform, loadAverageAtStart: loadAtStart, loadAverageAtEnd: loadavg() },
-  versions: { tfjs: version('@tensorflow/tfjs'), tfjsBackendWasm: version('@tensorflow/tfjs-backend-wasm'), torch: torch?.torch ?? null },
+  versions: { tfjs: packageVersion('@tensorflow/tfjs'), tfjsBackendWasm: packageVersion('@tensorflow/tfjs-backend-wasm'), torch: torch?.torch ?? null, torchAll: torches.map((t) => t.torch), jax: jaxVersion ?? null },
   torch: {
     available: torch !== undefined,
     note: torchNote,
     python: torch?.python ?? null,
-    blas: (rows.find((r) => r.impl === 'torch' && r.measured)?.measured as TorchResult | undefined)?.blas ?? null,
+    blas: torch ? blasOf(torch.torch) : null,
+    /** every torch version found, newest (the anchor) first */
+    all: torches.map((t) => ({ ...t, blas: blasOf(t.torch) })),
   },
+  jax: { available: !noJax && jaxVersion !== undefined, version: jaxVersion ?? null, note: jaxNote },
   method: {
     step: 'one optimizer step of every member on the same batch, then every member\'s loss read back (dataSync); warm-up steps first, then steps are timed until the budget is spent; msPerStep is the median (mean also recorded)',
     timing: { fast: plan.fast, slow: plan.slow },
     memory: 'peakRss: the largest process.memoryUsage().rss sampled after building and after every step, in a worker process of its own; baselineRss: after the backend started, before building; tfBytes: tf.memory().numBytes between steps; membersPerGbRss = measured members / ((peakRss - baselineRss) / 1e9), membersPerGbTf = measured members / (tfBytes / 1e9)',
     naive: naiveChoice,
+    engines:
+      'netc rows name the engine asked for in PopulationSpec.engine: fused (the generated WebAssembly step) and ops (TF.js ops with autodiff); the grouped forum rows run both, every other netc row ops. A fused row is "unavailable" (not measured, with the reason) where the population would not build with it, has no engine property (the fused engine is not in the tree) or reports another engine (it does not cover the model). The targets take netc grouped as engine auto would: fused where it ran, else ops',
     extrapolation: `the naive loop at N > ${plan.naiveMaxMembers} trains ${plan.naiveMaxMembers} models per step and is scaled by N / ${plan.naiveMaxMembers}; the PyTorch loop at N > ${plan.torchLoopMaxMembers} likewise`,
     torch:
-      'bench/torch_bench.py, one Python process per configuration, one thread; the same step (one Adam step of every member on the same batch, every loss read back with .tolist()/.item()) and the same timing rule; peakRss from /proc/self/statm sampled after every step. forum: bmm = stacked weights and torch.baddbmm, vmap = functorch.vmap(grad_and_value) of one functional model, loop = N nn.Sequential models with an Adam each; lenet: loop = N nn.Module LeNets, grouped = conv2d(groups=N) then baddbmm for the dense layers; LeNet\'s loss is cross_entropy on logits (log-softmax + NLL, the same function as softmax then categorical cross-entropy)',
+      'bench/torch_bench.py, one Python process per configuration, one thread, with every Python that imports torch (one per torch version; the newest runs every configuration, the others the forum MLP\'s bmm and vmap); the same step (one Adam step of every member on the same batch, every loss read back with .tolist()/.item()) and the same timing rule; peakRss from /proc/self/statm sampled after every step. forum: bmm = stacked weights and torch.baddbmm, vmap = vmap(grad_and_value) of one functional model (torch.func; functorch before torch 2), loop = N nn.Sequential models with an Adam each; lenet: loop = N nn.Module LeNets, grouped = conv2d(groups=N) then baddbmm for the dense layers; LeNet\'s loss is cross_entropy on logits (log-softmax + NLL, the same function as softmax then categorical cross-entropy)',
+    jax: 'bench/jax_bench.ts, one process per N: jit of (vmap(valueAndGrad(one member\'s loss)) over the stacked weights, then Adam written out), the losses read back with dataSync every step; the same timing rule; jax-js\'s wasm device, one thread; the first step (trace and compile) is a warm-up step',
+    train:
+      'netc: `netc train FILE --backend wasm` from the sources (src/cli/main.ts) in a worker process, FILE the forum model with members N, xor(n: 1000, noise: 0.3), validation 0, no metrics, batch 5, adam(lr: 0.02), steps S; the rate and seconds are summary.json\'s (the trainer\'s own clock: from the first step to the last checkpoint, a checkpoint every epoch of 200 steps; compile, data and backend start-up outside it). PyTorch: bench/train_loop.py on the same examples in the same order (netc\'s training split and epoch orders, written by a worker), stacked weights, torch.baddbmm, one Adam, each member\'s epoch-mean loss kept on the tensor side and read back at each epoch\'s end; timed from the first step to the last epoch\'s read-back',
+    seed000:
+      'bench/seed000.net (15 members, csv of 5 rows, validation 0, batch 5, adam(lr: 0.02), one step an epoch) by `netc train` as in train, its summary.json train_seconds; bench/seed000.py: the naive loop (15 nn.Modules and 15 Adams, one after another) and the merged model (stacked weights, baddbmm, one Adam), each timed from its first step to its last on one thread, the losses read back at the end',
   },
   rows,
   speedups: rows
@@ -428,9 +652,14 @@ const results = {
       model: r.model,
       n: r.n,
       lowering: r.lowering,
-      speedup: speedup(r.model, r.n, r.lowering!) ?? null,
-      overTorch: Object.fromEntries((plan.torch[r.model][r.n] ?? []).map((m) => [m, overTorch(r.model, r.n, m, r.lowering!) ?? null])),
+      engine: r.engine,
+      speedup: speedup(r.model, r.n, r.lowering!, r.engine) ?? null,
+      overTorch: Object.fromEntries((plan.torch[r.model][r.n] ?? []).map((m) => [m, r.lowering === 'grouped' ? (overTorch(r.model, r.n, m, r.engine) ?? null) : null])),
+      overJax: r.model === 'forum' && r.lowering === 'grouped' ? (over(jaxRow(r.n), netcRow(r.model, r.n, 'grouped', r.engine)) ?? null) : null,
     })),
+  train: { steps: plan.train.steps, rows: trainRows },
+  seed000,
+  floor: { rates: floorRates ?? null, costs: plan.forumN.map((n) => ({ n, cost: forumStepCost(n) ?? null })), missing: floorRates && plan.forumN.every((n) => forumStepCost(n)) ? null : floorMissing },
   compile: compileResult ?? { error: compileError },
   scale: { rows: scaleRows, queueNote: scaleQueueNote },
   targets,
@@ -444,21 +673,24 @@ function markdown(): string {
   const out: string[] = [];
   const mark = (p: boolean | null) => (p === null ? 'n/a' : p ? 'PASS' : 'MISS');
   out.push('# netc benchmark results', '');
-  out.push(`Generated by \`npm run bench${quick ? ' -- --quick' : ''}\` on ${results.generated.slice(0, 10)} in ${seconds.toFixed(0)} s${quick ? ' — **quick mode: small sizes and short budgets, a smoke run, not a measurement**' : ''}.`);
+  out.push(`Generated by \`npm run bench${quick ? ' -- --quick' : ''}\` on ${results.generated.slice(0, 10)} in ${seconds.toFixed(0)} s (${Object.entries(sectionSeconds).map(([k, v]) => `${k} ${v.toFixed(0)} s`).join(', ')})${quick ? ' — **quick mode: small sizes and short budgets, a smoke run, not a measurement**' : ''}.`);
   out.push(`Machine: ${results.machine.cpu}, ${results.machine.cores} cores, Node ${process.version}, TF.js ${results.versions.tfjs} (wasm backend: SIMD, single-threaded); load average ${loadAtStart.map((l) => l.toFixed(1)).join(' ')} at the start, ${results.machine.loadAverageAtEnd.map((l) => l.toFixed(1)).join(' ')} at the end.`);
-  out.push(`${torchNote}${results.torch.blas ? `; BLAS: ${results.torch.blas.join(', ')}` : ''}.`, '');
+  const blas = results.torch.all.filter((t) => t.blas).map((t) => `${t.torch}: ${t.blas!.join(', ')}`);
+  out.push(`${torchNote}${blas.length ? `; BLAS: ${blas.join('; ')}` : ''}.`, '');
+  out.push(`${jaxNote}.`, '');
   out.push('Time per training step: one optimizer step of every member on the same batch, every loss read back; median of the timed steps after warm-up. netc runs on wasm, the embedded default backend. Speed-up = naive ms / netc ms at the same N.', '');
   out.push(...speedTables());
+  out.push(...trainTables());
   if (rows.length > 0) {
     out.push('## Memory', '');
-    out.push('Each configuration in a process of its own. Peak RSS: largest `process.memoryUsage().rss` sampled (torch: /proc/self/statm); over baseline: minus the RSS after the backend started (torch: after `import torch`). tf: `tf.memory().numBytes` between steps. Members per GB from each (naive N > measured: the measured models).', '');
+    out.push('Each configuration in a process of its own. Peak RSS: largest `process.memoryUsage().rss` sampled (torch: /proc/self/statm); over baseline: minus the RSS after the backend started (torch: after `import torch`; jax-js: after its wasm device started). tf: `tf.memory().numBytes` between steps. Members per GB from each (naive N > measured: the measured models).', '');
     out.push('| model | N | implementation | peak RSS MB | over baseline MB | tf MB | members/GB (RSS) | members/GB (tf) |');
     out.push('|---|---:|---|---:|---:|---:|---:|---:|');
     for (const r of rows) {
       if (!r.measured) continue;
       const m = r.measured;
       const measuredNote = r.extrapolated ? `, ${r.measuredMembers} measured` : '';
-      const impl = r.impl === 'naive' ? `naive ${r.method} (${r.backend})${measuredNote}` : r.impl === 'torch' ? `torch ${r.method}${measuredNote}` : `netc ${r.lowering}`;
+      const impl = r.impl === 'naive' ? `naive ${r.method} (${r.backend})${measuredNote}` : `${rowName(r)}${measuredNote}`;
       const tf = 'tfBytes' in m ? (m.tfBytes / 1e6).toFixed(3) : '—';
       out.push(`| ${r.model} | ${r.n} | ${impl} | ${mb(m.peakRss)} | ${mb(m.peakRss - m.baselineRss)} | ${tf} | ${Math.round(r.membersPerGbRss!)} | ${r.membersPerGbTf === undefined ? '—' : Math.round(r.membersPerGbTf)} |`);
     }
@@ -484,13 +716,14 @@ function markdown(): string {
     out.push('');
   }
   out.push('## Targets', '');
+  out.push('netc grouped in a target is what engine auto gives: the fused step where it ran, else ops (the engine is in brackets).', '');
   out.push('| target | required | measured | |');
   out.push('|---|---|---|---|');
   for (const t of targets) out.push(`| ${t.name} | ${t.required} | ${t.measured} | ${mark(t.pass)} |`);
   out.push('');
   const profiled = rows.filter((r) => r.measured && 'profile' in r.measured && r.measured.profile);
   if (profiled.length > 0) {
-    out.push('## Kernel profiles (tf.profile of one step, netc grouped)', '');
+    out.push('## Kernel profiles (tf.profile of one step, netc grouped, engine ops)', '');
     out.push('`forward` is a custom-gradient op: its time includes the kernels it runs, so it is left out of the total.', '');
     for (const r of profiled) {
       const p = (r.measured as StepResult).profile!;
@@ -507,42 +740,132 @@ function markdown(): string {
   return out.join('\n');
 }
 
+/** Footnote marks for reasons a cell is empty, numbered in the order met: `—¹` in the cell, `¹ reason` under the table. */
+function footnotes() {
+  const marks = ['¹', '²', '³', '⁴', '⁵', '⁶', '⁷', '⁸', '⁹'];
+  const reasons: string[] = [];
+  return {
+    mark(reason: string): string {
+      let i = reasons.indexOf(reason);
+      if (i < 0) i = reasons.push(reason) - 1;
+      return marks[i] ?? `(${i + 1})`;
+    },
+    lines(): string[] {
+      return reasons.length ? ['', ...reasons.map((r, i) => `${marks[i] ?? `(${i + 1})`} ${r}`)] : [];
+    },
+  };
+}
+
+/** The cell of a row that may be unmeasured: its ms (`*` when extrapolated), or `—` with a footnote saying why. */
+function msCell(r: Row | undefined, notes: ReturnType<typeof footnotes>): string {
+  if (!r) return '—';
+  if (r.unavailable) return `—${notes.mark(`${rowName(r)}: not measured: ${r.unavailable}.`)}`;
+  if (r.error) return `—${notes.mark(`${rowName(r)} N=${r.n} failed: ${r.error}`)}`;
+  return `${fmt(r.msPerStep)}${r.extrapolated ? '*' : ''}`;
+}
+
 /** The time-per-step tables with speed-ups, one per model (also printed at the end of a run). */
 function speedTables(): string[] {
   const out: string[] = [];
   for (const model of ['forum', 'lenet'] as ModelName[]) {
-    const mrows = rows.filter((r) => r.model === model);
+    const mrows = rows.filter((r) => r.model === model && (r.impl === 'naive' || r.impl === 'netc'));
     if (mrows.length === 0) continue;
     out.push(model === 'forum' ? '## Forum problem: 2-20-1 MLP (sigmoid), binary cross-entropy, Adam, batch 5' : '## LeNet-5 (examples/lenet.net), batch 64, Adam', '');
     if (naiveChoice[model]) out.push(`Naive baseline: ${naiveChoice[model]!.note}.`, '');
+    const notes = footnotes();
+    const fused = mrows.some((r) => r.impl === 'netc' && r.engine === 'fused');
+    const columns: [Lowering, NetcEngine, string][] = [...(fused ? [['grouped', 'fused', 'netc fused'] as [Lowering, NetcEngine, string]] : []), ['grouped', 'ops', 'netc ops'], ['blockdiag', 'ops', 'netc blockdiag'], ['loop', 'ops', 'netc loop']];
+    if (fused) out.push('netc fused and netc ops: the grouped lowering with engine `fused` (the generated WebAssembly step) and engine `ops` (TF.js ops with autodiff); blockdiag and loop run ops.', '');
+    else out.push('netc ops: the grouped lowering, engine `ops` (TF.js ops with autodiff); blockdiag and loop run ops too.', '');
     const ns = [...new Set(mrows.map((r) => r.n))].sort((a, b) => a - b);
-    out.push('| N | naive ms/step | netc grouped ms/step | speed-up | netc blockdiag ms/step | speed-up | netc loop ms/step | speed-up |');
-    out.push('|---:|---:|---:|---:|---:|---:|---:|---:|');
+    out.push(`| N | naive ms/step | ${columns.map(([, , name]) => `${name} ms/step | speed-up`).join(' | ')} |`);
+    out.push(`|---:|---:|${columns.map(() => '---:|---:').join('|')}|`);
     for (const n of ns) {
-      const naive = find(model, 'naive', n);
-      const cell = (l: Lowering) => {
-        const r = find(model, 'netc', n, l);
-        const s = speedup(model, n, l);
-        return r ? [fmt(r.msPerStep), s === undefined ? '' : `${s.toFixed(1)}x`] : ['—', ''];
+      const naive = naiveRow(model, n);
+      const cell = ([lowering, engine]: [Lowering, NetcEngine, string]) => {
+        const r = mrows.find((x) => x.impl === 'netc' && x.n === n && x.lowering === lowering && x.engine === engine);
+        const s = speedup(model, n, lowering, engine);
+        return [msCell(r, notes), s === undefined ? '' : `${s.toFixed(1)}x`];
       };
       const naiveCell = naive ? `${fmt(naive.msPerStep)}${naive.extrapolated ? `*` : ''} (${naive.method}, ${naive.backend})` : '—';
-      out.push(`| ${n} | ${naiveCell} | ${cell('grouped').join(' | ')} | ${cell('blockdiag').join(' | ')} | ${cell('loop').join(' | ')} |`);
+      out.push(`| ${n} | ${naiveCell} | ${columns.map((c) => cell(c).join(' | ')).join(' | ')} |`);
     }
+    out.push(...notes.lines());
     if (mrows.some((r) => r.extrapolated)) {
       const e = mrows.find((r) => r.extrapolated)!;
       out.push('', `\\* extrapolated: ${e.measuredMembers} of the ${e.n} naive models were trained each step (${fmt(e.measured!.msMedian)} ms), scaled by ${e.n / e.measuredMembers}.`);
     }
-    const failed = mrows.filter((r) => r.error);
+    const failed = mrows.filter((r) => r.error && !(r.impl === 'netc' && columns.some(([l, e]) => l === r.lowering && e === r.engine)));
     for (const f of failed) out.push('', `Failed: ${f.impl} ${f.lowering ?? f.method} N=${f.n}: ${f.error}`);
     out.push('');
-    out.push(...torchTable(model));
+    out.push(...(model === 'forum' ? sideBySide() : torchTable(model)));
   }
   return out;
 }
 
-/** netc grouped against PyTorch on one thread, next to the naive TF.js loop's speed-up. */
+/**
+ * The forum step side by side: netc (fused and ops), jax-js, every torch version's configurations, the
+ * naive TF.js loop and the physical floor, each against netc at the same N.
+ */
+function sideBySide(): string[] {
+  const others = rows.filter((r) => r.model === 'forum' && (r.impl === 'torch' || r.impl === 'jax'));
+  if (others.length === 0 && !torch && only.has('forum')) return [`${torchNote}.`, `${jaxNote}.`, ''];
+  const ns = [...new Set(others.map((r) => r.n))].sort((a, b) => a - b);
+  if (ns.length === 0) return [`${torchNote}.`, `${jaxNote}.`, ''];
+  const notes = footnotes();
+  const fusedMeasured = ns.some((n) => netcRow('forum', n, 'grouped', 'fused'));
+  const bases: NetcEngine[] = fusedMeasured ? ['fused', 'ops'] : ['ops'];
+  const versions = [...new Set(others.filter((r) => r.impl === 'torch').map((r) => r.torch!))];
+  const methodsOf = (v: string) => [...new Set(others.filter((r) => r.impl === 'torch' && r.torch === v).map((r) => r.method as TorchMethod))];
+  type Line = { name: string; at: (n: number) => Row | undefined; self?: NetcEngine };
+  const lines: Line[] = [
+    { name: 'netc fused (grouped, generated wasm step)', at: (n) => rows.find((r) => r.model === 'forum' && r.impl === 'netc' && r.n === n && r.lowering === 'grouped' && r.engine === 'fused'), self: 'fused' },
+    { name: 'netc ops (grouped, TF.js ops)', at: (n) => rows.find((r) => r.model === 'forum' && r.impl === 'netc' && r.n === n && r.lowering === 'grouped' && r.engine === 'ops'), self: 'ops' },
+    ...(others.some((r) => r.impl === 'jax') ? [{ name: `jax-js ${jaxVersion} (jit of vmap(valueAndGrad) + Adam, wasm)`, at: (n: number) => rows.find((r) => r.model === 'forum' && r.impl === 'jax' && r.n === n) }] : []),
+    ...versions.flatMap((v) => methodsOf(v).map((m) => ({ name: `torch ${v} ${m}`, at: (n: number) => rows.find((r) => r.model === 'forum' && r.impl === 'torch' && r.torch === v && r.method === m && r.n === n) }))),
+    { name: `naive TF.js loop (${naiveChoice.forum ? `${naiveChoice.forum.method}, ${naiveChoice.forum.backend}` : 'not measured'})`, at: (n) => naiveRow('forum', n) },
+  ];
+  const out = [`### Forum step side by side: netc, jax-js, PyTorch${torch ? ` ${versions.join(' and ')}` : ''} and the naive loop, one core each (÷ netc = that ms / netc's ms at the same N: above 1x netc is faster)`, ''];
+  out.push(`| implementation | ${ns.map((n) => `N=${n} ms/step | ${bases.map((b) => `÷ netc ${b}`).join(' | ')}`).join(' | ')} |`);
+  out.push(`|---|${ns.map(() => `---:|${bases.map(() => '---:').join('|')}`).join('|')}|`);
+  for (const line of lines) {
+    const cells = ns.map((n) => {
+      const r = line.at(n);
+      const ratios = bases.map((b) => (line.self === b ? '' : (() => {
+        const x = over(r && ok(r) ? r : undefined, netcRow('forum', n, 'grouped', b));
+        return x === undefined ? '' : `${x.toFixed(2)}x`;
+      })()));
+      return [msCell(r, notes), ...ratios].join(' | ');
+    });
+    out.push(`| ${line.name} | ${cells.join(' | ')} |`);
+  }
+  // the physical floor: the least time the step's FLOPs and bytes take on this core (bench/floor.ts)
+  const floorCells = ns.map((n) => {
+    const cost = forumStepCost(n);
+    if (!cost || !floorRates) return [`—${notes.mark(`physical floor: ${floorMissing}.`)}`, ...bases.map(() => '')].join(' | ');
+    const ms = floorMs(cost, floorRates);
+    return [fmt(ms), ...bases.map((b) => {
+      const g = netcRow('forum', n, 'grouped', b);
+      return g ? `${(ms / g.msPerStep).toFixed(2)}x` : '';
+    })].join(' | ');
+  });
+  out.push(`| physical floor (FLOPs and bytes at measured GFLOP/s and GB/s) | ${floorCells.join(' | ')} |`);
+  out.push(...notes.lines());
+  if (floorRates) for (const n of ns) {
+    const cost = forumStepCost(n);
+    if (cost) out.push('', `Floor at N=${n}: ${describeFloor(cost, floorRates)}${floorRates.how ? `; ${floorRates.how}` : ''}.`);
+  }
+  const e = [...others, ...rows.filter((r) => r.model === 'forum' && r.impl === 'naive')].filter((r) => r.extrapolated && ns.includes(r.n));
+  if (e.length) out.push('', `\\* extrapolated: ${e.map((r) => `${rowName(r)} trained ${r.measuredMembers} of the ${r.n} models each step (${fmt(r.measured!.msMedian)} ms), scaled by ${r.n / r.measuredMembers}`).join('; ')}.`);
+  if (!torch) out.push('', `${torchNote}.`);
+  if (noJax || !jaxVersion) out.push('', `${jaxNote}.`);
+  out.push('');
+  return out;
+}
+
+/** netc grouped (ops) against the newest PyTorch on one thread, next to the naive TF.js loop's speed-up (LeNet). */
 function torchTable(model: ModelName): string[] {
-  const trows = rows.filter((r) => r.model === model && r.impl === 'torch');
+  const trows = rows.filter((r) => r.model === model && r.impl === 'torch' && r.torch === torch?.torch);
   if (!torch && only.has(model)) return [`${torchNote}.`, ''];
   if (trows.length === 0) return [];
   const methods = [...new Set(trows.map((r) => r.method as TorchMethod))];
@@ -550,8 +873,8 @@ function torchTable(model: ModelName): string[] {
   out.push(`| N | netc grouped ms/step | naive TF.js ms/step | speed-up | ${methods.map((m) => `torch ${m} ms/step | speed-up`).join(' | ')} |`);
   out.push(`|---:|---:|---:|---:|${methods.map(() => '---:|---:').join('|')}|`);
   for (const n of [...new Set(trows.map((r) => r.n))].sort((a, b) => a - b)) {
-    const g = find(model, 'netc', n, 'grouped');
-    const naive = find(model, 'naive', n);
+    const g = netcRow(model, n, 'grouped');
+    const naive = naiveRow(model, n);
     const s = speedup(model, n, 'grouped');
     const cells = methods.map((m) => {
       const t = torchRow(model, m, n);
@@ -564,5 +887,63 @@ function torchTable(model: ModelName): string[] {
   if (e) out.push('', `\\* extrapolated: ${e.measuredMembers} of the ${e.n} PyTorch models were trained each step (${fmt(e.measured!.msMedian)} ms), scaled by ${e.n / e.measuredMembers}.`);
   for (const f of trows.filter((r) => r.error)) out.push('', `Failed: torch ${f.method} N=${f.n}: ${f.error}`);
   out.push('');
+  return out;
+}
+
+/** Which engine netc train ran: what its summary.json says, or its default. */
+function engineSaid(results: (TrainRunResult | undefined)[]): string {
+  const said = [...new Set(results.filter((r) => r?.engine).map((r) => r!.engine!))];
+  return said.length ? said.join(', ') : 'the trainer\'s default (auto; summary.json does not say which ran)';
+}
+
+/** `netc train` end to end against a PyTorch user's loop, and Seed 000's workload (also printed at the end of a run). */
+function trainTables(): string[] {
+  const out: string[] = [];
+  if (trainRows.length) {
+    const versions = [...new Set(trainRows.flatMap((r) => r.torch.map((t) => t.torch)))];
+    out.push(`## \`netc train\` end to end: the forum problem, ${plan.train.steps} steps, no validation`, '');
+    out.push(
+      `member-steps/s (members x steps / training seconds). netc: \`netc train\` on wasm, engine ${engineSaid(trainRows.map((r) => r.netc))}, the trainer's own clock (summary.json: its first step to its last checkpoint, one every epoch of 200 steps; start-up and compile outside). PyTorch: bench/train_loop.py, a user's own loop on the same batches (stacked weights, torch.baddbmm, one Adam, epoch losses read back), one thread. netc ÷ torch: above 1x netc is faster.`,
+      '',
+    );
+    out.push(`| N | netc train member-steps/s | netc s | ${versions.map((v) => `torch ${v} loop member-steps/s | torch s | netc ÷ torch ${v}`).join(' | ')} |`);
+    out.push(`|---:|---:|---:|${versions.map(() => '---:|---:|---:').join('|')}|`);
+    const notes = footnotes();
+    for (const r of trainRows) {
+      const netc = r.netc ? [r.netc.memberStepsPerSecond.toFixed(0), r.netc.seconds.toFixed(2)] : [`—${notes.mark(`netc train N=${r.n} failed: ${r.netcError}`)}`, ''];
+      const cells = versions.map((v) => {
+        const t = r.torch.find((x) => x.torch === v);
+        if (!t?.result) return [`—${t?.error ? notes.mark(`torch ${v} N=${r.n} failed: ${t.error}`) : ''}`, '', ''].join(' | ');
+        const ratio = r.netc ? `${(r.netc.memberStepsPerSecond / t.result.memberStepsPerSecond).toFixed(2)}x` : '';
+        return [t.result.memberStepsPerSecond.toFixed(0), t.result.seconds.toFixed(2), ratio].join(' | ');
+      });
+      out.push(`| ${r.n} | ${netc.join(' | ')} | ${cells.join(' | ')} |`);
+    }
+    out.push(...notes.lines());
+    if (!versions.length) out.push('', `${torchNote}.`);
+    out.push('');
+  }
+  if (seed000.netc.length || seed000.torch.length) {
+    const anchor = seed000.torch.find((t) => t.merged);
+    out.push(`## Seed 000's workload: 15 MLPs (2-20-1 sigmoid), 5 data rows, batch 5, ${seed000.steps} Adam steps`, '');
+    out.push(
+      `Seconds of training, start-up excluded: netc from summary.json (bench/seed000.net, on wasm, engine ${engineSaid(seed000.netc.map((v) => v.result))}; one step is one epoch here), PyTorch from bench/seed000.py (one thread, the forum question's two versions). ÷ merged = seconds / the merged PyTorch model's seconds${anchor ? ` (torch ${anchor.torch})` : ''}: netc / merged is the ratio asked about.`,
+      '',
+    );
+    out.push('| implementation | seconds | ÷ merged |');
+    out.push('|---|---:|---:|');
+    const ratio = (x: number) => (anchor?.merged ? `${(x / anchor.merged.seconds).toFixed(2)}x` : '');
+    for (const v of seed000.netc) out.push(`| ${v.name} | ${v.result ? v.result.seconds.toFixed(3) : `failed: ${v.error}`} | ${v.result ? ratio(v.result.seconds) : ''} |`);
+    for (const t of seed000.torch) {
+      if (t.error) {
+        out.push(`| PyTorch ${t.torch} | failed: ${t.error} | |`);
+        continue;
+      }
+      out.push(`| PyTorch ${t.torch}: naive loop (15 nn.Modules, 15 optimizers, one after another) | ${t.naive!.seconds.toFixed(3)} | ${ratio(t.naive!.seconds)} |`);
+      out.push(`| PyTorch ${t.torch}: merged (stacked weights, bmm, one optimizer) | ${t.merged!.seconds.toFixed(3)} | ${ratio(t.merged!.seconds)} |`);
+    }
+    if (!seed000.torch.length) out.push('', `${torchNote}.`);
+    out.push('');
+  }
   return out;
 }

@@ -1,5 +1,6 @@
-// Shared pieces of the benchmark: the jobs a worker runs, the models compared, step timing and memory
-// sampling. A job runs in a process of its own (bench/worker.ts), so that its peak RSS is its own.
+// Shared pieces of the benchmark: the jobs a worker runs, the models compared and how netc and the naive
+// loop build them (the timing rule and memory sampling are in timing.ts, re-exported here). A job runs in a
+// process of its own (bench/worker.ts), so that its peak RSS is its own.
 import { readFileSync } from 'node:fs';
 import type * as tfjs from '@tensorflow/tfjs';
 import { compile } from '../src/pipeline.js';
@@ -8,12 +9,25 @@ import { Population } from '../src/runtime/population.js';
 import { initMember } from '../src/kernels/init.js';
 import { hyperTable } from '../src/runtime/hyper.js';
 import type { TF } from '../src/kernels/tf.js';
+import { forumBatchValues, lcg, type Timing } from './timing.js';
+
+export { MemorySampler, mean, median, timeSteps, vmHwm, type Timing } from './timing.js';
 
 type TFJS = typeof tfjs;
 
 export type ModelName = 'forum' | 'lenet';
 export type BackendChoice = 'wasm' | 'cpu';
 export type NaiveMethod = 'trainOnBatch' | 'minimize';
+/**
+ * How a netc population's step runs (PopulationSpec.engine): `ops`, TF.js ops with autodiff; `fused`, the
+ * generated WebAssembly step. The bench asks for one or the other, never `auto`, so that a row says which ran.
+ */
+export type NetcEngine = 'ops' | 'fused';
+
+/** What a worker prints for a netc job whose engine is not the one asked for (the fused engine not there, or not covering the model). */
+export interface Unavailable {
+  unavailable: string;
+}
 /**
  * How bench/torch_bench.py trains N members in PyTorch: forum `bmm` (stacked weights, torch.bmm), `vmap`
  * (functorch.vmap of one functional model) or `loop` (N nn.Modules one after another); lenet `loop` or
@@ -32,24 +46,27 @@ export interface TorchResult extends Omit<StepResult, 'tfBytes' | 'tfTensors' | 
   blas: string[] | null;
 }
 
+/** The forum step in jax-js at N members (bench/jax_bench.ts, a process of its own). */
+export type JaxJob = { n: number } & Timing;
+
+/** What bench/jax_bench.ts prints for a JaxJob: StepResult's timing and memory, without TF.js's. */
+export interface JaxResult extends Omit<StepResult, 'tfBytes' | 'tfTensors' | 'profile'> {
+  /** the first step: jit's trace and compile, then the step */
+  firstStepMs: number;
+  jax: string;
+  device: 'wasm';
+  /** 1: jax-js's wasm backend starts no worker threads without a global Worker (Node); null where it could */
+  threads: 1 | null;
+}
+
 /** The .net file each benchmark model comes from, and its batch size. */
 export const models: Record<ModelName, { file: string; batch: number }> = {
   forum: { file: 'examples/forum.net', batch: 5 },
   lenet: { file: 'examples/lenet.net', batch: 64 },
 };
 
-export interface Timing {
-  /** how many steps to run before timing */
-  warmup: number;
-  /** keep timing steps until this much time has passed ... */
-  budgetMs: number;
-  /** ... and at least this many steps were timed, but no more than maxSteps */
-  minSteps: number;
-  maxSteps: number;
-}
-
 export type Job =
-  | ({ kind: 'netc'; model: ModelName; lowering: Lowering; n: number; backend: BackendChoice; profile?: boolean } & Timing)
+  | ({ kind: 'netc'; model: ModelName; lowering: Lowering; engine: NetcEngine; n: number; backend: BackendChoice; profile?: boolean } & Timing)
   | ({
       kind: 'naive';
       model: ModelName;
@@ -60,7 +77,40 @@ export type Job =
       backend: BackendChoice;
       method: NaiveMethod;
     } & Timing)
-  | { kind: 'compile'; files: string[]; runs: number };
+  | { kind: 'compile'; files: string[]; runs: number }
+  /** `netc train FILE ARGS --out TMP` in the worker's process, from the sources (src/cli/main.ts) */
+  | { kind: 'train'; file: string; args: string[] }
+  /** the training split of FILE's data and each epoch's example order, as netc train draws them, written to `out` as JSON (a TrainData) */
+  | { kind: 'dataset'; file: string; epochs: number; out: string };
+
+/** What a 'train' job gives: the run's summary.json (the trainer's own time: start-up and compile are outside it). */
+export interface TrainRunResult {
+  /** summary.json train_seconds: the trainer's time from its first step to its last checkpoint */
+  seconds: number;
+  memberStepsPerSecond: number;
+  steps: number;
+  members: number;
+  backend: string;
+  lowering: string;
+  /** summary.json's engine, where the trainer says which ran (null: it does not say; the trainer asks for its default, auto) */
+  engine: string | null;
+  /** wall-clock ms of the whole main() call: compile, data, backend start, training, files */
+  wallMs: number;
+  baselineRss: number;
+  peakRss: number;
+}
+
+/** A 'dataset' job's file: what bench/train_loop.py trains on, so that PyTorch sees netc's batches. */
+export interface TrainData {
+  count: number;
+  /** features, [count, 2] row-major */
+  x: number[];
+  /** the 0/1 labels, [count] */
+  y: number[];
+  batch: number;
+  /** each epoch's order of the examples (netc's epochOrder): the batches are its consecutive runs of `batch` */
+  orders: number[][];
+}
 
 export interface StepResult {
   /** median and mean time of one step, over the timed steps */
@@ -90,68 +140,16 @@ export interface CompileResult {
   files: { file: string; members: number; coldMs: number; medianMs: number; runs: number }[];
 }
 
-// ---- memory ---------------------------------------------------------------------------------------
-
-export class MemorySampler {
-  peak = 0;
-  sample(): number {
-    const rss = process.memoryUsage().rss;
-    if (rss > this.peak) this.peak = rss;
-    return rss;
-  }
-}
-
-/** The process's peak resident set size from /proc (Linux), or undefined. */
-export function vmHwm(): number | undefined {
-  try {
-    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));
-    return m ? Number(m[1]) * 1024 : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-// ---- timing ---------------------------------------------------------------------------------------
-
-export async function timeSteps(step: () => Promise<void> | void, timing: Timing, memory: MemorySampler): Promise<number[]> {
-  for (let i = 0; i < timing.warmup; i++) {
-    await step();
-    memory.sample();
-  }
-  const times: number[] = [];
-  const start = performance.now();
-  while ((times.length < timing.minSteps || performance.now() - start < timing.budgetMs) && times.length < timing.maxSteps) {
-    const t0 = performance.now();
-    await step();
-    times.push(performance.now() - t0);
-    memory.sample();
-  }
-  return times;
-}
-
-export function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = s.length >> 1;
-  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
-}
-
-export const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
-
 // ---- the batch ------------------------------------------------------------------------------------
 
 /** A deterministic batch for a model: inputs in [0, 1) and targets of the model's loss. */
 export function makeBatch(tf: TFJS, model: ModelName): { x: tfjs.Tensor; y: tfjs.Tensor } {
   const { batch } = models[model];
-  let seed = 12345;
-  const next = () => {
-    seed = (seed * 1103515245 + 12345) % 2147483648;
-    return seed / 2147483648;
-  };
   if (model === 'forum') {
-    const x = Float32Array.from({ length: batch * 2 }, () => next() * 2 - 1);
-    const y = Float32Array.from({ length: batch }, (_, i) => (x[2 * i] * x[2 * i + 1] > 0 ? 1 : 0));
+    const { x, y } = forumBatchValues(batch);
     return { x: tf.tensor(x, [batch, 2]), y: tf.tensor(y, [batch, 1]) };
   }
+  const next = lcg();
   const x = Float32Array.from({ length: batch * 28 * 28 }, () => next());
   const y = new Float32Array(batch * 10);
   for (let i = 0; i < batch; i++) y[i * 10 + Math.floor(next() * 10)] = 1;
@@ -160,8 +158,8 @@ export function makeBatch(tf: TFJS, model: ModelName): { x: tfjs.Tensor; y: tfjs
 
 // ---- netc -----------------------------------------------------------------------------------------
 
-/** A population of n members of a model, built as test/equivalence/harness.ts build() does. */
-export function buildPopulation(tf: TFJS, model: ModelName, lowering: Lowering, n: number): Population {
+/** A population of n members of a model, built as test/equivalence/harness.ts build() does, asking for `engine`. */
+export function buildPopulation(tf: TFJS, model: ModelName, lowering: Lowering, n: number, engine: NetcEngine = 'ops'): Population {
   const source = readFileSync(models[model].file, 'utf8');
   const state = compile(source, models[model].file, { lowering, members: n });
   if (!state.ensemble) throw new Error(state.diagnostics.map((d) => d.message).join('\n'));
@@ -177,7 +175,25 @@ export function buildPopulation(tf: TFJS, model: ModelName, lowering: Lowering, 
     loss: program.train!.loss,
     hyper: (key, m) => table.value(key, m),
     initial: (m) => initMember(state.ir!, program.ensemble.seed, m),
+    engine,
   });
+}
+
+/**
+ * The engine a population runs its steps with: its `engine` property (a readonly 'ops' | 'fused' that the
+ * fused engine adds to Population), or undefined where Population has none yet (then every step is ops).
+ */
+export function populationEngine(pop: Population): string | undefined {
+  const engine = (pop as unknown as { engine?: unknown }).engine;
+  return typeof engine === 'string' ? engine : undefined;
+}
+
+/** Why a population built asking for `asked` does not run that engine, or undefined when it does. */
+export function engineMismatch(asked: NetcEngine, pop: Population): string | undefined {
+  const actual = populationEngine(pop);
+  if (actual === asked) return undefined;
+  if (actual === undefined) return asked === 'ops' ? undefined : 'this tree\'s Population has no `engine` property: the fused engine is not here (PopulationSpec.engine is not acted on; every step runs ops)';
+  return asked === 'fused' ? `the population fell back to engine '${actual}': the fused engine does not cover this model` : `asked for engine '${asked}', the population runs '${actual}'`;
 }
 
 // ---- the naive user -------------------------------------------------------------------------------

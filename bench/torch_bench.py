@@ -13,7 +13,8 @@
 # loss read back to the host.
 #   forum (2-20-1 sigmoid MLP, binary cross-entropy, Adam lr 0.02, batch 5):
 #     bmm    all members' weights stacked, [N, 2, 20] and [N, 20, 1], torch.bmm; one torch.optim.Adam
-#     vmap   functorch.vmap of one functional model over the stacked weights (grad_and_value); Adam on the stack
+#     vmap   vmap(grad_and_value) of one functional model over the stacked weights (torch.func, or functorch
+#            before torch 2); Adam on the stack
 #     loop   N nn.Sequential models, each with its own Adam, trained one after another (the naive user)
 #   lenet (bench/lib.ts's LeNet-5, categorical cross-entropy, Adam lr 0.001, batch 64):
 #     loop     N nn.Module LeNets, each with its own Adam, one after another
@@ -51,11 +52,15 @@ def blas_library():
 def probe():
     import torch
     info = {'torch': torch.__version__, 'python': sys.version.split()[0]}
-    try:
-        import functorch  # noqa: F401
-        info['vmap'] = 'functorch.vmap'
-    except ImportError:
-        info['vmap'] = 'torch.func.vmap' if hasattr(torch, 'func') else None
+    # torch.func from torch 2.0 on (functorch's vmap is deprecated there); torch 1.13 has functorch alone
+    if hasattr(torch, 'func') and hasattr(torch.func, 'vmap'):
+        info['vmap'] = 'torch.func.vmap'
+    else:
+        try:
+            import functorch  # noqa: F401
+            info['vmap'] = 'functorch.vmap'
+        except ImportError:
+            info['vmap'] = None
     print('PROBE ' + json.dumps(info))
 
 
@@ -133,10 +138,10 @@ def forum_step(torch, method, n, x, y):
         return lambda: sum(step()) / n
 
     if method == 'vmap':
-        try:
-            from functorch import grad_and_value, vmap
-        except ImportError:
+        if hasattr(torch, 'func') and hasattr(torch.func, 'vmap'):
             from torch.func import grad_and_value, vmap
+        else:
+            from functorch import grad_and_value, vmap
 
         def member_loss(pw1, pb1, pw2, pb2):
             h = torch.sigmoid(x @ pw1 + pb1)

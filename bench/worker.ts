@@ -1,11 +1,14 @@
 // Runs one benchmark job (a JSON argument, see lib.ts Job) in this process and prints its result as one
 // line `RESULT {...}`. bench/bench.ts starts one worker per job, so each job's RSS is its own.
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { selectBackend } from '../src/runtime/backend.js';
 import { compile } from '../src/pipeline.js';
-import { buildPopulation, makeBatch, mean, median, MemorySampler, naiveLoop, timeSteps, vmHwm, type CompileResult, type Job, type StepResult } from './lib.js';
+import { buildPopulation, engineMismatch, makeBatch, mean, median, MemorySampler, naiveLoop, timeSteps, vmHwm, type CompileResult, type Job, type StepResult, type TrainData, type TrainRunResult, type Unavailable } from './lib.js';
+import type { Population } from '../src/runtime/population.js';
 
-async function runSteps(job: Extract<Job, { kind: 'netc' | 'naive' }>): Promise<StepResult> {
+async function runSteps(job: Extract<Job, { kind: 'netc' | 'naive' }>): Promise<StepResult | Unavailable> {
   const { tf } = await selectBackend(job.backend, { log: () => {} });
   const memory = new MemorySampler();
   const baselineRss = memory.sample();
@@ -15,7 +18,19 @@ async function runSteps(job: Extract<Job, { kind: 'netc' | 'naive' }>): Promise<
   let lastLoss: () => number;
   let profileStep: (() => unknown) | undefined;
   if (job.kind === 'netc') {
-    const pop = buildPopulation(tf, job.model, job.lowering, job.n);
+    let pop: Population;
+    try {
+      pop = buildPopulation(tf, job.model, job.lowering, job.n, job.engine);
+    } catch (e) {
+      // the fused engine may refuse a model it does not cover: the row says why instead of failing the run
+      if (job.engine === 'fused') return { unavailable: `the population would not build with engine 'fused': ${(e as Error).message}` };
+      throw e;
+    }
+    const mismatch = engineMismatch(job.engine, pop);
+    if (mismatch !== undefined) {
+      if (job.engine === 'fused') return { unavailable: mismatch };
+      throw new Error(mismatch);
+    }
     let last = NaN;
     step = () => {
       const losses = pop.trainStep(x, y);
@@ -64,6 +79,55 @@ async function runSteps(job: Extract<Job, { kind: 'netc' | 'naive' }>): Promise<
   return result;
 }
 
+/** `netc train` from the sources, in this process; the numbers are its summary.json's. */
+async function runTrain(job: Extract<Job, { kind: 'train' }>): Promise<TrainRunResult> {
+  // imported here, not above, so that the step jobs' processes hold no more than they did
+  const { main } = await import('../src/cli/main.js');
+  const memory = new MemorySampler();
+  const baselineRss = memory.sample();
+  const out = mkdtempSync(join(tmpdir(), 'netc-bench-train-'));
+  let talk = '';
+  const io = { out: (t: string) => void (talk += t), err: (t: string) => void (talk += t) };
+  try {
+    const t0 = performance.now();
+    const code = await main(['train', job.file, ...job.args, '--out', out, '--force'], io);
+    const wallMs = performance.now() - t0;
+    memory.sample();
+    if (code !== 0) throw new Error(`netc train exited with ${code}: ${talk.trim().split('\n').slice(-3).join(' | ')}`);
+    const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
+    return {
+      seconds: summary.train_seconds,
+      memberStepsPerSecond: summary.member_steps_per_second,
+      steps: summary.steps,
+      members: summary.members ?? summary.member_ids?.length ?? NaN,
+      backend: summary.backend,
+      lowering: summary.lowering,
+      engine: typeof summary.engine === 'string' ? summary.engine : null,
+      wallMs,
+      baselineRss,
+      peakRss: Math.max(memory.peak, vmHwm() ?? 0),
+    };
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+  }
+}
+
+/** The training split of a file's data and every epoch's order, as the trainer draws them (trainer.ts: epochOrder with the run's seed). */
+async function runDataset(job: Extract<Job, { kind: 'dataset' }>): Promise<{ count: number; epochs: number }> {
+  const [{ epochOrder }, { loadDataset }, { splitData }] = await Promise.all([import('../src/data/batches.js'), import('../src/data/load.js'), import('../src/data/split.js')]);
+  const state = compile(readFileSync(job.file, 'utf8'), job.file);
+  const program = state.program;
+  if (!program?.train || !state.ensemble) throw new Error(`${job.file} did not compile: ${state.diagnostics.map((d) => d.message).join('; ')}`);
+  const train = program.train;
+  const seed = program.ensemble.seed;
+  const { train: ds } = splitData(await loadDataset(train.data, { baseDir: dirname(job.file), seed }), train.validation, train.test);
+  if (ds.featureShape.join() !== '2' || ds.labels.kind !== 'classes' || ds.labels.classes !== 2) throw new Error(`${job.file}: a dataset job wants [2] features and two classes`);
+  const orders = Array.from({ length: job.epochs }, (_, e) => Array.from(epochOrder(ds.count, train.shuffle, seed, e)));
+  const data: TrainData = { count: ds.count, x: Array.from(ds.x), y: Array.from(ds.y), batch: train.batch, orders };
+  writeFileSync(job.out, JSON.stringify(data));
+  return { count: ds.count, epochs: job.epochs };
+}
+
 function runCompile(job: Extract<Job, { kind: 'compile' }>): CompileResult {
   const files = job.files.map((file) => {
     const source = readFileSync(file, 'utf8');
@@ -82,5 +146,5 @@ function runCompile(job: Extract<Job, { kind: 'compile' }>): CompileResult {
 }
 
 const job = JSON.parse(process.argv[2]) as Job;
-const result = job.kind === 'compile' ? runCompile(job) : await runSteps(job);
+const result = job.kind === 'compile' ? runCompile(job) : job.kind === 'train' ? await runTrain(job) : job.kind === 'dataset' ? await runDataset(job) : await runSteps(job);
 process.stdout.write(`RESULT ${JSON.stringify(result)}\n`);
