@@ -3,10 +3,9 @@
 // (GFLOP/s and GB/s of a SIMD microbenchmark). `npm run bench` prints it as a row of the forum table
 // ("physical floor"), next to every implementation's ms per step.
 //
-// Not filled in yet: forumStepCost and measureRates return undefined, and the row says so. They are for
-// netc's wasm emitter to provide (the step's FLOPs and bytes counted from the generated step, and the rates
-// from a microbenchmark built with the same emitter); floorMs and describeFloor are the arithmetic and the
-// cell the row prints, ready for them.
+// The step's FLOPs and bytes are counted from the generated step's work, and the rates come from a
+// microbenchmark written with netc's own WebAssembly emitter (bench/simd-rates.ts).
+import { forumCost, simdRates } from './simd-rates.js';
 
 /** What one training step of every member costs. */
 export interface StepCost {
@@ -40,14 +39,14 @@ export function describeFloor(cost: StepCost, rates: MachineRates): string {
   return `${ms.toPrecision(3)} ms (${bound})`;
 }
 
-/** One forum step's cost (2-20-1 MLP, batch 5, Adam) at N members; undefined until the emitter counts it. */
-export function forumStepCost(_n: number): StepCost | undefined {
-  return undefined;
+/** One forum step's cost (2-20-1 MLP, batch 5, Adam) at N members. */
+export function forumStepCost(n: number): StepCost | undefined {
+  return forumCost(n);
 }
 
-/** The core's GFLOP/s and GB/s from a SIMD microbenchmark; undefined until there is one. */
+/** The core's GFLOP/s and GB/s from a SIMD microbenchmark. */
 export async function measureRates(): Promise<MachineRates | undefined> {
-  return undefined;
+  return simdRates();
 }
 
 /** Why the floor row is empty (printed with it while forumStepCost or measureRates gives nothing). */

@@ -111,7 +111,7 @@ async function trainRun(file: string | undefined, given: TrainOptions, io: Io): 
   result.population.dispose();
   const { name: model } = state.ir!;
   const { members, lowering } = ensemble;
-  await finishRun({ runDir, file: path, model, members, split: program.ensemble.split, epochs, backend: chosen.name, lowering, seed: program.ensemble.seed, table: compiled.hyper, result, stopped, resumedFrom: at, timings, transport: transport?.name ?? 'in-process', shards: transport?.slots ?? 1 }, io);
+  await finishRun({ runDir, file: path, model, members, split: program.ensemble.split, epochs, backend: chosen.name, lowering, engine: engine.fused ? 'fused' : 'ops', seed: program.ensemble.seed, table: compiled.hyper, result, stopped, resumedFrom: at, timings, transport: transport?.name ?? 'in-process', shards: transport?.slots ?? 1 }, io);
   if (stopped) io.err(`stopped at step ${result.steps}; continue with: netc train --resume ${runDir}\n`);
   return stopped ? ExitCode.errors : ExitCode.ok;
 }
@@ -270,12 +270,12 @@ function dropLinesAfter(runDir: string, resume: Checkpoint, perEpoch: number): v
  * The engine the run's steps take, as the first line names it (`fused step` or `TF.js ops`), and where the
  * fused step was asked for but does not cover the model, the one line that says why.
  */
-function engineLine(tf: TF, run: CompiledRun, requested: TrainOptions['engine']): { name: string; note?: string } {
+function engineLine(tf: TF, run: CompiledRun, requested: TrainOptions['engine']): { name: string; fused: boolean; note?: string } {
   const train = run.program.train!;
   const chosen = chooseEngine(tf, requested, { ensemble: run.ensemble, optimizer: train.optimizer.name, loss: train.loss, metrics: [] });
-  if (chosen.engine === 'fused') return { name: 'fused step' };
+  if (chosen.engine === 'fused') return { name: 'fused step', fused: true };
   const asked = (requested ?? 'auto') !== 'ops';
-  return { name: 'TF.js ops', note: asked && chosen.why ? `the fused step does not cover ${chosen.why}: each step runs on TF.js ops` : undefined };
+  return { name: 'TF.js ops', fused: false, note: asked && chosen.why ? `the fused step does not cover ${chosen.why}: each step runs on TF.js ops` : undefined };
 }
 
 /** A resume that changed the kept options (a new step budget, another backend) keeps the new ones for the next. */
