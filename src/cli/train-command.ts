@@ -322,7 +322,7 @@ async function runTraining(t: Training, io: Io): Promise<{ result: TrainResult; 
         resident: t.options.resident,
         transport,
       },
-      { onStep: (p) => progress.step(p), onEpoch, onEvent, shouldStop: () => stop, checkpoint },
+      { onStep: (p) => progress.step(p), onStepEveryMs: progress.everyMs, onEpoch, onEvent, shouldStop: () => stop, checkpoint },
     );
     return { result, stopped: stop, timings, transport };
   } catch (e) {

@@ -89,7 +89,10 @@ export interface Progress {
 }
 
 export interface TrainCallbacks {
+  /** where training stands: at most every onStepEveryMs, and after the last step */
   onStep?(p: Progress): void;
+  /** the least time between two onStep calls, in milliseconds (default 100; 0: after every step) */
+  onStepEveryMs?: number;
   onEpoch?(r: EpochReport): void;
   /** checked after every step: true stops training there (Ctrl-C), keeping what was trained */
   shouldStop?(): boolean;
@@ -148,6 +151,8 @@ class TrainingRun {
   private readonly perEpoch: number;
   private readonly epochs: number;
   private readonly every: number;
+  /** whether a step's values are read with dataSync() (see stepValues) */
+  private readonly syncReads: boolean;
   private readonly start: TrainPosition;
   private readonly first: number;
   private readonly active: number[];
@@ -172,6 +177,9 @@ class TrainingRun {
   private trained = 0;
   private started = 0;
   private epochStarted = 0;
+  /** on performance.now(): when onStep was last called, and when the loop next lets the event loop run */
+  private lastReport = -Infinity;
+  private yieldAt = 0;
 
   constructor(
     private readonly setup: TrainSetup,
@@ -197,6 +205,7 @@ class TrainingRun {
     this.perEpoch = this.ranges.length;
     this.epochs = Math.ceil(setup.steps / this.perEpoch);
     this.every = setup.checkpointEvery ?? 0;
+    this.syncReads = SYNC_READS.has(tf.getBackend());
     const start = (this.start = setup.resume?.manifest.position ?? { step: 0, epoch: 0, batch: 0 });
     this.step = start.step;
     this.epoch = start.epoch;
@@ -241,6 +250,7 @@ class TrainingRun {
     this.start.schedules?.state.forEach((s, i) => s !== undefined && this.schedules[i]?.restore?.(s));
     this.started = performance.now();
     this.epochStarted = this.started;
+    this.yieldAt = this.started + YIELD_MS;
   }
 
   /** The population spec of these members: the whole resident population, or a shard of it. */
@@ -318,18 +328,26 @@ class TrainingRun {
   private async intervalResident(order: Int32Array, to: number): Promise<number[]> {
     let diverged: number[] = [];
     for (let b = this.next; b < to; b++) {
-      diverged = (await this.runSteps(this.population!, b, b + 1, order)).diverged;
+      const stepped = this.trainBatch(this.population!, b, order);
+      diverged = stepped instanceof Promise ? await stepped : stepped;
       this.step++;
       this.next++;
-      this.reportStep();
+      const now = performance.now();
+      this.reportStep(now);
       if (diverged.length) break;
-      if (this.step % 20 === 0) await new Promise((r) => setImmediate(r));
+      if (now >= this.yieldAt) await this.yieldToEvents();
       if (this.callbacks.shouldStop?.()) {
         this.stopped = true;
         break;
       }
     }
     return diverged;
+  }
+
+  /** Lets timers, signals (Ctrl-C) and output run, then goes on; the loop does so about every YIELD_MS. */
+  private async yieldToEvents(): Promise<void> {
+    await new Promise((r) => setImmediate(r));
+    this.yieldAt = performance.now() + YIELD_MS;
   }
 
   /** The shards train batches [next, to) together; returns the members that diverged. */
@@ -339,48 +357,45 @@ class TrainingRun {
     this.next += r.ran;
     // every shard starts the interval at the same step (it names the dropout streams); the store moves on after all of them
     this.store!.step = this.step;
-    this.reportStep();
-    await new Promise((r) => setImmediate(r));
+    this.reportStep(performance.now());
+    await this.yieldToEvents();
     if (this.callbacks.shouldStop?.()) this.stopped = true;
     return r.diverged;
   }
 
-  private reportStep(): void {
-    const rate = this.trained / Math.max(1e-9, (performance.now() - this.started) / 1000);
-    this.callbacks.onStep?.({ step: this.step, steps: this.setup.steps, epoch: this.epoch + 1, epochs: this.epochs, memberStepsPerSecond: rate, bestLoss: this.best });
+  /** Where training stands, to onStep: at most every onStepEveryMs, and after the last step. */
+  private reportStep(now: number): void {
+    const { onStep, onStepEveryMs = 100 } = this.callbacks;
+    if (!onStep || (now - this.lastReport < onStepEveryMs && this.step < this.setup.steps)) return;
+    this.lastReport = now;
+    const rate = this.trained / Math.max(1e-9, (now - this.started) / 1000);
+    onStep({ step: this.step, steps: this.setup.steps, epoch: this.epoch + 1, epochs: this.epochs, memberStepsPerSecond: rate, bestLoss: this.best });
   }
 
   /**
-   * Trains a population on batches [from, to) of the current epoch, stopping after a batch where a member's
-   * loss went non-finite; returns those members and how many batches ran.
+   * One step of a population on batch b of the current epoch, its values added to the sums; the members
+   * whose loss went non-finite. Synchronous where the backend reads values synchronously (stepValues).
    */
-  private async runSteps(pop: Population, from: number, to: number, order: Int32Array): Promise<{ diverged: number[]; ran: number }> {
+  private trainBatch(pop: Population, b: number, order: Int32Array): number[] | Promise<number[]> {
     const { tf, extra } = this;
-    const diverged: number[] = [];
-    let b = from;
-    while (b < to && !diverged.length) {
-      const [s0, s1] = this.ranges[b];
-      const { x, y, size } = this.own ? this.own.batch(pop.memberIds, this.epoch, b) : this.batch(this.setup.data.train, order, s0, s1);
-      let metrics: Record<string, Tensor> = {};
-      const losses = pop.trainStep(x, y, { names: extra, take: (v) => (metrics = v) });
-      const values: Record<string, number[]> = { loss: Array.from(await losses.data()) };
-      for (const name of extra) values[name] = Array.from(await metrics[name].data());
+    const [s0, s1] = this.ranges[b];
+    const { x, y, size } = this.own ? this.own.batch(pop.memberIds, this.epoch, b) : this.batch(this.setup.data.train, order, s0, s1);
+    let metrics: Record<string, Tensor> = {};
+    const losses = pop.trainStep(x, y, { names: extra, take: (v) => (metrics = v) });
+    const summed = (values: StepValues): number[] => {
       tf.dispose([x, y, losses, ...Object.values(metrics)]);
-      pop.memberIds.forEach((id, m) => {
-        if (!Number.isFinite(values.loss[m])) diverged.push(id);
-        else this.addToSums(id, pick(values, m), size);
-      });
       this.trained += pop.n;
-      b++;
-    }
-    return { diverged, ran: b - from };
+      this.addToSums(pop.memberIds, values, size);
+      return pop.memberIds.filter((_, m) => !Number.isFinite(values.loss[m]));
+    };
+    const values = stepValues(losses, metrics, extra, this.syncReads);
+    return values instanceof Promise ? values.then(summed) : summed(values);
   }
 
-  /** A member's loss and metrics on a batch, into the epoch's and every schedule's sums; non-finite losses stay out. */
-  private addToSums(id: number, values: Record<string, number>, size: number): void {
-    if (!Number.isFinite(values.loss)) return;
-    this.epochSums.add(id, values, size);
-    for (const sums of this.scheduleSums) sums.add(id, values, size);
+  /** A batch's losses and metrics of these members, into the epoch's and every schedule's sums; non-finite losses stay out. */
+  private addToSums(ids: readonly number[], values: Record<string, ArrayLike<number>>, size: number): void {
+    this.epochSums.addBatch(ids, values, size);
+    for (const sums of this.scheduleSums) sums.addBatch(ids, values, size);
   }
 
   /** The active members cut into shards: at most `resident` each in this process, one per worker elsewhere. */
@@ -411,7 +426,7 @@ class TrainingRun {
     again.forEach((i, k) => (results[i] = redone[k]));
     for (const r of results) {
       store.put(r);
-      for (const b of r.batches) r.memberIds.forEach((id, m) => this.addToSums(id, pick({ loss: b.loss, ...b.metrics }, m), b.size));
+      for (const b of r.batches) this.addToSums(r.memberIds, { loss: b.loss, ...b.metrics }, b.size);
       this.trained += r.ran * r.memberIds.length;
     }
     return { diverged: results.flatMap((r) => r.diverged), ran: end - from };
@@ -608,5 +623,30 @@ class TrainingRun {
   }
 }
 
+/** About how often the resident loop lets the event loop run (timers, signals, output), in milliseconds. */
+const YIELD_MS = 50;
+
+/** Backends whose dataSync() is a plain read of host memory; the others (webgpu, webgl) are read with data(). */
+const SYNC_READS = new Set(['cpu', 'wasm', 'tensorflow']);
+
+/** A step's per-member values on the host, by name: loss, then each metric. */
+type StepValues = { loss: ArrayLike<number> } & Record<string, ArrayLike<number>>;
+
+/**
+ * The one place the trainer reads a step's losses and metrics: at once with dataSync() where that is a
+ * plain read (`sync`), else with data(), a promise.
+ */
+function stepValues(losses: Tensor, metrics: Record<string, Tensor>, names: readonly string[], sync: boolean): StepValues | Promise<StepValues> {
+  if (sync) {
+    const values: StepValues = { loss: losses.dataSync() as Float32Array };
+    for (const name of names) values[name] = metrics[name].dataSync() as Float32Array;
+    return values;
+  }
+  return Promise.all([losses, ...names.map((name) => metrics[name])].map((t) => t.data() as Promise<Float32Array>)).then(([loss, ...rest]) => {
+    const values: StepValues = { loss };
+    names.forEach((name, k) => (values[name] = rest[k]));
+    return values;
+  });
+}
 
 export type { LabelEncoding };
