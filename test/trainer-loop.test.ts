@@ -1,5 +1,6 @@
 // The trainer's loop around the step: a step's values read at once (cpu, wasm) or through data() (webgpu)
-// give the same run; onStep comes on a timer, not after every step.
+// give the same run; onStep comes on a timer, not after every step; checkpoints on the clock land at
+// whatever step the clock says, mid-epoch too, and a run resumed from any of them ends byte-identical.
 import { describe, expect, it } from 'vitest';
 import { compile } from '../src/pipeline.js';
 import { train, type EpochReport, type TrainCallbacks, type TrainSetup } from '../src/train/trainer.js';
@@ -7,6 +8,7 @@ import { hyperTable } from '../src/runtime/hyper.js';
 import { loadDataset } from '../src/data/load.js';
 import { splitValidation } from '../src/data/split.js';
 import { makeSchedules } from '../src/train/schedules.js';
+import { decodeTensors, encodeCheckpoint, type CheckpointManifest } from '../src/train/checkpoint.js';
 import type { Progress } from '../src/train/trainer.js';
 import type { TF } from '../src/kernels/tf.js';
 import { tf, useBackend } from './equivalence/harness.js';
@@ -21,8 +23,8 @@ train { data: moons(n: 80, noise: 0.2) validation: 0.25 loss: binary_crossentrop
 schedule pbt { every: 2 epochs, metric: loss, quantile: 0.25 }
 `;
 
-/** train() on SOURCE with these extras (a TF.js namespace of its own, checkpoint options, a resume). */
-async function trainSource(extra: Partial<TrainSetup> = {}, callbacks: TrainCallbacks = {}, source = SOURCE) {
+/** train() on SOURCE with these extras (a TF.js namespace of its own, checkpoint options, a resume); callbacks may want the hyperparameter keys. */
+async function trainSource(extra: Partial<TrainSetup> = {}, callbacks: TrainCallbacks | ((hyperKeys: string[]) => TrainCallbacks) = {}, source = SOURCE) {
   await useBackend('cpu');
   const state = compile(source, 'loop.net');
   const program = state.program!;
@@ -32,7 +34,7 @@ async function trainSource(extra: Partial<TrainSetup> = {}, callbacks: TrainCall
   const epochs: EpochReport[] = [];
   const onEpoch = (r: EpochReport) => epochs.push({ ...r, seconds: 0 });
   const setup: TrainSetup = { tf: tf as unknown as TF, program, model: state.ir!, ensemble: state.ensemble!, hyper: table, data, steps: 40, seed: 3, schedules, ...extra };
-  const result = await train(setup, { onEpoch, ...callbacks });
+  const result = await train(setup, { onEpoch, ...(typeof callbacks === 'function' ? callbacks(table.keys) : callbacks) });
   const weights = await result.population.exportState();
   result.population.dispose();
   return { result, weights, epochs };
@@ -61,5 +63,53 @@ describe('the trainer loop', () => {
     expect(timed.map((p) => p.step)).toEqual([1, 40]);
     expect(timed[1]).toMatchObject({ steps: 40, epoch: 5, epochs: 5 });
     expect(timed[1].memberStepsPerSecond).toBeGreaterThan(0);
+  });
+});
+
+type Taken = { manifest: CheckpointManifest; tensors: Map<string, Float32Array> };
+
+/** Callbacks that keep every checkpoint in memory, as the CLI would write it. */
+function keeper(taken: Taken[]) {
+  return (hyperKeys: string[]): TrainCallbacks => ({
+    checkpoint: async (population, position, retired, extra) => {
+      const { manifest, bytes } = await encodeCheckpoint(population, position, { fingerprint: 'f', seed: 3, hyperKeys, retired, extra, data: 'x.bin' });
+      taken.push({ manifest, tensors: decodeTensors(manifest, bytes) });
+    },
+  });
+}
+
+describe('checkpoints on the clock', () => {
+  it('without checkpointEvery or checkpointSeconds, one checkpoint: at the end', async () => {
+    const taken: Taken[] = [];
+    await trainSource({}, keeper(taken));
+    expect(taken.map((c) => c.manifest.position.step)).toEqual([40]);
+  });
+
+  // a clock that moves a second each time it is read: the resident loop reads it after every step, waves at each interval's end
+  it.each([
+    ['resident', {}, 4],
+    ['in waves', { resident: 2 }, 1],
+  ])('%s: they land where the clock says, and a run resumed from each ends byte-identical', async (how, extra, seconds) => {
+    let now = 0;
+    const clock = () => (now += 1000);
+    const taken: Taken[] = [];
+    const straight = await trainSource({ ...extra, checkpointSeconds: seconds, clock }, keeper(taken));
+    const mid = taken.filter((c) => c.manifest.position.step < 40);
+    expect(mid.length).toBeGreaterThan(2);
+    // the resident loop ends an interval where the clock is noticed, mid-epoch; waves train whole intervals
+    const midEpoch = mid.filter((c) => c.manifest.position.batch % 8 !== 0);
+    if (how === 'resident') expect(midEpoch.length).toBeGreaterThan(0);
+    else expect(midEpoch).toEqual([]);
+    const last = taken.at(-1)!;
+    expect(last.manifest.position.step).toBe(40);
+    for (const from of mid) {
+      const at = from.manifest.position.step;
+      const after: Taken[] = [];
+      const resumed = await trainSource({ ...extra, resume: from }, keeper(after));
+      expect(resumed.epochs, `from step ${at}`).toEqual(straight.epochs.filter((r) => r.step > at));
+      expect(resumed.result.final, `from step ${at}`).toEqual(straight.result.final);
+      expect(JSON.stringify(after.at(-1)!.manifest), `from step ${at}`).toBe(JSON.stringify(last.manifest));
+      for (const [name, values] of last.tensors) expect(after.at(-1)!.tensors.get(name), `${name} from step ${at}`).toEqual(values);
+    }
   });
 });

@@ -44,6 +44,7 @@ export interface RunOptions {
   backend?: string;
   resident?: number;
   checkpoint_every?: number;
+  checkpoint_minutes?: number;
 }
 
 /** Something wrong with a run directory: printed as `netc: <message>`, exit code 1. */

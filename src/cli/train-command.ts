@@ -21,7 +21,7 @@ import { compiledCleanly, compileFile, sourceError, sourceErrorAt } from './comp
 import { fingerprint, readCheckpoint, RunError, updateRunOptions, writeAtomic, writeCheckpoint, writeRunInfo, type RunInfo } from './run-dir.js';
 import { ExitCode, UsageError, type Io } from './io.js';
 import { checkOutDir, makeOutDir, OutDirError, type OutDir } from './out-dir.js';
-import { keptOptions, resumedRun, resumeOptions, type TrainOptions } from './train-options.js';
+import { checkpointPolicy, keptOptions, resumedRun, resumeOptions, type TrainOptions } from './train-options.js';
 import { LineBuffer } from './line-buffer.js';
 import { TrainProgress } from './train-progress.js';
 import { finishRun } from './train-summary.js';
@@ -327,7 +327,7 @@ async function runTraining(t: Training, io: Io): Promise<{ result: TrainResult; 
         seed,
         memberIds,
         resume: t.resume,
-        checkpointEvery: t.options.checkpointEvery ?? t.perEpoch,
+        ...checkpointPolicy(t.options),
         schedules,
         resident: t.options.resident,
         transport,

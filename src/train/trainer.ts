@@ -41,8 +41,15 @@ export interface TrainSetup {
   step?: PopulationSpec['step'];
   /** resume: the checkpoint to continue from */
   resume?: { manifest: CheckpointManifest; tensors: Map<string, Float32Array> };
-  /** call callbacks.checkpoint every this many steps (0: only at the end and when stopped) */
+  /** call callbacks.checkpoint every this many steps (0: none by steps) */
   checkpointEvery?: number;
+  /**
+   * call callbacks.checkpoint once this many seconds of wall time have passed since the last one (or the
+   * start), at the step where that is noticed; with neither, only at the end and when stopped
+   */
+  checkpointSeconds?: number;
+  /** the clock checkpointSeconds is measured on, in milliseconds (default performance.now; tests pass their own) */
+  clock?: () => number;
   /** schedules acting between intervals (PBT, halving, early stopping) */
   schedules?: Schedule[];
   /** keep at most this many members on the device, training the population in waves */
@@ -96,7 +103,7 @@ export interface TrainCallbacks {
   onEpoch?(r: EpochReport): void;
   /** checked after every step: true stops training there (Ctrl-C), keeping what was trained */
   shouldStop?(): boolean;
-  /** write a checkpoint of the population at this position (every checkpointEvery steps, and last) */
+  /** write a checkpoint of the population at this position (as checkpointEvery and checkpointSeconds ask, and last) */
   checkpoint?(population: Population | StateSource, position: TrainPosition, retired: RetiredMember[], extra?: Map<string, Float32Array>): Promise<void>;
   /** a member stopped, or copied another (PBT) */
   onEvent?(e: PopulationEvent): void;
@@ -151,6 +158,8 @@ class TrainingRun {
   private readonly perEpoch: number;
   private readonly epochs: number;
   private readonly every: number;
+  private readonly checkpointMs: number | undefined;
+  private readonly clock: () => number;
   /** whether a step's values are read with dataSync() (see stepValues) */
   private readonly syncReads: boolean;
   private readonly start: TrainPosition;
@@ -177,6 +186,8 @@ class TrainingRun {
   private trained = 0;
   private started = 0;
   private epochStarted = 0;
+  /** on `clock`: when the last checkpoint was written (or training started) */
+  private lastCheckpoint = 0;
   /** on performance.now(): when onStep was last called, and when the loop next lets the event loop run */
   private lastReport = -Infinity;
   private yieldAt = 0;
@@ -205,6 +216,8 @@ class TrainingRun {
     this.perEpoch = this.ranges.length;
     this.epochs = Math.ceil(setup.steps / this.perEpoch);
     this.every = setup.checkpointEvery ?? 0;
+    this.checkpointMs = setup.checkpointSeconds === undefined ? undefined : setup.checkpointSeconds * 1000;
+    this.clock = setup.clock ?? (() => performance.now());
     this.syncReads = SYNC_READS.has(tf.getBackend());
     const start = (this.start = setup.resume?.manifest.position ?? { step: 0, epoch: 0, batch: 0 });
     this.step = start.step;
@@ -251,6 +264,7 @@ class TrainingRun {
     this.started = performance.now();
     this.epochStarted = this.started;
     this.yieldAt = this.started + YIELD_MS;
+    this.lastCheckpoint = this.clock();
   }
 
   /** The population spec of these members: the whole resident population, or a shard of it. */
@@ -324,7 +338,10 @@ class TrainingRun {
     return s > 0 ? this.schedules.filter((sc) => s % sc.everySteps(this.perEpoch) === 0) : [];
   }
 
-  /** The resident population trains batches [next, to) one step at a time; returns the members that diverged. */
+  /**
+   * The resident population trains batches [next, to) one step at a time; returns the members that
+   * diverged. A checkpoint due by the clock ends the interval early, at the step where it is noticed.
+   */
   private async intervalResident(order: Int32Array, to: number): Promise<number[]> {
     let diverged: number[] = [];
     for (let b = this.next; b < to; b++) {
@@ -340,6 +357,7 @@ class TrainingRun {
         this.stopped = true;
         break;
       }
+      if (this.checkpointTimeDue()) break;
     }
     return diverged;
   }
@@ -348,6 +366,11 @@ class TrainingRun {
   private async yieldToEvents(): Promise<void> {
     await new Promise((r) => setImmediate(r));
     this.yieldAt = performance.now() + YIELD_MS;
+  }
+
+  /** Whether checkpointSeconds have passed on the clock since the last checkpoint. */
+  private checkpointTimeDue(): boolean {
+    return this.checkpointMs !== undefined && this.clock() - this.lastCheckpoint >= this.checkpointMs;
   }
 
   /** The shards train batches [next, to) together; returns the members that diverged. */
@@ -462,7 +485,10 @@ class TrainingRun {
     if (epochEnded) await this.reportEpoch();
     // nothing is left to gain from a schedule acting after the last step; a checkpoint there says they are pending
     if (step < setup.steps) await this.actOnSchedules();
-    if (this.every > 0 && step % this.every === 0 && step < setup.steps) await this.checkpoint();
+    // one due by the clock waits for the end of an interval (after every step when the population is resident)
+    const due = (this.every > 0 && step % this.every === 0) || this.checkpointTimeDue();
+    // a run stopped here writes its checkpoint as it finishes
+    if (due && step < setup.steps && !this.stopped) await this.checkpoint();
     if (!this.activeCount()) this.stopped = true;
   }
 
@@ -601,6 +627,7 @@ class TrainingRun {
     if (!this.callbacks.checkpoint) return;
     const source = this.population ?? this.store!.source(this.setup.hyper);
     await this.callbacks.checkpoint(source, this.position(), this.retired, this.bestKept.tensors());
+    this.lastCheckpoint = this.clock();
   }
 
   /** The last checkpoint and the summary: every member's last metrics (the untrained population's without a step) and learning rate. */
