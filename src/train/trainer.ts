@@ -157,6 +157,8 @@ class TrainingRun {
   private readonly ranges: [number, number][];
   private readonly perEpoch: number;
   private readonly epochs: number;
+  /** each schedule's period in steps */
+  private readonly periods: number[];
   private readonly every: number;
   private readonly checkpointMs: number | undefined;
   private readonly clock: () => number;
@@ -215,6 +217,7 @@ class TrainingRun {
     this.ranges = this.own?.ranges ?? batchRanges(setup.data.train.count, config.batch);
     this.perEpoch = this.ranges.length;
     this.epochs = Math.ceil(setup.steps / this.perEpoch);
+    this.periods = this.schedules.map((sc) => sc.everySteps(this.perEpoch));
     this.every = setup.checkpointEvery ?? 0;
     this.checkpointMs = setup.checkpointSeconds === undefined ? undefined : setup.checkpointSeconds * 1000;
     this.clock = setup.clock ?? (() => performance.now());
@@ -331,11 +334,13 @@ class TrainingRun {
   }
 
   private boundary(s: number): boolean {
-    return this.due(s).length > 0 || (this.every > 0 && s % this.every === 0);
+    if (this.every > 0 && s % this.every === 0) return true;
+    for (const period of this.periods) if (s > 0 && s % period === 0) return true;
+    return false;
   }
 
   private due(s: number): Schedule[] {
-    return s > 0 ? this.schedules.filter((sc) => s % sc.everySteps(this.perEpoch) === 0) : [];
+    return s > 0 ? this.schedules.filter((_, i) => s % this.periods[i] === 0) : [];
   }
 
   /**
