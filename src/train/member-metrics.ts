@@ -47,6 +47,8 @@ export class HostSums {
   private readonly sums = new Map<string, Float64Array>();
   /** addBatch's scratch: each batch member's position, -1 for one left out */
   private at = new Int32Array(0);
+  /** the arrays of the metrics before the last clear(), for the next epoch to reuse */
+  private readonly spare = new Map<string, Float64Array>();
 
   constructor(from?: SumsState) {
     this.restore(from);
@@ -91,10 +93,12 @@ export class HostSums {
     return Object.fromEntries(names.map((name, k) => [name, count && sums[k] ? sums[k][i!] / count : NaN])) as { loss: number } & Record<string, number>;
   }
 
+  /** Forgets every member and metric (an epoch's end), keeping the arrays for the next. */
   clear(): void {
     this.slots.clear();
     this.ids = [];
-    this.counts = new Float64Array(0);
+    this.counts.fill(0);
+    for (const [name, sums] of this.sums) this.spare.set(name, sums);
     this.sums.clear();
   }
 
@@ -119,7 +123,11 @@ export class HostSums {
   /** A metric's sums, zero for every member so far the first time it is seen. */
   private metric(name: string): Float64Array {
     let sums = this.sums.get(name);
-    if (!sums) this.sums.set(name, (sums = new Float64Array(this.counts.length)));
+    if (sums) return sums;
+    const spare = this.spare.get(name);
+    sums = spare?.length === this.counts.length ? spare.fill(0) : new Float64Array(this.counts.length);
+    this.spare.delete(name);
+    this.sums.set(name, sums);
     return sums;
   }
 
