@@ -5,13 +5,14 @@ import { compileCommand, type CompileCommandOptions } from './compile-command.js
 import { irCommand } from './ir-command.js';
 import { ExitCode, processIo, UsageError, type Io } from './io.js';
 import { trainCommand } from './train-command.js';
+import { DEFAULT_CHECKPOINT_MINUTES } from './train-options.js';
 import { predictCommand, predictHelp, type PredictOptions } from './predict-command.js';
 import { evalCommand, evalHelp, type EvalOptions } from './eval-command.js';
 import { combineModes } from '../serve/inference.js';
 import { extractCommand, rankMetrics, type ExtractOptions } from './extract-command.js';
 import { importCommand } from './import-command.js';
 import { reportCommand } from './report-command.js';
-import { choiceOption, intOption, workersOption } from './options.js';
+import { choiceOption, intOption, positiveNumberOption, workersOption } from './options.js';
 import { workerCommand, type WorkerOptions } from './worker-command.js';
 import { lowerings, type Lowering } from '../layers/forward.js';
 import { NETC_VERSION } from '../version.js';
@@ -63,7 +64,8 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     .option('--out <dir>', 'run directory, new or empty (default: runs/<file>-<time>)')
     .option('--force', "with --out: replace the run in that directory (only a run's own files are deleted)")
     .option('--resume <run>', 'continue the run in this directory from its last checkpoint, with the options it was started with')
-    .option('--checkpoint-every <steps>', 'write a checkpoint every this many steps (default: every epoch)', intOption(1))
+    .option('--checkpoint-minutes <m>', `write a checkpoint once this many minutes have passed since the last (default: ${DEFAULT_CHECKPOINT_MINUTES}), and at the end`, positiveNumberOption)
+    .option('--checkpoint-every <steps>', 'write a checkpoint every this many steps instead of on the clock, and at the end', intOption(1))
     .option('--resident <k>', 'keep at most K members on the device: train the population in waves of K', intOption(1))
     .option('--workers <k>', "train in K worker processes on this machine ('auto': one per core)", workersOption)
     .option('--queue <url>', 'train through a BullMQ queue on Redis (redis://HOST:PORT), served by netc worker processes anywhere')
@@ -73,6 +75,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       if (opts.resume !== undefined && opts.out !== undefined) throw new UsageError('--resume continues in the run directory it names; leave out --out');
       if (opts.force && opts.out === undefined) throw new UsageError('--force replaces the run in the --out directory; give --out DIR');
       if (opts.workers !== undefined && opts.queue !== undefined) throw new UsageError('give --workers (this machine) or --queue (any machine), not both');
+      if (opts.checkpointEvery !== undefined && opts.checkpointMinutes !== undefined) throw new UsageError('give --checkpoint-every (steps) or --checkpoint-minutes (wall time), not both');
       if (opts.shards !== undefined && opts.queue === undefined) throw new UsageError('--shards goes with --queue (with --workers, each worker trains one shard)');
       code = await trainCommand(file, { ...opts, progress: process.stderr.isTTY }, io);
     });

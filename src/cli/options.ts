@@ -16,6 +16,13 @@ export function choiceOption<T extends string>(choices: readonly T[]) {
   };
 }
 
+/** A number above 0, fractions allowed (--checkpoint-minutes 0.5). */
+export function positiveNumberOption(value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError(`expected a number > 0, got '${value}'`);
+  return n;
+}
+
 /** --workers: a count, or 'auto' (one per core). */
 export function workersOption(value: string): number | 'auto' {
   return value === 'auto' ? 'auto' : intOption(1)(value);

@@ -45,6 +45,7 @@ export interface RunOptions {
   engine?: string;
   resident?: number;
   checkpoint_every?: number;
+  checkpoint_minutes?: number;
 }
 
 /** Something wrong with a run directory: printed as `netc: <message>`, exit code 1. */

@@ -22,7 +22,8 @@ import { compiledCleanly, compileFile, sourceError, sourceErrorAt } from './comp
 import { fingerprint, readCheckpoint, RunError, updateRunOptions, writeAtomic, writeCheckpoint, writeRunInfo, type RunInfo } from './run-dir.js';
 import { ExitCode, UsageError, type Io } from './io.js';
 import { checkOutDir, makeOutDir, OutDirError, type OutDir } from './out-dir.js';
-import { keptOptions, resumedRun, resumeOptions, type TrainOptions } from './train-options.js';
+import { checkpointPolicy, keptOptions, resumedRun, resumeOptions, type TrainOptions } from './train-options.js';
+import { LineBuffer } from './line-buffer.js';
 import { TrainProgress } from './train-progress.js';
 import { finishRun } from './train-summary.js';
 import { makeTransport } from './transport-option.js';
@@ -306,17 +307,26 @@ async function runTraining(t: Training, io: Io): Promise<{ result: TrainResult; 
   const seed = program.ensemble.seed;
   const start = t.resume?.manifest.position;
   const progress = new TrainProgress({ io, bar: !!t.options.progress, steps: t.steps, epochs: t.epochs, start: { step: start?.step ?? 0, epoch: start?.epoch ?? 0 }, everySeconds: t.options.progressSeconds ?? 10 });
+  const { onEpoch, onEvent, timings, metricsFile } = recorder(runDir, table, progress, io);
   let stop = false;
   const onSigint = () => {
-    if (stop) process.exit(130);
+    if (stop) {
+      try {
+        metricsFile.flush();
+      } finally {
+        process.exit(130);
+      }
+    }
     stop = true;
     io.err('\nnetc: stopping after this step (Ctrl-C again to quit at once)\n');
   };
   process.on('SIGINT', onSigint);
-  const { onEpoch, onEvent, timings } = recorder(runDir, table, progress, io);
   const print = fingerprint(run.model);
-  const checkpoint = (population: Parameters<typeof writeCheckpoint>[1], position: Parameters<typeof writeCheckpoint>[2], retired: RetiredMember[], extra?: Map<string, Float32Array>) =>
-    writeCheckpoint(runDir, population, position, { fingerprint: print, seed, hyperKeys: table.keys, retired, extra });
+  // metrics.jsonl holds every line up to a checkpoint before it is written: a resume drops the lines after it
+  const checkpoint = (population: Parameters<typeof writeCheckpoint>[1], position: Parameters<typeof writeCheckpoint>[2], retired: RetiredMember[], extra?: Map<string, Float32Array>) => {
+    metricsFile.flush();
+    return writeCheckpoint(runDir, population, position, { fingerprint: print, seed, hyperKeys: table.keys, retired, extra });
+  };
   let transport: Transport | undefined;
   try {
     transport = await makeTransport(t.options, t.backend, io);
@@ -332,13 +342,13 @@ async function runTraining(t: Training, io: Io): Promise<{ result: TrainResult; 
         seed,
         memberIds,
         resume: t.resume,
-        checkpointEvery: t.options.checkpointEvery ?? t.perEpoch,
+        ...checkpointPolicy(t.options),
         schedules,
         resident: t.options.resident,
         transport,
         engine: t.options.engine,
       },
-      { onStep: (p) => progress.step(p), onEpoch, onEvent, shouldStop: () => stop, checkpoint },
+      { onStep: (p) => progress.step(p), onStepEveryMs: progress.everyMs, onEpoch, onEvent, shouldStop: () => stop, checkpoint },
     );
     return { result, stopped: stop, timings, transport };
   } catch (e) {
@@ -353,26 +363,31 @@ async function runTraining(t: Training, io: Io): Promise<{ result: TrainResult; 
     await transport?.close();
     progress.stop();
     process.off('SIGINT', onSigint);
+    // what was reported before a stop or a failure is kept
+    metricsFile.flush();
   }
 }
 
-/** What each epoch and population event leaves: a progress line, metrics.jsonl, events.jsonl, the epoch's timing. */
+/**
+ * What each epoch and population event leaves: a progress line, metrics.jsonl (buffered: `metricsFile` is
+ * flushed before every checkpoint and at the end), events.jsonl, the epoch's timing.
+ */
 function recorder(runDir: string, table: HyperTable, progress: TrainProgress, io: Io) {
   const timings: Timings = [];
-  const metricsPath = join(runDir, 'metrics.jsonl');
+  const metricsFile = new LineBuffer(join(runDir, 'metrics.jsonl'));
   const shown = (member: number) => shownHyperparameters(table, (key) => table.value(key, member));
   const onEpoch = (r: EpochReport) => {
     timings.push({ epoch: r.epoch, step: r.step, members: r.members.length, seconds: Math.round(r.seconds * 1000) / 1000 });
     progress.epoch(r);
     const lines = r.metrics.map((metrics, m) => JSON.stringify({ epoch: r.epoch, step: r.step, member: r.members[m], hyperparameters: shown(r.members[m]), lr: r.lr[m], ...metrics }));
-    if (lines.length) appendFileSync(metricsPath, lines.join('\n') + '\n');
+    metricsFile.push(lines);
   };
   const eventsPath = join(runDir, 'events.jsonl');
   const onEvent = (e: PopulationEvent) => {
     appendFileSync(eventsPath, JSON.stringify(e) + '\n');
     if (e.event === 'stop' && e.reason?.startsWith('diverged')) io.err(`\nnetc: member ${e.member} ${e.reason}; it is stopped, the others go on\n`);
   };
-  return { onEpoch, onEvent, timings };
+  return { onEpoch, onEvent, timings, metricsFile };
 }
 
 /** Keeps the lines of a JSON-lines file whose row passes `keep` (a missing file stays missing). */

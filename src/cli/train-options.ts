@@ -2,7 +2,8 @@
 // line in run.json, so `netc train --resume RUN` continues it as it was started. On a resume:
 //   --members, --seed, --lowering  are the run's: a different value is refused (exit code 2)
 //   --steps, --epochs              set a new step budget, kept for later resumes
-//   --backend, --engine, --resident, --checkpoint-every  may change (the checkpoint does not depend on them)
+//   --backend, --engine, --resident, --checkpoint-every, --checkpoint-minutes  may change (the checkpoint does
+//                                  not depend on them); either checkpoint option given replaces both kept ones
 import { existsSync, statSync } from 'node:fs';
 import type { Lowering } from '../layers/forward.js';
 import type { BackendName } from '../runtime/backend.js';
@@ -27,8 +28,10 @@ export interface TrainOptions {
   force?: boolean;
   /** continue the run in this directory from its checkpoint */
   resume?: string;
-  /** write a checkpoint every this many steps (default: every epoch), and always at the end */
+  /** write a checkpoint every this many steps instead of on the clock, and always at the end */
   checkpointEvery?: number;
+  /** write a checkpoint once this many minutes have passed since the last (default DEFAULT_CHECKPOINT_MINUTES), and always at the end */
+  checkpointMinutes?: number;
   /** train in waves of this many members, the rest waiting in host memory */
   resident?: number;
   /** draw a progress bar (a TTY); otherwise lines, on a timer and at each epoch's end */
@@ -43,6 +46,15 @@ export interface TrainOptions {
   shards?: number;
 }
 
+/** Minutes of wall time between checkpoints when neither --checkpoint-every nor --checkpoint-minutes is given. */
+export const DEFAULT_CHECKPOINT_MINUTES = 5;
+
+/** When the trainer writes checkpoints besides the end and a stop: every --checkpoint-every steps, else on the clock. */
+export function checkpointPolicy(o: TrainOptions): { checkpointEvery?: number; checkpointSeconds?: number } {
+  if (o.checkpointEvery !== undefined) return { checkpointEvery: o.checkpointEvery };
+  return { checkpointSeconds: 60 * (o.checkpointMinutes ?? DEFAULT_CHECKPOINT_MINUTES) };
+}
+
 /** What run.json keeps of the options: those given on the command line. */
 export function keptOptions(o: TrainOptions): RunOptions {
   const kept: RunOptions = {
@@ -55,6 +67,7 @@ export function keptOptions(o: TrainOptions): RunOptions {
     engine: o.engine,
     resident: o.resident,
     checkpoint_every: o.checkpointEvery,
+    checkpoint_minutes: o.checkpointMinutes,
   };
   return Object.fromEntries(Object.entries(kept).filter(([, v]) => v !== undefined)) as RunOptions;
 }
@@ -87,15 +100,19 @@ export function resumeOptions(given: TrainOptions, run: RunInfo, dir: string): T
   }
   const kept = run.options ?? {};
   const budget = given.steps !== undefined || given.epochs !== undefined ? { steps: given.steps, epochs: given.epochs } : { steps: kept.steps, epochs: kept.epochs };
+  const checkpoints =
+    given.checkpointEvery !== undefined || given.checkpointMinutes !== undefined
+      ? { checkpointEvery: given.checkpointEvery, checkpointMinutes: given.checkpointMinutes }
+      : { checkpointEvery: kept.checkpoint_every, checkpointMinutes: kept.checkpoint_minutes };
   return {
     ...given,
     ...budget,
+    ...checkpoints,
     members: given.members ?? kept.members,
     seed: given.seed ?? kept.seed,
     lowering: given.lowering ?? kept.lowering,
     backend: given.backend ?? (kept.backend as TrainOptions['backend']),
     engine: given.engine ?? (kept.engine as TrainOptions['engine']),
     resident: given.resident ?? kept.resident,
-    checkpointEvery: given.checkpointEvery ?? kept.checkpoint_every,
   };
 }

@@ -37,11 +37,16 @@ export class TrainProgress {
     }
   }
 
-  /** After every optimizer step (or interval of waves). */
+  /** How often the trainer is to call step(), in milliseconds: the bar's redraw, or the line's period if shorter. */
+  get everyMs(): number {
+    return Math.min(BAR_MS, this.setup.everySeconds * 1000);
+  }
+
+  /** As the trainer reports (at most every everyMs, and after the last step). */
   step(p: Progress): void {
     const now = performance.now();
     if (this.bar) {
-      if (now - this.lastDraw < 100 && p.step !== p.steps) return;
+      if (now - this.lastDraw < BAR_MS && p.step !== p.steps) return;
       this.lastDraw = now;
       this.bar.update(p.step, { epoch: p.epoch, epochs: p.epochs, rate: Math.round(p.memberStepsPerSecond), best: best(p.bestLoss) });
     } else if (now - this.lastLine >= this.setup.everySeconds * 1000 && p.step !== p.steps) {
@@ -69,6 +74,9 @@ export class TrainProgress {
     this.bar?.stop();
   }
 }
+
+/** The least time between two draws of the bar, in milliseconds. */
+const BAR_MS = 100;
 
 const best = (loss: number) => (Number.isFinite(loss) ? loss.toFixed(4) : '-');
 

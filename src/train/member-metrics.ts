@@ -33,41 +33,111 @@ export function metricsRow(names: readonly string[], train: Record<string, numbe
   return row as unknown as MemberMetrics;
 }
 
-/** Per-member example-weighted sums of each metric (by name), on the host, keyed by member id. */
+/**
+ * Per-member example-weighted sums of each metric (by name), on the host, keyed by member id. A batch is
+ * added for all members at once into one Float64Array per metric (no object per member and step); each
+ * member's sum of a metric is still its values × batch size added one batch after another, in float64.
+ */
 export class HostSums {
-  private sums = new Map<number, { values: Record<string, number>; count: number }>();
+  /** each member's position in the arrays, in the order members were first summed (toJSON's order) */
+  private readonly slots = new Map<number, number>();
+  private ids: number[] = [];
+  private counts = new Float64Array(0);
+  /** by metric, in the order the names were first summed */
+  private readonly sums = new Map<string, Float64Array>();
+  /** addBatch's scratch: each batch member's position, -1 for one left out */
+  private at = new Int32Array(0);
+  /** the arrays of the metrics before the last clear(), for the next epoch to reuse */
+  private readonly spare = new Map<string, Float64Array>();
+
   constructor(from?: SumsState) {
     this.restore(from);
   }
 
   /** Replaces the sums with what toJSON() gave. */
   restore(from?: SumsState): void {
-    this.sums.clear();
-    if (!from?.ids) return;
-    from.ids.forEach((id, i) => this.sums.set(id, { values: Object.fromEntries(Object.entries(from.values).map(([name, v]) => [name, v[i] ?? 0])), count: from.counts?.[i] ?? from.count }));
+    this.clear();
+    if (!from?.ids?.length) return;
+    const at = from.ids.map((id) => this.slot(id));
+    at.forEach((p, i) => (this.counts[p] = from.counts?.[i] ?? from.count));
+    for (const [name, v] of Object.entries(from.values)) {
+      const sums = this.metric(name);
+      at.forEach((p, i) => (sums[p] = v[i] ?? 0));
+    }
   }
 
-  add(id: number, values: Record<string, number>, size: number): void {
-    const s = this.sums.get(id) ?? { values: {}, count: 0 };
-    for (const [name, v] of Object.entries(values)) s.values[name] = (s.values[name] ?? 0) + v * size;
-    s.count += size;
-    this.sums.set(id, s);
+  /**
+   * One batch of `size` examples: for each member m of `ids` whose loss is finite, each metric's
+   * values[name][m] × size is added to its sums and `size` to its count.
+   */
+  addBatch(ids: readonly number[], values: Record<string, ArrayLike<number>>, size: number): void {
+    const loss = values.loss;
+    if (this.at.length < ids.length) this.at = new Int32Array(ids.length);
+    const at = this.at;
+    for (let m = 0; m < ids.length; m++) {
+      at[m] = Number.isFinite(loss[m]) ? this.slot(ids[m]) : -1;
+      if (at[m] >= 0) this.counts[at[m]] += size;
+    }
+    for (const name in values) {
+      const sums = this.metric(name);
+      const v = values[name];
+      for (let m = 0; m < ids.length; m++) if (at[m] >= 0) sums[at[m]] += v[m] * size;
+    }
   }
 
   /** Each named metric's mean over the examples summed; NaN for a member with none. */
   mean(id: number, names: readonly string[]): { loss: number } & Record<string, number> {
-    const s = this.sums.get(id);
-    return Object.fromEntries(names.map((name) => [name, s && s.count && s.values[name] !== undefined ? s.values[name] / s.count : NaN])) as { loss: number } & Record<string, number>;
+    const i = this.slots.get(id);
+    const count = i === undefined ? 0 : this.counts[i];
+    const sums = names.map((name) => this.sums.get(name));
+    return Object.fromEntries(names.map((name, k) => [name, count && sums[k] ? sums[k][i!] / count : NaN])) as { loss: number } & Record<string, number>;
   }
 
+  /** Forgets every member and metric (an epoch's end), keeping the arrays for the next. */
   clear(): void {
+    this.slots.clear();
+    this.ids = [];
+    this.counts.fill(0);
+    for (const [name, sums] of this.sums) this.spare.set(name, sums);
     this.sums.clear();
   }
 
   toJSON(): SumsState {
-    const ids = [...this.sums.keys()];
-    const v = ids.map((id) => this.sums.get(id)!);
-    const names = [...new Set(v.flatMap((x) => Object.keys(x.values)))];
-    return { count: v[0]?.count ?? 0, ids, counts: v.map((x) => x.count), values: Object.fromEntries(names.map((name) => [name, v.map((x) => x.values[name] ?? 0)])) };
+    const n = this.ids.length;
+    const counts = Array.from(this.counts.subarray(0, n));
+    const values = Object.fromEntries([...this.sums].map(([name, sums]) => [name, Array.from(sums.subarray(0, n))]));
+    return { count: counts[0] ?? 0, ids: [...this.ids], counts, values };
+  }
+
+  /** The member's position, given one (zero sums) the first time it is seen. */
+  private slot(id: number): number {
+    let i = this.slots.get(id);
+    if (i !== undefined) return i;
+    i = this.ids.length;
+    this.slots.set(id, i);
+    this.ids.push(id);
+    if (i >= this.counts.length) this.grow(Math.max(8, 2 * this.counts.length));
+    return i;
+  }
+
+  /** A metric's sums, zero for every member so far the first time it is seen. */
+  private metric(name: string): Float64Array {
+    let sums = this.sums.get(name);
+    if (sums) return sums;
+    const spare = this.spare.get(name);
+    sums = spare?.length === this.counts.length ? spare.fill(0) : new Float64Array(this.counts.length);
+    this.spare.delete(name);
+    this.sums.set(name, sums);
+    return sums;
+  }
+
+  private grow(capacity: number): void {
+    const wider = (a: Float64Array) => {
+      const b = new Float64Array(capacity);
+      b.set(a);
+      return b;
+    };
+    this.counts = wider(this.counts);
+    for (const [name, sums] of this.sums) this.sums.set(name, wider(sums));
   }
 }

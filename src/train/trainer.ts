@@ -43,8 +43,15 @@ export interface TrainSetup {
   step?: PopulationSpec['step'];
   /** resume: the checkpoint to continue from */
   resume?: { manifest: CheckpointManifest; tensors: Map<string, Float32Array> };
-  /** call callbacks.checkpoint every this many steps (0: only at the end and when stopped) */
+  /** call callbacks.checkpoint every this many steps (0: none by steps) */
   checkpointEvery?: number;
+  /**
+   * call callbacks.checkpoint once this many seconds of wall time have passed since the last one (or the
+   * start), at the step where that is noticed; with neither, only at the end and when stopped
+   */
+  checkpointSeconds?: number;
+  /** the clock checkpointSeconds is measured on, in milliseconds (default performance.now; tests pass their own) */
+  clock?: () => number;
   /** schedules acting between intervals (PBT, halving, early stopping) */
   schedules?: Schedule[];
   /** keep at most this many members on the device, training the population in waves */
@@ -91,11 +98,14 @@ export interface Progress {
 }
 
 export interface TrainCallbacks {
+  /** where training stands: at most every onStepEveryMs, and after the last step */
   onStep?(p: Progress): void;
+  /** the least time between two onStep calls, in milliseconds (default 100; 0: after every step) */
+  onStepEveryMs?: number;
   onEpoch?(r: EpochReport): void;
   /** checked after every step: true stops training there (Ctrl-C), keeping what was trained */
   shouldStop?(): boolean;
-  /** write a checkpoint of the population at this position (every checkpointEvery steps, and last) */
+  /** write a checkpoint of the population at this position (as checkpointEvery and checkpointSeconds ask, and last) */
   checkpoint?(population: Population | StateSource, position: TrainPosition, retired: RetiredMember[], extra?: Map<string, Float32Array>): Promise<void>;
   /** a member stopped, or copied another (PBT) */
   onEvent?(e: PopulationEvent): void;
@@ -149,7 +159,13 @@ class TrainingRun {
   private readonly ranges: [number, number][];
   private readonly perEpoch: number;
   private readonly epochs: number;
+  /** each schedule's period in steps */
+  private readonly periods: number[];
   private readonly every: number;
+  private readonly checkpointMs: number | undefined;
+  private readonly clock: () => number;
+  /** whether a step's values are read with dataSync() (see stepValues) */
+  private readonly syncReads: boolean;
   private readonly start: TrainPosition;
   private readonly first: number;
   private readonly active: number[];
@@ -174,6 +190,11 @@ class TrainingRun {
   private trained = 0;
   private started = 0;
   private epochStarted = 0;
+  /** on `clock`: when the last checkpoint was written (or training started) */
+  private lastCheckpoint = 0;
+  /** on performance.now(): when onStep was last called, and when the loop next lets the event loop run */
+  private lastReport = -Infinity;
+  private yieldAt = 0;
 
   constructor(
     private readonly setup: TrainSetup,
@@ -198,7 +219,11 @@ class TrainingRun {
     this.ranges = this.own?.ranges ?? batchRanges(setup.data.train.count, config.batch);
     this.perEpoch = this.ranges.length;
     this.epochs = Math.ceil(setup.steps / this.perEpoch);
+    this.periods = this.schedules.map((sc) => sc.everySteps(this.perEpoch));
     this.every = setup.checkpointEvery ?? 0;
+    this.checkpointMs = setup.checkpointSeconds === undefined ? undefined : setup.checkpointSeconds * 1000;
+    this.clock = setup.clock ?? (() => performance.now());
+    this.syncReads = SYNC_READS.has(tf.getBackend());
     const start = (this.start = setup.resume?.manifest.position ?? { step: 0, epoch: 0, batch: 0 });
     this.step = start.step;
     this.epoch = start.epoch;
@@ -243,6 +268,8 @@ class TrainingRun {
     this.start.schedules?.state.forEach((s, i) => s !== undefined && this.schedules[i]?.restore?.(s));
     this.started = performance.now();
     this.epochStarted = this.started;
+    this.yieldAt = this.started + YIELD_MS;
+    this.lastCheckpoint = this.clock();
   }
 
   /** The population spec of these members: the whole resident population, or a shard of it. */
@@ -310,29 +337,48 @@ class TrainingRun {
   }
 
   private boundary(s: number): boolean {
-    return this.due(s).length > 0 || (this.every > 0 && s % this.every === 0);
+    if (this.every > 0 && s % this.every === 0) return true;
+    for (const period of this.periods) if (s > 0 && s % period === 0) return true;
+    return false;
   }
 
   private due(s: number): Schedule[] {
-    return s > 0 ? this.schedules.filter((sc) => s % sc.everySteps(this.perEpoch) === 0) : [];
+    return s > 0 ? this.schedules.filter((_, i) => s % this.periods[i] === 0) : [];
   }
 
-  /** The resident population trains batches [next, to) one step at a time; returns the members that diverged. */
+  /**
+   * The resident population trains batches [next, to) one step at a time; returns the members that
+   * diverged. A checkpoint due by the clock ends the interval early, at the step where it is noticed.
+   */
   private async intervalResident(order: Int32Array, to: number): Promise<number[]> {
     let diverged: number[] = [];
     for (let b = this.next; b < to; b++) {
-      diverged = (await this.runSteps(this.population!, b, b + 1, order)).diverged;
+      const stepped = this.trainBatch(this.population!, b, order);
+      diverged = stepped instanceof Promise ? await stepped : stepped;
       this.step++;
       this.next++;
-      this.reportStep();
+      const now = performance.now();
+      this.reportStep(now);
       if (diverged.length) break;
-      if (this.step % 20 === 0) await new Promise((r) => setImmediate(r));
+      if (now >= this.yieldAt) await this.yieldToEvents();
       if (this.callbacks.shouldStop?.()) {
         this.stopped = true;
         break;
       }
+      if (this.checkpointTimeDue()) break;
     }
     return diverged;
+  }
+
+  /** Lets timers, signals (Ctrl-C) and output run, then goes on; the loop does so about every YIELD_MS. */
+  private async yieldToEvents(): Promise<void> {
+    await new Promise((r) => setImmediate(r));
+    this.yieldAt = performance.now() + YIELD_MS;
+  }
+
+  /** Whether checkpointSeconds have passed on the clock since the last checkpoint. */
+  private checkpointTimeDue(): boolean {
+    return this.checkpointMs !== undefined && this.clock() - this.lastCheckpoint >= this.checkpointMs;
   }
 
   /** The shards train batches [next, to) together; returns the members that diverged. */
@@ -342,48 +388,45 @@ class TrainingRun {
     this.next += r.ran;
     // every shard starts the interval at the same step (it names the dropout streams); the store moves on after all of them
     this.store!.step = this.step;
-    this.reportStep();
-    await new Promise((r) => setImmediate(r));
+    this.reportStep(performance.now());
+    await this.yieldToEvents();
     if (this.callbacks.shouldStop?.()) this.stopped = true;
     return r.diverged;
   }
 
-  private reportStep(): void {
-    const rate = this.trained / Math.max(1e-9, (performance.now() - this.started) / 1000);
-    this.callbacks.onStep?.({ step: this.step, steps: this.setup.steps, epoch: this.epoch + 1, epochs: this.epochs, memberStepsPerSecond: rate, bestLoss: this.best });
+  /** Where training stands, to onStep: at most every onStepEveryMs, and after the last step. */
+  private reportStep(now: number): void {
+    const { onStep, onStepEveryMs = 100 } = this.callbacks;
+    if (!onStep || (now - this.lastReport < onStepEveryMs && this.step < this.setup.steps)) return;
+    this.lastReport = now;
+    const rate = this.trained / Math.max(1e-9, (now - this.started) / 1000);
+    onStep({ step: this.step, steps: this.setup.steps, epoch: this.epoch + 1, epochs: this.epochs, memberStepsPerSecond: rate, bestLoss: this.best });
   }
 
   /**
-   * Trains a population on batches [from, to) of the current epoch, stopping after a batch where a member's
-   * loss went non-finite; returns those members and how many batches ran.
+   * One step of a population on batch b of the current epoch, its values added to the sums; the members
+   * whose loss went non-finite. Synchronous where the backend reads values synchronously (stepValues).
    */
-  private async runSteps(pop: Population, from: number, to: number, order: Int32Array): Promise<{ diverged: number[]; ran: number }> {
+  private trainBatch(pop: Population, b: number, order: Int32Array): number[] | Promise<number[]> {
     const { tf, extra } = this;
-    const diverged: number[] = [];
-    let b = from;
-    while (b < to && !diverged.length) {
-      const [s0, s1] = this.ranges[b];
-      const { x, y, size } = this.own ? this.own.batch(pop.memberIds, this.epoch, b) : this.batch(this.setup.data.train, order, s0, s1);
-      let metrics: Record<string, Tensor> = {};
-      const losses = pop.trainStep(x, y, { names: extra, take: (v) => (metrics = v) });
-      const values: Record<string, number[]> = { loss: Array.from(await losses.data()) };
-      for (const name of extra) values[name] = Array.from(await metrics[name].data());
+    const [s0, s1] = this.ranges[b];
+    const { x, y, size } = this.own ? this.own.batch(pop.memberIds, this.epoch, b) : this.batch(this.setup.data.train, order, s0, s1);
+    let metrics: Record<string, Tensor> = {};
+    const losses = pop.trainStep(x, y, { names: extra, take: (v) => (metrics = v) });
+    const summed = (values: StepValues): number[] => {
       tf.dispose([x, y, losses, ...Object.values(metrics)]);
-      pop.memberIds.forEach((id, m) => {
-        if (!Number.isFinite(values.loss[m])) diverged.push(id);
-        else this.addToSums(id, pick(values, m), size);
-      });
       this.trained += pop.n;
-      b++;
-    }
-    return { diverged, ran: b - from };
+      this.addToSums(pop.memberIds, values, size);
+      return pop.memberIds.filter((_, m) => !Number.isFinite(values.loss[m]));
+    };
+    const values = stepValues(losses, metrics, extra, this.syncReads);
+    return values instanceof Promise ? values.then(summed) : summed(values);
   }
 
-  /** A member's loss and metrics on a batch, into the epoch's and every schedule's sums; non-finite losses stay out. */
-  private addToSums(id: number, values: Record<string, number>, size: number): void {
-    if (!Number.isFinite(values.loss)) return;
-    this.epochSums.add(id, values, size);
-    for (const sums of this.scheduleSums) sums.add(id, values, size);
+  /** A batch's losses and metrics of these members, into the epoch's and every schedule's sums; non-finite losses stay out. */
+  private addToSums(ids: readonly number[], values: Record<string, ArrayLike<number>>, size: number): void {
+    this.epochSums.addBatch(ids, values, size);
+    for (const sums of this.scheduleSums) sums.addBatch(ids, values, size);
   }
 
   /** The active members cut into shards: at most `resident` each in this process, one per worker elsewhere. */
@@ -414,7 +457,7 @@ class TrainingRun {
     again.forEach((i, k) => (results[i] = redone[k]));
     for (const r of results) {
       store.put(r);
-      for (const b of r.batches) r.memberIds.forEach((id, m) => this.addToSums(id, pick({ loss: b.loss, ...b.metrics }, m), b.size));
+      for (const b of r.batches) this.addToSums(r.memberIds, { loss: b.loss, ...b.metrics }, b.size);
       this.trained += r.ran * r.memberIds.length;
     }
     return { diverged: results.flatMap((r) => r.diverged), ran: end - from };
@@ -450,7 +493,10 @@ class TrainingRun {
     if (epochEnded) await this.reportEpoch();
     // nothing is left to gain from a schedule acting after the last step; a checkpoint there says they are pending
     if (step < setup.steps) await this.actOnSchedules();
-    if (this.every > 0 && step % this.every === 0 && step < setup.steps) await this.checkpoint();
+    // one due by the clock waits for the end of an interval (after every step when the population is resident)
+    const due = (this.every > 0 && step % this.every === 0) || this.checkpointTimeDue();
+    // a run stopped here writes its checkpoint as it finishes
+    if (due && step < setup.steps && !this.stopped) await this.checkpoint();
     if (!this.activeCount()) this.stopped = true;
   }
 
@@ -589,6 +635,7 @@ class TrainingRun {
     if (!this.callbacks.checkpoint) return;
     const source = this.population ?? this.store!.source(this.setup.hyper);
     await this.callbacks.checkpoint(source, this.position(), this.retired, this.bestKept.tensors());
+    this.lastCheckpoint = this.clock();
   }
 
   /** The last checkpoint and the summary: every member's last metrics (the untrained population's without a step) and learning rate. */
@@ -611,5 +658,30 @@ class TrainingRun {
   }
 }
 
+/** About how often the resident loop lets the event loop run (timers, signals, output), in milliseconds. */
+const YIELD_MS = 50;
+
+/** Backends whose dataSync() is a plain read of host memory; the others (webgpu, webgl) are read with data(). */
+const SYNC_READS = new Set(['cpu', 'wasm', 'tensorflow']);
+
+/** A step's per-member values on the host, by name: loss, then each metric. */
+type StepValues = { loss: ArrayLike<number> } & Record<string, ArrayLike<number>>;
+
+/**
+ * The one place the trainer reads a step's losses and metrics: at once with dataSync() where that is a
+ * plain read (`sync`), else with data(), a promise.
+ */
+function stepValues(losses: Tensor, metrics: Record<string, Tensor>, names: readonly string[], sync: boolean): StepValues | Promise<StepValues> {
+  if (sync) {
+    const values: StepValues = { loss: losses.dataSync() as Float32Array };
+    for (const name of names) values[name] = metrics[name].dataSync() as Float32Array;
+    return values;
+  }
+  return Promise.all([losses, ...names.map((name) => metrics[name])].map((t) => t.data() as Promise<Float32Array>)).then(([loss, ...rest]) => {
+    const values: StepValues = { loss };
+    names.forEach((name, k) => (values[name] = rest[k]));
+    return values;
+  });
+}
 
 export type { LabelEncoding };
