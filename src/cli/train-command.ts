@@ -376,14 +376,28 @@ function recorder(runDir: string, table: HyperTable, progress: TrainProgress, io
   const timings: Timings = [];
   const metricsFile = new LineBuffer(join(runDir, 'metrics.jsonl'));
   const shown = (member: number) => shownHyperparameters(table, (key) => table.value(key, member));
+  // each member's hyperparameters as JSON, kept until a population event (an exploit changes them)
+  const shownJson = new Map<number, string>();
+  const hyperJson = (member: number) => {
+    let json = shownJson.get(member);
+    if (json === undefined) shownJson.set(member, (json = JSON.stringify(shown(member))));
+    return json;
+  };
+  /** JSON.stringify({ epoch, step, member, hyperparameters, lr, ...metrics }), its constant part cached */
+  const line = (r: EpochReport, m: number) => {
+    const member = r.members[m];
+    const metrics = JSON.stringify(r.metrics[m]);
+    if (typeof r.lr[m] !== 'number') return JSON.stringify({ epoch: r.epoch, step: r.step, member, hyperparameters: shown(member), lr: r.lr[m], ...r.metrics[m] });
+    return `{"epoch":${r.epoch},"step":${r.step},"member":${member},"hyperparameters":${hyperJson(member)},"lr":${JSON.stringify(r.lr[m])}${metrics === '{}' ? '}' : `,${metrics.slice(1)}`}`;
+  };
   const onEpoch = (r: EpochReport) => {
     timings.push({ epoch: r.epoch, step: r.step, members: r.members.length, seconds: Math.round(r.seconds * 1000) / 1000 });
     progress.epoch(r);
-    const lines = r.metrics.map((metrics, m) => JSON.stringify({ epoch: r.epoch, step: r.step, member: r.members[m], hyperparameters: shown(r.members[m]), lr: r.lr[m], ...metrics }));
-    metricsFile.push(lines);
+    metricsFile.push(r.metrics.map((_, m) => line(r, m)));
   };
   const eventsPath = join(runDir, 'events.jsonl');
   const onEvent = (e: PopulationEvent) => {
+    shownJson.clear();
     appendFileSync(eventsPath, JSON.stringify(e) + '\n');
     if (e.event === 'stop' && e.reason?.startsWith('diverged')) io.err(`\nnetc: member ${e.member} ${e.reason}; it is stopped, the others go on\n`);
   };

@@ -63,7 +63,10 @@ export class TrainProgress {
       return;
     }
     if (!r.metrics.length) return;
-    this.lastLine = performance.now();
+    const now = performance.now();
+    // many short epochs (a step or two each): a line a second, and the last
+    if (this.setup.epochs > MANY_EPOCHS && now - this.lastLine < 1000 && r.epoch !== this.setup.epochs) return;
+    this.lastLine = now;
     const top = rank(r.metrics.map((metrics, m) => ({ member: r.members[m], hyperparameters: {}, metrics })))[0];
     this.setup.io.err(
       `epoch ${r.epoch}/${this.setup.epochs}: step ${r.step}/${this.setup.steps}, ${plural(r.members.length, 'member')}, best member ${top.member}: ${describe(top.metrics)}\n`,
@@ -74,6 +77,9 @@ export class TrainProgress {
     this.bar?.stop();
   }
 }
+
+/** Above this many epochs, epoch lines come at most once a second (and the last). */
+const MANY_EPOCHS = 100;
 
 /** The least time between two draws of the bar, in milliseconds. */
 const BAR_MS = 100;

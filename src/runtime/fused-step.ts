@@ -173,7 +173,7 @@ export class FusedStep {
     const { ir, optimizer, loss } = this.host;
     const step = generateStep({ ensemble: ir, optimizer, loss, metrics, maxBatch: batch, clipping });
     const memory = (this.host.tf.backend() as unknown as WasmBackend).wasm.asm.memory;
-    const instance = new WebAssembly.Instance(new WebAssembly.Module(step.bytes), { env: { memory } });
+    const instance = new WebAssembly.Instance(optimizedModule(step.bytes), { env: { memory } });
     const tableBytes = step.layout.table.length * 4;
     const hyperAt = tableBytes + pad(tableBytes);
     const drawsAt = hyperAt + this.hyperBytes(step);
@@ -349,6 +349,22 @@ export class FusedStep {
 }
 
 const pad = (bytes: number) => (16 - (bytes % 16)) % 16;
+
+/**
+ * The module compiled by the optimizing compiler at once, where the engine lets us say so (Node's V8
+ * flags): a step runs thousands of times, and V8's baseline compiler would run the first few hundred at a
+ * third of the speed before tiering up. Elsewhere (a browser), as the engine compiles it.
+ */
+function optimizedModule(bytes: Uint8Array<ArrayBuffer>): WebAssembly.Module {
+  const v8 = (globalThis as { process?: { getBuiltinModule?(name: string): unknown } }).process?.getBuiltinModule?.('node:v8') as { setFlagsFromString(flags: string): void } | undefined;
+  if (!v8) return new WebAssembly.Module(bytes);
+  v8.setFlagsFromString('--no-liftoff');
+  try {
+    return new WebAssembly.Module(bytes);
+  } finally {
+    v8.setFlagsFromString('--liftoff');
+  }
+}
 
 /** A generated module, instantiated, with what each call writes into its table. */
 interface Generated {
