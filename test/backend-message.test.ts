@@ -14,7 +14,7 @@ describe('--backend webgpu', () => {
     const r = spawnSync('node', [bin, 'train', 'examples/xor.net', '--steps', '1', '--backend', 'webgpu', '--out', join(tmp(), 'run')], { encoding: 'utf8' });
     if (r.status === 0) {
       // an adapter exists here: webgpu trains (Dawn may print its notes about software Vulkan's limits)
-      expect(r.stdout).toContain('webgpu, grouped)');
+      expect(r.stdout).toContain('webgpu, grouped, TF.js ops)');
       return;
     }
     expect(r.status, r.stderr).toBe(1);

@@ -81,7 +81,7 @@ describe('netc train', () => {
     for (const lowering of ['blockdiag', 'loop']) {
       const r = await run('train', 'examples/residual.net', '--steps', '5', '--members', '3', '--lowering', lowering, '--backend', 'cpu', '--out', tmp());
       expect(r.code, r.err).toBe(0);
-      expect(r.out).toContain(`cpu, ${lowering})`);
+      expect(r.out).toContain(`cpu, ${lowering}, TF.js ops)`);
     }
   });
 });

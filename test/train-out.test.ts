@@ -116,13 +116,14 @@ describe('progress output', () => {
   });
 
   it('the first line names the engine; where the fused step does not cover the model, one line says why', async () => {
-    const fused = await run('train', 'examples/xor.net', '--steps', '2', '--out', join(tmp(), 'run'));
+    // --engine auto, as the default is, whatever NETC_ENGINE says (the suite also runs with NETC_ENGINE=ops)
+    const fused = await run('train', 'examples/xor.net', '--steps', '2', '--engine', 'auto', '--out', join(tmp(), 'run'));
     expect(fused.code, fused.err).toBe(0);
     expect(fused.err.split('\n').find((l) => l.startsWith('training'))).toContain('(grouped, fused step)');
     const ops = await run('train', 'examples/xor.net', '--steps', '2', '--engine', 'ops', '--out', join(tmp(), 'run2'));
     expect(ops.err).toContain('(grouped, TF.js ops)');
     expect(ops.err).not.toContain('does not cover');
-    const blockdiag = await run('train', 'examples/xor.net', '--steps', '2', '--lowering', 'blockdiag', '--out', join(tmp(), 'run3'));
+    const blockdiag = await run('train', 'examples/xor.net', '--steps', '2', '--lowering', 'blockdiag', '--engine', 'auto', '--out', join(tmp(), 'run3'));
     expect(blockdiag.err).toContain('(blockdiag, TF.js ops)');
     expect(blockdiag.err).toContain('the fused step does not cover the blockdiag lowering (the generated step is built for grouped): each step runs on TF.js ops');
   });
