@@ -71,12 +71,7 @@ export function activation(v: Lanes, name: string, z: Local, alpha?: Local): voi
       return;
     }
     case 'leaky_relu':
-      c.get(z);
-      c.get(z);
-      slope(v, alpha!);
-      v.mul();
-      positive(v, z);
-      v.select();
+      byLeakySlope(v, z, z, alpha!);
       return;
     default:
       throw new Error(`internal error: no generated code for the activation ${name}`);
@@ -88,6 +83,16 @@ function positive(v: Lanes, z: Local): void {
   v.code.get(z);
   v.const(0);
   v.gt();
+}
+
+/** leaky_relu and its gradient: pushes t where z > 0, t * alpha elsewhere (t = z, or dy). */
+function byLeakySlope(v: Lanes, t: Local, z: Local, alpha: Local): void {
+  v.code.get(t);
+  v.code.get(t);
+  slope(v, alpha);
+  v.mul();
+  positive(v, z);
+  v.select();
 }
 
 /** Pushes leaky_relu's slope in every lane. */
@@ -187,12 +192,7 @@ export function activationGrad(v: Lanes, name: string, z: Local, a: Local, da: L
       return;
     }
     case 'leaky_relu':
-      c.get(da);
-      c.get(da);
-      slope(v, alpha!);
-      v.mul();
-      positive(v, z);
-      v.select();
+      byLeakySlope(v, da, z, alpha!);
       return;
     default:
       throw new Error(`internal error: no generated gradient for the activation ${name}`);
