@@ -9,7 +9,7 @@ import { matMul, matMulOfData } from '../kernels/matmul.js';
 import type { Tensor } from '../kernels/tf.js';
 import type { ForwardContext, Params } from './forward.js';
 import { sharedByFolding } from './widened.js';
-import type { KernelRule } from './kernel-rule.js';
+import type { KernelContext, KernelRule } from './kernel-rule.js';
 import { columnSums, denseForward, denseGradInput, denseGradWeights, SUM_BLOCK, type ParamMat } from '../wasm/blocks.js';
 import { applyActivation, applyActivationGrad, kernelActivations } from '../wasm/activations.js';
 import { LEAKY_RELU_ALPHA } from '../kernels/activations.js';
@@ -69,10 +69,10 @@ export const dense: LayerKind = {
  * gradient through the activation, dkernel = xᵀ dz, dbias = the column sums of dz, dx = dz kernelᵀ.
  */
 function denseKernel(): KernelRule {
-  const slope = (k: { code: { local(t: 'f32'): Local; f32(v: number): unknown; set(l: Local): unknown } }) => {
+  // an activation's leaky_relu has TF's fixed slope (a leaky_relu layer's may vary: it reads its hyperparameter)
+  const slope = (k: KernelContext) => {
     const alpha = k.code.local('f32');
-    k.code.f32(LEAKY_RELU_ALPHA);
-    k.code.set(alpha);
+    k.code.f32(LEAKY_RELU_ALPHA).set(alpha);
     return alpha;
   };
   return {
