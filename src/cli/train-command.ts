@@ -308,19 +308,7 @@ async function runTraining(t: Training, io: Io): Promise<{ result: TrainResult; 
   const start = t.resume?.manifest.position;
   const progress = new TrainProgress({ io, bar: !!t.options.progress, steps: t.steps, epochs: t.epochs, start: { step: start?.step ?? 0, epoch: start?.epoch ?? 0 }, everySeconds: t.options.progressSeconds ?? 10 });
   const { onEpoch, onEvent, timings, metricsFile } = recorder(runDir, table, progress, io);
-  let stop = false;
-  const onSigint = () => {
-    if (stop) {
-      try {
-        metricsFile.flush();
-      } finally {
-        process.exit(130);
-      }
-    }
-    stop = true;
-    io.err('\nnetc: stopping after this step (Ctrl-C again to quit at once)\n');
-  };
-  process.on('SIGINT', onSigint);
+  const ctrlC = onCtrlC(io, () => metricsFile.flush());
   const print = fingerprint(run.model);
   // metrics.jsonl holds every line up to a checkpoint before it is written: a resume drops the lines after it
   const checkpoint = (population: Parameters<typeof writeCheckpoint>[1], position: Parameters<typeof writeCheckpoint>[2], retired: RetiredMember[], extra?: Map<string, Float32Array>) => {
@@ -348,9 +336,9 @@ async function runTraining(t: Training, io: Io): Promise<{ result: TrainResult; 
         transport,
         engine: t.options.engine,
       },
-      { onStep: (p) => progress.step(p), onStepEveryMs: progress.everyMs, onEpoch, onEvent, shouldStop: () => stop, checkpoint },
+      { onStep: (p) => progress.step(p), onStepEveryMs: progress.everyMs, onEpoch, onEvent, shouldStop: ctrlC.stopped, checkpoint },
     );
-    return { result, stopped: stop, timings, transport };
+    return { result, stopped: ctrlC.stopped(), timings, transport };
   } catch (e) {
     if (e instanceof DivergenceError || e instanceof QueueError || e instanceof WorkerError) {
       progress.stop();
@@ -360,12 +348,33 @@ async function runTraining(t: Training, io: Io): Promise<{ result: TrainResult; 
     }
     throw e;
   } finally {
-    await transport?.close();
-    progress.stop();
-    process.off('SIGINT', onSigint);
-    // what was reported before a stop or a failure is kept
-    metricsFile.flush();
+    try {
+      // what was reported before a stop or a failure is kept
+      metricsFile.flush();
+    } finally {
+      await transport?.close();
+      progress.stop();
+      ctrlC.off();
+    }
   }
+}
+
+/** Ctrl-C once: training stops after the current step (`stopped()`); twice: `flush`, then exit at once. */
+function onCtrlC(io: Io, flush: () => void): { stopped: () => boolean; off: () => void } {
+  let stop = false;
+  const onSigint = () => {
+    if (stop) {
+      try {
+        flush();
+      } finally {
+        process.exit(130);
+      }
+    }
+    stop = true;
+    io.err('\nnetc: stopping after this step (Ctrl-C again to quit at once)\n');
+  };
+  process.on('SIGINT', onSigint);
+  return { stopped: () => stop, off: () => process.off('SIGINT', onSigint) };
 }
 
 /**
