@@ -3,7 +3,7 @@
 import type { Code, Local } from './module.js';
 import { scalarLanes as scalar, type Lanes } from './lanes.js';
 import { erf, exp, sigmoid, tanh } from './math.js';
-import { address, columns, forEachFloat, forRows, loadAt, type Mat } from './blocks.js';
+import { address, columns, forEachFloat, forRows, loadAt, rowOf, type Mat } from './blocks.js';
 
 /** The activations the generated step computes: all of netc's. */
 export const kernelActivations = new Set(['linear', 'relu', 'sigmoid', 'tanh', 'softmax', 'elu', 'swish', 'leaky_relu', 'gelu']);
@@ -208,8 +208,10 @@ export function softmaxRows(c: Code, batch: Local, z: Mat, a: Mat): void {
   const t = c.local('f32');
   const lanes = scalar(c);
   forRows(c, batch, (b) => {
-    c.get(z.base).get(b).i32(z.width * 4).i32Mul().i32Add().i32(z.offset).i32Add().set(zRow);
-    c.get(a.base).get(b).i32(a.width * 4).i32Mul().i32Add().i32(a.offset).i32Add().set(aRow);
+    rowOf(c, z, b);
+    c.set(zRow);
+    rowOf(c, a, b);
+    c.set(aRow);
     c.get(zRow).loadF32().set(max);
     for (let k = 1; k < z.width; k++) c.get(max).get(zRow).loadF32(k * 4).f32Max().set(max);
     c.f32(0).set(sum);
@@ -232,7 +234,7 @@ export function softmaxGradRows(c: Code, batch: Local, a: Mat, da: Mat, dz: Mat)
   const aRow = c.local('i32');
   const daRow = c.local('i32');
   const dzRow = c.local('i32');
-  const row = (m: Mat, b: Local, into: Local) => c.get(m.base).get(b).i32(m.width * 4).i32Mul().i32Add().i32(m.offset).i32Add().set(into);
+  const row = (m: Mat, b: Local, into: Local) => (rowOf(c, m, b), c.set(into));
   forRows(c, batch, (b) => {
     row(a, b, aRow);
     row(da, b, daRow);

@@ -86,7 +86,7 @@ export function forRows(c: Code, rows: Local, body: (r: Local) => void): void {
 }
 
 /** Pushes the address of row `r` (a local) of a Mat. */
-function rowOf(c: Code, m: Mat, r: Local): void {
+export function rowOf(c: Code, m: Mat, r: Local): void {
   address(c, m.base, m.offset, r, m.width * 4);
 }
 

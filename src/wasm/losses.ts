@@ -5,7 +5,7 @@
 import type { Code, Local } from './module.js';
 import { scalarLanes, type Lanes } from './lanes.js';
 import { log } from './math.js';
-import { address, forEachFloat, loadAt, type Mat } from './blocks.js';
+import { address, forEachFloat, loadAt, rowOf, type Mat } from './blocks.js';
 
 export const kernelLosses = new Set(['binary_crossentropy', 'categorical_crossentropy', 'sparse_categorical_crossentropy', 'mse', 'mae', 'huber']);
 export const kernelMetrics = new Set(['accuracy', 'mse', 'mae']);
@@ -47,7 +47,7 @@ export function emitLoss(c: Code, loss: string, args: Record<string, unknown>, k
   if (loss === 'binary_crossentropy') c.f32(1).get(t.batch).f32ConvertI32S().f32(k).f32Mul().f32Div().set(scale);
   else c.f32(1).get(t.batch).f32ConvertI32S().f32Div().f32(k).f32Div().set(scale);
   c.f32(0).set(total);
-  const rowAddress = (m: Mat, into: Local) => c.get(m.base).get(b).i32(m.width * 4).i32Mul().i32Add().i32(m.offset).i32Add().set(into);
+  const rowAddress = (m: Mat, into: Local) => (rowOf(c, m, b), c.set(into));
   /** loads p[b, j] and y[b, j] (one-hot from the class index when sparse) into p and y */
   const element = (jj: Local | number) => {
     c.get(pAt);
@@ -312,7 +312,8 @@ function emitMetric(c: Code, name: string, loss: string, k: number, t: LossTarge
   const labelWidth = sparse ? 1 : k;
   c.f32(0).set(sum);
   c.for(b, () => c.i32(0), () => c.get(t.batch), () => {
-    c.get(t.p.base).get(b).i32(t.p.width * 4).i32Mul().i32Add().i32(t.p.offset).i32Add().set(pAt);
+    rowOf(c, t.p, b);
+    c.set(pAt);
     c.get(t.y).get(b).i32(labelWidth * 4).i32Mul().i32Add().set(yAt);
     if (name === 'accuracy') {
       c.get(sum);
