@@ -8,5 +8,8 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     testTimeout: 60_000,
     pool: 'forks',
+    // vitest's default is one worker fewer than the cores: one, on CI's two. Most test files wait on child
+    // processes (the CLI, workers, a browser) for much of their time, so two share two cores well
+    maxWorkers: 2,
   },
 });

@@ -37,10 +37,10 @@ const noJax = argv.includes('--no-jax');
 /** The measured configurations. Quick mode: small sizes, short budgets (a smoke run). */
 const plan = quick
   ? {
-      forumN: [1, 5, 15],
+      forumN: [15],
       forumSmallLoweringsUpTo: 15,
       naiveMaxMembers: 15,
-      lenetN: [1, 2],
+      lenetN: [2],
       lenetOtherLoweringsAt: [2],
       lenetCpuCheck: false,
       fast: { warmup: 2, budgetMs: 150, minSteps: 5, maxSteps: 2000 } as Timing,
