@@ -73,6 +73,9 @@ export function whyNotHere(tf: TF, cfg: Omit<StepConfig, 'maxBatch' | 'clipping'
   return whyNotFused({ ...cfg, maxBatch: 1, clipping: false });
 }
 
+/** A host step's losses [N] and each metric [N], by name. */
+export type HostStepValues = { loss: Float32Array } & Record<string, Float32Array>;
+
 /** The generated step of one population. */
 export class FusedStep {
   private generated?: Generated;
@@ -82,6 +85,8 @@ export class FusedStep {
   private clips?: boolean;
   /** the table, the hyperparameter arrays and the scratch space, in one buffer TF.js owns */
   private arena?: { tensor: Tensor; bytes: number };
+  /** runHost()'s batch and outputs */
+  private io?: { tensor: Tensor; floats: number };
   private staticHyper = new Map<string, Float32Array>();
 
   constructor(private readonly host: FusedHost) {}
@@ -93,36 +98,82 @@ export class FusedStep {
     this.clips = undefined;
   }
 
+  /** Generates the module for batches up to `batch` with these metrics now, so that the first step does not (start-up). */
+  prepare(batch: number, metrics: readonly string[]): void {
+    this.module(batch, metrics);
+  }
+
   /** One training step of every member on x, y; returns the members' losses [N] and each metric [N]. */
   run(x: Tensor, y: Tensor, metrics: readonly string[]): { losses: Tensor; metrics: Record<string, Tensor> } {
     const { tf, n } = this.host;
-    if (this.host.volatile) this.hyperChanged();
     const inputRank = this.host.ir.ops[0].shape.length;
     const batch = x.shape[x.rank === inputRank + 1 ? 0 : 1] as number;
+    if (this.host.volatile) this.hyperChanged();
     const g = this.module(batch, metrics);
     const backend = tf.backend() as unknown as WasmBackend;
     const outputs = g.outputs.map(() => backend.makeOutput([n], 'float32'));
     const arena = this.arenaFor(g);
     // every allocation is made: the addresses, then the views (an allocation may grow the memory)
-    const at: StepAddresses = {
+    const offset = (t: { dataId: object }) => backend.dataIdMap.get(t.dataId)!.memoryOffset;
+    this.call(g, batch, {
       backend,
-      x,
-      y,
+      x: offset(x),
+      y: offset(y),
       xStride: x.rank === inputRank + 2 ? (x.size / n) * 4 : 0,
       yStride: y.rank === 3 ? (y.size / n) * 4 : 0,
-      outputs,
+      outputs: outputs.map(offset),
+      base: offset(arena.tensor),
+    });
+    const made = outputs.map((o) => tf.engine().makeTensorFromTensorInfo(o as never) as Tensor);
+    return { losses: made[0], metrics: Object.fromEntries(metrics.map((name, i) => [name, made[i + 1]])) };
+  }
+
+  /**
+   * One training step of every member on one batch they share, held on the host: x [B, ...input] and
+   * y [B, width], row-major. The batch is copied into the step's own buffer and the losses and metrics come
+   * back as arrays [N]: no tensor is made, so a step costs one call and a few copies.
+   */
+  runHost(x: Float32Array, y: Float32Array, batch: number, metrics: readonly string[]): HostStepValues {
+    const { tf, n } = this.host;
+    if (this.host.volatile) this.hyperChanged();
+    const g = this.module(batch, metrics);
+    const backend = tf.backend() as unknown as WasmBackend;
+    const outFloats = g.outputs.length * n;
+    const io = this.ioFor(x.length + y.length + outFloats);
+    const arena = this.arenaFor(g);
+    // every allocation is made: the addresses, then the views
+    const ioAt = backend.dataIdMap.get(io.tensor.dataId)!.memoryOffset;
+    const yAt = ioAt + x.length * 4;
+    const outAt = yAt + y.length * 4;
+    const heap = new Float32Array(backend.wasm.asm.memory.buffer);
+    heap.set(x, ioAt / 4);
+    heap.set(y, yAt / 4);
+    this.call(g, batch, {
+      backend,
+      x: ioAt,
+      y: yAt,
+      xStride: 0,
+      yStride: 0,
+      outputs: g.outputs.map((_, i) => outAt + i * n * 4),
       base: backend.dataIdMap.get(arena.tensor.dataId)!.memoryOffset,
-    };
+    });
+    // each output its own array, as a tensor's data would be
+    const read = (i: number) => new Float32Array(backend.wasm.asm.memory.buffer, outAt + i * n * 4, n).slice();
+    const values: HostStepValues = { loss: read(0) };
+    metrics.forEach((name, i) => (values[name] = read(i + 1)));
+    return values;
+  }
+
+  /** The table, the hyperparameters and the draws written, the generated step called, the parameters' ids renewed. */
+  private call(g: Generated, batch: number, at: StepAddresses): void {
     this.advance();
-    const memory = backend.wasm.asm.memory;
+    const memory = at.backend.wasm.asm.memory;
     const table = new Int32Array(memory.buffer, at.base, g.sources.length);
     for (let i = 0; i < g.sources.length; i++) table[i] = g.sources[i](at);
     this.writeHyper(g, memory, at.base);
     this.writeDraws(g, memory, at.base, batch);
-    g.run(at.base, n, batch);
-    this.renewIds(backend);
-    const made = outputs.map((o) => tf.engine().makeTensorFromTensorInfo(o as never) as Tensor);
-    return { losses: made[0], metrics: Object.fromEntries(metrics.map((name, i) => [name, made[i + 1]])) };
+    g.run(at.base, this.host.n, batch);
+    this.renewIds(at.backend);
   }
 
   /** Each dropout layer's uniform draws for this step, member by member, as the op path's memberDraws draws them. */
@@ -215,18 +266,18 @@ export class FusedStep {
       case 'arena':
         return (at) => at.base + scratchAt;
       case 'x':
-        return (at) => offset(at, at.x);
+        return (at) => at.x;
       case 'y':
-        return (at) => offset(at, at.y);
+        return (at) => at.y;
       case 'xStride':
         return (at) => at.xStride;
       case 'yStride':
         return (at) => at.yStride;
       case 'losses':
-        return (at) => offset(at, at.outputs[0]);
+        return (at) => at.outputs[0];
       case 'metric': {
         const i = 1 + where.metrics.indexOf(rest);
-        return (at) => offset(at, at.outputs[i]);
+        return (at) => at.outputs[i];
       }
       case 'param':
         return (at) => offset(at, this.writable(this.host.variables.get(rest)![0]));
@@ -261,6 +312,16 @@ export class FusedStep {
     this.arena = { tensor: tf.keep(tf.engine().makeTensorFromTensorInfo(info as never) as Tensor), bytes };
     this.written.clear();
     return this.arena;
+  }
+
+  /** The buffer runHost() copies batches into and reads the outputs from, kept between steps (grown for a larger batch). */
+  private ioFor(floats: number): { tensor: Tensor; floats: number } {
+    if (this.io && this.io.floats >= floats) return this.io;
+    this.io?.tensor.dispose();
+    const tf = this.host.tf;
+    const info = (tf.backend() as unknown as WasmBackend).makeOutput([floats], 'float32');
+    this.io = { tensor: tf.keep(tf.engine().makeTensorFromTensorInfo(info as never) as Tensor), floats };
+    return this.io;
   }
 
   /**
@@ -345,6 +406,8 @@ export class FusedStep {
   dispose(): void {
     this.arena?.tensor.dispose();
     this.arena = undefined;
+    this.io?.tensor.dispose();
+    this.io = undefined;
   }
 }
 
@@ -383,14 +446,14 @@ interface Generated {
   sources: ((at: StepAddresses) => number)[];
 }
 
-/** What a call's table entries are computed from. */
+/** What a call's table entries are computed from: the addresses of the batch and of the outputs. */
 interface StepAddresses {
   backend: WasmBackend;
-  x: Tensor;
-  y: Tensor;
+  x: number;
+  y: number;
   xStride: number;
   yStride: number;
-  outputs: TensorInfo[];
+  outputs: number[];
   /** the arena's address */
   base: number;
 }

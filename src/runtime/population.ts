@@ -14,7 +14,7 @@ import { applyGradients, createState, hyperValues, sharedValue, type OptimizerSt
 import { gatherMembers } from '../kernels/member-axis.js';
 import type { TF, Tensor, Variable } from '../kernels/tf.js';
 import { applyUpdates, memberDraws, type ModulePopulation, type StepInputs } from '../kernels/module-population.js';
-import { chooseEngine, FusedStep, type Engine } from './fused-step.js';
+import { chooseEngine, FusedStep, type Engine, type HostStepValues } from './fused-step.js';
 
 export interface PopulationSpec {
   tf: TF;
@@ -478,6 +478,27 @@ export class Population {
     if (x.shape[0] !== this.n) throw new Error(`internal error: ${this.n} members' inputs expected, got ${x.shape[0]}`);
     if (ir.lowering === 'loop') return tf.unstack(x);
     return { t: ir.lowering === 'grouped' ? x : membersToBlocks(tf, x), shared: false, data: true };
+  }
+
+  /** Readies the training step for batches up to `batch` with these metrics (the generated step's module), before the first step. */
+  prepareStep(batch: number, names: readonly string[]): void {
+    this.fused?.prepare(batch, names);
+  }
+
+  /** Whether trainHostStep() runs here: the generated step, which takes a batch straight from the host. */
+  get hostSteps(): boolean {
+    return this.fused !== undefined;
+  }
+
+  /**
+   * One training step on a batch every member shares, held on the host (x [B, ...input], y [B, width],
+   * row-major): the generated step copies it in and hands back the members' losses [N] and each named
+   * metric [N] as arrays. What trainStep() computes, without a tensor made or read.
+   */
+  trainHostStep(x: Float32Array, y: Float32Array, size: number, names: readonly string[]): HostStepValues {
+    const values = this.fused!.runHost(x, y, size, names);
+    this.step++;
+    return values;
   }
 
   /**

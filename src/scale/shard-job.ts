@@ -142,14 +142,40 @@ function populationOf(tf: TF, ctx: RunContext, job: ShardState & { hyper: Record
 
 /** Builds batches of a dataset as tensors, in the encoding the run's loss wants. */
 export function batcher(tf: TF, ctx: Pick<RunContext, 'model' | 'loss' | 'train'>) {
+  const input = ctx.model.ops[0].shape;
+  const gather = hostBatcher(ctx);
+  return (ds: Dataset, order: Int32Array, start: number, end: number) => {
+    const b = gather(ds, order, start, end);
+    return { x: tf.tensor(b.x, [b.size, ...input]), y: tf.tensor(b.y, [b.size, b.yWidth]), size: b.size };
+  };
+}
+
+/** batcher()'s batches as arrays on the host, for a population that takes them so (Population.hostSteps). */
+export function hostBatcher(ctx: Pick<RunContext, 'loss' | 'train'>) {
   const expects = lossSpecs.find((l) => l.name === ctx.loss.name)!.expects;
   const encoding = labelEncoding(expects, ctx.train.labels);
   const classes = ctx.train.labels.kind === 'classes' ? ctx.train.labels.classes : 0;
-  const input = ctx.model.ops[0].shape;
-  return (ds: Dataset, order: Int32Array, start: number, end: number) => {
-    const b = gatherBatch(ds, order, start, end, encoding, classes);
-    return { x: tf.tensor(b.x, [b.size, ...input]), y: tf.tensor(b.y, [b.size, b.yWidth]), size: b.size };
-  };
+  return (ds: Dataset, order: Int32Array, start: number, end: number) => gatherBatch(ds, order, start, end, encoding, classes);
+}
+
+/** How long a shard trains before it lets the event loop run (a queue worker's lock renewals), in ms. */
+const YIELD_MS = 20;
+
+/** One step on tensors, its values read back. */
+async function tensorStep(tf: TF, pop: Population, b: { x: Tensor; y: Tensor; size: number }, names: readonly string[]): Promise<TrainResult['batches'][number]> {
+  let values: Record<string, Tensor> = {};
+  const losses = pop.trainStep(b.x, b.y, { names, take: (v) => (values = v) });
+  const loss = (await losses.data()) as Float32Array;
+  const metrics: Record<string, Float32Array> = {};
+  for (const name of names) metrics[name] = (await values[name].data()) as Float32Array;
+  tf.dispose([b.x, b.y, losses, ...Object.values(values)]);
+  return { size: b.size, loss, metrics };
+}
+
+/** One step of the generated step on a batch from the host. */
+function hostStep(pop: Population, b: { x: Float32Array; y: Float32Array; size: number }, names: readonly string[]): TrainResult['batches'][number] {
+  const { loss, ...metrics } = pop.trainHostStep(b.x, b.y, b.size, names);
+  return { size: b.size, loss, metrics };
 }
 
 async function trainShard(tf: TF, ctx: RunContext, job: TrainJob): Promise<TrainResult> {
@@ -160,19 +186,18 @@ async function trainShard(tf: TF, ctx: RunContext, job: TrainJob): Promise<Train
   const order = own ? new Int32Array(0) : epochOrder(ctx.train.count, ctx.shuffle, ctx.seed, job.epoch);
   const batches: TrainResult['batches'] = [];
   let diverged: number[] = [];
+  const gather = hostBatcher(ctx);
+  let yieldAt = performance.now() + YIELD_MS;
   for (let b = job.from; b < job.to && !diverged.length; b++) {
     const [s0, s1] = ranges[b];
-    const { x, y, size } = own ? own.batch(job.memberIds, job.epoch, b) : batch(ctx.train, order, s0, s1);
-    let values: Record<string, Tensor> = {};
-    const losses = pop.trainStep(x, y, { names: ctx.metrics, take: (v) => (values = v) });
-    const loss = (await losses.data()) as Float32Array;
-    const metrics: Record<string, Float32Array> = {};
-    for (const name of ctx.metrics) metrics[name] = (await values[name].data()) as Float32Array;
-    tf.dispose([x, y, losses, ...Object.values(values)]);
-    batches.push({ size, loss, metrics });
-    diverged = job.memberIds.filter((_, m) => !Number.isFinite(loss[m]));
-    // a worker serving a queue renews its job's lock between steps
-    await new Promise((r) => setImmediate(r));
+    const values = own || !pop.hostSteps ? await tensorStep(tf, pop, own ? own.batch(job.memberIds, job.epoch, b) : batch(ctx.train, order, s0, s1), ctx.metrics) : hostStep(pop, gather(ctx.train, order, s0, s1), ctx.metrics);
+    batches.push(values);
+    diverged = job.memberIds.filter((_, m) => !Number.isFinite(values.loss[m]));
+    // a worker serving a queue renews its job's lock between steps: the event loop runs every YIELD_MS
+    if (performance.now() >= yieldAt) {
+      await new Promise((r) => setImmediate(r));
+      yieldAt = performance.now() + YIELD_MS;
+    }
   }
   const state = await pop.exportState();
   const result: TrainResult = { kind: 'train', memberIds: job.memberIds, state, accBeta1: pop.state.accBeta1, accBeta2: pop.state.accBeta2, ran: batches.length, diverged, batches };

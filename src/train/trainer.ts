@@ -22,7 +22,7 @@ import { NETC_VERSION } from '../version.js';
 import { InProcess } from '../scale/in-process.js';
 import { shards, type Transport } from '../scale/transport.js';
 import { MemberData, memberBatches } from '../runtime/member-data.js';
-import { batcher, type EvaluateJob, type EvaluateResult, type RunContext, type TrainJob, type TrainResult as ShardTrainResult } from '../scale/shard-job.js';
+import { batcher, hostBatcher, type EvaluateJob, type EvaluateResult, type RunContext, type TrainJob, type TrainResult as ShardTrainResult } from '../scale/shard-job.js';
 
 export interface TrainSetup {
   tf: TF;
@@ -154,6 +154,7 @@ class TrainingRun {
   private readonly extra: string[];
   private readonly names: string[];
   private readonly batch: ReturnType<typeof batcher>;
+  private readonly hostBatch: ReturnType<typeof hostBatcher>;
   private readonly own: MemberData | undefined;
   private readonly validates: boolean;
   private readonly ranges: [number, number][];
@@ -212,6 +213,7 @@ class TrainingRun {
     this.extra = computedMetrics(config.metrics, this.schedules);
     this.names = ['loss', ...this.extra];
     this.batch = batcher(tf, { model: setup.model, loss: config.loss, train: setup.data.train });
+    this.hostBatch = hostBatcher({ loss: config.loss, train: setup.data.train });
     // members on data of their own: each member's batches and held-out set come from its own examples
     const split = program.ensemble?.split;
     this.own = split ? new MemberData(tf, { split, train: setup.data.train, seed: setup.seed, shuffle: config.shuffle, batch: config.batch, input: setup.model.ops[0].shape, loss: config.loss }) : undefined;
@@ -264,6 +266,7 @@ class TrainingRun {
     } else {
       this.population = new Population(this.spec(this.active));
       if (resumed) restore(this.population, resumed.manifest, resumed.tensors);
+      this.population.prepareStep(this.ranges.reduce((most, [s0, s1]) => Math.max(most, s1 - s0), 1), this.extra);
     }
     this.start.schedules?.state.forEach((s, i) => s !== undefined && this.schedules[i]?.restore?.(s));
     this.started = performance.now();
@@ -410,17 +413,30 @@ class TrainingRun {
   private trainBatch(pop: Population, b: number, order: Int32Array): number[] | Promise<number[]> {
     const { tf, extra } = this;
     const [s0, s1] = this.ranges[b];
+    // the generated step takes a shared batch from the host and gives its values back as arrays
+    if (!this.own && pop.hostSteps) {
+      const batch = this.hostBatch(this.setup.data.train, order, s0, s1);
+      return this.summed(pop, pop.trainHostStep(batch.x, batch.y, batch.size, extra), batch.size);
+    }
     const { x, y, size } = this.own ? this.own.batch(pop.memberIds, this.epoch, b) : this.batch(this.setup.data.train, order, s0, s1);
     let metrics: Record<string, Tensor> = {};
     const losses = pop.trainStep(x, y, { names: extra, take: (v) => (metrics = v) });
     const summed = (values: StepValues): number[] => {
       tf.dispose([x, y, losses, ...Object.values(metrics)]);
-      this.trained += pop.n;
-      this.addToSums(pop.memberIds, values, size);
-      return pop.memberIds.filter((_, m) => !Number.isFinite(values.loss[m]));
+      return this.summed(pop, values, size);
     };
     const values = stepValues(losses, metrics, extra, this.syncReads);
     return values instanceof Promise ? values.then(summed) : summed(values);
+  }
+
+  /** A step's values into the sums; the members whose loss went non-finite. */
+  private summed(pop: Population, values: StepValues, size: number): number[] {
+    this.trained += pop.n;
+    this.addToSums(pop.memberIds, values, size);
+    const loss = values.loss;
+    const diverged: number[] = [];
+    for (let m = 0; m < loss.length; m++) if (!Number.isFinite(loss[m])) diverged.push(pop.memberIds[m]);
+    return diverged;
   }
 
   /** A batch's losses and metrics of these members, into the epoch's and every schedule's sums; non-finite losses stay out. */
@@ -505,7 +521,8 @@ class TrainingRun {
     const ended = this.next >= this.perEpoch;
     const val = this.validates && ids.length ? await this.evaluateMembers('validation') : undefined;
     const metrics = ids.map((id, m) => {
-      const row = metricsRow(names, epochSums.mean(id, names), val && pick(val, m));
+      const mean = epochSums.mean(id, names);
+      const row = val ? metricsRow(names, mean, pick(val, m)) : (mean as MemberMetrics);
       (ended ? this.lastMetrics : this.partialMetrics).set(id, row);
       return row;
     });
