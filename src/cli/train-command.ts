@@ -395,9 +395,12 @@ function recorder(runDir: string, table: HyperTable, progress: TrainProgress, io
   /** JSON.stringify({ epoch, step, member, hyperparameters, lr, ...metrics }), its constant part cached */
   const line = (r: EpochReport, m: number) => {
     const member = r.members[m];
-    const metrics = JSON.stringify(r.metrics[m]);
     if (typeof r.lr[m] !== 'number') return JSON.stringify({ epoch: r.epoch, step: r.step, member, hyperparameters: shown(member), lr: r.lr[m], ...r.metrics[m] });
-    return `{"epoch":${r.epoch},"step":${r.step},"member":${member},"hyperparameters":${hyperJson(member)},"lr":${JSON.stringify(r.lr[m])}${metrics === '{}' ? '}' : `,${metrics.slice(1)}`}`;
+    let text = `{"epoch":${r.epoch},"step":${r.step},"member":${member},"hyperparameters":${hyperJson(member)},"lr":${jsonNumber(r.lr[m])}`;
+    const metrics = r.metrics[m] as unknown as Record<string, number>;
+    // the metrics' names are identifiers (loss, val_accuracy, ...): nothing in them to escape
+    for (const name in metrics) if (metrics[name] !== undefined) text += `,"${name}":${jsonNumber(metrics[name])}`;
+    return text + '}';
   };
   const onEpoch = (r: EpochReport) => {
     timings.push({ epoch: r.epoch, step: r.step, members: r.members.length, seconds: Math.round(r.seconds * 1000) / 1000 });
@@ -412,6 +415,9 @@ function recorder(runDir: string, table: HyperTable, progress: TrainProgress, io
   };
   return { onEpoch, onEvent, timings, metricsFile };
 }
+
+/** A number as JSON.stringify writes it (non-finite: null), by the template literal's faster path. */
+const jsonNumber = (v: number) => (Number.isFinite(v) ? `${v}` : 'null');
 
 /** Keeps the lines of a JSON-lines file whose row passes `keep` (a missing file stays missing). */
 function truncateLines(path: string, keep: (row: { step: number }) => boolean): void {

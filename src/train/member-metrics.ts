@@ -89,8 +89,12 @@ export class HostSums {
   mean(id: number, names: readonly string[]): { loss: number } & Record<string, number> {
     const i = this.slots.get(id);
     const count = i === undefined ? 0 : this.counts[i];
-    const sums = names.map((name) => this.sums.get(name));
-    return Object.fromEntries(names.map((name, k) => [name, count && sums[k] ? sums[k][i!] / count : NaN])) as { loss: number } & Record<string, number>;
+    const row: Record<string, number> = {};
+    for (const name of names) {
+      const sums = this.sums.get(name);
+      row[name] = count && sums ? sums[i!] / count : NaN;
+    }
+    return row as { loss: number } & Record<string, number>;
   }
 
   /** Forgets every member and metric (an epoch's end), keeping the arrays for the next. */
