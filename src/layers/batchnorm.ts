@@ -5,6 +5,11 @@ import type { ForwardContext } from './forward.js';
 import type { Tensor } from '../kernels/tf.js';
 import { blockMembers, fromMembersFirst, groupedMembers, groupedVector, membersFirst } from './widened.js';
 import { blockVector } from '../kernels/block-vector.js';
+import type { KernelRule } from './kernel-rule.js';
+import type { Code, Local } from '../wasm/module.js';
+import type { Lanes } from '../wasm/lanes.js';
+import { address, columns, forRows, rowOf, type Mat } from '../wasm/blocks.js';
+import { pow1_5 } from '../wasm/math.js';
 
 /**
  * Normalises x with the batch's statistics (training) or the running ones, and records the new running
@@ -101,4 +106,164 @@ export const batchnorm: LayerKind = {
       return fromMembersFirst(ctx, normalise(ctx, x, p, axes, scalar, (t) => t, stat));
     },
   },
+  kernel: batchnormKernel(),
 };
+
+/**
+ * The generated step's batchnorm in training, per member, on [B, C]: each column's mean and variance over
+ * the batch (its rows summed in order, then / B, as tf.moments), the running statistics moved as Keras
+ * moves them, y = (x - mean) * rsqrt(variance + epsilon) * gamma + beta. Four columns at a time: every
+ * lane's arithmetic is its own column's, in the op path's order. The backward pass is autodiff's of the
+ * op path: the mean takes the normalisation's gradient and then the squared deviations'.
+ */
+function batchnormKernel(): KernelRule {
+  return {
+    unsupported: (_, [input]) => (input.length > 1 ? 'batchnorm of an input with more than one axis' : undefined),
+    forward(k) {
+      const { code: c } = k;
+      const width = k.output.width;
+      const [gamma, beta, movingMean, movingVariance] = (['gamma', 'beta', 'moving_mean', 'moving_variance'] as const).map((n) => k.params[n] as Local);
+      const [mean, s, inv] = ['mean', 's', 'inv'].map((n) => rowAddress(c, k.saved(n, width)));
+      const d = k.saved('d', width);
+      const count = c.local('f32');
+      c.get(k.batch).f32ConvertI32S().set(count);
+      const keep = c.local('f32');
+      c.f32(1).get(k.hyper('momentum')).f32Sub().set(keep);
+      // the mean: each column summed over the rows, then / B
+      fill(c, mean, width);
+      overRows(c, k.batch, [k.inputs[0]], ([x]) => accumulate(c, mean, width, (v, col) => load(c, v, x, col)));
+      columns(c, width, (v, col) => store(c, v, mean, col, () => (load(c, v, mean, col), c.get(count), v.splat(), v.div())));
+      // the deviations, kept, and their squares summed
+      fill(c, s, width);
+      overRows(c, k.batch, [k.inputs[0], d], ([x, dRow]) =>
+        columns(c, width, (v, col) => {
+          const t = v.floatLocal();
+          load(c, v, x, col);
+          load(c, v, mean, col);
+          v.sub();
+          c.set(t);
+          store(c, v, dRow, col, () => c.get(t));
+          store(c, v, s, col, () => (load(c, v, s, col), c.get(t), c.get(t), v.mul(), v.add()));
+        }),
+      );
+      // the variance; the running statistics: moving -= (moving - batch) * (1 - momentum); s = variance + epsilon
+      columns(c, width, (v, col) => {
+        const variance = v.floatLocal();
+        load(c, v, s, col);
+        c.get(count);
+        v.splat();
+        v.div();
+        c.set(variance);
+        const toward = (moving: Local, batch: () => void) => store(c, v, moving, col, () => (load(c, v, moving, col), load(c, v, moving, col), batch(), v.sub(), c.get(keep), v.splat(), v.mul(), v.sub()));
+        toward(movingMean, () => load(c, v, mean, col));
+        toward(movingVariance, () => c.get(variance));
+        store(c, v, s, col, () => (c.get(variance), c.get(k.hyper('epsilon')), v.splat(), v.add()));
+        store(c, v, inv, col, () => (v.const(1), load(c, v, s, col), v.sqrt(), v.div()));
+      });
+      // y = ((d * inv) * gamma) + beta
+      overRows(c, k.batch, [d, k.output], ([dRow, y]) =>
+        columns(c, width, (v, col) => store(c, v, y, col, () => (load(c, v, dRow, col), load(c, v, inv, col), v.mul(), load(c, v, gamma, col), v.mul(), load(c, v, beta, col), v.add()))),
+      );
+    },
+    backward(k) {
+      const { code: c } = k;
+      const width = k.output.width;
+      const gamma = k.params.gamma as Local;
+      const [s, inv, dInv, dMean] = ['s', 'inv', 'dinv', 'dmean'].map((n) => rowAddress(c, k.saved(n, width)));
+      const [dGamma, dBeta] = [k.grads.gamma, k.grads.beta].map((m) => rowAddress(c, m));
+      const d = k.saved('d', width);
+      const dx = k.dInputs[0];
+      for (const l of [dGamma, dBeta, dInv, dMean]) fill(c, l, width);
+      overRows(c, k.batch, [k.dOutput, d, ...(dx ? [dx] : [])], ([dy, dRow, dxRow]) =>
+        columns(c, width, (v, col) => {
+          const [g, dd, dxh] = [v.floatLocal(), v.floatLocal(), v.floatLocal()];
+          load(c, v, dy, col);
+          c.set(g);
+          load(c, v, dRow, col);
+          c.set(dd);
+          // dgamma += dy * (d * inv), dbeta += dy; dxhat = dy * gamma; dinv += dxhat * d
+          store(c, v, dGamma, col, () => (load(c, v, dGamma, col), c.get(g), c.get(dd), load(c, v, inv, col), v.mul(), v.mul(), v.add()));
+          store(c, v, dBeta, col, () => (load(c, v, dBeta, col), c.get(g), v.add()));
+          c.get(g);
+          load(c, v, gamma, col);
+          v.mul();
+          c.set(dxh);
+          store(c, v, dInv, col, () => (load(c, v, dInv, col), c.get(dxh), c.get(dd), v.mul(), v.add()));
+          if (!dxRow) return;
+          // through d * inv: dx = dxhat * inv for now; the mean takes -sum(that)
+          const t = v.floatLocal();
+          c.get(dxh);
+          load(c, v, inv, col);
+          v.mul();
+          c.set(t);
+          store(c, v, dxRow, col, () => c.get(t));
+          store(c, v, dMean, col, () => (load(c, v, dMean, col), c.get(t), v.sub()));
+        }),
+      );
+      if (!dx) return;
+      const count = c.local('f32');
+      c.get(k.batch).f32ConvertI32S().set(count);
+      // rsqrt's gradient: dinv / (s^1.5 * -2), then the variance's mean: / B (kept in dinv); one column at a time
+      const [j, sj] = [c.local('i32'), c.local('f32')];
+      c.for(j, () => c.i32(0), () => c.i32(width * 4), () => {
+        c.get(s).get(j).i32Add().loadF32().set(sj);
+        c.get(dInv).get(j).i32Add();
+        c.get(dInv).get(j).i32Add().loadF32();
+        pow1_5(c, sj);
+        c.f32(-2).f32Mul().f32Div().get(count).f32Div().storeF32();
+      }, 4);
+      // the squared deviations' share of the mean's gradient, -sum(dv * (d * 2)), added after the normalisation's; then / B
+      const dSquares = rowAddress(c, k.saved('dsq', width));
+      fill(c, dSquares, width);
+      overRows(c, k.batch, [d], ([dRow]) => accumulate(c, dSquares, width, (v, col) => (load(c, v, dInv, col), load(c, v, dRow, col), v.const(2), v.mul(), v.mul())));
+      columns(c, width, (v, col) => store(c, v, dMean, col, () => (load(c, v, dMean, col), load(c, v, dSquares, col), v.sub(), c.get(count), v.splat(), v.div())));
+      // dx += dv * (d * 2), then + dmean
+      overRows(c, k.batch, [dx, d], ([dxRow, dRow]) =>
+        columns(c, width, (v, col) => store(c, v, dxRow, col, () => (load(c, v, dxRow, col), load(c, v, dInv, col), load(c, v, dRow, col), v.const(2), v.mul(), v.mul(), v.add(), load(c, v, dMean, col), v.add()))),
+      );
+    },
+  };
+}
+
+/** A local holding the address of a Mat's first row. */
+function rowAddress(c: Code, m: Mat): Local {
+  const l = c.local('i32');
+  address(c, m.base, m.offset);
+  c.set(l);
+  return l;
+}
+
+/** For each row b of the batch: the addresses of row b of each Mat. */
+function overRows(c: Code, batch: Local, mats: Mat[], body: (rows: Local[]) => void): void {
+  const rows = mats.map(() => c.local('i32'));
+  forRows(c, batch, (b) => {
+    mats.forEach((m, i) => {
+      rowOf(c, m, b);
+      c.set(rows[i]);
+    });
+    body(rows);
+  });
+}
+
+/** Pushes the float(s) at column byte offset `col` of the row at `row`. */
+function load(c: Code, v: Lanes, row: Local, col: number): void {
+  c.get(row);
+  v.load(col);
+}
+
+/** Stores what `value` pushes at column byte offset `col` of the row at `row`. */
+function store(c: Code, v: Lanes, row: Local, col: number, value: () => void): void {
+  c.get(row);
+  value();
+  v.store(col);
+}
+
+/** row[col] += what `value` pushes, for every column. */
+function accumulate(c: Code, row: Local, width: number, value: (v: Lanes, col: number) => void): void {
+  columns(c, width, (v, col) => store(c, v, row, col, () => (load(c, v, row, col), value(v, col), v.add())));
+}
+
+/** Zero in every column of the row at `row`. */
+function fill(c: Code, row: Local, width: number): void {
+  columns(c, width, (v, col) => store(c, v, row, col, () => v.const(0)));
+}

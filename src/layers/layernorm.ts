@@ -5,6 +5,7 @@ import { groupedMembers, groupedVector, joinMembers, splitMembers, blockMembers,
 import type { KernelBackwardContext, KernelContext, KernelRule } from './kernel-rule.js';
 import type { Code, Local } from '../wasm/module.js';
 import { address, type Mat } from '../wasm/blocks.js';
+import { pow1_5 } from '../wasm/math.js';
 
 /** (x - mean) / sqrt(var + eps) * gamma + beta over the last axis of each example. */
 function normalise(tf: TF, x: Tensor, gamma: Tensor, beta: Tensor, epsilon: Tensor): Tensor {
@@ -124,7 +125,9 @@ function layernormKernel(): KernelRule {
         const dxAt = at.dx;
         if (!dxAt) return;
         // rsqrt's gradient: dr / (s^1.5 * -2); the variance's: (dv / C) * (d * 2); the mean's: dm / C
-        c.get(dr).get(si).get(si).f32Sqrt().f32Mul().f32(-2).f32Mul().f32Div().f32(width).f32Div().set(dv);
+        c.get(dr);
+        pow1_5(c, si);
+        c.f32(-2).f32Mul().f32Div().f32(width).f32Div().set(dv);
         c.get(dm).f32(width).f32Div().set(dm);
         overColumns(c, width, (j) => {
           c.get(dxAt).get(j).i32Add();

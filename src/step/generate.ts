@@ -85,7 +85,8 @@ export function generateStep(cfg: StepConfig): GeneratedStep {
   const table = [
     'arena', 'x', 'y', 'xStride', 'yStride', 'losses',
     ...cfg.metrics.map((m) => `metric:${m}`),
-    ...places.flatMap((p) => [`param:${p.param.name}`, ...slotNames.map((s) => `slot:${p.param.name}:${s}`)]),
+    // running statistics (batchnorm's) have no optimizer slots: their layer's forward code moves them
+    ...places.flatMap((p) => [`param:${p.param.name}`, ...(p.param.trainable ? slotNames.map((s) => `slot:${p.param.name}:${s}`) : [])]),
     ...hyper.map((k) => `hyper:${k}`),
     ...draws.map((d) => `draws:${d.op}`),
   ];
@@ -130,7 +131,8 @@ function emitStep(c: Code, cfg: StepConfig, plan: Plan): number {
   const m = c.local('i32');
   const xBase = c.local('i32');
   const yBase = c.local('i32');
-  const grads = new Map(plan.places.map((p) => [p.param.name, arena.mat(p.width, p.rows)]));
+  const trained = plan.places.filter((p) => p.param.trainable);
+  const grads = new Map(trained.map((p) => [p.param.name, arena.mat(p.width, p.rows)]));
   const values = new Map<number, Mat>();
   const dValues = new Map<number, Mat>();
   const saved = new Map<string, Mat>();
@@ -159,7 +161,7 @@ function emitStep(c: Code, cfg: StepConfig, plan: Plan): number {
     }
     emitLoss(c, cfg.loss.name, cfg.loss.args, outMat.width, { batch, p: outMat, y: yBase, dp: dValues.get(out)!, lossOut, metricOut, terms: arena.mat(outMat.width) });
     backward(c, contexts, { arena, values, dValues, needsGrad, grads, consumers: consumerCounts(e) });
-    for (const p of plan.places) update(c, cfg, plan, p, { grads, memberBase, rowStride, hyperValue });
+    for (const p of trained) update(c, cfg, plan, p, { grads, memberBase, rowStride, hyperValue });
   });
   return arena.bytes;
 }
@@ -270,7 +272,7 @@ function backward(c: Code, contexts: [WideOp, KernelContext][], b: BackwardBuffe
       if (dInputs[0]) b.dValues.set(op.inputs[0], dOutput);
     } else {
       const grads: Record<string, Mat> = {};
-      for (const name of op.params) grads[name.slice(op.name.length + 1)] = b.grads.get(name)!;
+      for (const name of op.params) if (b.grads.has(name)) grads[name.slice(op.name.length + 1)] = b.grads.get(name)!;
       const ctx: KernelBackwardContext = { ...k, dOutput, dInputs, grads };
       kernel.backward(ctx);
     }

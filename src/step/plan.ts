@@ -27,7 +27,6 @@ export function whyNotFused(cfg: StepConfig): string | undefined {
   if (metric) return `the ${metric} metric`;
   for (const p of e.params) {
     if (p.layout === 'shared') return `the shared layer ${p.op} (its gradient sums over members)`;
-    if (!p.trainable) return `${p.op}'s running statistics`;
     if (p.layout !== 'stacked' && p.layout !== 'columns') return `the ${p.layout} layout of ${p.name}`;
   }
   const consumers = new Map<number, number>();

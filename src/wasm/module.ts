@@ -233,6 +233,12 @@ export class Code {
   f32Max = () => this.op(0x97);
   f32Copysign = () => this.op(0x98);
   f32ConvertI32S = () => this.op(0xb2);
+  f32DemoteF64 = () => this.op(0xb6);
+
+  // ---- f64, on the stack only: where a float32 result is to be rounded once from a wider one
+  f64PromoteF32 = () => this.op(0xbb);
+  f64Sqrt = () => this.op(0x9f);
+  f64Mul = () => this.op(0xa2);
   f32ReinterpretI32 = () => this.op(0xbe);
 
   // ---- v128 (SIMD128)
