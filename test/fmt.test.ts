@@ -127,6 +127,9 @@ describe('layout', () => {
   it('keeps strings as they are, a # inside them included', () => {
     expect(fmt('train { data: csv( "a # b.csv" , label:"y" ) }')).toBe('train {\n  data: csv("a # b.csv", label: "y")\n}\n');
   });
+  it('never joins two tokens into one: a number that ends in a dot keeps its space', () => {
+    expect(fmt('schedule pbt { every: 1. e5 }')).toBe('schedule pbt {\n  every: 1. e5\n}\n');
+  });
   it('an empty file stays empty, and a file of comments keeps them', () => {
     expect(fmt('')).toBe('');
     expect(fmt('\n\n# one\n\n\n# two\n')).toBe('# one\n\n# two\n');

@@ -61,6 +61,8 @@ interface Line {
   code: string;
   comment?: string;
   blankBefore: boolean;
+  /** the last token written on it */
+  last?: string;
   /** ends with a block's `{` */
   opens?: boolean;
 }
@@ -105,8 +107,9 @@ class Printer {
       // an empty block closes on its own line: `ensemble {}`; a token after a comment continues its entry
       this.current = this.startLine(p.role === 'close' ? 0 : this.itemIndent + 1, false, image);
     } else {
-      this.current.code += (spaced(this.current.code[this.current.code.length - 1], image) ? ' ' : '') + image;
+      this.current.code += (spaced(this.current.last!, image) ? ' ' : '') + image;
     }
+    this.current.last = image;
     this.current.opens = p.role === 'open';
     if (p.role === 'close') this.sinceBlock = 0;
   }
