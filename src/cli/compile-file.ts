@@ -30,7 +30,7 @@ export function compileFile(path: string, io: Io, after?: string, options: Compi
 }
 
 /** A file that is not text: one diagnostic where its binary data starts, printed without an excerpt. */
-function binaryFile(path: string, bytes: Uint8Array, binary: BinaryData, io: Io): CompileState {
+export function binaryFile(path: string, bytes: Uint8Array, binary: BinaryData, io: Io): CompileState {
   const before = Buffer.from(bytes.subarray(0, binary.offset)).toString('utf8');
   const sink = new DiagnosticSink(path);
   sink.report(Messages.BinaryFile, { start: before.length, length: 0 }, path, binary.offset, binary.what);

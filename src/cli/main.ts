@@ -1,6 +1,7 @@
 // The command line. This folder is the only place that reads and writes files and chooses exit codes.
 import { Command, CommanderError } from 'commander';
 import { checkCommand } from './check-command.js';
+import { fmtCommand } from './fmt-command.js';
 import { compileCommand, type CompileCommandOptions } from './compile-command.js';
 import { irCommand } from './ir-command.js';
 import { ExitCode, processIo, UsageError, type Io } from './io.js';
@@ -36,6 +37,15 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     .argument('<files...>', '.net files')
     .action((files: string[]) => {
       code = checkCommand(files, io);
+    });
+
+  program
+    .command('fmt')
+    .description('rewrite .net files in their one canonical layout (- reads standard input and prints to standard output)')
+    .argument('<files...>', ".net files, or - for standard input")
+    .option('--check', 'change nothing: list the files that would change, and exit with 1 if there are any')
+    .action((files: string[], opts: { check?: boolean }) => {
+      code = fmtCommand(files, opts, io);
     });
 
   program

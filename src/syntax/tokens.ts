@@ -40,7 +40,8 @@ export const Comma = punct('Comma', ',');
 export const Equals = punct('Equals', '=');
 export const Dot = punct('Dot', '.');
 
-export const Comment = createToken({ name: 'Comment', pattern: /#[^\n\r]*/, group: Lexer.SKIPPED });
+/** Comments are kept in their own group: the parser never sees them, the formatter (format.ts) puts them back. */
+export const Comment = createToken({ name: 'Comment', pattern: /#[^\n\r]*/, group: 'comments' });
 export const WhiteSpace = createToken({ name: 'WhiteSpace', pattern: /\s+/, group: Lexer.SKIPPED, line_breaks: true });
 
 export const allTokens: TokenType[] = [

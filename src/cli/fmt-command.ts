@@ -1,0 +1,58 @@
+// `netc fmt [--check] FILE...`: rewrites each file in its canonical form (syntax/format.ts), or with
+// `--check` lists those that would change. `-` reads standard input and prints to standard output. A file
+// that does not parse gets its syntax errors, as netc check prints them, and is left as it is.
+import { readFileSync } from 'node:fs';
+import { formatDiagnostics } from '../diagnostics/format.js';
+import { formatSource } from '../syntax/format.js';
+import { findBinaryData } from '../syntax/source-bytes.js';
+import { writeAtomic } from '../util/write-atomic.js';
+import { binaryFile } from './compile-file.js';
+import { ExitCode, type Io } from './io.js';
+
+export interface FmtOptions {
+  check?: boolean;
+}
+
+/** What became of one file. */
+type Outcome = 'same' | 'changed' | 'failed';
+
+export function fmtCommand(files: string[], opts: FmtOptions, io: Io, stdin: () => Buffer = () => readFileSync(0)): number {
+  const outcomes = files.map((file) => fmtFile(file, opts, io, stdin));
+  if (outcomes.includes('failed')) return ExitCode.errors;
+  return opts.check && outcomes.includes('changed') ? ExitCode.errors : ExitCode.ok;
+}
+
+function fmtFile(file: string, opts: FmtOptions, io: Io, stdin: () => Buffer): Outcome {
+  const fromStdin = file === '-';
+  const name = fromStdin ? '<stdin>' : file;
+  const source = readSource(file, name, io, stdin);
+  if (source === undefined) return 'failed';
+  const result = formatSource(source, name);
+  if (!result.ok) {
+    io.err(formatDiagnostics(result.diagnostics, source) + '\n\n');
+    return 'failed';
+  }
+  const changed = result.text !== source;
+  if (opts.check) {
+    if (changed) io.out(`${name}\n`);
+  } else if (fromStdin) io.out(result.text);
+  else if (changed) writeAtomic(file, result.text);
+  return changed ? 'changed' : 'same';
+}
+
+/** The file's text, or undefined (and a message) when it cannot be read or is not text. */
+function readSource(file: string, name: string, io: Io, stdin: () => Buffer): string | undefined {
+  let bytes: Buffer;
+  try {
+    bytes = file === '-' ? stdin() : readFileSync(file);
+  } catch (e) {
+    io.err(`netc: cannot read '${name}': ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}\n`);
+    return undefined;
+  }
+  const binary = findBinaryData(bytes);
+  if (binary) {
+    binaryFile(name, bytes, binary, io);
+    return undefined;
+  }
+  return bytes.toString('utf8');
+}
