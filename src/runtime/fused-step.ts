@@ -87,6 +87,7 @@ export class FusedStep {
   private arena?: { tensor: Tensor; bytes: number };
   /** runHost()'s batch and outputs */
   private io?: { tensor: Tensor; floats: number };
+  private views?: { buffer: ArrayBuffer; f32: Float32Array; i32: Int32Array };
   private staticHyper = new Map<string, Float32Array>();
 
   constructor(private readonly host: FusedHost) {}
@@ -145,7 +146,7 @@ export class FusedStep {
     const ioAt = backend.dataIdMap.get(io.tensor.dataId)!.memoryOffset;
     const yAt = ioAt + x.length * 4;
     const outAt = yAt + y.length * 4;
-    const heap = new Float32Array(backend.wasm.asm.memory.buffer);
+    const heap = this.heap(backend.wasm.asm.memory).f32;
     heap.set(x, ioAt / 4);
     heap.set(y, yAt / 4);
     this.call(g, batch, {
@@ -158,7 +159,8 @@ export class FusedStep {
       base: backend.dataIdMap.get(arena.tensor.dataId)!.memoryOffset,
     });
     // each output its own array, as a tensor's data would be
-    const read = (i: number) => new Float32Array(backend.wasm.asm.memory.buffer, outAt + i * n * 4, n).slice();
+    const out = this.heap(backend.wasm.asm.memory).f32;
+    const read = (i: number) => out.slice(outAt / 4 + i * n, outAt / 4 + (i + 1) * n);
     const values: HostStepValues = { loss: read(0) };
     metrics.forEach((name, i) => (values[name] = read(i + 1)));
     return values;
@@ -168,9 +170,10 @@ export class FusedStep {
   private call(g: Generated, batch: number, at: StepAddresses): void {
     this.advance();
     const memory = at.backend.wasm.asm.memory;
-    const table = new Int32Array(memory.buffer, at.base, g.sources.length);
-    for (let i = 0; i < g.sources.length; i++) table[i] = g.sources[i](at);
-    this.writeHyper(g, memory, at.base);
+    const table = this.heap(memory).i32;
+    const first = at.base / 4;
+    for (let i = 0; i < g.sources.length; i++) table[first + i] = g.sources[i](at);
+    this.writeHyper(g, this.heap(memory).f32, at.base);
     this.writeDraws(g, memory, at.base, batch);
     g.run(at.base, this.host.n, batch);
     this.renewIds(at.backend);
@@ -197,30 +200,40 @@ export class FusedStep {
   }
 
   /** The members' hyperparameters into their arrays: those that change every step, and the others when they did. */
-  private writeHyper(g: Generated, memory: WebAssembly.Memory, base: number): void {
+  private writeHyper(g: Generated, heap: Float32Array, base: number): void {
     const n = this.host.n;
     const { accBeta1, accBeta2 } = this.host.state;
-    g.step.layout.hyper.forEach((key, k) => {
-      const into = () => new Float32Array(memory.buffer, base + g.hyperAt + k * n * 4, n);
+    const keys = g.step.layout.hyper;
+    for (let k = 0; k < keys.length; k++) {
+      const key = keys[k];
+      const at = (base + g.hyperAt) / 4 + k * n;
       // Adam's bias corrections 1 - beta^t move every step: written straight in, float64 then float32
       if (key === 'bc1' || key === 'bc2') {
         const acc = key === 'bc1' ? accBeta1 : accBeta2;
-        const view = into();
-        for (let m = 0; m < n; m++) view[m] = 1 - acc[m];
-        return;
+        for (let m = 0; m < n; m++) heap[at + m] = 1 - acc[m];
+        continue;
       }
       const moving = this.host.volatile || (this.host.scheduled && (key === 'lr' || key === '-lr'));
-      if (!moving && this.written.has(key)) return;
-      into().set(this.hyperValues(key));
+      if (!moving && this.written.has(key)) continue;
+      heap.set(this.hyperValues(key), at);
       if (!moving) this.written.add(key);
-    });
+    }
+  }
+
+  /** Views of the whole wasm memory, made again only when it has grown (its buffer is then a new one). */
+  private heap(memory: WebAssembly.Memory): { f32: Float32Array; i32: Int32Array } {
+    if (this.views?.buffer !== memory.buffer) this.views = { buffer: memory.buffer, f32: new Float32Array(memory.buffer), i32: new Int32Array(memory.buffer) };
+    return this.views;
   }
 
   /** The module for batches up to `batch` (generated again for a larger one, or when clipping starts or stops). */
   private module(batch: number, metrics: readonly string[]): Generated {
     const clipping = this.clipping();
     const g = this.generated;
-    if (g && g.maxBatch >= batch && g.clipping === clipping && g.metrics === metrics.join()) return g;
+    if (g && g.maxBatch >= batch && g.clipping === clipping && (g.metricNames === metrics || g.metrics === metrics.join())) {
+      g.metricNames = metrics;
+      return g;
+    }
     const { ir, optimizer, loss } = this.host;
     const step = generateStep({ ensemble: ir, optimizer, loss, metrics, maxBatch: batch, clipping });
     const memory = (this.host.tf.backend() as unknown as WasmBackend).wasm.asm.memory;
@@ -241,6 +254,7 @@ export class FusedStep {
       maxBatch: batch,
       clipping,
       metrics: metrics.join(),
+      metricNames: metrics,
       outputs: ['losses', ...metrics],
       hyperAt,
       drawsAt,
@@ -259,7 +273,6 @@ export class FusedStep {
   /** Where one entry of the step's table comes from, at each call. */
   private source(name: string, where: { metrics: readonly string[]; hyper: string[]; scratchAt: number; hyperAt: number; drawsAt: Map<string, number> }): (at: StepAddresses) => number {
     const { scratchAt, hyperAt } = where;
-    const offset = (at: StepAddresses, t: { dataId: object }) => at.backend.dataIdMap.get(t.dataId)!.memoryOffset;
     const colon = name.indexOf(':');
     const [kind, rest] = colon < 0 ? [name, ''] : [name.slice(0, colon), name.slice(colon + 1)];
     switch (kind) {
@@ -280,10 +293,10 @@ export class FusedStep {
         return (at) => at.outputs[i];
       }
       case 'param':
-        return (at) => offset(at, this.writable(this.host.variables.get(rest)![0]));
+        return (at) => this.writableAt(at.backend, this.host.variables.get(rest)![0]);
       case 'slot': {
         const [param, slot] = [rest.slice(0, rest.lastIndexOf(':')), rest.slice(rest.lastIndexOf(':') + 1)];
-        return (at) => offset(at, this.writable(this.host.slots(param).get(slot)!));
+        return (at) => this.writableAt(at.backend, this.host.slots(param).get(slot)!);
       }
       case 'hyper': {
         const index = where.hyper.indexOf(rest);
@@ -342,16 +355,15 @@ export class FusedStep {
   }
 
   /**
-   * A variable's buffer, made its own first where another tensor shares it (a clone kept for the best
+   * A variable's address, its buffer made its own first where another tensor shares it (a clone kept for the best
    * weights, say): the step writes in place, and must not change what someone else holds.
    */
-  private writable(v: Variable): Variable {
-    const backend = this.host.tf.backend() as unknown as WasmBackend;
-    if (backend.dataIdMap.get(v.dataId)!.refCount > 1) {
-      const tf = this.host.tf;
-      tf.tidy(() => v.assign(tf.add(v, tf.scalar(0))));
-    }
-    return v;
+  private writableAt(backend: WasmBackend, v: Variable): number {
+    const data = backend.dataIdMap.get(v.dataId)!;
+    if (data.refCount === 1) return data.memoryOffset;
+    const tf = this.host.tf;
+    tf.tidy(() => v.assign(tf.add(v, tf.scalar(0))));
+    return backend.dataIdMap.get(v.dataId)!.memoryOffset;
   }
 
   /** Adam's beta powers one step on, as the op path advances them. */
@@ -436,6 +448,8 @@ interface Generated {
   maxBatch: number;
   clipping: boolean;
   metrics: string;
+  /** the array of names last asked for (the same array at every step: no join to compare) */
+  metricNames: readonly string[];
   /** the outputs made at each call: the losses, then each metric */
   outputs: string[];
   /** where the hyperparameter arrays, the draws and the scratch space start, in bytes from the arena's start */
