@@ -10,7 +10,7 @@
 // run's). Every configuration runs in a process of its own (bench/worker.ts, or the Python or jax-js
 // script), one after another, so that its peak RSS is its own and no two measurements share the machine.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -390,6 +390,20 @@ interface TorchLoopResult {
   torch: string;
 }
 
+/**
+ * dist/ as `npm run build` leaves it, built again where a source file is newer: the netc train rows run
+ * the compiled CLI, as a user's `npx netc train` does.
+ */
+function ensureDist(): void {
+  const newest = (dir: string): number => Math.max(0, ...readdirSync(dir, { withFileTypes: true }).map((e) => (e.isDirectory() ? newest(join(dir, e.name)) : statSync(join(dir, e.name)).mtimeMs)));
+  const built = join(root, 'dist', 'cli', 'main.js');
+  if (existsSync(built) && statSync(built).mtimeMs >= newest(join(root, 'src'))) return;
+  log('building dist/ (tsc -p tsconfig.build.json): netc train runs the compiled CLI');
+  const r = spawnSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json')], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`tsc -p tsconfig.build.json failed: ${(r.stdout + r.stderr).trim().split('\n').slice(0, 5).join(' | ')}`);
+}
+if (only.has('train') || only.has('seed000')) ensureDist();
+
 const trainRows: TrainRow[] = [];
 /** the torches that netc train and Seed 000 are held against */
 const trainingTorches = plan.allTorchesForTraining ? torches : torches.slice(0, 1);
@@ -448,9 +462,9 @@ if (only.has('seed000')) {
   const { steps } = plan.seed000;
   log(`Seed 000's workload: 15 MLPs (2-20-1 sigmoid), 5 rows, batch 5, ${steps} Adam steps (bench/seed000.net, bench/seed000.py)`);
   const file = join(here, 'seed000.net');
-  // one step an epoch: netc train's default checkpoint every epoch is a checkpoint every step here
+  // netc train checkpoints on the clock by default (every few minutes, and at the end)
   const variants: { name: string; args: string[] }[] = [
-    { name: 'netc train (its defaults: a checkpoint every epoch, here every step)', args: [] },
+    { name: 'netc train (its defaults: a checkpoint every 5 minutes, and at the end)', args: [] },
     { name: `netc train --checkpoint-every ${steps} (one checkpoint, at the end)`, args: ['--checkpoint-every', String(steps)] },
   ];
   for (const v of variants) {
@@ -641,7 +655,7 @@ const results = {
       'bench/torch_bench.py, one Python process per configuration, one thread, with every Python that imports torch (one per torch version; the newest runs every configuration, the others the forum MLP\'s bmm and vmap); the same step (one Adam step of every member on the same batch, every loss read back with .tolist()/.item()) and the same timing rule; peakRss from /proc/self/statm sampled after every step. forum: bmm = stacked weights and torch.baddbmm, vmap = vmap(grad_and_value) of one functional model (torch.func; functorch before torch 2), loop = N nn.Sequential models with an Adam each; lenet: loop = N nn.Module LeNets, grouped = conv2d(groups=N) then baddbmm for the dense layers; LeNet\'s loss is cross_entropy on logits (log-softmax + NLL, the same function as softmax then categorical cross-entropy)',
     jax: 'bench/jax_bench.ts, one process per N: jit of (vmap(valueAndGrad(one member\'s loss)) over the stacked weights, then Adam written out), the losses read back with dataSync every step; the same timing rule; jax-js\'s wasm device, one thread; the first step (trace and compile) is a warm-up step',
     train:
-      'netc: `netc train FILE --backend wasm` from the sources (src/cli/main.ts) in a worker process, FILE the forum model with members N, xor(n: 1000, noise: 0.3), validation 0, no metrics, batch 5, adam(lr: 0.02), steps S; the rate and seconds are summary.json\'s (the trainer\'s own clock: from the first step to the last checkpoint, a checkpoint every epoch of 200 steps; compile, data and backend start-up outside it). PyTorch: bench/train_loop.py on the same examples in the same order (netc\'s training split and epoch orders, written by a worker), stacked weights, torch.baddbmm, one Adam, each member\'s epoch-mean loss kept on the tensor side and read back at each epoch\'s end; timed from the first step to the last epoch\'s read-back',
+      'netc: `netc train FILE --backend wasm` compiled (dist/cli/main.js, as `npx netc train` runs it) in a worker process, FILE the forum model with members N, xor(n: 1000, noise: 0.3), validation 0, no metrics, batch 5, adam(lr: 0.02), steps S; the rate and seconds are summary.json\'s (the trainer\'s own clock: from the first step to the last checkpoint, one at the end; compile, data and backend start-up outside it). PyTorch: bench/train_loop.py on the same examples in the same order (netc\'s training split and epoch orders, written by a worker), stacked weights, torch.baddbmm, one Adam, each member\'s epoch-mean loss kept on the tensor side and read back at each epoch\'s end; timed from the first step to the last epoch\'s read-back',
     seed000:
       'bench/seed000.net (15 members, csv of 5 rows, validation 0, batch 5, adam(lr: 0.02), one step an epoch) by `netc train` as in train, its summary.json train_seconds; bench/seed000.py: the naive loop (15 nn.Modules and 15 Adams, one after another) and the merged model (stacked weights, baddbmm, one Adam), each timed from its first step to its last on one thread, the losses read back at the end',
   },
@@ -903,7 +917,7 @@ function trainTables(): string[] {
     const versions = [...new Set(trainRows.flatMap((r) => r.torch.map((t) => t.torch)))];
     out.push(`## \`netc train\` end to end: the forum problem, ${plan.train.steps} steps, no validation`, '');
     out.push(
-      `member-steps/s (members x steps / training seconds). netc: \`netc train\` on wasm, engine ${engineSaid(trainRows.map((r) => r.netc))}, the trainer's own clock (summary.json: its first step to its last checkpoint, one every epoch of 200 steps; start-up and compile outside). PyTorch: bench/train_loop.py, a user's own loop on the same batches (stacked weights, torch.baddbmm, one Adam, epoch losses read back), one thread. netc ÷ torch: above 1x netc is faster.`,
+      `member-steps/s (members x steps / training seconds). netc: \`netc train\` on wasm, engine ${engineSaid(trainRows.map((r) => r.netc))}, the trainer's own clock (summary.json: its first step to its last checkpoint, at the end; start-up and compile outside), the compiled CLI (dist/) run in the bench's worker process. PyTorch: bench/train_loop.py, a user's own loop on the same batches (stacked weights, torch.baddbmm, one Adam, epoch losses read back), one thread. netc ÷ torch: above 1x netc is faster.`,
       '',
     );
     out.push(`| N | netc train member-steps/s | netc s | ${versions.map((v) => `torch ${v} loop member-steps/s | torch s | netc ÷ torch ${v}`).join(' | ')} |`);

@@ -3,6 +3,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { selectBackend } from '../src/runtime/backend.js';
 import { compile } from '../src/pipeline.js';
 import { buildPopulation, engineMismatch, makeBatch, mean, median, MemorySampler, naiveLoop, timeSteps, vmHwm, type CompileResult, type Job, type StepResult, type TrainData, type TrainRunResult, type Unavailable } from './lib.js';
@@ -81,8 +82,9 @@ async function runSteps(job: Extract<Job, { kind: 'netc' | 'naive' }>): Promise<
 
 /** `netc train` from the sources, in this process; the numbers are its summary.json's. */
 async function runTrain(job: Extract<Job, { kind: 'train' }>): Promise<TrainRunResult> {
-  // imported here, not above, so that the step jobs' processes hold no more than they did
-  const { main } = await import('../src/cli/main.js');
+  // imported here, not above, so that the step jobs' processes hold no more than they did; from dist/, as
+  // `npx netc train` runs it (through tsx the same code trains about twice as slowly), which bench.ts builds
+  const { main } = (await import(pathToFileURL(join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'cli', 'main.js')).href)) as typeof import('../src/cli/main.js');
   const memory = new MemorySampler();
   const baselineRss = memory.sample();
   const out = mkdtempSync(join(tmpdir(), 'netc-bench-train-'));
