@@ -15,6 +15,7 @@ import { didYouMean } from '../diagnostics/suggest.js';
 import type { CheckpointManifest } from '../train/checkpoint.js';
 import { readCheckpoint, readRunInfo, RunError, writeCheckpointFiles } from './run-dir.js';
 import { ExitCode, type Io } from './io.js';
+import { lockRun, type RunLock } from './run-lock.js';
 
 interface WeightSpec {
   name: string;
@@ -23,8 +24,10 @@ interface WeightSpec {
 }
 
 export function importCommand(modelDir: string, run: string, member: number, io: Io, options: { shared?: boolean } = {}): number {
+  let lock: RunLock | undefined;
   try {
     const info = readRunInfo(run);
+    lock = lockRun(run, 'import');
     const { manifest, tensors } = readCheckpoint(run);
     const m = activePosition(run, manifest, member);
     const modelJson = join(modelDir, 'model.json');
@@ -84,6 +87,8 @@ export function importCommand(modelDir: string, run: string, member: number, io:
       return ExitCode.errors;
     }
     throw e;
+  } finally {
+    lock?.release();
   }
 }
 

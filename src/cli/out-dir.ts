@@ -7,6 +7,7 @@
 // Node's recursive mkdir spins forever where the file system refuses new entries (/proc/x).
 import { accessSync, constants, existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { LOCK_FILE, lockedError, lockHolder, lockRun, type RunLock } from './run-lock.js';
 
 /** A run directory that cannot be written: printed as `netc: <message>`, exit code 1. */
 export class OutDirError extends Error {
@@ -15,7 +16,9 @@ export class OutDirError extends Error {
 
 /** The files of a run (and the temporary names they are written under): all that --force deletes. */
 const RUN_FILES = [/^run\.json$/, /^slicing-map\.json$/, /^metrics\.jsonl$/, /^events\.jsonl$/, /^summary\.json$/, /^population\.json$/, /^population-\d+\.bin$/, /^report\.html$/];
-const isRunFile = (name: string) => RUN_FILES.some((p) => p.test(name.replace(/\.tmp-\d+$/, '')));
+export const isRunFile = (name: string): boolean => RUN_FILES.some((p) => p.test(name.replace(/\.tmp-\d+$/, '')));
+/** The lock (run-lock.ts) and the names it is made and broken under: never part of a run's contents. */
+export const isLockFile = (name: string): boolean => name === LOCK_FILE || name.startsWith(`${LOCK_FILE}.`);
 
 /** A checked output directory: what must be deleted (with --force) and whether it must be made. */
 export interface OutDir {
@@ -33,7 +36,10 @@ export function checkOutDir(path: string, force = false): OutDir {
   }
   if (!statSync(path).isDirectory()) throw new OutDirError(`cannot use ${path} as the run directory: ${path} is a file`);
   checkWritable(path, path);
-  const entries = readdirSync(path, { withFileTypes: true });
+  // a directory a live run is writing is refused, --force or not
+  const holder = lockHolder(path);
+  if (holder) throw lockedError(path, holder);
+  const entries = readdirSync(path, { withFileTypes: true }).filter((e) => !isLockFile(e.name));
   if (entries.length === 0) return { path, replace: [], exists: true };
   const isRun = entries.some((e) => e.name === 'run.json');
   if (!force) {
@@ -51,10 +57,22 @@ export function checkOutDir(path: string, force = false): OutDir {
   return { path, replace: entries.map((e) => e.name), exists: true };
 }
 
-/** Deletes what a checked directory's old run left (with --force) or makes the directory. */
-export function makeOutDir(dir: OutDir): void {
-  for (const name of dir.replace) rmSync(join(dir.path, name), { force: true });
-  if (!dir.exists) makeDirs(dir.path);
+/**
+ * Makes the checked directory, takes its lock, checks it again under the lock (another netc may have
+ * written there since the first check) and deletes what an old run left (with --force). The caller
+ * releases the lock.
+ */
+export function claimOutDir(dir: OutDir, force = false): RunLock {
+  if (!existsSync(dir.path)) makeDirs(dir.path);
+  const lock = lockRun(dir.path, 'train');
+  try {
+    const now = checkOutDir(dir.path, force);
+    for (const name of now.replace) rmSync(join(dir.path, name), { force: true });
+    return lock;
+  } catch (e) {
+    lock.release();
+    throw e;
+  }
 }
 
 /** Makes `path` and its missing parents, one level at a time (never a recursive mkdir; see above). */

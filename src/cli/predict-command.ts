@@ -20,6 +20,7 @@ import { isClassificationLoss, predictBatches, type BatchPrediction, type Combin
 import type { TF } from '../kernels/tf.js';
 import { losses as lossSpecs } from '../vocabulary/losses.js';
 import { ExitCode, processIo, UsageError, type Io } from './io.js';
+import { checkOutputFile } from './output-file.js';
 import { openRun, readRunInfo, RunError, writeAtomic, type OpenRun, type RunInfo } from './run-dir.js';
 
 /** Examples per forward pass when --batch is not given. */
@@ -210,9 +211,18 @@ export interface PredictOptions extends InferenceCommandOptions {
   combine: Combine;
   format: 'csv' | 'json';
   output?: string;
+  /** with output: replace an existing file */
+  force?: boolean;
 }
 
 export async function predictCommand(runDir: string, options: PredictOptions, io: Io): Promise<number> {
+  try {
+    if (options.output !== undefined) checkOutputFile(options.output, runDir, options.force);
+  } catch (e) {
+    if (!(e instanceof RunError)) throw e;
+    fail(io, e.message);
+    return ExitCode.errors;
+  }
   const setup = await prepareInference(runDir, options, io, { labels: false, vote: options.combine === 'vote' });
   if (!setup) return ExitCode.errors;
   const { run, data, classification } = setup;

@@ -1,11 +1,12 @@
 // `netc report RUN`: (re)writes a run's report.html. A run killed before it finished is drawn from the
 // metrics it wrote, and the command says so and how to finish it.
 import { ExitCode, type Io } from './io.js';
+import { withRunLock } from './run-lock.js';
 
 export async function reportCommand(run: string, io: Io): Promise<number> {
   const { writeRunReport } = await import('../report/report.js');
   try {
-    const { path, input } = await writeRunReport(run);
+    const { path, input } = await withRunLock(run, 'report', () => writeRunReport(run));
     io.out(`report: ${path}\n`);
     const unfinished = input.summary.unfinished;
     if (unfinished) io.err(`netc: ${run} has not finished (no summary.json): the report shows its metrics up to step ${unfinished.step}; finish the run with: ${unfinished.resume}\n`);

@@ -21,7 +21,8 @@ import type { TF } from '../kernels/tf.js';
 import { compiledCleanly, compileFile, sourceError, sourceErrorAt } from './compile-file.js';
 import { fingerprint, readCheckpoint, RunError, updateRunOptions, writeAtomic, writeCheckpoint, writeRunInfo, type RunInfo } from './run-dir.js';
 import { ExitCode, UsageError, type Io } from './io.js';
-import { checkOutDir, makeOutDir, OutDirError, type OutDir } from './out-dir.js';
+import { checkOutDir, claimOutDir, OutDirError, type OutDir } from './out-dir.js';
+import { lockRun, type RunLock } from './run-lock.js';
 import { checkpointPolicy, keptOptions, resumedRun, resumeOptions, type TrainOptions } from './train-options.js';
 import { LineBuffer } from './line-buffer.js';
 import { TrainProgress } from './train-progress.js';
@@ -58,6 +59,16 @@ async function trainRun(file: string | undefined, given: TrainOptions, io: Io): 
   const options = run ? resumeOptions(given, run, given.resume!) : given;
   const net = compileForTraining(file, run, options, io);
   if (typeof net === 'number') return net;
+  // the run directory's lock: a resume takes it before it reads the checkpoint, a new run once it makes its directory
+  const held: { lock?: RunLock } = { lock: options.resume !== undefined ? lockRun(options.resume, 'train --resume') : undefined };
+  try {
+    return await trainLocked(net, run, options, held, io);
+  } finally {
+    held.lock?.release();
+  }
+}
+
+async function trainLocked(net: NetFile, run: RunInfo | undefined, options: TrainOptions, held: { lock?: RunLock }, io: Io): Promise<number> {
   const { state, path } = net;
   const program = state.program!;
 
@@ -90,7 +101,7 @@ async function trainRun(file: string | undefined, given: TrainOptions, io: Io): 
     dropLinesAfter(runDir, resume, perEpoch);
     keepOptions(runDir, run!, options);
   } else {
-    if (outDir) makeOutDir(outDir);
+    if (outDir) held.lock = claimOutDir(outDir, options.force);
     // a resume of a run killed before its first checkpoint has nothing to continue from: it starts over in place
     else io.err(`netc: ${runDir} has no checkpoint yet; starting it again from step 0\n`);
     startRunFiles(runDir, net, options);
