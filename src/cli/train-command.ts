@@ -2,7 +2,7 @@
 // write the run directory (metrics.jsonl, summary.json, the population) and print the leaderboard.
 // Its parts: the options and how a resume gets them back (train-options.ts), the directory a new run goes
 // to (out-dir.ts), what is printed while training (train-progress.ts) and at the end (train-summary.ts).
-import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { chooseBackend } from './backend-option.js';
 import { basename, dirname, join, resolve } from 'node:path';
 import { Messages } from '../diagnostics/messages.js';
@@ -179,14 +179,11 @@ function startRunFiles(runDir: string, net: NetFile, options: TrainOptions): voi
  * killed before its first checkpoint; an exit code after a message.
  */
 function openCheckpoint(dir: string, state: CompileState, fail: (def: MessageDef, length: number, ...args: (string | number)[]) => number): Checkpoint | undefined | number {
-  if (!existsSync(join(dir, 'population.json'))) return undefined;
-  let resume: Checkpoint;
-  try {
-    resume = readCheckpoint(dir);
-  } catch (e) {
-    if (e instanceof SyntaxError) throw new RunError(`cannot resume ${dir}: its population.json is not valid JSON (${e.message})`);
-    throw e;
+  if (!existsSync(join(dir, 'population.json'))) {
+    refuseLostManifest(dir);
+    return undefined;
   }
+  const resume = readCheckpoint(dir);
   const m = resume.manifest;
   const ensemble = state.ensemble!;
   const print = fingerprint(state.ir!);
@@ -202,6 +199,20 @@ function openCheckpoint(dir: string, state: CompileState, fail: (def: MessageDef
   const seed = state.program!.ensemble.seed;
   if (m.seed !== seed) return fail(Messages.CheckpointMismatch, 0, `the checkpoint in ${dir} was trained with seed ${m.seed}, not ${seed}`);
   return resume;
+}
+
+/**
+ * A run without population.json starts again from step 0 only when it never wrote a checkpoint: one whose
+ * buffer or summary.json is there lost its manifest, and starting over would replace what it trained.
+ */
+function refuseLostManifest(dir: string): void {
+  const buffers = readdirSync(dir).filter((f) => /^population-\d+\.bin$/.test(f));
+  if (!buffers.length && !existsSync(join(dir, 'summary.json'))) return;
+  const held = buffers.length ? `its checkpoint buffer ${buffers.sort().join(', ')}` : 'summary.json of a finished run';
+  throw new RunError(
+    `cannot resume ${dir}: it has no population.json, but it holds ${held}; the checkpoint cannot be read without its manifest, ` +
+      `and netc will not start the run afresh over it: put population.json back, or train a new run with --out`,
+  );
 }
 
 /**
@@ -430,13 +441,33 @@ function recorder(runDir: string, table: HyperTable, progress: TrainProgress, io
 /** A number as JSON.stringify writes it (non-finite: null), by the template literal's faster path. */
 const jsonNumber = (v: number) => (Number.isFinite(v) ? `${v}` : 'null');
 
-/** Keeps the lines of a JSON-lines file whose row passes `keep` (a missing file stays missing). */
+/**
+ * Keeps the lines of a JSON-lines file whose row passes `keep` (a missing file stays missing). A last line
+ * cut short (a full disk, a kill mid-write) is dropped: the resume writes it again. Any other line that is
+ * not a JSON row is a RunError.
+ */
 function truncateLines(path: string, keep: (row: { step: number }) => boolean): void {
   if (!existsSync(path)) return;
-  const kept = readFileSync(path, 'utf8')
-    .split('\n')
-    .filter((line) => line && keep(JSON.parse(line)));
+  const text = readFileSync(path, 'utf8');
+  const lines = text.split('\n');
+  const torn = !text.endsWith('\n') && text.length > 0;
+  const kept = lines.filter((line, i) => {
+    if (!line) return false;
+    const row = jsonRow(line);
+    if (row) return keep(row);
+    if (torn && i === lines.length - 1) return false;
+    throw new RunError(`${path}:${i + 1} is damaged: the line is not a JSON row; remove it to resume`);
+  });
   writeAtomic(path, kept.map((l) => l + '\n').join(''));
+}
+
+function jsonRow(line: string): { step: number } | undefined {
+  try {
+    const row = JSON.parse(line);
+    return typeof row === 'object' && row !== null && typeof row.step === 'number' ? row : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** runs/<file>-<time>, with -2, -3, ... when a run started in the same second took that name. */
