@@ -253,6 +253,11 @@ async function loadData(state: CompileState, baseDir: string, io: Io): Promise<{
     const all = await loadDataset(program.train!.data, { baseDir, seed: program.ensemble.seed });
     // the test split stays here: the trainer is given the train and validation splits alone
     const { test, ...seen } = splitData(all, program.train!.validation, program.train!.test);
+    // an epoch of no batches never ends
+    if (seen.train.count === 0) {
+      sourceError(io, state.path, state.source, Messages.NoTrainingExamples, 0, `${all.name} gives ${plural(all.count, 'example')}, and none is left for training after validation and test`);
+      return undefined;
+    }
     // kfold needs an example for every fold
     const split = program.ensemble.split;
     if (split?.kind === 'kfold' && seen.train.count < split.k) {
