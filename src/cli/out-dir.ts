@@ -4,9 +4,12 @@
 // refused even then, because netc never deletes what it did not write.
 //
 // The directory is made one level at a time under the nearest existing ancestor, which is checked first:
-// Node's recursive mkdir spins forever where the file system refuses new entries (/proc/x).
-import { accessSync, constants, existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+// Node's recursive mkdir spins forever where the file system refuses new entries (/proc/x). `netc extract
+// --out` makes its folder the same way. A directory a live run holds (its netc.lock, run-lock.ts) is refused,
+// --force or not, and a new run takes the lock before it writes anything.
+import { accessSync, constants, existsSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { makeDirs as makeDirsOneByOne } from '../util/make-dirs.js';
 import { LOCK_FILE, lockedError, lockHolder, lockRun, type RunLock } from './run-lock.js';
 
 /** A run directory that cannot be written: printed as `netc: <message>`, exit code 1. */
@@ -76,39 +79,47 @@ export function claimOutDir(dir: OutDir, force = false): RunLock {
 }
 
 /** Makes `path` and its missing parents, one level at a time (never a recursive mkdir; see above). */
-export function makeDirs(path: string): void {
-  const missing: string[] = [];
-  let at = resolve(path);
-  while (!existsSync(at)) {
-    missing.unshift(at);
-    at = dirname(at);
+export function makeDirs(path: string, what = 'the run directory'): void {
+  try {
+    makeDirsOneByOne(path);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? `the file system of ${dirname(resolve(path))} does not allow new directories` : (e as Error).message;
+    throw new OutDirError(`cannot create ${what} ${path}: ${why}`);
   }
-  for (const dir of missing) {
-    try {
-      mkdirSync(dir);
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'EEXIST' && statSync(dir).isDirectory()) continue;
-      const why = code === 'ENOENT' ? `the file system of ${dirname(dir)} does not allow new directories` : (e as Error).message;
-      throw new OutDirError(`cannot create the run directory ${path}: ${why}`);
-    }
+}
+
+/**
+ * The folder `netc extract --out` writes models into: made as a run directory is (checked first, one level
+ * at a time), and never a run directory or a folder inside the run the models come from.
+ */
+export function makeModelDir(path: string, run: string): void {
+  const what = 'the output directory';
+  const within = relative(resolve(run), resolve(path));
+  if (within === '' || (!within.startsWith('..') && !isAbsolute(within))) throw new OutDirError(`--out ${path} is inside the run ${run}; extract members to a directory outside it`);
+  if (!existsSync(path)) {
+    checkCreatable(path, what);
+    return makeDirs(path, what);
   }
+  if (!statSync(path).isDirectory()) throw new OutDirError(`cannot write to ${path}: it is a file`);
+  if (existsSync(join(path, 'run.json'))) throw new OutDirError(`${path} is a netc run directory; extract members to a directory of their own`);
+  checkWritable(path, path, what);
 }
 
 /** The nearest existing ancestor of `path` must be a writable directory. */
-function checkCreatable(path: string): void {
+function checkCreatable(path: string, what = 'the run directory'): void {
   let at = dirname(resolve(path));
   while (!existsSync(at)) at = dirname(at);
-  if (!statSync(at).isDirectory()) throw new OutDirError(`cannot use ${path} as the run directory: ${at} is a file`);
-  checkWritable(path, at);
+  if (!statSync(at).isDirectory()) throw new OutDirError(`cannot use ${path} as ${what}: ${at} is a file`);
+  checkWritable(path, at, what);
 }
 
-function checkWritable(path: string, dir: string): void {
+function checkWritable(path: string, dir: string, what = 'the run directory'): void {
   try {
     accessSync(dir, constants.W_OK);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     const why = code === 'EROFS' ? 'is on a read-only file system' : 'is not writable';
-    throw new OutDirError(`cannot create the run directory ${path}: ${dir} ${why}`);
+    throw new OutDirError(`cannot create ${what} ${path}: ${dir} ${why}`);
   }
 }
