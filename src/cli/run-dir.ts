@@ -99,13 +99,23 @@ export function readRunInfo(dir: string): RunInfo {
   return info;
 }
 
-/** A JSON file of the run; one that does not parse (truncated by a full disk, edited) is a RunError. */
+/** A file of the run that is not valid JSON (truncated by a full disk, edited): `why` is the parser's word. */
+export class NotJsonError extends RunError {
+  constructor(
+    readonly path: string,
+    readonly why: string,
+  ) {
+    super(`${path} is damaged: it is not valid JSON (${why})`);
+  }
+}
+
+/** A JSON file of the run; one that does not parse is a NotJsonError. */
 function readJson(path: string): unknown {
   const text = readFileSync(path, 'utf8');
   try {
     return JSON.parse(text);
   } catch (e) {
-    throw new RunError(`${path} is damaged: it is not valid JSON (${(e as Error).message}${text.length ? '' : '; the file is empty'})`);
+    throw new NotJsonError(path, `${(e as Error).message}${text.length ? '' : '; the file is empty'}`);
   }
 }
 

@@ -19,7 +19,7 @@ import type { RetiredMember } from '../train/checkpoint.js';
 import type { CompileState } from '../pipeline.js';
 import type { TF } from '../kernels/tf.js';
 import { compiledCleanly, compileFile, sourceError, sourceErrorAt } from './compile-file.js';
-import { fingerprint, readCheckpoint, RunError, updateRunOptions, writeAtomic, writeCheckpoint, writeRunInfo, type RunInfo } from './run-dir.js';
+import { fingerprint, NotJsonError, readCheckpoint, RunError, updateRunOptions, writeAtomic, writeCheckpoint, writeRunInfo, type RunInfo } from './run-dir.js';
 import { ExitCode, UsageError, type Io } from './io.js';
 import { checkOutDir, claimOutDir, OutDirError, type OutDir } from './out-dir.js';
 import { lockRun, type RunLock } from './run-lock.js';
@@ -183,7 +183,13 @@ function openCheckpoint(dir: string, state: CompileState, fail: (def: MessageDef
     refuseLostManifest(dir);
     return undefined;
   }
-  const resume = readCheckpoint(dir);
+  let resume: Checkpoint;
+  try {
+    resume = readCheckpoint(dir);
+  } catch (e) {
+    if (e instanceof NotJsonError) throw new RunError(`cannot resume ${dir}: its population.json is not valid JSON (${e.why})`);
+    throw e;
+  }
   const m = resume.manifest;
   const ensemble = state.ensemble!;
   const print = fingerprint(state.ir!);
