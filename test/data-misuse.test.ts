@@ -45,9 +45,11 @@ describe('a FIFO is refused, not read', () => {
   it('as the .net file', async () => {
     const dir = tmp();
     execFileSync('mkfifo', [join(dir, 'f.net')]);
-    const r = await netc('check', join(dir, 'f.net'));
-    expect(r.code).toBe(1);
-    expect(r.err).toContain(`netc: cannot read '${join(dir, 'f.net')}': it is a FIFO (named pipe), not a .net file`);
+    for (const command of ['check', 'fmt']) {
+      const r = await netc(command, join(dir, 'f.net'));
+      expect(r.code, command).toBe(1);
+      expect(r.err).toContain(`netc: cannot read '${join(dir, 'f.net')}': it is a FIFO (named pipe), not a .net file`);
+    }
   });
 
   it('as the data', async () => {
