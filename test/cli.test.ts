@@ -90,6 +90,11 @@ describe('netc ir', () => {
 describe('usage', () => {
   it('an unknown command is exit code 2', async () => expect((await run('frobnicate')).code).toBe(2));
   it('a missing argument is exit code 2', async () => expect((await run('check')).code).toBe(2));
+  it('a count above 2^53 is exit code 2, not rounded', async () => {
+    const r = await run('train', 'examples/xor.net', '--steps', '9007199254740993');
+    expect(r.code).toBe(2);
+    expect(r.err).toContain("expected an integer up to 9007199254740991 (2^53 - 1), got '9007199254740993'");
+  });
   it('--help is exit code 0', async () => expect((await run('--help')).code).toBe(0));
 });
 

@@ -2,7 +2,7 @@
 // plain @tensorflow/tfjs, predict what the fused member predicts, and train on alone (model.fit) to what
 // netc trained. Import puts a model back into a member's slot.
 import { createServer } from 'node:http';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -120,6 +120,29 @@ describe('extract', () => {
     expect((await netc('extract', join(dir, 'run'), '--member', '5', '--out', join(dir, 'x'))).err).toContain('has no member 5');
     expect((await netc('extract', join(dir, 'run'), '--out', join(dir, 'x'))).code).toBe(2);
     expect((await netc('extract', join(dir, 'nope'), '--all', '--out', join(dir, 'x'))).err).toContain('is not a netc run directory');
+  });
+
+  it('--out where no directory can be made, into the run itself, or onto another run: one line, exit 1, nothing written', async () => {
+    const dir = tmp();
+    writeFileSync(join(dir, 'm.net'), 'model m(input: [2]) { dense(1) }\ntrain { data: xor() loss: mse steps: 1 }\n');
+    const run = join(dir, 'run');
+    expect((await netc('train', join(dir, 'm.net'), '--backend', 'cpu', '--out', run)).code).toBe(0);
+    const cases: [string[], string][] = [
+      // a recursive mkdir spun forever here
+      [['--member', '0', '--out', '/proc/netc-test/m'], 'netc: cannot create the output directory /proc/netc-test/m: '],
+      [['--all', '--out', run], `netc: --out ${run} is inside the run ${run}`],
+      [['--member', '0', '--out', join(run, 'm0')], 'is inside the run'],
+    ];
+    for (const [args, message] of cases) {
+      const r = await netc('extract', run, ...args, '--backend', 'cpu');
+      expect(r.code, r.err).toBe(1);
+      expect(r.err).toContain(message);
+      expect(r.err).not.toMatch(/\n\s+at |bug in netc/);
+    }
+    expect(existsSync(join(run, 'member-0')) || existsSync(join(run, 'm0')) || existsSync(join(run, 'model.json'))).toBe(false);
+    const other = join(dir, 'other');
+    expect((await netc('train', join(dir, 'm.net'), '--backend', 'cpu', '--out', other)).code).toBe(0);
+    expect((await netc('extract', run, '--all', '--out', other, '--backend', 'cpu')).err).toContain(`netc: ${other} is a netc run directory`);
   });
 });
 

@@ -55,7 +55,9 @@ function othersOf(run: string, skip: number): { manifest: object; values: Record
   }
   const { acc_beta1, acc_beta2, ...rest } = manifest;
   const others = (a: number[]) => a.filter((_, m) => m !== skip);
-  return { manifest: { ...rest, acc_beta1: others(acc_beta1), acc_beta2: others(acc_beta2) }, values };
+  // a fused tensor's checksum covers the member imported into too; its values without that member are compared
+  const tensorsWithout = manifest.tensors.map(({ sha256, ...t }) => (t.name.includes('@') ? { ...t, sha256 } : t));
+  return { manifest: { ...rest, tensors: tensorsWithout, acc_beta1: others(acc_beta1), acc_beta2: others(acc_beta2) }, values };
 }
 
 describe.each(Object.entries(runs))('import into a %s run', (kind, source) => {

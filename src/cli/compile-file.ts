@@ -10,10 +10,16 @@ import { ExitCode, type Io } from './io.js';
 import { DiagnosticSink } from '../diagnostics/sink.js';
 import { Messages, type MessageDef } from '../diagnostics/messages.js';
 import { findBinaryData, type BinaryData } from '../syntax/source-bytes.js';
+import { notARegularFile } from '../util/regular-file.js';
 
 /** `text`: the file's source when it is not read from disk (a resume from run.json), and its folder for data paths. */
 export function compileFile(path: string, io: Io, after?: string, options: CompileOptions = {}, text?: { source: string; baseDir: string }): CompileState | undefined {
   let bytes: Buffer;
+  const kind = text ? undefined : notARegularFile(path);
+  if (kind) {
+    io.err(`netc: cannot read '${path}': it is ${kind}, not a .net file\n`);
+    return undefined;
+  }
   try {
     bytes = text ? Buffer.from(text.source, 'utf8') : readFileSync(path);
   } catch (e) {

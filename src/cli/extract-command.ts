@@ -13,6 +13,7 @@ import type { MemberMetrics } from '../train/member-metrics.js';
 import { readCheckpoint, readRunInfo, RunError } from './run-dir.js';
 import { rank, type MemberRow } from '../report/rank.js';
 import { ExitCode, UsageError, type Io } from './io.js';
+import { makeModelDir, OutDirError } from './out-dir.js';
 
 export const rankMetrics = ['loss', 'val_loss', 'accuracy', 'val_accuracy', 'mse', 'val_mse', 'mae', 'val_mae'] as const;
 
@@ -49,6 +50,7 @@ export async function extractCommand(run: string, options: ExtractOptions, io: I
     for (const id of ids) {
       if (!known.includes(id)) throw new RunError(`${run} has no member ${id}; its members are ${known[0]}..${known[known.length - 1]}`);
     }
+    makeModelDir(options.out, run);
     const chosen = await chooseBackend(options.backend, io);
     if (!chosen) return ExitCode.errors;
     const { tf } = chosen;
@@ -68,7 +70,7 @@ export async function extractCommand(run: string, options: ExtractOptions, io: I
     }
     return ExitCode.ok;
   } catch (e) {
-    if (e instanceof RunError || e instanceof UnsupportedLayerError || e instanceof MissingHyperparameterError) {
+    if (e instanceof RunError || e instanceof OutDirError || e instanceof UnsupportedLayerError || e instanceof MissingHyperparameterError) {
       io.err(`netc: ${e.message}\n`);
       return ExitCode.errors;
     }

@@ -2,6 +2,7 @@
 // `--check` lists those that would change. `-` reads standard input and prints to standard output. A file
 // that does not parse gets its syntax errors, as netc check prints them, and is left as it is.
 import { readFileSync } from 'node:fs';
+import { notARegularFile } from '../util/regular-file.js';
 import { formatDiagnostics } from '../diagnostics/format.js';
 import { formatSource } from '../syntax/format.js';
 import { findBinaryData } from '../syntax/source-bytes.js';
@@ -43,6 +44,11 @@ function fmtFile(file: string, opts: FmtOptions, io: Io, stdin: () => Buffer): O
 /** The file's text, or undefined (and a message) when it cannot be read or is not text. */
 function readSource(file: string, name: string, io: Io, stdin: () => Buffer): string | undefined {
   let bytes: Buffer;
+  const kind = file === '-' ? undefined : notARegularFile(file);
+  if (kind) {
+    io.err(`netc: cannot read '${name}': it is ${kind}, not a .net file\n`);
+    return undefined;
+  }
   try {
     bytes = file === '-' ? stdin() : readFileSync(file);
   } catch (e) {

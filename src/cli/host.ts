@@ -2,11 +2,14 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Host } from '../data/sources.js';
+import { notARegularFile } from '../util/regular-file.js';
 
 export function fileHost(netFile: string): Host {
   const base = dirname(resolve(netFile));
   return {
     readBytes(path, maxBytes) {
+      // a FIFO would block the checker until something writes to it: it is not read (loading refuses it)
+      if (notARegularFile(resolve(base, path))) return undefined;
       try {
         const fd = openSync(resolve(base, path), 'r');
         try {

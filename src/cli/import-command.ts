@@ -6,8 +6,10 @@
 // training can be imported into: a stopped member (halving, early stopping, divergence) is a record of
 // what it was when it stopped, and nothing would ever train the weights put there.
 import { placeMember } from '../kernels/fused.js';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { isAbsolute, join, relative, resolve } from 'node:path';
+import type { Span } from '../diagnostics/diagnostic.js';
+import { plural } from '../util/plural.js';
 import { Messages } from '../diagnostics/messages.js';
 import { DiagnosticSink } from '../diagnostics/sink.js';
 import { formatDiagnostics } from '../diagnostics/format.js';
@@ -15,6 +17,7 @@ import { didYouMean } from '../diagnostics/suggest.js';
 import type { CheckpointManifest } from '../train/checkpoint.js';
 import { readCheckpoint, readRunInfo, RunError, writeCheckpointFiles } from './run-dir.js';
 import { ExitCode, type Io } from './io.js';
+import { lockRun, type RunLock } from './run-lock.js';
 
 interface WeightSpec {
   name: string;
@@ -23,33 +26,24 @@ interface WeightSpec {
 }
 
 export function importCommand(modelDir: string, run: string, member: number, io: Io, options: { shared?: boolean } = {}): number {
+  let lock: RunLock | undefined;
   try {
     const info = readRunInfo(run);
+    lock = lockRun(run, 'import');
     const { manifest, tensors } = readCheckpoint(run);
     const m = activePosition(run, manifest, member);
     const modelJson = join(modelDir, 'model.json');
-    if (!existsSync(modelJson)) throw new RunError(`'${modelDir}' holds no model.json`);
-    const text = readFileSync(modelJson, 'utf8');
-    const model = JSON.parse(text) as { weightsManifest: { paths: string[]; weights: WeightSpec[] }[] };
-    // weights in manifest order, from the files the groups name
-    const incoming = new Map<string, Float32Array>();
+    const text = readModelJson(modelDir, modelJson);
     const sink = new DiagnosticSink(modelJson);
-    const specs: WeightSpec[] = [];
-    for (const group of model.weightsManifest) {
-      const bytes = Buffer.concat(group.paths.map((p) => readFileSync(join(modelDir, p))));
-      let offset = 0;
-      for (const spec of group.weights) {
-        const size = spec.shape.reduce((a, b) => a * b, 1);
-        if (spec.dtype !== 'float32') throw new RunError(`${modelJson}: weight ${spec.name} is ${spec.dtype}; netc reads float32 weights`);
-        incoming.set(spec.name, new Float32Array(bytes.buffer.slice(bytes.byteOffset + offset, bytes.byteOffset + offset + 4 * size)));
-        specs.push(spec);
-        offset += 4 * size;
-      }
-    }
     const at = (name: string) => {
       const i = text.indexOf(`"${name}"`);
       return { start: Math.max(0, i), length: name.length + 2 };
     };
+    const { incoming, specs } = readWeights(modelDir, modelJson, parseModelJson(modelJson, text), sink, at);
+    if (sink.errorCount) {
+      io.err(formatDiagnostics(sink.diagnostics, text) + '\n');
+      return ExitCode.errors;
+    }
     const expected = info.model.params.map((p) => p.name);
     for (const spec of specs) {
       const param = info.model.params.find((p) => p.name === spec.name);
@@ -84,7 +78,85 @@ export function importCommand(modelDir: string, run: string, member: number, io:
       return ExitCode.errors;
     }
     throw e;
+  } finally {
+    lock?.release();
   }
+}
+
+type ModelJson = { weightsManifest: { paths: string[]; weights: WeightSpec[] }[] };
+
+/** model.json's text; a missing one is a RunError. */
+function readModelJson(modelDir: string, modelJson: string): string {
+  if (!existsSync(modelJson)) throw new RunError(`'${modelDir}' holds no model.json`);
+  if (!statSync(modelJson).isFile()) throw new RunError(`${modelJson} is not a file`);
+  return readFileSync(modelJson, 'utf8');
+}
+
+/** model.json parsed and its weightsManifest's form checked: a RunError saying what is wrong otherwise. */
+function parseModelJson(modelJson: string, text: string): ModelJson {
+  let model: ModelJson;
+  try {
+    model = JSON.parse(text) as ModelJson;
+  } catch (e) {
+    throw new RunError(`${modelJson} is not valid JSON (${(e as Error).message}); give the folder of a TF.js LayersModel (model.json and its weight files)`);
+  }
+  const isGroup = (g: ModelJson['weightsManifest'][number]) =>
+    g !== null && typeof g === 'object' && Array.isArray(g.paths) && g.paths.every((p) => typeof p === 'string') && Array.isArray(g.weights) && g.weights.every(isWeightSpec);
+  if (model === null || typeof model !== 'object' || !Array.isArray(model.weightsManifest) || !model.weightsManifest.every(isGroup)) {
+    throw new RunError(`${modelJson} has no valid weightsManifest (a list of { paths: [file names], weights: [{ name, shape, dtype }] }); it is not a TF.js LayersModel's model.json`);
+  }
+  return model;
+}
+
+const isWeightSpec = (w: WeightSpec): boolean =>
+  w !== null && typeof w === 'object' && typeof w.name === 'string' && typeof w.dtype === 'string' && Array.isArray(w.shape) && w.shape.every((d) => Number.isInteger(d) && d >= 0);
+
+/**
+ * The weights model.json's groups describe, in manifest order, from the files the groups name. A path that
+ * leaves the model's folder, a missing file and a group whose files hold other than the bytes its weights
+ * need are reported at the path in model.json.
+ */
+function readWeights(modelDir: string, modelJson: string, model: ModelJson, sink: DiagnosticSink, at: (name: string) => Span): { incoming: Map<string, Float32Array>; specs: WeightSpec[] } {
+  const incoming = new Map<string, Float32Array>();
+  const specs: WeightSpec[] = [];
+  for (const group of model.weightsManifest) {
+    const bytes = groupBytes(modelDir, group, sink, at);
+    if (!bytes) continue;
+    const need = group.weights.reduce((n, w) => n + 4 * w.shape.reduce((a, b) => a * b, 1), 0);
+    if (bytes.length !== need) {
+      sink.report(Messages.ModelWeightsFile, at(group.paths[0] ?? 'weightsManifest'), `${group.paths.join(', ')} ${group.paths.length === 1 ? 'holds' : 'hold'} ${plural(bytes.length, 'byte')}; model.json's weights need ${need} (${plural(need / 4, 'float32 value')}): the file is truncated or is not this model's`);
+      continue;
+    }
+    let offset = 0;
+    for (const spec of group.weights) {
+      const size = spec.shape.reduce((a, b) => a * b, 1);
+      if (spec.dtype !== 'float32') throw new RunError(`${modelJson}: weight ${spec.name} is ${spec.dtype}; netc reads float32 weights`);
+      incoming.set(spec.name, new Float32Array(bytes.buffer.slice(bytes.byteOffset + offset, bytes.byteOffset + offset + 4 * size)));
+      specs.push(spec);
+      offset += 4 * size;
+    }
+  }
+  return { incoming, specs };
+}
+
+/** A group's files, concatenated; undefined after a diagnostic for a path outside the folder or a missing file. */
+function groupBytes(modelDir: string, group: ModelJson['weightsManifest'][number], sink: DiagnosticSink, at: (name: string) => Span): Buffer | undefined {
+  const folder = resolve(modelDir);
+  const files: Buffer[] = [];
+  for (const p of group.paths) {
+    const file = resolve(folder, p);
+    const inside = relative(folder, file);
+    if (isAbsolute(p) || inside === '' || inside.startsWith('..') || isAbsolute(inside)) {
+      sink.report(Messages.ModelWeightsFile, at(p), `the weight file '${p}' is outside the model's folder ${modelDir}; model.json may only name files in its own folder`);
+      return undefined;
+    }
+    if (!existsSync(file) || !statSync(file).isFile()) {
+      sink.report(Messages.ModelWeightsFile, at(p), `the weight file '${p}' is missing from ${modelDir}`);
+      return undefined;
+    }
+    files.push(readFileSync(file));
+  }
+  return Buffer.concat(files);
 }
 
 /** The shared layers' parameters whose incoming values differ from the run's. */

@@ -143,12 +143,14 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     .option('--data <source>', "the data, as a data source: 'mnist(limit: 500)', 'csv(\"new.csv\", label: \"y\")' (default: the run's test split, else its validation split)")
     .option('--combine <mode>', `the ensemble's prediction: ${combineModes.join(', ')}`, choiceOption(combineModes), 'mean')
     .option('--format <format>', 'csv or json', choiceOption(['csv', 'json'] as const), 'csv')
-    .option('--output <file>', 'write to this file (atomically) instead of standard output')
+    .option('--output <file>', 'write to this file (atomically) instead of standard output; never one of the run\'s own files')
+    .option('--force', 'with --output: replace the file if it exists')
     .option('--backend <name>', `TF.js backend: ${backends.join(', ')}`, choiceOption(backends), 'auto')
     .option('--seed <n>', "seed of generated data (xor, moons, spirals); default: the run's", intOption(0))
     .option('--batch <n>', 'examples per forward pass', intOption(1), 256)
     .addHelpText('after', predictHelp)
     .action(async (run: string, opts: PredictOptions) => {
+      if (opts.force && opts.output === undefined) throw new UsageError('--force replaces the --output file; give --output FILE');
       code = await predictCommand(run, opts, io);
     });
 

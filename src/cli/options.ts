@@ -5,6 +5,8 @@ export function intOption(min: number) {
   return (value: string): number => {
     const n = Number(value);
     if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`expected an integer >= ${min}, got '${value}'`);
+    // above 2^53 a double no longer counts in ones: --steps 9007199254740993 would be another number
+    if (!Number.isSafeInteger(n)) throw new InvalidArgumentError(`expected an integer up to ${Number.MAX_SAFE_INTEGER} (2^53 - 1), got '${value}'`);
     return n;
   };
 }

@@ -4,9 +4,13 @@
 // refused even then, because netc never deletes what it did not write.
 //
 // The directory is made one level at a time under the nearest existing ancestor, which is checked first:
-// Node's recursive mkdir spins forever where the file system refuses new entries (/proc/x).
-import { accessSync, constants, existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+// Node's recursive mkdir spins forever where the file system refuses new entries (/proc/x). `netc extract
+// --out` makes its folder the same way. A directory a live run holds (its netc.lock, run-lock.ts) is refused,
+// --force or not, and a new run takes the lock before it writes anything.
+import { accessSync, constants, existsSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { makeDirs as makeDirsOneByOne } from '../util/make-dirs.js';
+import { LOCK_FILE, lockedError, lockHolder, lockRun, type RunLock } from './run-lock.js';
 
 /** A run directory that cannot be written: printed as `netc: <message>`, exit code 1. */
 export class OutDirError extends Error {
@@ -15,7 +19,9 @@ export class OutDirError extends Error {
 
 /** The files of a run (and the temporary names they are written under): all that --force deletes. */
 const RUN_FILES = [/^run\.json$/, /^slicing-map\.json$/, /^metrics\.jsonl$/, /^events\.jsonl$/, /^summary\.json$/, /^population\.json$/, /^population-\d+\.bin$/, /^report\.html$/];
-const isRunFile = (name: string) => RUN_FILES.some((p) => p.test(name.replace(/\.tmp-\d+$/, '')));
+export const isRunFile = (name: string): boolean => RUN_FILES.some((p) => p.test(name.replace(/\.tmp-\d+$/, '')));
+/** The lock (run-lock.ts) and the names it is made and broken under: never part of a run's contents. */
+export const isLockFile = (name: string): boolean => name === LOCK_FILE || name.startsWith(`${LOCK_FILE}.`);
 
 /** A checked output directory: what must be deleted (with --force) and whether it must be made. */
 export interface OutDir {
@@ -33,7 +39,10 @@ export function checkOutDir(path: string, force = false): OutDir {
   }
   if (!statSync(path).isDirectory()) throw new OutDirError(`cannot use ${path} as the run directory: ${path} is a file`);
   checkWritable(path, path);
-  const entries = readdirSync(path, { withFileTypes: true });
+  // a directory a live run is writing is refused, --force or not
+  const holder = lockHolder(path);
+  if (holder) throw lockedError(path, holder);
+  const entries = readdirSync(path, { withFileTypes: true }).filter((e) => !isLockFile(e.name));
   if (entries.length === 0) return { path, replace: [], exists: true };
   const isRun = entries.some((e) => e.name === 'run.json');
   if (!force) {
@@ -51,46 +60,66 @@ export function checkOutDir(path: string, force = false): OutDir {
   return { path, replace: entries.map((e) => e.name), exists: true };
 }
 
-/** Deletes what a checked directory's old run left (with --force) or makes the directory. */
-export function makeOutDir(dir: OutDir): void {
-  for (const name of dir.replace) rmSync(join(dir.path, name), { force: true });
-  if (!dir.exists) makeDirs(dir.path);
+/**
+ * Makes the checked directory, takes its lock, checks it again under the lock (another netc may have
+ * written there since the first check) and deletes what an old run left (with --force). The caller
+ * releases the lock.
+ */
+export function claimOutDir(dir: OutDir, force = false): RunLock {
+  if (!existsSync(dir.path)) makeDirs(dir.path);
+  const lock = lockRun(dir.path, 'train');
+  try {
+    const now = checkOutDir(dir.path, force);
+    for (const name of now.replace) rmSync(join(dir.path, name), { force: true });
+    return lock;
+  } catch (e) {
+    lock.release();
+    throw e;
+  }
 }
 
 /** Makes `path` and its missing parents, one level at a time (never a recursive mkdir; see above). */
-export function makeDirs(path: string): void {
-  const missing: string[] = [];
-  let at = resolve(path);
-  while (!existsSync(at)) {
-    missing.unshift(at);
-    at = dirname(at);
+export function makeDirs(path: string, what = 'the run directory'): void {
+  try {
+    makeDirsOneByOne(path);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? `the file system of ${dirname(resolve(path))} does not allow new directories` : (e as Error).message;
+    throw new OutDirError(`cannot create ${what} ${path}: ${why}`);
   }
-  for (const dir of missing) {
-    try {
-      mkdirSync(dir);
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'EEXIST' && statSync(dir).isDirectory()) continue;
-      const why = code === 'ENOENT' ? `the file system of ${dirname(dir)} does not allow new directories` : (e as Error).message;
-      throw new OutDirError(`cannot create the run directory ${path}: ${why}`);
-    }
+}
+
+/**
+ * The folder `netc extract --out` writes models into: made as a run directory is (checked first, one level
+ * at a time), and never a run directory or a folder inside the run the models come from.
+ */
+export function makeModelDir(path: string, run: string): void {
+  const what = 'the output directory';
+  const within = relative(resolve(run), resolve(path));
+  if (within === '' || (!within.startsWith('..') && !isAbsolute(within))) throw new OutDirError(`--out ${path} is inside the run ${run}; extract members to a directory outside it`);
+  if (!existsSync(path)) {
+    checkCreatable(path, what);
+    return makeDirs(path, what);
   }
+  if (!statSync(path).isDirectory()) throw new OutDirError(`cannot write to ${path}: it is a file`);
+  if (existsSync(join(path, 'run.json'))) throw new OutDirError(`${path} is a netc run directory; extract members to a directory of their own`);
+  checkWritable(path, path, what);
 }
 
 /** The nearest existing ancestor of `path` must be a writable directory. */
-function checkCreatable(path: string): void {
+function checkCreatable(path: string, what = 'the run directory'): void {
   let at = dirname(resolve(path));
   while (!existsSync(at)) at = dirname(at);
-  if (!statSync(at).isDirectory()) throw new OutDirError(`cannot use ${path} as the run directory: ${at} is a file`);
-  checkWritable(path, at);
+  if (!statSync(at).isDirectory()) throw new OutDirError(`cannot use ${path} as ${what}: ${at} is a file`);
+  checkWritable(path, at, what);
 }
 
-function checkWritable(path: string, dir: string): void {
+function checkWritable(path: string, dir: string, what = 'the run directory'): void {
   try {
     accessSync(dir, constants.W_OK);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     const why = code === 'EROFS' ? 'is on a read-only file system' : 'is not writable';
-    throw new OutDirError(`cannot create the run directory ${path}: ${dir} ${why}`);
+    throw new OutDirError(`cannot create ${what} ${path}: ${dir} ${why}`);
   }
 }

@@ -20,7 +20,8 @@ import { isClassificationLoss, predictBatches, type BatchPrediction, type Combin
 import type { TF } from '../kernels/tf.js';
 import { losses as lossSpecs } from '../vocabulary/losses.js';
 import { ExitCode, processIo, UsageError, type Io } from './io.js';
-import { openRun, readRunInfo, RunError, writeAtomic, type OpenRun, type RunInfo } from './run-dir.js';
+import { checkOutputFile } from './output-file.js';
+import { openRun, readCheckpoint, readRunInfo, RunError, writeAtomic, type OpenRun, type RunInfo } from './run-dir.js';
 
 /** Examples per forward pass when --batch is not given. */
 export const DEFAULT_INFERENCE_BATCH = 256;
@@ -70,11 +71,13 @@ export async function prepareInference(runDir: string, options: InferenceCommand
   if (parsed && !parsed.config) return undefined;
 
   let info: RunInfo;
+  let checkpoint: ReturnType<typeof readCheckpoint>;
   try {
     if (!existsSync(runDir)) throw new RunError(`there is no run directory '${runDir}'`);
     info = readRunInfo(runDir);
-    // the checkpoint is read by openRun; its absence is reported before any work
+    // the checkpoint is read, and its absence or damage reported, before any work
     if (!existsSync(join(runDir, 'population.json'))) throw new RunError(`'${runDir}' holds no checkpoint (no population.json): its training stopped before the first one was written`);
+    checkpoint = readCheckpoint(runDir);
   } catch (e) {
     if (e instanceof RunError) return fail(io, e.message);
     throw e;
@@ -119,7 +122,7 @@ export async function prepareInference(runDir: string, options: InferenceCommand
   const { tf, name: backend } = chosen;
   let run: OpenRun;
   try {
-    run = openRun(runDir, tf);
+    run = openRun(runDir, tf, undefined, checkpoint);
   } catch (e) {
     if (e instanceof RunError) return fail(io, e.message);
     throw e;
@@ -210,9 +213,18 @@ export interface PredictOptions extends InferenceCommandOptions {
   combine: Combine;
   format: 'csv' | 'json';
   output?: string;
+  /** with output: replace an existing file */
+  force?: boolean;
 }
 
 export async function predictCommand(runDir: string, options: PredictOptions, io: Io): Promise<number> {
+  try {
+    if (options.output !== undefined) checkOutputFile(options.output, runDir, options.force);
+  } catch (e) {
+    if (!(e instanceof RunError)) throw e;
+    fail(io, e.message);
+    return ExitCode.errors;
+  }
   const setup = await prepareInference(runDir, options, io, { labels: false, vote: options.combine === 'vote' });
   if (!setup) return ExitCode.errors;
   const { run, data, classification } = setup;

@@ -12,7 +12,7 @@ import type { EnsembleIR } from '../ensemble/ensemble-ir.js';
 import { slicingMap, type SlicingMap } from '../ensemble/slicing-map.js';
 import { printModelIR } from '../ir/print.js';
 import type { ModelIR } from '../ir/model-ir.js';
-import { decodeTensors, encodeCheckpoint, memberParams, restore, type CheckpointManifest, type RetiredMember, type StateSource, type TrainPosition } from '../train/checkpoint.js';
+import { damagedTensor, decodeTensors, encodeCheckpoint, manifestProblem, withChecksums, memberParams, restore, type CheckpointManifest, type RetiredMember, type StateSource, type TrainPosition } from '../train/checkpoint.js';
 import { Population } from '../runtime/population.js';
 import { compiledRun, type CompiledRun } from '../runtime/compiled-run.js';
 import type { TF } from '../kernels/tf.js';
@@ -92,9 +92,51 @@ export function updateRunOptions(dir: string, options: RunOptions): void {
 export function readRunInfo(dir: string): RunInfo {
   const path = join(dir, 'run.json');
   if (!existsSync(path)) throw new RunError(`'${dir}' is not a netc run directory: it has no run.json`);
-  const info = JSON.parse(readFileSync(path, 'utf8')) as RunInfo;
-  if (info.format !== 'netc-run-1') throw new RunError(`${path}: unknown format '${info.format}'`);
+  const info = readJson(path) as RunInfo;
+  if (info?.format !== 'netc-run-1') throw new RunError(`${path}: unknown format '${info?.format}'`);
+  const problem = runInfoProblem(info);
+  if (problem) throw new RunError(`${path} is damaged: ${problem}`);
   return info;
+}
+
+/** A file of the run that is not valid JSON (truncated by a full disk, edited): `why` is the parser's word. */
+export class NotJsonError extends RunError {
+  constructor(
+    readonly path: string,
+    readonly why: string,
+  ) {
+    super(`${path} is damaged: it is not valid JSON (${why})`);
+  }
+}
+
+/** A JSON file of the run; one that does not parse is a NotJsonError. */
+function readJson(path: string): unknown {
+  const text = readFileSync(path, 'utf8');
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new NotJsonError(path, `${(e as Error).message}${text.length ? '' : '; the file is empty'}`);
+  }
+}
+
+const OPTION_COUNTS = ['members', 'epochs', 'steps', 'seed', 'resident', 'checkpoint_every'] as const;
+const OPTION_NAMES = ['lowering', 'backend', 'engine'] as const;
+
+/** What is wrong with run.json's fields, or undefined when each has its type. */
+function runInfoProblem(info: RunInfo): string | undefined {
+  for (const key of ['file', 'source', 'fingerprint'] as const) if (typeof info[key] !== 'string') return `its '${key}' is not a string`;
+  if (info.base_dir !== undefined && typeof info.base_dir !== 'string') return "its 'base_dir' is not a string";
+  const isObject = (v: unknown) => typeof v === 'object' && v !== null;
+  if (!isObject(info.program) || !isObject(info.program.ensemble)) return "its 'program' is not a checked program";
+  if (!isObject(info.model) || !Array.isArray(info.model.ops) || !Array.isArray(info.model.params)) return "its 'model' is not a model IR";
+  if (!isObject(info.ensemble) || !Number.isSafeInteger(info.ensemble.members) || !Array.isArray(info.ensemble.params)) return "its 'ensemble' is not an ensemble IR";
+  const options = info.options ?? {};
+  if (!isObject(options)) return "its 'options' is not an object";
+  for (const key of OPTION_COUNTS) if (options[key] !== undefined && !(Number.isSafeInteger(options[key]) && options[key]! >= 0)) return `its option '${key}' (${JSON.stringify(options[key])}) is not a non-negative integer`;
+  for (const key of OPTION_NAMES) if (options[key] !== undefined && typeof options[key] !== 'string') return `its option '${key}' (${JSON.stringify(options[key])}) is not a name`;
+  const minutes = options.checkpoint_minutes;
+  if (minutes !== undefined && !(typeof minutes === 'number' && minutes > 0)) return `its option 'checkpoint_minutes' (${JSON.stringify(minutes)}) is not a positive number`;
+  return undefined;
 }
 
 export async function writeCheckpoint(
@@ -108,24 +150,47 @@ export async function writeCheckpoint(
   writeCheckpointFiles(dir, manifest, bytes);
 }
 
-/** The buffer first, then the manifest naming it, then older buffers go. */
-export function writeCheckpointFiles(dir: string, manifest: CheckpointManifest, bytes: Uint8Array): void {
-  writeAtomic(join(dir, manifest.data), bytes);
+/**
+ * The buffer first, read back and checked against its checksums, then the manifest naming it; only then
+ * do the buffers it supersedes (those of earlier steps) go. Until the new checkpoint is whole on disk the
+ * previous one stays as it was. A buffer of a later step than this one (left by a run killed before its
+ * manifest) is not superseded and stays.
+ */
+export function writeCheckpointFiles(dir: string, given: CheckpointManifest, bytes: Uint8Array): void {
+  const manifest = withChecksums(given, bytes);
+  const bin = join(dir, manifest.data);
+  writeAtomic(bin, bytes);
+  const written = readFileSync(bin);
+  if (written.length !== bytes.length || damagedTensor(manifest, written) !== undefined) {
+    throw new RunError(`the checkpoint buffer ${bin} did not read back as it was written; the previous checkpoint is kept (population.json names it)`);
+  }
   writeAtomic(join(dir, 'population.json'), JSON.stringify(manifest) + '\n');
-  for (const f of readdirSync(dir)) if (/^population-\d+\.bin$/.test(f) && f !== manifest.data) rmSync(join(dir, f), { force: true });
+  const step = manifest.position.step;
+  for (const f of readdirSync(dir)) {
+    const at = /^population-(\d+)\.bin$/.exec(f);
+    if (at && Number(at[1]) < step) rmSync(join(dir, f), { force: true });
+  }
 }
+
+/** How to get past a damaged checkpoint: there is no other one, so only starting again. */
+const startAgain = (dir: string) => `the run cannot continue from it; train it again with --out (netc train FILE --out DIR), or restore ${dir} from a backup`;
 
 export function readCheckpoint(dir: string): { manifest: CheckpointManifest; tensors: Map<string, Float32Array> } {
   const path = join(dir, 'population.json');
   if (!existsSync(path)) throw new RunError(`'${dir}' holds no checkpoint (no population.json)`);
-  const manifest = JSON.parse(readFileSync(path, 'utf8')) as CheckpointManifest;
-  if (manifest.format !== 'netc-checkpoint-1') throw new RunError(`${path}: unknown format '${manifest.format}'`);
-  const bin = join(dir, manifest.data);
-  if (!existsSync(bin)) throw new RunError(`${path} names ${manifest.data}, which is missing`);
-  const bytes = readFileSync(bin);
+  const manifest = readJson(path) as CheckpointManifest;
+  if (manifest?.format !== 'netc-checkpoint-1') throw new RunError(`${path}: unknown format '${manifest?.format}'`);
+  const bin = join(dir, String(manifest.data));
+  const bytes = typeof manifest.data === 'string' && /^population-\d+\.bin$/.test(manifest.data) && existsSync(bin) ? readFileSync(bin) : undefined;
+  const problem = manifestProblem(manifest, (bytes?.length ?? Infinity) / 4);
+  if (problem) throw new RunError(`${path} is damaged: ${problem}; ${startAgain(dir)}`);
+  if (!bytes) throw new RunError(`${path} names ${manifest.data}, which is missing`);
   const expected = 4 * manifest.tensors.reduce((n, t) => n + t.length, 0);
-  if (bytes.length !== expected) throw new RunError(`${bin} has ${plural(bytes.length, 'byte')}, the manifest describes ${expected}`);
-  return { manifest, tensors: decodeTensors(manifest, new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length)) };
+  if (bytes.length !== expected) throw new RunError(`${bin} has ${plural(bytes.length, 'byte')}, the manifest describes ${expected}; ${startAgain(dir)}`);
+  const view = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length);
+  const damaged = damagedTensor(manifest, view);
+  if (damaged !== undefined) throw new RunError(`${bin} is damaged: the values of tensor ${damaged} do not match their checksum in population.json; ${startAgain(dir)}`);
+  return { manifest, tensors: decodeTensors(manifest, view) };
 }
 
 /** A run brought back to life: its description, checkpoint and a population holding its weights. */
@@ -141,9 +206,9 @@ export interface OpenRun {
  * Rebuilds a run's population on `tf`, with the checkpoint's weights, optimizer state and per-member
  * hyperparameters, under the lowering it was trained with (or `lowering`).
  */
-export function openRun(dir: string, tf: TF, lowering?: Lowering): OpenRun {
+export function openRun(dir: string, tf: TF, lowering?: Lowering, checkpoint = readCheckpoint(dir)): OpenRun {
   const info = readRunInfo(dir);
-  const { manifest, tensors } = readCheckpoint(dir);
+  const { manifest, tensors } = checkpoint;
   if (manifest.fingerprint !== info.fingerprint) throw new RunError(`${dir}: the checkpoint is of another model than run.json describes`);
   const ensemble = lowering && lowering !== info.ensemble.lowering ? widen(info.model, lowering, manifest.members) : { ...info.ensemble, members: manifest.members };
   const position = new Map(manifest.member_ids.map((id, m) => [id, m]));

@@ -2,7 +2,7 @@
 // write the run directory (metrics.jsonl, summary.json, the population) and print the leaderboard.
 // Its parts: the options and how a resume gets them back (train-options.ts), the directory a new run goes
 // to (out-dir.ts), what is printed while training (train-progress.ts) and at the end (train-summary.ts).
-import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { chooseBackend } from './backend-option.js';
 import { basename, dirname, join, resolve } from 'node:path';
 import { Messages } from '../diagnostics/messages.js';
@@ -19,9 +19,10 @@ import type { RetiredMember } from '../train/checkpoint.js';
 import type { CompileState } from '../pipeline.js';
 import type { TF } from '../kernels/tf.js';
 import { compiledCleanly, compileFile, sourceError, sourceErrorAt } from './compile-file.js';
-import { fingerprint, readCheckpoint, RunError, updateRunOptions, writeAtomic, writeCheckpoint, writeRunInfo, type RunInfo } from './run-dir.js';
+import { fingerprint, NotJsonError, readCheckpoint, RunError, updateRunOptions, writeAtomic, writeCheckpoint, writeRunInfo, type RunInfo } from './run-dir.js';
 import { ExitCode, UsageError, type Io } from './io.js';
-import { checkOutDir, makeOutDir, OutDirError, type OutDir } from './out-dir.js';
+import { checkOutDir, claimOutDir, OutDirError, type OutDir } from './out-dir.js';
+import { lockRun, type RunLock } from './run-lock.js';
 import { checkpointPolicy, keptOptions, resumedRun, resumeOptions, type TrainOptions } from './train-options.js';
 import { LineBuffer } from './line-buffer.js';
 import { TrainProgress } from './train-progress.js';
@@ -58,6 +59,16 @@ async function trainRun(file: string | undefined, given: TrainOptions, io: Io): 
   const options = run ? resumeOptions(given, run, given.resume!) : given;
   const net = compileForTraining(file, run, options, io);
   if (typeof net === 'number') return net;
+  // the run directory's lock: a resume takes it before it reads the checkpoint, a new run once it makes its directory
+  const held: { lock?: RunLock } = { lock: options.resume !== undefined ? lockRun(options.resume, 'train --resume') : undefined };
+  try {
+    return await trainLocked(net, run, options, held, io);
+  } finally {
+    held.lock?.release();
+  }
+}
+
+async function trainLocked(net: NetFile, run: RunInfo | undefined, options: TrainOptions, held: { lock?: RunLock }, io: Io): Promise<number> {
   const { state, path } = net;
   const program = state.program!;
 
@@ -90,7 +101,7 @@ async function trainRun(file: string | undefined, given: TrainOptions, io: Io): 
     dropLinesAfter(runDir, resume, perEpoch);
     keepOptions(runDir, run!, options);
   } else {
-    if (outDir) makeOutDir(outDir);
+    if (outDir) held.lock = claimOutDir(outDir, options.force);
     // a resume of a run killed before its first checkpoint has nothing to continue from: it starts over in place
     else io.err(`netc: ${runDir} has no checkpoint yet; starting it again from step 0\n`);
     startRunFiles(runDir, net, options);
@@ -168,12 +179,15 @@ function startRunFiles(runDir: string, net: NetFile, options: TrainOptions): voi
  * killed before its first checkpoint; an exit code after a message.
  */
 function openCheckpoint(dir: string, state: CompileState, fail: (def: MessageDef, length: number, ...args: (string | number)[]) => number): Checkpoint | undefined | number {
-  if (!existsSync(join(dir, 'population.json'))) return undefined;
+  if (!existsSync(join(dir, 'population.json'))) {
+    refuseLostManifest(dir);
+    return undefined;
+  }
   let resume: Checkpoint;
   try {
     resume = readCheckpoint(dir);
   } catch (e) {
-    if (e instanceof SyntaxError) throw new RunError(`cannot resume ${dir}: its population.json is not valid JSON (${e.message})`);
+    if (e instanceof NotJsonError) throw new RunError(`cannot resume ${dir}: its population.json is not valid JSON (${e.why})`);
     throw e;
   }
   const m = resume.manifest;
@@ -191,6 +205,20 @@ function openCheckpoint(dir: string, state: CompileState, fail: (def: MessageDef
   const seed = state.program!.ensemble.seed;
   if (m.seed !== seed) return fail(Messages.CheckpointMismatch, 0, `the checkpoint in ${dir} was trained with seed ${m.seed}, not ${seed}`);
   return resume;
+}
+
+/**
+ * A run without population.json starts again from step 0 only when it never wrote a checkpoint: one whose
+ * buffer or summary.json is there lost its manifest, and starting over would replace what it trained.
+ */
+function refuseLostManifest(dir: string): void {
+  const buffers = readdirSync(dir).filter((f) => /^population-\d+\.bin$/.test(f));
+  if (!buffers.length && !existsSync(join(dir, 'summary.json'))) return;
+  const held = buffers.length ? `its checkpoint buffer ${buffers.sort().join(', ')}` : 'summary.json of a finished run';
+  throw new RunError(
+    `cannot resume ${dir}: it has no population.json, but it holds ${held}; the checkpoint cannot be read without its manifest, ` +
+      `and netc will not start the run afresh over it: put population.json back, or train a new run with --out`,
+  );
 }
 
 /**
@@ -231,6 +259,11 @@ async function loadData(state: CompileState, baseDir: string, io: Io): Promise<{
     const all = await loadDataset(program.train!.data, { baseDir, seed: program.ensemble.seed });
     // the test split stays here: the trainer is given the train and validation splits alone
     const { test, ...seen } = splitData(all, program.train!.validation, program.train!.test);
+    // an epoch of no batches never ends
+    if (seen.train.count === 0) {
+      sourceError(io, state.path, state.source, Messages.NoTrainingExamples, 0, `${all.name} gives ${plural(all.count, 'example')}, and none is left for training after validation and test`);
+      return undefined;
+    }
     // kfold needs an example for every fold
     const split = program.ensemble.split;
     if (split?.kind === 'kfold' && seen.train.count < split.k) {
@@ -419,13 +452,33 @@ function recorder(runDir: string, table: HyperTable, progress: TrainProgress, io
 /** A number as JSON.stringify writes it (non-finite: null), by the template literal's faster path. */
 const jsonNumber = (v: number) => (Number.isFinite(v) ? `${v}` : 'null');
 
-/** Keeps the lines of a JSON-lines file whose row passes `keep` (a missing file stays missing). */
+/**
+ * Keeps the lines of a JSON-lines file whose row passes `keep` (a missing file stays missing). A last line
+ * cut short (a full disk, a kill mid-write) is dropped: the resume writes it again. Any other line that is
+ * not a JSON row is a RunError.
+ */
 function truncateLines(path: string, keep: (row: { step: number }) => boolean): void {
   if (!existsSync(path)) return;
-  const kept = readFileSync(path, 'utf8')
-    .split('\n')
-    .filter((line) => line && keep(JSON.parse(line)));
+  const text = readFileSync(path, 'utf8');
+  const lines = text.split('\n');
+  const torn = !text.endsWith('\n') && text.length > 0;
+  const kept = lines.filter((line, i) => {
+    if (!line) return false;
+    const row = jsonRow(line);
+    if (row) return keep(row);
+    if (torn && i === lines.length - 1) return false;
+    throw new RunError(`${path}:${i + 1} is damaged: the line is not a JSON row; remove it to resume`);
+  });
   writeAtomic(path, kept.map((l) => l + '\n').join(''));
+}
+
+function jsonRow(line: string): { step: number } | undefined {
+  try {
+    const row = JSON.parse(line);
+    return typeof row === 'object' && row !== null && typeof row.step === 'number' ? row : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** runs/<file>-<time>, with -2, -3, ... when a run started in the same second took that name. */

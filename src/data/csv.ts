@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { parse } from 'csv-parse/sync';
 import { Messages } from '../diagnostics/messages.js';
 import { dataError, DataError, type Dataset } from './dataset.js';
+import { notARegularFile } from '../util/regular-file.js';
 
 // a plain decimal number; Number() alone would also take '', '0x1f' and 'Infinity'
 const numeric = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
@@ -25,6 +26,7 @@ export function loadCsv(file: string, shown: string, label: string[] | undefined
   if (featureAt.length === 0) throw dataError(Messages.DataBadFile, [`the csv file "${shown}" has no feature columns left after the label column(s)`], file, header.line);
 
   const count = rows.length - 1;
+  if (count === 0) throw dataError(Messages.DataNoRows, [shown], file, header.line);
   const x = new Float32Array(count * featureAt.length);
   const y = new Float32Array(count * labelAt.length);
   for (let r = 0; r < count; r++) {
@@ -45,6 +47,8 @@ export function loadCsv(file: string, shown: string, label: string[] | undefined
 /** The records with the (1-based) line each ends on; blank lines are skipped. */
 function parseRows(file: string, shown: string): { record: string[]; line: number }[] {
   let text: Buffer;
+  const kind = notARegularFile(file);
+  if (kind) throw dataError(Messages.DataFileUnreadable, [shown, `it is ${kind}, not a file`], file);
   try {
     text = readFileSync(file);
   } catch (e) {

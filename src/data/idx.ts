@@ -4,6 +4,7 @@
 // scaled to [0, 1], other types are taken as they are. Labels are one class index per example; without
 // `classes` the class count is the largest label + 1 (at least 2), as the checker counts it.
 import { readFileSync } from 'node:fs';
+import { notARegularFile } from '../util/regular-file.js';
 import { gunzipSync } from 'node:zlib';
 import { Messages } from '../diagnostics/messages.js';
 import { dataError, type Dataset } from './dataset.js';
@@ -62,6 +63,8 @@ export const tooFewClasses = (classes: number, needed: number): string =>
 
 function readIdx(file: string, shown: string): IdxFile {
   let bytes: Uint8Array;
+  const kind = notARegularFile(file);
+  if (kind) throw dataError(Messages.DataFileUnreadable, [shown, `it is ${kind}, not a file`], file);
   try {
     bytes = readFileSync(file);
   } catch (e) {

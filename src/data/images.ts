@@ -6,6 +6,7 @@
 // images per class, as integers 0..255; the first 1,000 of each class are used, 10,000 in all. Both
 // are served in the fixed interleaved order of interleave.ts; `offset` and `limit` take a slice of it.
 import { closeSync, openSync, readSync } from 'node:fs';
+import { notARegularFile } from '../util/regular-file.js';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Messages } from '../diagnostics/messages.js';
@@ -111,6 +112,8 @@ function readImages(file: string, max: number, white: number): Float32Array {
 }
 
 function open(file: string): number {
+  const kind = notARegularFile(file);
+  if (kind) throw dataError(Messages.DataFileUnreadable, [file, `it is ${kind}, not a file`], file);
   try {
     return openSync(file, 'r');
   } catch (e) {

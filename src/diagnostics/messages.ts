@@ -78,10 +78,12 @@ export const Messages = {
   SoftmaxOneUnit: warning(4030, 'the last layer is a softmax over 1 unit, which always outputs 1.0, so the model cannot learn; for two classes use activation: sigmoid with loss: binary_crossentropy, or give the last layer one unit per class'),
   CheckpointMismatch: error(4020, '{0}'),
   RunUnreadable: error(4021, '{0}'),
+  ModelWeightsFile: error(4023, '{0}'),
   NoHalfPrecision: error(4040, "'precision' cannot be set: TF.js has no float16 tensors (tensorflow/tfjs#4445), so netc trains in float32 only; remove this key"),
   WarmupTooLong: error(4041, 'lr_schedule {0}: warmup must be shorter than the run, or the learning rate never reaches lr: warmup {1}, the run {2}'),
   PlateauNeedsValidation: warning(4042, "lr_schedule plateau watches {0}, but there is no validation data, so it watches {1} instead; set 'validation' in the train block (e.g. validation: 0.2) to watch {0}"),
   SharedNotSharded: error(4022, "{0} is refused: a population with shared layers trains in one process, since a shared layer's one set of weights, which every member trains, has no member axis to cut into {1}; leave out {0}"),
+  NoTrainingExamples: error(4052, 'there are no examples to train on: {0}'),
   NothingLeftToTrain: error(4051, 'validation ({0}) and test ({1}) add up to {2}: they would hold out all the data and leave nothing to train on; together they must be less than 1'),
   AccuracyNeedsClasses: error(4050, 'accuracy needs class predictions, but {0} is a regression loss; remove accuracy from metrics (mse and mae work with any loss) or train with a classification loss'),
   SplitTooFewExamples: error(4060, 'split: kfold({0}) cuts the training examples into {0} folds, but there are only {1}; use k <= {1}'),
@@ -94,6 +96,7 @@ export const Messages = {
   DataFieldCount: error(4014, 'this row has {0} field(s), the header has {1}'),
   DataBadFile: error(4015, '{0}'),
   DataCountMismatch: error(4016, 'the idx files disagree: "{0}" holds {1} example(s), "{2}" holds {3} label(s)'),
+  DataNoRows: error(4018, 'the csv file "{0}" has a header but no rows; it needs at least one example'),
   DataLabelOutOfRange: error(4017, 'label {0} of example {1} (counting from 0) is not a class index{2}'),
 } as const satisfies Record<string, MessageDef>;
 

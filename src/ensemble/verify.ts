@@ -13,13 +13,16 @@ export function verifyEnsembleIR(e: EnsembleIR): string[] {
   const fail = (msg: string) => problems.push(msg);
   if (!Number.isInteger(e.members) || e.members < 1) fail(`members must be >= 1, got ${e.members}`);
   if (e.ops.length !== e.model.ops.length) fail('ensemble ops do not match the model ops');
+  // each check looks its op or parameter up in these, so that the whole check is linear in the model's size
+  const sharedOps = new Set(e.params.filter((p) => p.layout === 'shared').map((p) => p.op));
+  const owned = new Set(e.ops.flatMap((op) => op.params.map((name) => `${op.name}\u0000${name}`)));
   e.ops.forEach((op, i) => {
     if (op.name !== e.model.ops[i]?.name) fail(`op %${i}: ${op.name} does not match the model's ${e.model.ops[i]?.name}`);
     // the input is shared, unless every member reads its own (members trained on their own examples)
     if (i === 0) return;
     const kind = layerKind(op.op);
     const inputsShared = op.inputs.every((x) => e.ops[x]?.shared);
-    const sharedWeights = e.params.some((p) => p.op === op.name && p.layout === 'shared');
+    const sharedWeights = sharedOps.has(op.name);
     const keeps = kind?.widen.keepsShared || sharedWeights;
     if (op.shared && !(inputsShared && keeps && e.lowering !== 'loop')) fail(`op %${i} (${op.name}) is shared, but its inputs or kind do not allow it`);
     if (!op.shared && inputsShared && keeps && e.lowering !== 'loop') fail(`op %${i} (${op.name}) reads only shared values through a layer that keeps them shared, but is not shared`);
@@ -29,7 +32,7 @@ export function verifyEnsembleIR(e: EnsembleIR): string[] {
     if (!(allowed[e.lowering] as readonly string[]).includes(p.layout)) fail(`${p.name}: layout ${p.layout} under lowering ${e.lowering}`);
     if (p.layout === 'blockdiag' && p.shape.length < 2) fail(`${p.name}: a block-diagonal parameter needs two feature axes`);
     if ((p.layout === 'shared') !== !!p.shared) fail(`${p.name}: layout ${p.layout}, but the model IR says it is ${p.shared ? '' : 'not '}shared`);
-    if (!e.ops.some((op) => op.name === p.op && op.params.includes(p.name))) fail(`${p.name}: owned by no op`);
+    if (!owned.has(`${p.op}\u0000${p.name}`)) fail(`${p.name}: owned by no op`);
   }
   return problems;
 }

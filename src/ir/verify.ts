@@ -10,8 +10,9 @@ export function verifyModelIR(ir: ModelIR): string[] {
   const problems: string[] = [];
   const fail = (msg: string) => problems.push(msg);
   if (ir.ops[0]?.op !== 'input') fail('op 0 must be the input');
-  const paramNames = new Set(ir.params.map((p) => p.name));
-  if (paramNames.size !== ir.params.length) fail('parameter names must be unique');
+  // parameters by name: each op looks its own up here, so that the check is linear in the model's size
+  const byName = new Map(ir.params.map((p) => [p.name, p]));
+  if (byName.size !== ir.params.length) fail('parameter names must be unique');
   const used = new Set<string>();
   ir.ops.forEach((op, i) => {
     const where = `op %${i} (${op.name})`;
@@ -28,12 +29,12 @@ export function verifyModelIR(ir: ModelIR): string[] {
     const expected = kind.params(op.attrs, inputs).map((p) => ({ ...p, name: `${op.name}/${p.name}` }));
     if (expected.map((p) => p.name).join() !== op.params.join()) fail(`${where}: parameters ${op.params.join(', ')} but the kind gives ${expected.map((p) => p.name).join(', ')}`);
     for (const p of expected) {
-      const actual = ir.params.find((q) => q.name === p.name);
+      const actual = byName.get(p.name);
       if (!actual) fail(`${where}: parameter ${p.name} is missing`);
       else if (fmtShape(actual.shape) !== fmtShape(p.shape)) fail(`${where}: ${p.name} has shape ${fmtShape(actual.shape)}, expected ${fmtShape(p.shape)}`);
       used.add(p.name);
     }
-    const shared = op.params.filter((name) => ir.params.find((q) => q.name === name)?.shared);
+    const shared = op.params.filter((name) => byName.get(name)?.shared);
     if (shared.length && shared.length !== op.params.length) fail(`${where}: some of its parameters are shared and some are not`);
     if (shared.length && !kind.forward.shared) fail(`${where}: a ${op.op} layer has no rule for shared parameters`);
   });

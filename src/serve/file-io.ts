@@ -2,7 +2,8 @@
 // weights.bin (atomically), a loader for them, and `registerFileScheme()`, which lets plain
 // @tensorflow/tfjs resolve `tf.loadLayersModel('file://.../model.json')` in Node (tfjs-node registers
 // the same scheme; plain TF.js has none, and Node's fetch cannot read file: URLs).
-import { readFileSync, mkdirSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { makeDirs } from '../util/make-dirs.js';
 import { writeAtomic } from '../util/write-atomic.js';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,7 +14,7 @@ import type { TF } from '../kernels/tf.js';
 /** Writes model.json (Keras-style topology, weights manifest) and weights.bin into `dir`. */
 export function fileSaveHandler(tf: TF, dir: string, extra: Record<string, unknown> = {}): tfjs.io.IOHandler {
   return tf.io.withSaveHandler(async (artifacts) => {
-    mkdirSync(dir, { recursive: true });
+    makeDirs(dir);
     const weights = artifacts.weightData instanceof ArrayBuffer ? new Uint8Array(artifacts.weightData) : new Uint8Array(tf.io.concatenateArrayBuffers(artifacts.weightData as ArrayBuffer[]));
     writeAtomic(join(dir, 'weights.bin'), weights);
     const model = {

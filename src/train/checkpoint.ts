@@ -3,6 +3,7 @@
 // hyperparameters, Adam's running beta powers, the step, and the data position with the running sums of the current epoch. Together with
 // the seed (which names every random stream) that is all a resumed run needs to continue bit for bit.
 // The loop's own memory goes with it: each schedule's sums and state, and every member's last metrics.
+import { createHash } from 'node:crypto';
 import { Population } from '../runtime/population.js';
 import { memberHyperparameters, type HyperTable } from '../runtime/hyper.js';
 import { unfuse } from '../kernels/fused.js';
@@ -62,7 +63,7 @@ export interface CheckpointManifest {
   /** the buffer's file, next to the manifest */
   data: string;
   /** `shared`: a shared layer's parameter or slot, [...shape] without a member axis, one copy for every member */
-  tensors: { name: string; shape: number[]; offset: number; length: number; shared?: true }[];
+  tensors: { name: string; shape: number[]; offset: number; length: number; shared?: true; sha256?: string }[];
 }
 
 /** A member that stopped (halving, early stopping, divergence): kept for extraction and the report. */
@@ -200,4 +201,79 @@ export function memberParams(manifest: CheckpointManifest, tensors: Map<string, 
  */
 export function canonicalMember(params: readonly { name: string; shape: number[]; shared?: true }[], state: Map<string, Float32Array>, n: number, m: number): Map<string, Float32Array> {
   return new Map(params.map((p) => [p.name, unfuse(p.shared ? 'shared' : 'stacked', p.shape, n, state.get(p.name)!, m)]));
+}
+
+/** The SHA-256 of a tensor's bytes in a checkpoint's buffer, as population.json keeps it. */
+export function tensorChecksum(bytes: Uint8Array, t: { offset: number; length: number }): string {
+  return createHash('sha256').update(bytes.subarray(4 * t.offset, 4 * (t.offset + t.length))).digest('hex');
+}
+
+/** The manifest with each tensor's checksum of `bytes` (the buffer it names). */
+export function withChecksums(manifest: CheckpointManifest, bytes: Uint8Array): CheckpointManifest {
+  return { ...manifest, tensors: manifest.tensors.map((t) => ({ ...t, sha256: tensorChecksum(bytes, t) })) };
+}
+
+/** The first tensor whose bytes do not match its checksum (a checkpoint written before checksums has none to check). */
+export function damagedTensor(manifest: CheckpointManifest, bytes: Uint8Array): string | undefined {
+  return manifest.tensors.find((t) => t.sha256 !== undefined && t.sha256 !== tensorChecksum(bytes, t))?.name;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
+const isNumbers = (v: unknown, n: number) => Array.isArray(v) && v.length === n && v.every((x) => typeof x === 'number' && Number.isFinite(x));
+// a NaN hyperparameter is written as null
+const isHyper = (v: unknown) => isObject(v) && Object.values(v).every((x) => typeof x === 'number' || x === null);
+
+/**
+ * What is wrong with a manifest read from population.json, or undefined when every field is well formed:
+ * the types, the member ids (unique), the position, and the tensors (their shapes, lengths and offsets
+ * within a buffer of `floats` values, without overlapping).
+ */
+export function manifestProblem(m: unknown, floats: number): string | undefined {
+  if (!isObject(m)) return 'it is not a JSON object';
+  for (const key of ['model', 'fingerprint', 'lowering', 'optimizer', 'data'] as const) if (typeof m[key] !== 'string') return `its '${key}' is not a string`;
+  if (!/^population-\d+\.bin$/.test(m.data as string)) return `its 'data' (${JSON.stringify(m.data)}) is not a buffer file of the run (population-STEP.bin)`;
+  if (!Number.isSafeInteger(m.seed)) return `its 'seed' (${JSON.stringify(m.seed)}) is not an integer`;
+  if (!isCount(m.members)) return `its 'members' (${JSON.stringify(m.members)}) is not a count`;
+  return membersProblem(m as unknown as CheckpointManifest) ?? positionProblem(m.position) ?? tensorsProblem(m as unknown as CheckpointManifest, floats);
+}
+
+function membersProblem(m: CheckpointManifest): string | undefined {
+  const n = m.members;
+  if (!Array.isArray(m.member_ids) || m.member_ids.length !== n || !m.member_ids.every(isCount)) return `its 'member_ids' are not ${n} member numbers`;
+  const retired = m.retired ?? [];
+  if (!Array.isArray(retired) || !retired.every((r) => isObject(r) && isCount(r.member) && isCount(r.step) && typeof r.reason === 'string' && isHyper(r.hyperparameters))) return "its 'retired' members are not well formed";
+  const ids = [...m.member_ids, ...retired.map((r) => r.member)];
+  const twice = ids.find((id, i) => ids.indexOf(id) !== i);
+  if (twice !== undefined) return `member ${twice} appears twice in its 'member_ids' and 'retired'`;
+  if (!isNumbers(m.acc_beta1, n) || !isNumbers(m.acc_beta2, n)) return `its 'acc_beta1' and 'acc_beta2' are not ${n} numbers each`;
+  if (m.acc_beta_shared !== undefined && !isNumbers(m.acc_beta_shared, 2)) return "its 'acc_beta_shared' is not two numbers";
+  if (!Array.isArray(m.hyperparameters) || m.hyperparameters.length !== n || !m.hyperparameters.every(isHyper)) return `its 'hyperparameters' are not ${n} sets of numbers`;
+  return undefined;
+}
+
+function positionProblem(p: unknown): string | undefined {
+  if (!isObject(p)) return "its 'position' is not an object";
+  for (const key of ['step', 'epoch', 'batch'] as const) if (!isCount(p[key])) return `its position's '${key}' (${JSON.stringify(p[key])}) is not a non-negative integer`;
+  if (p.total !== undefined && !isCount(p.total)) return `its position's 'total' (${JSON.stringify(p.total)}) is not a non-negative integer`;
+  return undefined;
+}
+
+function tensorsProblem(m: CheckpointManifest, floats: number): string | undefined {
+  if (!Array.isArray(m.tensors)) return "its 'tensors' is not a list";
+  const names = new Set<string>();
+  const spans: [number, number, string][] = [];
+  for (const t of m.tensors) {
+    if (!isObject(t) || typeof t.name !== 'string' || names.has(t.name)) return `a tensor has no name, or a name given twice (${JSON.stringify(isObject(t) ? t.name : t)})`;
+    names.add(t.name);
+    if (!Array.isArray(t.shape) || !t.shape.every(isCount)) return `tensor ${t.name}'s shape is not a list of sizes`;
+    if (!isCount(t.length) || t.length !== t.shape.reduce((a, b) => a * b, 1)) return `tensor ${t.name}'s length (${t.length}) is not that of its shape [${t.shape.join(', ')}]`;
+    if (!t.name.includes('@') && !t.shared && t.shape[0] !== m.members) return `tensor ${t.name} has shape [${t.shape.join(', ')}], not one row for each of its ${m.members} members`;
+    if (!isCount(t.offset) || t.offset + t.length > floats) return `tensor ${t.name}'s offset (${t.offset}) puts it outside the buffer of ${floats} values`;
+    if (t.sha256 !== undefined && typeof t.sha256 !== 'string') return `tensor ${t.name}'s checksum is not a string`;
+    spans.push([t.offset, t.offset + t.length, t.name]);
+  }
+  spans.sort((a, b) => a[0] - b[0]);
+  const overlap = spans.findIndex((s, i) => i > 0 && s[0] < spans[i - 1][1]);
+  return overlap > 0 ? `tensors ${spans[overlap - 1][2]} and ${spans[overlap][2]} overlap in the buffer` : undefined;
 }
