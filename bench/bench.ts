@@ -613,6 +613,59 @@ if (compileResult) {
 
 // the physical floor's inputs (bench/floor.ts): empty until the step's cost and the core's rates are measured
 const floorRates: MachineRates | undefined = only.has('forum') ? await measureRates() : undefined;
+fusedStepTargets();
+
+/**
+ * The generated step's targets: netc train against a PyTorch user's own loop (the fastest torch found) and
+ * against jax-js's compiled step (its member-steps/s from the step's time, no loop around it), at N = 15, 100
+ * and 1000; Seed 000's workload against the fastest merged model; the N=1000 step against the floor.
+ */
+function fusedStepTargets(): void {
+  for (const n of [15, 100, 1000]) {
+    const row = trainRows.find((r) => r.n === n);
+    const netc = row?.netc?.memberStepsPerSecond;
+    const best = row?.torch.filter((t) => t.result).reduce<(typeof row.torch)[number] | undefined>((a, t) => (!a || t.result!.memberStepsPerSecond > a.result!.memberStepsPerSecond ? t : a), undefined);
+    const r = netc && best ? netc / best.result!.memberStepsPerSecond : undefined;
+    targets.push({
+      name: `netc train / a PyTorch user's loop at N=${n}, member-steps/s, one core each`,
+      required: '>= 2.0x (the fastest torch)',
+      measured: r === undefined ? (row ? notMeasuredTorch : 'not measured') : `${r.toFixed(2)}x (netc ${netc!.toFixed(0)}, torch ${best!.torch} ${best!.result!.memberStepsPerSecond.toFixed(0)})`,
+      pass: r === undefined ? null : r >= 2,
+      value: r,
+    });
+    const jax = jaxRow(n);
+    const jaxRate = jax ? n / (jax.msPerStep / 1000) : undefined;
+    const j = netc && jaxRate ? netc / jaxRate : undefined;
+    targets.push({
+      name: `netc train / jax-js's compiled step at N=${n}, member-steps/s`,
+      required: '>= 2.0x',
+      measured: j === undefined ? 'not measured' : `${j.toFixed(2)}x (netc ${netc!.toFixed(0)}, jax-js ${jaxRate!.toFixed(0)} from ${fmt(jax!.msPerStep)} ms a step)`,
+      pass: j === undefined ? null : j >= 2,
+      value: j,
+    });
+  }
+  const netcSeed = seed000.netc[0]?.result?.seconds;
+  const merged = seed000.torch.filter((t) => t.merged).reduce<Seed000Torch | undefined>((a, t) => (!a || t.merged!.seconds < a.merged!.seconds ? t : a), undefined);
+  const m = netcSeed && merged ? merged.merged!.seconds / netcSeed : undefined;
+  targets.push({
+    name: "Seed 000's workload: the seed's merged model / netc train, seconds of training",
+    required: '>= 2.0x (the fastest torch)',
+    measured: m === undefined ? 'not measured' : `${m.toFixed(2)}x (netc ${netcSeed!.toFixed(3)} s, torch ${merged!.torch} ${merged!.merged!.seconds.toFixed(3)} s)`,
+    pass: m === undefined ? null : m >= 2,
+    value: m,
+  });
+  const fused = netcRow('forum', 1000, 'grouped', 'fused');
+  const cost = forumStepCost(1000);
+  const floor = cost && floorRates ? floorMs(cost, floorRates) : undefined;
+  const f = fused && floor ? fused.msPerStep / floor : undefined;
+  targets.push({
+    name: 'forum MLP: netc fused step at N=1000 / the physical floor',
+    required: '<= 3.0x',
+    measured: f === undefined ? 'not measured' : `${f.toFixed(2)}x (netc ${fmt(fused!.msPerStep)} ms, floor ${fmt(floor!)} ms)`,
+    pass: f === undefined ? null : f <= 3,
+    value: f,
+  });
+}
 
 const seconds = (performance.now() - started) / 1000;
 log('');

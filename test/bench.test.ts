@@ -149,9 +149,11 @@ describe('npm run bench -- --quick', () => {
     for (const f of results.compile.files) expect(finite(f.medianMs) && finite(f.coldMs)).toBe(true);
 
     // targets: PASS/MISS where measured, null where quick mode does not reach them
-    // ten speed, PyTorch, memory and compile targets, then two scale-out targets per LeNet size (one in
-    // quick mode)
-    expect(results.targets.length).toBe(10 + 2);
+    // ten speed, PyTorch, memory and compile targets, two scale-out targets per LeNet size (one in quick
+    // mode), then the fused step's eight (netc train against torch and jax-js at three N, Seed 000, the floor)
+    expect(results.targets.length).toBe(10 + 2 + 8);
+    const seedTarget = results.targets.find((t: { name: string }) => t.name.startsWith("Seed 000's workload"));
+    expect(seedTarget.pass === null ? !results.torch.available : typeof seedTarget.value === 'number').toBe(true);
     for (const t of results.targets) {
       expect(typeof t.name).toBe('string');
       expect(typeof t.required).toBe('string');
