@@ -175,7 +175,7 @@ describe('successive halving and early stopping', () => {
     expect(r.out).toMatch(/\(stopped @50\)/);
     // a stopped member is extracted as it was when it stopped
     const first = stops[0];
-    const x = await netc('extract', out, '--member', String(first.member), '--out', join(out, 'stopped'), '--backend', 'cpu');
+    const x = await netc('extract', out, '--member', String(first.member), '--out', join(tmp(), 'stopped'), '--backend', 'cpu');
     expect(x.code, x.err).toBe(0);
     expect(x.out).toContain(`member ${first.member} (step 50, stopped)`);
   });

@@ -3,7 +3,7 @@
 // the lock goes when the writer ends. And `netc predict --output` never overwrites a run's files or, without
 // --force, any existing file.
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -34,6 +34,22 @@ function heldByParent(dir: string): void {
 }
 
 describe('a run directory a live process holds', () => {
+  it('is not held in a copy: a lock copied with the files (a snapshot of a live run) names the directory it was taken in', () => {
+    const dir = copyRun();
+    const lock = lockRun(dir, 'train');
+    try {
+      const copy = join(tmp(), 'copy');
+      cpSync(dir, copy, { recursive: true });
+      expect(existsSync(join(copy, LOCK_FILE))).toBe(true);
+      const again = lockRun(copy, 'train');
+      again.release();
+      // the original is still held, by this process's live lock
+      expect(JSON.parse(readFileSync(join(dir, LOCK_FILE), 'utf8')).dir).toBe(realpathSync(dir));
+    } finally {
+      lock.release();
+    }
+  });
+
   it('refuses a resume, --force, import and report, naming the PID, and changes nothing', async () => {
     const dir = copyRun();
     heldByParent(dir);

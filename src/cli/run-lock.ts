@@ -3,8 +3,9 @@
 // so that a PID reused after a crash is not taken for the holder). It is made whole under another name and
 // hard-linked into place, which fails when a lock is there: two writers can never both hold it. It goes when
 // the holder releases it or exits; one left by a process killed with -9 names a PID that is gone, and the
-// next writer takes it over.
-import { existsSync, linkSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+// next writer takes it over. It also names the directory it was taken in: one copied along with a run's
+// files (a backup, a snapshot of a live run) does not hold the copy.
+import { existsSync, linkSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RunError } from './run-dir.js';
 
@@ -15,6 +16,8 @@ interface LockContent {
   /** the holder's start time in clock ticks since boot (/proc/PID/stat), where known */
   start?: number;
   command: string;
+  /** the directory's real path when the lock was taken (absent in locks written before it was recorded) */
+  dir?: string;
 }
 
 /** A held lock: `release()` gives it back (and is safe to call twice). */
@@ -32,11 +35,11 @@ const held = new Map<string, string>();
 export function lockRun(dir: string, command: string): RunLock {
   if (!existsSync(dir)) throw new RunError(`there is no run directory '${dir}'`);
   const path = join(dir, LOCK_FILE);
-  const mine = JSON.stringify({ pid: process.pid, start: startTime(process.pid), command } satisfies LockContent) + '\n';
+  const mine = JSON.stringify({ pid: process.pid, start: startTime(process.pid), command, dir: realpathSync(dir) } satisfies LockContent) + '\n';
   for (let attempt = 0; attempt < 3; attempt++) {
     if (tryLink(path, mine)) return heldLock(dir, path, mine);
     const holder = readLock(path);
-    if (holder && isAlive(holder)) throw lockedError(dir, holder);
+    if (holder && holds(holder, dir)) throw lockedError(dir, holder);
     breakStale(path, holder);
   }
   const holder = readLock(path);
@@ -56,7 +59,18 @@ export async function withRunLock<T>(dir: string, command: string, body: () => P
 /** The live process holding `dir`'s lock, or undefined (no lock, or a stale one). */
 export function lockHolder(dir: string): LockContent | undefined {
   const holder = readLock(join(dir, LOCK_FILE));
-  return holder && isAlive(holder) && !held.has(join(dir, LOCK_FILE)) ? holder : undefined;
+  return holder && holds(holder, dir) && !held.has(join(dir, LOCK_FILE)) ? holder : undefined;
+}
+
+/** Whether a lock found in `dir` holds it: its process is alive, and it was taken in this directory, not copied here. */
+function holds(holder: LockContent, dir: string): boolean {
+  if (!isAlive(holder)) return false;
+  if (holder.dir === undefined) return true;
+  try {
+    return realpathSync(dir) === holder.dir;
+  } catch {
+    return true;
+  }
 }
 
 /** The refusal of a second writer: one line, with the holder's PID. */

@@ -41,8 +41,10 @@ describe('csv', () => {
     expect(Array.from(ds.x)).toEqual([2, 4]);
   });
 
-  it('a header alone gives no examples', async () => {
-    expect((await load('csv', { path: csv('y,x\n') }, dir)).count).toBe(0);
+  it('a header alone is refused at the header line (training on it would never end)', async () => {
+    const path = csv('y,x\n');
+    const e = await dataErrorOf(() => load('csv', { path }, dir));
+    expect([e.code, e.file, e.line]).toEqual([4018, join(dir, path), 1]);
   });
 
   it('a non-number names the file, line, column and text', async () => {
