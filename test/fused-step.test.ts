@@ -110,6 +110,14 @@ const cases: Case[] = [
     optimizer: 'adam(lr: 0.01)',
     metrics: '[accuracy]',
   },
+  // a shared layer's gradient is the sum of the members'. After per-member layers the op path sums it over
+  // all members' rows in one product, in the order the generated step adds member after member: to the bit
+  // (bit for bit under mse and relu). On the shared input the op path first sums the members' gradients of its
+  // value, the generated step each member's own product: they differ in the last bits of that sum
+  { name: 'a shared trunk on the input, heads of their own, lr varied per head', model: 'shared dense(8, activation: relu)\n  dense(1, activation: sigmoid)', input: [2], k: 1, loss: 'binary_crossentropy', optimizer: 'adam(lr: 0.01)', vary: 'vary lr: [0.005, 0.01, 0.02]', tolerance: 1e-5 },
+  { name: 'a shared layer after per-member layers, with sgd and clipnorm', model: 'dense(6, activation: relu)\n  shared dense(4, activation: relu)\n  dense(1)', input: [2], k: 1, loss: 'mse', optimizer: 'sgd(lr: 0.05, momentum: 0.9, clipnorm: 0.5)' },
+  // layernorm's rsqrt gradient needs pow(s, 1.5), which the backend's powf gives in its own last bit now and then
+  { name: 'a shared layernorm after per-member layers', model: 'dense(6, activation: relu)\n  shared dense(4, activation: relu)\n  shared layernorm()\n  dense(1)', input: [2], k: 1, loss: 'mse', optimizer: 'adam(lr: 0.01)', tolerance: 1e-5 },
   { name: 'a residual block (add with the shared input)', model: 'h = dense(2, activation: relu)\n  s = add(h, input)\n  relu()\n  dense(1, activation: sigmoid)', input: [2], k: 1, loss: 'binary_crossentropy', optimizer: 'adamw(lr: 0.01)' },
   { name: 'a learning-rate schedule', model: mlp('tanh', 1), input: [2], k: 1, loss: 'mse', optimizer: 'adam(lr: 0.02)', lrFactor: (m, t) => 1 / (1 + 0.03 * t * (m + 1)) },
 ];

@@ -255,7 +255,8 @@ function stepFunction({ traced, run }: ModuleContext): string[] {
     ...(fusable(run)
       ? [
           "  // on wasm: the whole step below, generated as one WebAssembly function (the same code `netc train` runs)",
-          '  const fused = k.fusedStep(pop, x, y, metrics, { ensemble: ir, loss: trainConfig.loss, optimizer: trainConfig.optimizer.name });',
+          // a shared layer steps with the file's hyperparameters
+          `  const fused = k.fusedStep(pop, x, y, metrics, { ensemble: ir, loss: trainConfig.loss, optimizer: trainConfig.optimizer.name${run.ensemble.params.some((p) => p.layout === 'shared') ? ', base: baseHyperparameters' : ''} });`,
           '  if (fused) return fused;',
         ]
       : []),

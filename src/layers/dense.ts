@@ -88,8 +88,8 @@ function denseKernel(): KernelRule {
       const dz = k.dOutput;
       if (act !== 'linear') applyActivationGrad(k.code, act, k.batch, k.saved('z', k.output.width), k.output, dz, dz, act === 'leaky_relu' ? slope(k) : undefined);
       // the batch is the inner dimension here: its blocks of 48 matter only for batches above 48
-      denseGradWeights(k.code, k.batch, k.inputs[0], dz, k.grads.kernel, !!(k.params.kernel as ParamMat).blocked && k.maxBatch > SUM_BLOCK);
-      if (k.grads.bias) columnSums(k.code, k.batch, dz, k.grads.bias);
+      denseGradWeights(k.code, k.batch, k.inputs[0], dz, k.grads.kernel, !!(k.params.kernel as ParamMat).blocked && k.maxBatch > SUM_BLOCK, k.accumulate);
+      if (k.grads.bias) columnSums(k.code, k.batch, dz, k.grads.bias, k.accumulate);
       if (k.dInputs[0]) denseGradInput(k.code, k.batch, dz, k.params.kernel as ParamMat, k.dInputs[0]);
     },
   };

@@ -32,6 +32,12 @@ export interface KernelBackwardContext extends KernelContext {
   dInputs: (Mat | undefined)[];
   /** where dL/d(parameter) goes, by short name: the member's own shape, contiguous ([1, width] for a vector) */
   grads: Record<string, Mat>;
+  /**
+   * the gradients are to be added on to what `grads` hold, in the rule's own summing order, not written: a
+   * shared layer's, whose gradient is the members' sum, member after member (the op path's one product
+   * over all members' rows sums them in that order)
+   */
+  accumulate: boolean;
 }
 
 export interface KernelRule {

@@ -94,8 +94,10 @@ function layernormKernel(): KernelRule {
       const d = k.saved('d', width);
       const s = k.saved('s', 1);
       const [dGamma, dBeta] = [k.grads.gamma, k.grads.beta];
-      zeroVector(c, dGamma, width);
-      zeroVector(c, dBeta, width);
+      if (!k.accumulate) {
+        zeroVector(c, dGamma, width);
+        zeroVector(c, dBeta, width);
+      }
       const dx = k.dInputs[0];
       eachRow(c, k, (at) => {
         const [r, dr, dv, dm, si] = [c.local('f32'), c.local('f32'), c.local('f32'), c.local('f32'), c.local('f32')];

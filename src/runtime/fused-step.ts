@@ -32,8 +32,10 @@ export interface FusedHost {
   variables: Map<string, Variable[]>;
   /** a parameter's optimizer slots by name (m, v, accum, ...) */
   slots(param: string): Map<string, Variable>;
-  /** Adam's beta1^t and beta2^t per member, advanced by each step */
-  state: Pick<OptimizerState, 'accBeta1' | 'accBeta2'>;
+  /** Adam's beta1^t and beta2^t per member, and the shared layers' (the file's betas), advanced by each step */
+  state: Pick<OptimizerState, 'accBeta1' | 'accBeta2' | 'sharedAccBeta1' | 'sharedAccBeta2'>;
+  /** the file's value of a hyperparameter key: what the shared layers' parameters step with */
+  base(key: string): number;
   /** per-member values of a hyperparameter key, in population order (`lr` as the next step applies it) */
   hyper(key: string): number[];
   /** whether `lr` changes from step to step (an lr_schedule) */
@@ -168,12 +170,13 @@ export class FusedStep {
 
   /** The table, the hyperparameters and the draws written, the generated step called, the parameters' ids renewed. */
   private call(g: Generated, batch: number, at: StepAddresses): void {
-    this.advance();
+    this.advance(g.step.layout.shared.length > 0);
     const memory = at.backend.wasm.asm.memory;
     const table = this.heap(memory).i32;
     const first = at.base / 4;
     for (let i = 0; i < g.sources.length; i++) table[first + i] = g.sources[i](at);
     this.writeHyper(g, this.heap(memory).f32, at.base);
+    this.writeShared(g, this.heap(memory).f32, at.base);
     this.writeDraws(g, memory, at.base, batch);
     g.run(at.base, this.host.n, batch);
     this.renewIds(at.backend);
@@ -220,6 +223,23 @@ export class FusedStep {
     }
   }
 
+  /** The file's hyperparameters for the shared layers' step, one float each (Adam's corrections move every step). */
+  private writeShared(g: Generated, heap: Float32Array, base: number): void {
+    const keys = g.step.layout.shared;
+    const { state } = this.host;
+    const value = (key: string): number => {
+      const file = (k: string) => this.host.base(k);
+      if (key === 'bc1') return 1 - state.sharedAccBeta1;
+      if (key === 'bc2') return 1 - state.sharedAccBeta2;
+      if (key === '-lr') return -file('lr');
+      if (key.startsWith('1-')) return 1 - file(key.slice(2));
+      if (key === 'clip') return file('clipnorm') > 0 ? file('clipnorm') : Infinity;
+      if (key === 'nesterov') return file('nesterov') ? 1 : 0;
+      return file(key);
+    };
+    for (let k = 0; k < keys.length; k++) heap[(base + g.sharedAt) / 4 + k] = value(keys[k]);
+  }
+
   /** Views of the whole wasm memory, made again only when it has grown (its buffer is then a new one). */
   private heap(memory: WebAssembly.Memory): { f32: Float32Array; i32: Int32Array } {
     if (this.views?.buffer !== memory.buffer) this.views = { buffer: memory.buffer, f32: new Float32Array(memory.buffer), i32: new Int32Array(memory.buffer) };
@@ -240,7 +260,8 @@ export class FusedStep {
     const instance = new WebAssembly.Instance(optimizedModule(step.bytes), { env: { memory } });
     const tableBytes = step.layout.table.length * 4;
     const hyperAt = tableBytes + pad(tableBytes);
-    const drawsAt = hyperAt + this.hyperBytes(step);
+    const sharedAt = hyperAt + this.hyperBytes(step);
+    const drawsAt = sharedAt + step.layout.shared.length * 4 + pad(step.layout.shared.length * 4);
     const drawsAts = new Map<string, number>();
     let scratchAt = drawsAt;
     for (const d of step.layout.draws) {
@@ -257,9 +278,10 @@ export class FusedStep {
       metricNames: metrics,
       outputs: ['losses', ...metrics],
       hyperAt,
+      sharedAt,
       drawsAt,
       scratchAt,
-      sources: step.layout.table.map((name) => this.source(name, { metrics, hyper: step.layout.hyper, scratchAt, hyperAt, drawsAt: drawsAts })),
+      sources: step.layout.table.map((name) => this.source(name, { metrics, hyper: step.layout.hyper, shared: step.layout.shared, scratchAt, hyperAt, sharedAt, drawsAt: drawsAts })),
     };
     return this.generated;
   }
@@ -271,7 +293,7 @@ export class FusedStep {
   }
 
   /** Where one entry of the step's table comes from, at each call. */
-  private source(name: string, where: { metrics: readonly string[]; hyper: string[]; scratchAt: number; hyperAt: number; drawsAt: Map<string, number> }): (at: StepAddresses) => number {
+  private source(name: string, where: { metrics: readonly string[]; hyper: string[]; shared: string[]; scratchAt: number; hyperAt: number; sharedAt: number; drawsAt: Map<string, number> }): (at: StepAddresses) => number {
     const { scratchAt, hyperAt } = where;
     const colon = name.indexOf(':');
     const [kind, rest] = colon < 0 ? [name, ''] : [name.slice(0, colon), name.slice(colon + 1)];
@@ -301,6 +323,10 @@ export class FusedStep {
       case 'hyper': {
         const index = where.hyper.indexOf(rest);
         return (at) => at.base + hyperAt + index * this.host.n * 4;
+      }
+      case 'shared': {
+        const offset = where.sharedAt + where.shared.indexOf(rest) * 4;
+        return (at) => at.base + offset;
       }
       case 'draws': {
         const offset = where.drawsAt.get(rest)!;
@@ -367,9 +393,13 @@ export class FusedStep {
   }
 
   /** Adam's beta powers one step on, as the op path advances them. */
-  private advance(): void {
+  private advance(shared: boolean): void {
     const { optimizer, state } = this.host;
     if (optimizer !== 'adam' && optimizer !== 'adamw') return;
+    if (shared) {
+      state.sharedAccBeta1 = Math.fround(state.sharedAccBeta1 * Math.fround(this.host.base('beta1')));
+      state.sharedAccBeta2 = Math.fround(state.sharedAccBeta2 * Math.fround(this.host.base('beta2')));
+    }
     const b1 = this.cached('beta1');
     const b2 = this.cached('beta2');
     // new arrays, as the op path makes: a checkpoint or a gathered population may hold the old ones
@@ -454,6 +484,7 @@ interface Generated {
   outputs: string[];
   /** where the hyperparameter arrays, the draws and the scratch space start, in bytes from the arena's start */
   hyperAt: number;
+  sharedAt: number;
   drawsAt: number;
   scratchAt: number;
   /** each table entry's value at a call */

@@ -13,6 +13,8 @@ export interface ModuleStepSpec {
   optimizer: string;
   /** `ops` keeps the module's TF.js step (default: NETC_ENGINE, else `auto`) */
   engine?: Engine;
+  /** the file's hyperparameters (the module's baseHyperparameters): what shared layers step with */
+  base?: Record<string, number>;
 }
 
 const steps = new WeakMap<ModulePopulation, FusedStep | null>();
@@ -38,6 +40,8 @@ function fusedFor(pop: ModulePopulation, spec: ModuleStepSpec): FusedStep | null
   const ensemble = { ...spec.ensemble, members: pop.memberIds.length };
   const chosen = chooseEngine(pop.tf, spec.engine, { ensemble, optimizer: spec.optimizer, loss: spec.loss, metrics: [] });
   if (chosen.engine !== 'fused') return null;
+  // a shared layer steps with the file's hyperparameters: without them, the module's readable TF.js step
+  if (!spec.base && ensemble.params.some((p) => p.layout === 'shared')) return null;
   const variables = new Map<string, Variable[]>(ensemble.params.map((p) => [p.name, [pop.params[p.name]]]));
   return new FusedStep({
     tf: pop.tf,
@@ -50,6 +54,7 @@ function fusedFor(pop: ModulePopulation, spec: ModuleStepSpec): FusedStep | null
     state: pop.state,
     // a module's hyperparameters may move between any two steps (an lr_schedule, a PBT exploit): read them each step
     hyper: (key) => pop.hyper(key),
+    base: (key) => spec.base?.[key] ?? pop.hyper(key)[0],
     scheduled: true,
     volatile: true,
     seed: pop.seed,

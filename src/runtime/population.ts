@@ -189,6 +189,7 @@ export class Population {
         slots: (param) => this.state.tensors.get(param) ?? new Map(),
         state: this.state,
         hyper: (key) => this.hyper(key),
+        base: (key) => (spec.base ? spec.base(key) : this.hyper(key)[0]),
         scheduled: !!spec.lrFactor,
         seed: spec.seed,
         memberIds: this.memberIds,

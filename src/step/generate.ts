@@ -12,7 +12,7 @@ import type { EnsembleIR, WideOp, WideParam } from '../ensemble/ensemble-ir.js';
 import { layerKind } from '../layers/registry.js';
 import type { KernelBackwardContext, KernelContext } from '../layers/kernel-rule.js';
 import { ModuleBuilder, type Code, type Local } from '../wasm/module.js';
-import { addInto, type Mat, type ParamMat } from '../wasm/blocks.js';
+import { addInto, address, type Mat, type ParamMat } from '../wasm/blocks.js';
 import { emitLoss } from '../wasm/losses.js';
 import { emitClip, emitUpdate, optimizerHyper, optimizerSlots } from '../wasm/optimizer-update.js';
 import type { StepConfig } from './plan.js';
@@ -23,6 +23,8 @@ export interface StepLayout {
   table: string[];
   /** the per-member hyperparameter arrays the step reads, by key (`lr`, `-lr`, `bc1`, `leaky_relu_1.alpha`, ...) */
   hyper: string[];
+  /** the file's values (one float each, at `shared:<key>`) with which the shared layers' parameters step, where there are any */
+  shared: string[];
   /** the scratch space the step needs, in bytes */
   arenaBytes: number;
   /** the ops whose uniform draws the host writes before each call ([N, B, width] at `draws:<op>`), drawn as the op path's memberDraws */
@@ -59,13 +61,16 @@ interface ParamPlace {
   memberBytes: number;
   /** columns: row r of member m at r * N * width floats; stacked: at r * width */
   columns: boolean;
+  /** a shared layer's: one copy that every member reads (memberBytes 0), its gradient the sum of theirs */
+  shared: boolean;
 }
 
 function placeOf(p: WideParam): ParamPlace {
   const width = p.shape[p.shape.length - 1];
   const rows = product(p.shape) / width;
   const columns = p.layout === 'columns';
-  return { param: p, rows, width, memberBytes: (columns ? width : product(p.shape)) * 4, columns };
+  const shared = p.layout === 'shared';
+  return { param: p, rows, width, memberBytes: shared ? 0 : (columns ? width : product(p.shape)) * 4, columns, shared };
 }
 
 /** The hyperparameter keys the step reads: the optimizer's (and clipnorm's), and each layer's own. */
@@ -82,20 +87,22 @@ export function generateStep(cfg: StepConfig): GeneratedStep {
   const slotNames = optimizerSlots[cfg.optimizer];
   const hyper = hyperKeys(cfg);
   const draws = cfg.ensemble.ops.filter((op) => op.id > 0 && layerKind(op.op)!.kernel!.draws).map((op) => ({ op: op.name, width: product(op.shape) }));
+  const shared = places.some((p) => p.shared) ? [...optimizerHyper[cfg.optimizer], ...(cfg.clipping ? ['clip'] : [])] : [];
   const table = [
     'arena', 'x', 'y', 'xStride', 'yStride', 'losses',
     ...cfg.metrics.map((m) => `metric:${m}`),
     // running statistics (batchnorm's) have no optimizer slots: their layer's forward code moves them
     ...places.flatMap((p) => [`param:${p.param.name}`, ...(p.param.trainable ? slotNames.map((s) => `slot:${p.param.name}:${s}`) : [])]),
     ...hyper.map((k) => `hyper:${k}`),
+    ...shared.map((k) => `shared:${k}`),
     ...draws.map((d) => `draws:${d.op}`),
   ];
   const mb = new ModuleBuilder();
   let arenaBytes = 0;
   mb.func(['i32', 'i32', 'i32'], [], (c) => {
-    arenaBytes = emitStep(c, cfg, { table, places, slotNames, hyper });
+    arenaBytes = emitStep(c, cfg, { table, places, slotNames, hyper, shared });
   }, 'step');
-  return { bytes: mb.bytes(), layout: { table, hyper, arenaBytes, draws } };
+  return { bytes: mb.bytes(), layout: { table, hyper, shared, arenaBytes, draws } };
 }
 
 interface Plan {
@@ -103,6 +110,7 @@ interface Plan {
   places: ParamPlace[];
   slotNames: string[];
   hyper: string[];
+  shared: string[];
 }
 
 /** The step function's body; returns the scratch space it uses. */
@@ -132,7 +140,10 @@ function emitStep(c: Code, cfg: StepConfig, plan: Plan): number {
   const xBase = c.local('i32');
   const yBase = c.local('i32');
   const trained = plan.places.filter((p) => p.param.trainable);
-  const grads = new Map(trained.map((p) => [p.param.name, arena.mat(p.width, p.rows)]));
+  const grads = new Map(trained.filter((p) => !p.shared).map((p) => [p.param.name, arena.mat(p.width, p.rows)]));
+  // a shared parameter's gradient: each member's added on in turn, member after member, then one step
+  const sharedGrads = new Map(trained.filter((p) => p.shared).map((p) => [p.param.name, arena.mat(p.width, p.rows)]));
+  for (const p of trained) if (p.shared) zero(c, sharedGrads.get(p.param.name)!, p.rows * p.width);
   const values = new Map<number, Mat>();
   const dValues = new Map<number, Mat>();
   const saved = new Map<string, Mat>();
@@ -160,9 +171,10 @@ function emitStep(c: Code, cfg: StepConfig, plan: Plan): number {
       metricOut[name] = l;
     }
     emitLoss(c, cfg.loss.name, cfg.loss.args, outMat.width, { batch, p: outMat, y: yBase, dp: dValues.get(out)!, lossOut, metricOut, terms: arena.mat(outMat.width) });
-    backward(c, contexts, { arena, values, dValues, needsGrad, grads, consumers: consumerCounts(e) });
-    for (const p of trained) update(c, cfg, plan, p, { grads, memberBase, rowStride, hyperValue });
+    backward(c, contexts, { arena, values, dValues, needsGrad, grads, sharedGrads, consumers: consumerCounts(e) });
+    for (const p of trained) if (!p.shared) update(c, cfg, plan, p, { grads, memberBase, rowStride, hyperValue });
   });
+  updateShared(c, cfg, plan, trained.filter((p) => p.shared), { grads: sharedGrads, memberBase: new Map(plan.table.filter((t) => t.startsWith('param:') || t.startsWith('slot:')).map((t) => [t, at(t)])), rowStride, hyperValue: sharedHyperValues(c, plan, at) });
   return arena.bytes;
 }
 
@@ -172,7 +184,8 @@ function emitStep(c: Code, cfg: StepConfig, plan: Plan): number {
  * (XNNPACK, one run); a columns kernel meets a shared input in one 2-D product (XNNPACK).
  */
 function sumsInBlocks(place: ParamPlace, maxBatch: number): boolean {
-  return !place.columns && maxBatch * place.rows * place.width < PER_MEMBER_MACS;
+  // a shared kernel meets its input in one 2-D product, on the shared input or on all members' rows folded
+  return !place.columns && !place.shared && maxBatch * place.rows * place.width < PER_MEMBER_MACS;
 }
 
 interface Buffers {
@@ -245,6 +258,8 @@ interface BackwardBuffers {
   dValues: Map<number, Mat>;
   needsGrad: Set<number>;
   grads: Map<string, Mat>;
+  /** the shared parameters' gradients, summed over the members so far */
+  sharedGrads: Map<string, Mat>;
   consumers: Map<number, number>;
 }
 
@@ -272,8 +287,13 @@ function backward(c: Code, contexts: [WideOp, KernelContext][], b: BackwardBuffe
       if (dInputs[0]) b.dValues.set(op.inputs[0], dOutput);
     } else {
       const grads: Record<string, Mat> = {};
-      for (const name of op.params) if (b.grads.has(name)) grads[name.slice(op.name.length + 1)] = b.grads.get(name)!;
-      const ctx: KernelBackwardContext = { ...k, dOutput, dInputs, grads };
+      // a shared layer's gradients add on to the members' before, in its own summing order
+      const accumulate = op.params.some((name) => b.sharedGrads.has(name));
+      for (const name of op.params) {
+        const g = b.sharedGrads.get(name) ?? b.grads.get(name);
+        if (g) grads[name.slice(op.name.length + 1)] = g;
+      }
+      const ctx: KernelBackwardContext = { ...k, dOutput, dInputs, grads, accumulate };
       kernel.backward(ctx);
     }
     op.inputs.forEach((i, j) => {
@@ -283,6 +303,29 @@ function backward(c: Code, contexts: [WideOp, KernelContext][], b: BackwardBuffe
       written.add(i);
     });
   }
+}
+
+/** The file's hyperparameters for the shared layers' step, loaded once. */
+function sharedHyperValues(c: Code, plan: Plan, at: (name: string) => Local): Map<string, Local> {
+  return new Map(plan.shared.map((key) => {
+    const l = c.local('f32');
+    c.get(at(`shared:${key}`)).loadF32().set(l);
+    return [key, l];
+  }));
+}
+
+/** After every member: clipping and one optimizer step on each shared parameter, with the file's hyperparameters. */
+function updateShared(c: Code, cfg: StepConfig, plan: Plan, places: ParamPlace[], u: UpdateBuffers): void {
+  for (const p of places) update(c, cfg, plan, p, u);
+}
+
+/** Zero in `count` floats of a Mat. */
+function zero(c: Code, m: Mat, count: number): void {
+  const i = c.local('i32');
+  c.for(i, () => c.i32(0), () => c.i32(count * 4), () => {
+    address(c, m.base, m.offset, i);
+    c.f32(0).storeF32();
+  }, 4);
 }
 
 interface UpdateBuffers {

@@ -26,8 +26,8 @@ export function whyNotFused(cfg: StepConfig): string | undefined {
   const metric = cfg.metrics.find((m) => !kernelMetrics.has(m));
   if (metric) return `the ${metric} metric`;
   for (const p of e.params) {
-    if (p.layout === 'shared') return `the shared layer ${p.op} (its gradient sums over members)`;
-    if (p.layout !== 'stacked' && p.layout !== 'columns') return `the ${p.layout} layout of ${p.name}`;
+    if (p.layout === 'shared' && e.ops.find((op) => op.name === p.op)?.op === 'batchnorm') return `the shared batchnorm ${p.op} (its running statistics move by the members' mean)`;
+    if (p.layout !== 'stacked' && p.layout !== 'columns' && p.layout !== 'shared') return `the ${p.layout} layout of ${p.name}`;
   }
   const consumers = new Map<number, number>();
   for (const op of e.ops) for (const i of op.inputs) consumers.set(i, (consumers.get(i) ?? 0) + 1);

@@ -26,7 +26,8 @@ export function printFusedStep(plan: FusedPlan): string {
   L.push(`  scratch: ${count(step.layout.arenaBytes)} bytes, reused by every member (nothing is kept between steps)`);
   L.push(`  per-member hyperparameters read: ${step.layout.hyper.join(', ')}`);
   if (step.layout.draws.length) L.push(`  uniform draws written by the host each step: ${step.layout.draws.map((d) => `${d.op} [N, B, ${d.width}]`).join(', ')}`);
-  L.push('  for each member m (its arithmetic its own: nothing is summed across members):');
+  const shared = e.params.filter((p) => p.layout === 'shared' && p.trainable);
+  L.push(shared.length ? "  for each member m (its arithmetic its own, but for the shared layers' gradients, which add up member after member):" : '  for each member m (its arithmetic its own: nothing is summed across members):');
   L.push('    forward');
   for (const op of e.ops) {
     if (op.id === 0) L.push(`      input       x ${shape(op.shape)}${op.shared ? ', shared by every member' : ', the member\'s own rows'}`);
@@ -43,8 +44,14 @@ export function printFusedStep(plan: FusedPlan): string {
   }
   const slots = optimizerSlots[config.optimizer].join(', ');
   L.push(`    update        ${config.optimizer}${config.clipping ? ' after clipnorm' : ''}, in place, with slots ${slots}:`);
-  for (const p of e.params) L.push(`      ${p.name.padEnd(22)} ${shape(p.shape)} ${layoutText(p)}`);
+  for (const p of e.params) if (p.trainable && p.layout !== 'shared') L.push(`      ${p.name.padEnd(22)} ${shape(p.shape)} ${layoutText(p)}`);
+  const running = e.params.filter((p) => !p.trainable);
+  if (running.length) L.push(`    running statistics, moved in their layer's forward code: ${running.map((p) => p.name).join(', ')}`);
   L.push(`    out           losses[m]${config.metrics.map((m) => `, ${m}[m]`).join('')}`);
+  if (shared.length) {
+    L.push(`  after the last member: ${config.optimizer}${config.clipping ? ' after clipnorm' : ''} on the shared layers' parameters, once, with the file's ${step.layout.shared.join(', ')}:`);
+    for (const p of shared) L.push(`      ${p.name.padEnd(22)} ${shape(p.shape)} shared: one copy, which every member reads; its gradient the members' sum`);
+  }
   return L.join('\n') + '\n';
 }
 

@@ -138,6 +138,8 @@ function accumulators(c: Code, first: number, width: number): Acc[] {
 
 const zero = (c: Code, accs: Acc[]) => accs.forEach((a) => (a.lanes.const(0), c.set(a.acc)));
 /** total += partial, lane by lane */
+/** Each accumulator set to what the row at `row` holds in its columns. */
+const loadAll = (c: Code, accs: Acc[], row: Local) => accs.forEach((a) => (c.get(row), a.lanes.load(a.col), c.set(a.acc)));
 const addAll = (c: Code, total: Acc[], partial: Acc[]) =>
   total.forEach((t, i) => {
     c.get(t.acc).get(partial[i].acc);
@@ -226,8 +228,8 @@ export function denseForward(c: Code, batch: Local, x: Mat, w: ParamMat, bias: L
  * dW[i, o] = the sum over b of x[b, i] dy[b, o] (dW contiguous [rows, width]), in the op path's order:
  * over b in blocks of 48 where it sums so (the batch is a run-time number: the blocks are run-time loops).
  */
-export function denseGradWeights(c: Code, batch: Local, x: Mat, dy: Mat, dw: Mat, blocked = false): void {
-  if (dy.width === 1 && !blocked) return scaledRowSums(c, batch, x, dy, dw);
+export function denseGradWeights(c: Code, batch: Local, x: Mat, dy: Mat, dw: Mat, blocked = false, accumulate = false): void {
+  if (dy.width === 1 && !blocked) return scaledRowSums(c, batch, x, dy, dw, accumulate);
   const dwRow = c.local('i32');
   const i = c.local('i32');
   const xs = c.local('v128');
@@ -237,7 +239,8 @@ export function denseGradWeights(c: Code, batch: Local, x: Mat, dy: Mat, dw: Mat
     address(c, dw.base, dw.offset, i, dw.width * 4);
     c.set(dwRow);
     for (const { total, partial } of groups) {
-      batchSums(c, batch, blocked, total, partial, (b, into) => {
+      // accumulating, the sums go on from what dW holds (a shared layer's: the members before this one)
+      batchSums(c, batch, blocked, total, partial, accumulate ? () => loadAll(c, total, dwRow) : undefined, (b, into) => {
         rowOf(c, x, b);
         c.get(i).i32(4).i32Mul().i32Add().loadF32().tee(x1).f32x4Splat().set(xs);
         const dyRow = c.local('i32');
@@ -263,14 +266,14 @@ export function denseGradWeights(c: Code, batch: Local, x: Mat, dy: Mat, dw: Mat
  * dW[i, 0] = the sum over b, in order, of x[b, i] dy[b] (one output column): SIMD over i, each lane summing
  * its own i over b in order, as the sequential sum does.
  */
-function scaledRowSums(c: Code, batch: Local, x: Mat, dy: Mat, dw: Mat): void {
+function scaledRowSums(c: Code, batch: Local, x: Mat, dy: Mat, dw: Mat, accumulate: boolean): void {
   const dwAt = c.local('i32');
   const xRow = c.local('i32');
   const d4 = c.local('v128');
   const d1 = c.local('f32');
   address(c, dw.base, dw.offset);
   c.set(dwAt);
-  zeroRow(c, dwAt, x.width);
+  if (!accumulate) zeroRow(c, dwAt, x.width);
   forRows(c, batch, (b) => {
     rowOf(c, x, b);
     c.set(xRow);
@@ -294,8 +297,9 @@ function scaledRowSums(c: Code, batch: Local, x: Mat, dy: Mat, dw: Mat): void {
  * Sums over the batch b = 0..B-1 in the op path's order: `term(b, into)` adds row b's terms; in blocks of
  * 48 rows (run-time loops), each block summed from 0 and added to the total, where `blocked`.
  */
-function batchSums(c: Code, batch: Local, blocked: boolean, total: Acc[], partial: Acc[], term: (b: Local, into: Acc[]) => void): void {
-  zero(c, total);
+function batchSums(c: Code, batch: Local, blocked: boolean, total: Acc[], partial: Acc[], start: (() => void) | undefined, term: (b: Local, into: Acc[]) => void): void {
+  if (start) start();
+  else zero(c, total);
   if (!blocked) return forRows(c, batch, (b) => term(b, total));
   const b0 = c.local('i32');
   const end = c.local('i32');
@@ -309,13 +313,13 @@ function batchSums(c: Code, batch: Local, blocked: boolean, total: Acc[], partia
   }, SUM_BLOCK);
 }
 
-/** db[o] = sum over b of dy[b, o]. */
-export function columnSums(c: Code, batch: Local, dy: Mat, db: Mat): void {
+/** db[o] = sum over b of dy[b, o] (accumulating: added on to what db holds, in the same order). */
+export function columnSums(c: Code, batch: Local, dy: Mat, db: Mat, accumulate = false): void {
   const dbAt = c.local('i32');
   const dyRow = c.local('i32');
   address(c, db.base, db.offset);
   c.set(dbAt);
-  zeroRow(c, dbAt, db.width);
+  if (!accumulate) zeroRow(c, dbAt, db.width);
   forRows(c, batch, (b) => {
     rowOf(c, dy, b);
     c.set(dyRow);
