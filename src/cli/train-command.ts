@@ -350,7 +350,7 @@ async function runTraining(t: Training, io: Io): Promise<{ result: TrainResult; 
   };
   let transport: Transport | undefined;
   try {
-    transport = await makeTransport(t.options, t.backend, io);
+    transport = await makeTransport(t.options, t.backend, io, run.ensemble.members);
     if (transport) io.err(`training in shards through ${transport.name}\n`);
     const schedules = makeSchedules(program.schedules, program.ensemble.vary, (path) => [...table.varied].find(([, p]) => p === path)![0], seed);
     const memberIds = Array.from({ length: run.ensemble.members }, (_, i) => i);
