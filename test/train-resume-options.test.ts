@@ -6,6 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
+import { keptOptions, queueNotKept, resumeOptions } from '../src/cli/train-options.js';
+import type { RunInfo, RunOptions } from '../src/cli/run-dir.js';
 
 async function run(...argv: string[]) {
   let out = '';
@@ -124,5 +126,33 @@ describe('resume of what is not a run', () => {
     const r = await run('train', 'examples/xor.net', '--resume', dir, '--backend', 'cpu');
     expect(r.code).toBe(1);
     expect(r.err).toBe(`netc: cannot resume ${dir}: it is not a netc run directory (it has no run.json)\n`);
+  });
+});
+
+// issue 24: a resume silently dropped --workers and --queue, training in one process a run started across workers
+describe('resume keeps the transport a run was started with', () => {
+  const runInfo = (options: RunOptions) => ({ ensemble: { members: 3, lowering: 'grouped' }, program: { ensemble: { seed: 0 } }, options }) as unknown as RunInfo;
+
+  it('run.json keeps --workers, --queue and --shards, but not a queue URL with a password', () => {
+    expect(keptOptions({ workers: 4 })).toEqual({ workers: 4 });
+    expect(keptOptions({ queue: 'redis://host:6379', shards: 2 })).toEqual({ queue: 'redis://host:6379', shards: 2 });
+    expect(keptOptions({ queue: 'redis://:secret@host:6379' })).toEqual({});
+    expect(queueNotKept('redis://:secret@host:6379')).toBe('netc: --queue redis://***@host:6379 holds a password, so run.json does not keep it: give --queue again with --resume to continue through it\n');
+  });
+
+  it('a resume trains through the kept transport; --workers or --queue given replaces it', () => {
+    expect(resumeOptions({}, runInfo({ workers: 'auto' }), 'r')).toMatchObject({ workers: 'auto', queue: undefined });
+    expect(resumeOptions({}, runInfo({ queue: 'redis://h:1', shards: 2 }), 'r')).toMatchObject({ queue: 'redis://h:1', shards: 2 });
+    const moved = resumeOptions({ workers: 2 }, runInfo({ queue: 'redis://h:1', shards: 2 }), 'r');
+    expect([moved.workers, moved.queue, moved.shards]).toEqual([2, undefined, undefined]);
+  });
+
+  it('a kept workers that is neither a count nor auto is a damaged run.json', async () => {
+    const dir = await started();
+    const info = readJson(join(dir, 'run.json'));
+    writeFileSync(join(dir, 'run.json'), JSON.stringify({ ...info, options: { ...info.options, workers: 'many' } }));
+    const r = await run('train', '--resume', dir);
+    expect(r.code).toBe(1);
+    expect(r.err).toContain(`its option 'workers' ("many") is neither a count nor 'auto'`);
   });
 });

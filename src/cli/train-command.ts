@@ -23,7 +23,7 @@ import { fingerprint, NotJsonError, readCheckpoint, RunError, updateRunOptions, 
 import { ExitCode, UsageError, type Io } from './io.js';
 import { checkOutDir, claimOutDir, OutDirError, type OutDir } from './out-dir.js';
 import { lockRun, type RunLock } from './run-lock.js';
-import { checkpointPolicy, keptOptions, resumedRun, resumeOptions, type TrainOptions } from './train-options.js';
+import { checkpointPolicy, keptOptions, queueHoldsPassword, queueNotKept, resumedRun, resumeOptions, type TrainOptions } from './train-options.js';
 import { LineBuffer } from './line-buffer.js';
 import { TrainProgress } from './train-progress.js';
 import { finishRun } from './train-summary.js';
@@ -114,6 +114,7 @@ async function trainLocked(net: NetFile, run: RunInfo | undefined, options: Trai
       `${at !== undefined ? `, resuming at step ${at}` : ''}\n`,
   );
   if (engine.note) io.err(`${engine.note}\n`);
+  if (options.queue !== undefined && queueHoldsPassword(options.queue)) io.err(queueNotKept(options.queue));
   if (program.ensemble.split) io.err(`split: ${describeSplit(program.ensemble.split, data.train.count)}\n`);
 
   const compiled = state.run!;
