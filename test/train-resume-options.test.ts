@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
+import { finishDespiteCtrlC } from '../src/cli/train-command.js';
 import { keptOptions, queueNotKept, resumeOptions } from '../src/cli/train-options.js';
 import type { RunInfo, RunOptions } from '../src/cli/run-dir.js';
 
@@ -154,5 +155,29 @@ describe('resume keeps the transport a run was started with', () => {
     const r = await run('train', '--resume', dir);
     expect(r.code).toBe(1);
     expect(r.err).toContain(`its option 'workers' ("many") is neither a count nor 'auto'`);
+  });
+});
+
+// issue 24: Ctrl-C while the last files were written left no report.html, and a resume then said "nothing to train"
+describe('a run stopped while it writes its last files', () => {
+  it('a resume of a run at its budget without report.html writes it instead of saying there is nothing to train', async () => {
+    const dir = await started();
+    rmSync(join(dir, 'report.html'));
+    const r = await run('train', '--resume', dir);
+    expect(r.code, r.err).toBe(0);
+    expect(r.err).not.toContain('nothing to train');
+    expect(statSync(join(dir, 'report.html')).size).toBeGreaterThan(0);
+    expect((await run('train', '--resume', dir)).err).toContain('nothing to train');
+  });
+
+  it('Ctrl-C once while they are written lets them finish, and says so', () => {
+    let err = '';
+    const finishing = finishDespiteCtrlC({ out: () => {}, err: (t) => void (err += t) });
+    try {
+      process.emit('SIGINT');
+    } finally {
+      finishing.off();
+    }
+    expect(err).toContain("writing the run's last files (summary.json, report.html) first");
   });
 });

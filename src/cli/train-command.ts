@@ -124,7 +124,12 @@ async function trainLocked(net: NetFile, run: RunInfo | undefined, options: Trai
   result.population.dispose();
   const { name: model } = state.ir!;
   const { members, lowering } = ensemble;
-  await finishRun({ runDir, file: path, model, members, split: program.ensemble.split, epochs, backend: chosen.name, lowering, engine: engine.fused ? 'fused' : 'ops', seed: program.ensemble.seed, table: compiled.hyper, result, stopped, resumedFrom: at, timings, transport: transport?.name ?? 'in-process', shards: transport?.slots ?? 1 }, io);
+  const finishing = finishDespiteCtrlC(io);
+  try {
+    await finishRun({ runDir, file: path, model, members, split: program.ensemble.split, epochs, backend: chosen.name, lowering, engine: engine.fused ? 'fused' : 'ops', seed: program.ensemble.seed, table: compiled.hyper, result, stopped, resumedFrom: at, timings, transport: transport?.name ?? 'in-process', shards: transport?.slots ?? 1 }, io);
+  } finally {
+    finishing.off();
+  }
   if (stopped) io.err(`stopped at step ${result.steps}; continue with: netc train --resume ${runDir}\n`);
   return stopped ? ExitCode.errors : ExitCode.ok;
 }
@@ -244,10 +249,13 @@ function nothingToTrain(runDir: string, at: number, steps: number, io: Io): numb
   return ExitCode.errors;
 }
 
-/** Whether the run's summary.json is that of its checkpoint's step: the run ended there and wrote everything. */
+/**
+ * Whether the run ended at its checkpoint's step and wrote everything: summary.json of that step and report.html
+ * (a run stopped while it wrote its report is finished by a resume, not told there is nothing to train).
+ */
 function finished(runDir: string, at: number): boolean {
   try {
-    return JSON.parse(readFileSync(join(runDir, 'summary.json'), 'utf8')).steps === at;
+    return JSON.parse(readFileSync(join(runDir, 'summary.json'), 'utf8')).steps === at && existsSync(join(runDir, 'report.html'));
   } catch {
     return false;
   }
@@ -391,6 +399,18 @@ async function runTraining(t: Training, io: Io): Promise<{ result: TrainResult; 
       ctrlC.off();
     }
   }
+}
+
+/** While the run's last files are written: Ctrl-C once lets them finish (it left no report.html); twice quits. */
+export function finishDespiteCtrlC(io: Io): { off: () => void } {
+  let asked = false;
+  const onSigint = () => {
+    if (asked) process.exit(130);
+    asked = true;
+    io.err('\nnetc: writing the run\'s last files (summary.json, report.html) first (Ctrl-C again to quit at once)\n');
+  };
+  process.on('SIGINT', onSigint);
+  return { off: () => process.off('SIGINT', onSigint) };
 }
 
 /** Ctrl-C once: training stops after the current step (`stopped()`); twice: `flush`, then exit at once. */
