@@ -58,6 +58,16 @@ function verifier(name: string, what: string, verify: (state: CompileState) => s
   };
 }
 
+/**
+ * The checker's diagnostics less those whose span holds a bracket that nests too deep (NET1011): the parser
+ * cut what that bracket held, so the value around it is wrong only because of that one mistake.
+ */
+function withoutEchoesOfNesting(checked: Diagnostic[], parsed: Diagnostic[]): Diagnostic[] {
+  const deep = parsed.filter((d) => d.code === Messages.NestingTooDeep.code).map((d) => d.start);
+  if (!deep.length) return checked;
+  return checked.filter((c) => !deep.some((at) => at >= c.start && at < c.start + c.length));
+}
+
 export const passes: readonly Pass[] = [
   {
     name: 'parse',
@@ -72,7 +82,7 @@ export const passes: readonly Pass[] = [
     run(state, options) {
       const sink = new DiagnosticSink(state.path);
       state.program = check(state.ast!, sink, options);
-      state.diagnostics.push(...sink.diagnostics);
+      state.diagnostics.push(...withoutEchoesOfNesting(sink.diagnostics, state.diagnostics));
     },
   },
   {

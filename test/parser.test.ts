@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { parse } from '../src/syntax/parse.js';
 import type { EntriesBlock, ModelBlock } from '../src/syntax/ast.js';
+import { maxNesting } from '../src/syntax/nesting.js';
+import { compile } from '../src/pipeline.js';
+import { formatDiagnostics } from '../src/diagnostics/format.js';
+import { parseDataSource } from '../src/check/data-expression.js';
 
 const model = (src: string) => parse(src).file.blocks[0] as ModelBlock;
 const entries = (src: string) => parse(src).file.blocks[0] as EntriesBlock;
@@ -70,5 +74,31 @@ describe('parser', () => {
     const [d] = parse(src).diagnostics;
     expect(d.code).toBe(1003);
     expect(d.start).toBe(src.length);
+  });
+});
+
+// issue 24, item 10: 500 nested brackets in a shape or `init: f(f(...))` 1000 deep overflowed the stack (exit 70)
+describe('nesting depth', () => {
+  // `model m(` is the first level (column 8), so the first bracket past the cap is the (maxNesting + 1)th
+  const deepShape = (n: number) => `model m(input: ${'['.repeat(n)}2${']'.repeat(n)}) {\n  dense(1)\n}\n`;
+  const deepInit = (n: number) => `model m(input: [2]) {\n  dense(1, init: ${'f('.repeat(n)}x${')'.repeat(n)})\n}\n`;
+
+  it('is one NET1011 at the first bracket past the cap, and the checker adds no echo of it', () => {
+    for (const [src, line, col] of [[deepShape(500), 1, 14 + (maxNesting + 1)], [deepInit(1000), 2, 15 + 2 * (maxNesting + 1)]] as const) {
+      const { diagnostics } = compile(src, 'deep.net');
+      expect(diagnostics.map((d) => d.code)).toEqual([1011]);
+      expect(formatDiagnostics(diagnostics, src).split('\n')[0]).toBe(`deep.net(${line},${col}): error NET1011: brackets nest more than ${maxNesting} deep here; nothing in a .net file needs this many, and what they hold is not read`);
+    }
+  });
+
+  it('parses nesting up to the cap, and reads on after an unclosed run', () => {
+    expect(parse(deepShape(maxNesting - 1)).diagnostics).toEqual([]);
+    const unclosed = parse(`model m(input: ${'('.repeat(5000)}\n}\nmodel m2(input: [2]) { dense(1) }\n`);
+    expect(unclosed.diagnostics.filter((d) => d.code === 1011)).toHaveLength(1);
+    expect(unclosed.file.blocks).toHaveLength(2);
+  });
+
+  it('caps a --data expression too', () => {
+    expect(parseDataSource(`csv(${'['.repeat(2000)}`).diagnostics.map((d) => d.code)).toContain(1011);
   });
 });

@@ -6,6 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
+import { finishDespiteCtrlC } from '../src/cli/train-command.js';
+import { keptOptions, queueNotKept, resumeOptions } from '../src/cli/train-options.js';
+import type { RunInfo, RunOptions } from '../src/cli/run-dir.js';
 
 async function run(...argv: string[]) {
   let out = '';
@@ -124,5 +127,57 @@ describe('resume of what is not a run', () => {
     const r = await run('train', 'examples/xor.net', '--resume', dir, '--backend', 'cpu');
     expect(r.code).toBe(1);
     expect(r.err).toBe(`netc: cannot resume ${dir}: it is not a netc run directory (it has no run.json)\n`);
+  });
+});
+
+// issue 24: a resume silently dropped --workers and --queue, training in one process a run started across workers
+describe('resume keeps the transport a run was started with', () => {
+  const runInfo = (options: RunOptions) => ({ ensemble: { members: 3, lowering: 'grouped' }, program: { ensemble: { seed: 0 } }, options }) as unknown as RunInfo;
+
+  it('run.json keeps --workers, --queue and --shards, but not a queue URL with a password', () => {
+    expect(keptOptions({ workers: 4 })).toEqual({ workers: 4 });
+    expect(keptOptions({ queue: 'redis://host:6379', shards: 2 })).toEqual({ queue: 'redis://host:6379', shards: 2 });
+    expect(keptOptions({ queue: 'redis://:secret@host:6379' })).toEqual({});
+    expect(queueNotKept('redis://:secret@host:6379')).toBe('netc: --queue redis://***@host:6379 holds a password, so run.json does not keep it: give --queue again with --resume to continue through it\n');
+  });
+
+  it('a resume trains through the kept transport; --workers or --queue given replaces it', () => {
+    expect(resumeOptions({}, runInfo({ workers: 'auto' }), 'r')).toMatchObject({ workers: 'auto', queue: undefined });
+    expect(resumeOptions({}, runInfo({ queue: 'redis://h:1', shards: 2 }), 'r')).toMatchObject({ queue: 'redis://h:1', shards: 2 });
+    const moved = resumeOptions({ workers: 2 }, runInfo({ queue: 'redis://h:1', shards: 2 }), 'r');
+    expect([moved.workers, moved.queue, moved.shards]).toEqual([2, undefined, undefined]);
+  });
+
+  it('a kept workers that is neither a count nor auto is a damaged run.json', async () => {
+    const dir = await started();
+    const info = readJson(join(dir, 'run.json'));
+    writeFileSync(join(dir, 'run.json'), JSON.stringify({ ...info, options: { ...info.options, workers: 'many' } }));
+    const r = await run('train', '--resume', dir);
+    expect(r.code).toBe(1);
+    expect(r.err).toContain(`its option 'workers' ("many") is neither a count nor 'auto'`);
+  });
+});
+
+// issue 24: Ctrl-C while the last files were written left no report.html, and a resume then said "nothing to train"
+describe('a run stopped while it writes its last files', () => {
+  it('a resume of a run at its budget without report.html writes it instead of saying there is nothing to train', async () => {
+    const dir = await started();
+    rmSync(join(dir, 'report.html'));
+    const r = await run('train', '--resume', dir);
+    expect(r.code, r.err).toBe(0);
+    expect(r.err).not.toContain('nothing to train');
+    expect(statSync(join(dir, 'report.html')).size).toBeGreaterThan(0);
+    expect((await run('train', '--resume', dir)).err).toContain('nothing to train');
+  });
+
+  it('Ctrl-C once while they are written lets them finish, and says so', () => {
+    let err = '';
+    const finishing = finishDespiteCtrlC({ out: () => {}, err: (t) => void (err += t) });
+    try {
+      process.emit('SIGINT');
+    } finally {
+      finishing.off();
+    }
+    expect(err).toContain("writing the run's last files (summary.json, report.html) first");
   });
 });

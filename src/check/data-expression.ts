@@ -6,6 +6,7 @@ import { Messages } from '../diagnostics/messages.js';
 import { netLexer } from '../syntax/tokens.js';
 import { netParser } from '../syntax/parser.js';
 import { buildValue } from '../syntax/build-ast.js';
+import { capNesting, maxNesting } from '../syntax/nesting.js';
 import { dataSources } from '../data/sources.js';
 import { resolveRegistryCall } from './registry-call.js';
 import type { CallConfig } from '../core/arg-spec.js';
@@ -14,7 +15,9 @@ export function parseDataSource(text: string, name = '--data'): { config?: CallC
   const sink = new DiagnosticSink(name);
   const lexed = netLexer.tokenize(text);
   for (const e of lexed.errors) sink.report(Messages.UnexpectedCharacter, { start: e.offset, length: 1 }, text[e.offset] ?? '?');
-  netParser.input = lexed.tokens;
+  const capped = capNesting(lexed.tokens);
+  for (const t of capped.tooDeep) sink.report(Messages.NestingTooDeep, { start: t.startOffset, length: 1 }, maxNesting);
+  netParser.input = capped.tokens;
   const cst = netParser.value();
   const rest = netParser.errors[0];
   if (rest) sink.report(Messages.UnexpectedToken, { start: Number.isFinite(rest.token.startOffset) ? rest.token.startOffset : text.length, length: 1 }, rest.token.image ? `'${rest.token.image}'` : 'end of input', 'a data source such as mnist(limit: 1000)');

@@ -46,6 +46,11 @@ export interface RunOptions {
   resident?: number;
   checkpoint_every?: number;
   checkpoint_minutes?: number;
+  /** --workers: a count or 'auto' */
+  workers?: number | 'auto';
+  /** --queue: the Redis URL, unless it holds a password */
+  queue?: string;
+  shards?: number;
 }
 
 /** Something wrong with a run directory: printed as `netc: <message>`, exit code 1. */
@@ -119,8 +124,8 @@ function readJson(path: string): unknown {
   }
 }
 
-const OPTION_COUNTS = ['members', 'epochs', 'steps', 'seed', 'resident', 'checkpoint_every'] as const;
-const OPTION_NAMES = ['lowering', 'backend', 'engine'] as const;
+const OPTION_COUNTS = ['members', 'epochs', 'steps', 'seed', 'resident', 'checkpoint_every', 'shards'] as const;
+const OPTION_NAMES = ['lowering', 'backend', 'engine', 'queue'] as const;
 
 /** What is wrong with run.json's fields, or undefined when each has its type. */
 function runInfoProblem(info: RunInfo): string | undefined {
@@ -134,6 +139,8 @@ function runInfoProblem(info: RunInfo): string | undefined {
   if (!isObject(options)) return "its 'options' is not an object";
   for (const key of OPTION_COUNTS) if (options[key] !== undefined && !(Number.isSafeInteger(options[key]) && options[key]! >= 0)) return `its option '${key}' (${JSON.stringify(options[key])}) is not a non-negative integer`;
   for (const key of OPTION_NAMES) if (options[key] !== undefined && typeof options[key] !== 'string') return `its option '${key}' (${JSON.stringify(options[key])}) is not a name`;
+  const workers = options.workers;
+  if (workers !== undefined && workers !== 'auto' && !(Number.isSafeInteger(workers) && workers >= 1)) return `its option 'workers' (${JSON.stringify(workers)}) is neither a count nor 'auto'`;
   const minutes = options.checkpoint_minutes;
   if (minutes !== undefined && !(typeof minutes === 'number' && minutes > 0)) return `its option 'checkpoint_minutes' (${JSON.stringify(minutes)}) is not a positive number`;
   return undefined;

@@ -23,7 +23,7 @@ import { fingerprint, NotJsonError, readCheckpoint, RunError, updateRunOptions, 
 import { ExitCode, UsageError, type Io } from './io.js';
 import { checkOutDir, claimOutDir, OutDirError, type OutDir } from './out-dir.js';
 import { lockRun, type RunLock } from './run-lock.js';
-import { checkpointPolicy, keptOptions, resumedRun, resumeOptions, type TrainOptions } from './train-options.js';
+import { checkpointPolicy, keptOptions, queueHoldsPassword, queueNotKept, resumedRun, resumeOptions, type TrainOptions } from './train-options.js';
 import { LineBuffer } from './line-buffer.js';
 import { TrainProgress } from './train-progress.js';
 import { finishRun } from './train-summary.js';
@@ -114,6 +114,7 @@ async function trainLocked(net: NetFile, run: RunInfo | undefined, options: Trai
       `${at !== undefined ? `, resuming at step ${at}` : ''}\n`,
   );
   if (engine.note) io.err(`${engine.note}\n`);
+  if (options.queue !== undefined && queueHoldsPassword(options.queue)) io.err(queueNotKept(options.queue));
   if (program.ensemble.split) io.err(`split: ${describeSplit(program.ensemble.split, data.train.count)}\n`);
 
   const compiled = state.run!;
@@ -123,7 +124,12 @@ async function trainLocked(net: NetFile, run: RunInfo | undefined, options: Trai
   result.population.dispose();
   const { name: model } = state.ir!;
   const { members, lowering } = ensemble;
-  await finishRun({ runDir, file: path, model, members, split: program.ensemble.split, epochs, backend: chosen.name, lowering, engine: engine.fused ? 'fused' : 'ops', seed: program.ensemble.seed, table: compiled.hyper, result, stopped, resumedFrom: at, timings, transport: transport?.name ?? 'in-process', shards: transport?.slots ?? 1 }, io);
+  const finishing = finishDespiteCtrlC(io);
+  try {
+    await finishRun({ runDir, file: path, model, members, split: program.ensemble.split, epochs, backend: chosen.name, lowering, engine: engine.fused ? 'fused' : 'ops', seed: program.ensemble.seed, table: compiled.hyper, result, stopped, resumedFrom: at, timings, transport: transport?.name ?? 'in-process', shards: transport?.slots ?? 1 }, io);
+  } finally {
+    finishing.off();
+  }
   if (stopped) io.err(`stopped at step ${result.steps}; continue with: netc train --resume ${runDir}\n`);
   return stopped ? ExitCode.errors : ExitCode.ok;
 }
@@ -243,10 +249,13 @@ function nothingToTrain(runDir: string, at: number, steps: number, io: Io): numb
   return ExitCode.errors;
 }
 
-/** Whether the run's summary.json is that of its checkpoint's step: the run ended there and wrote everything. */
+/**
+ * Whether the run ended at its checkpoint's step and wrote everything: summary.json of that step and report.html
+ * (a run stopped while it wrote its report is finished by a resume, not told there is nothing to train).
+ */
 function finished(runDir: string, at: number): boolean {
   try {
-    return JSON.parse(readFileSync(join(runDir, 'summary.json'), 'utf8')).steps === at;
+    return JSON.parse(readFileSync(join(runDir, 'summary.json'), 'utf8')).steps === at && existsSync(join(runDir, 'report.html'));
   } catch {
     return false;
   }
@@ -350,7 +359,7 @@ async function runTraining(t: Training, io: Io): Promise<{ result: TrainResult; 
   };
   let transport: Transport | undefined;
   try {
-    transport = await makeTransport(t.options, t.backend, io);
+    transport = await makeTransport(t.options, t.backend, io, run.ensemble.members);
     if (transport) io.err(`training in shards through ${transport.name}\n`);
     const schedules = makeSchedules(program.schedules, program.ensemble.vary, (path) => [...table.varied].find(([, p]) => p === path)![0], seed);
     const memberIds = Array.from({ length: run.ensemble.members }, (_, i) => i);
@@ -390,6 +399,18 @@ async function runTraining(t: Training, io: Io): Promise<{ result: TrainResult; 
       ctrlC.off();
     }
   }
+}
+
+/** While the run's last files are written: Ctrl-C once lets them finish (it left no report.html); twice quits. */
+export function finishDespiteCtrlC(io: Io): { off: () => void } {
+  let asked = false;
+  const onSigint = () => {
+    if (asked) process.exit(130);
+    asked = true;
+    io.err('\nnetc: writing the run\'s last files (summary.json, report.html) first (Ctrl-C again to quit at once)\n');
+  };
+  process.on('SIGINT', onSigint);
+  return { off: () => process.off('SIGINT', onSigint) };
 }
 
 /** Ctrl-C once: training stops after the current step (`stopped()`); twice: `flush`, then exit at once. */

@@ -4,6 +4,8 @@
 //   --steps, --epochs              set a new step budget, kept for later resumes
 //   --backend, --engine, --resident, --checkpoint-every, --checkpoint-minutes  may change (the checkpoint does
 //                                  not depend on them); either checkpoint option given replaces both kept ones
+//   --workers, --queue, --shards   may change too: either of --workers and --queue given replaces the kept
+//                                  transport (a --queue URL that holds a password is not written to run.json)
 import { existsSync, statSync } from 'node:fs';
 import type { Lowering } from '../layers/forward.js';
 import type { BackendName } from '../runtime/backend.js';
@@ -38,9 +40,9 @@ export interface TrainOptions {
   progress?: boolean;
   /** without a bar: a progress line at least this often (default 10 s) */
   progressSeconds?: number;
-  /** worker processes on this machine ('auto': one per core); not kept: a resume may use others */
+  /** worker processes on this machine ('auto': one per core) */
   workers?: number | 'auto';
-  /** a BullMQ queue on Redis, redis://HOST:PORT; not kept */
+  /** a BullMQ queue on Redis, redis://HOST:PORT; kept unless it holds a password */
   queue?: string;
   /** with queue: how many shards */
   shards?: number;
@@ -68,9 +70,25 @@ export function keptOptions(o: TrainOptions): RunOptions {
     resident: o.resident,
     checkpoint_every: o.checkpointEvery,
     checkpoint_minutes: o.checkpointMinutes,
+    workers: o.workers,
+    queue: o.queue !== undefined && !queueHoldsPassword(o.queue) ? o.queue : undefined,
+    shards: o.shards,
   };
   return Object.fromEntries(Object.entries(kept).filter(([, v]) => v !== undefined)) as RunOptions;
 }
+
+/** A --queue URL with a password in it (redis://:secret@host), which run.json does not keep. */
+export function queueHoldsPassword(url: string): boolean {
+  try {
+    return new URL(url).password !== '';
+  } catch {
+    return url.includes('@');
+  }
+}
+
+/** The one line a run started with a --queue that run.json does not keep prints. */
+export const queueNotKept = (url: string): string =>
+  `netc: --queue ${url.replace(/\/\/[^@/]*@/, '//***@')} holds a password, so run.json does not keep it: give --queue again with --resume to continue through it\n`;
 
 /** The run directory `--resume` names, read; a missing directory or one that is not a run is a RunError. */
 export function resumedRun(dir: string): RunInfo {
@@ -104,10 +122,12 @@ export function resumeOptions(given: TrainOptions, run: RunInfo, dir: string): T
     given.checkpointEvery !== undefined || given.checkpointMinutes !== undefined
       ? { checkpointEvery: given.checkpointEvery, checkpointMinutes: given.checkpointMinutes }
       : { checkpointEvery: kept.checkpoint_every, checkpointMinutes: kept.checkpoint_minutes };
+  const transport = given.workers !== undefined || given.queue !== undefined ? {} : { workers: kept.workers, queue: kept.queue, shards: kept.shards };
   return {
     ...given,
     ...budget,
     ...checkpoints,
+    ...transport,
     members: given.members ?? kept.members,
     seed: given.seed ?? kept.seed,
     lowering: given.lowering ?? kept.lowering,

@@ -6,6 +6,7 @@ import { LocalWorkers } from '../scale/local-workers.js';
 import { QueueTransport } from '../scale/queue.js';
 import type { Transport } from '../scale/transport.js';
 import type { Io } from './io.js';
+import { plural } from '../util/plural.js';
 
 export interface TransportOptions {
   /** worker processes on this machine; 'auto': one per core */
@@ -16,10 +17,27 @@ export interface TransportOptions {
   shards?: number;
 }
 
-export async function makeTransport(options: TransportOptions, backend: BackendName, io: Io): Promise<Transport | undefined> {
+/** More worker processes than this many per core only share the cores and the memory among more copies. */
+export const workersPerCore = 4;
+
+/**
+ * How many worker processes `--workers` starts: no more than the members (a worker trains at least one) nor
+ * `workersPerCore` per core (`--workers 99999` started 99,999 processes). A count cut down says so in one line.
+ */
+export function workerCount(requested: number | 'auto', members: number, cores = availableParallelism()): { count: number; warning?: string } {
+  const k = requested === 'auto' ? cores : requested;
+  const count = Math.max(1, Math.min(k, members, workersPerCore * cores));
+  if (requested === 'auto' || count === k) return { count };
+  const limit = count === members ? `the ${plural(members, 'member')} to train` : `${workersPerCore} per core of this machine's ${plural(cores, 'core')}`;
+  return { count, warning: `netc: warning: --workers ${requested} is more than ${limit}: using ${plural(count, 'worker')}\n` };
+}
+
+/** `members`: how many members the run trains, the most workers it can keep busy. */
+export async function makeTransport(options: TransportOptions, backend: BackendName, io: Io, members: number): Promise<Transport | undefined> {
   if (options.workers !== undefined) {
-    const k = options.workers === 'auto' ? availableParallelism() : options.workers;
-    return new LocalWorkers(k, backend);
+    const { count, warning } = workerCount(options.workers, members);
+    if (warning) io.err(warning);
+    return new LocalWorkers(count, backend);
   }
   if (options.queue === undefined) return undefined;
   const probe = await QueueTransport.create(options.queue, 1);

@@ -36,7 +36,10 @@ export function loadCsv(file: string, shown: string, label: string[] | undefined
       const text = record[at].trim();
       if (text === '') throw dataError(Messages.DataMissingValue, [columns[at]], file, line, at + 1);
       if (!numeric.test(text)) throw dataError(Messages.DataNotANumber, [columns[at], text], file, line, at + 1);
-      return Number(text);
+      // 3.5e38 and 1e400 are decimal numbers, but float32 holds them as Infinity
+      const v = Number(text);
+      if (!Number.isFinite(Math.fround(v))) throw dataError(Messages.DataNotFloat32, [`column "${columns[at]}"`, text], file, line, at + 1);
+      return v;
     };
     featureAt.forEach((at, j) => (x[r * featureAt.length + j] = value(at)));
     labelAt.forEach((at, j) => (y[r * labelAt.length + j] = value(at)));

@@ -95,7 +95,16 @@ export function parseIdx(bytes: Uint8Array, file: string, shown: string): IdxFil
   const values = new Float32Array(total);
   if (type.size === 1 && bytes[2] === 0x08) values.set(bytes.subarray(start, start + total));
   else for (let i = 0; i < total; i++) values[i] = type.read(view, start + i * type.size);
+  if (type.size >= 4) refuseNonFinite(values, view, type, start, file, shown);
   return { type: bytes[2], dims, values };
+}
+
+/** A float value of an idx file that float32 holds as Infinity or NaN (float64 3.5e38, float32 NaN) is refused. */
+function refuseNonFinite(values: Float32Array, view: DataView, type: (typeof types)[number], start: number, file: string, shown: string) {
+  const i = values.findIndex((v) => !Number.isFinite(v));
+  if (i < 0) return;
+  const at = start + i * type.size;
+  throw dataError(Messages.DataNotFloat32, [`"${shown}" at byte offset ${at} (value ${i}, counting from 0)`, type.read(view, at)], file);
 }
 
 const bad = (file: string, message: string) => dataError(Messages.DataBadFile, [message], file);

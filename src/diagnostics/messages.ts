@@ -24,6 +24,7 @@ export const Messages = {
   DuplicateSchedule: error(1008, "schedule '{0}' is given twice"),
   UnknownBlock: error(1009, "unknown block '{0}'{1}; a file holds model, ensemble, train and schedule blocks"),
   BinaryFile: error(1010, "'{0}' is not a .net text file (binary data at byte offset {1}: {2})"),
+  NestingTooDeep: error(1011, 'brackets nest more than {0} deep here; nothing in a .net file needs this many, and what they hold is not read'),
 
   // --- names, arguments and shapes -----------------------------------------------------------
   UnknownName: error(2001, "unknown {0} '{1}'{2}; expected one of: {3}"),
@@ -97,6 +98,7 @@ export const Messages = {
   DataBadFile: error(4015, '{0}'),
   DataCountMismatch: error(4016, 'the idx files disagree: "{0}" holds {1} example(s), "{2}" holds {3} label(s)'),
   DataNoRows: error(4018, 'the csv file "{0}" has a header but no rows; it needs at least one example'),
+  DataNotFloat32: error(4019, '{0} holds {1}, which is not a finite float32 (the largest is about 3.4e38): training on it would turn every weight into NaN; scale the values down'),
   DataLabelOutOfRange: error(4017, 'label {0} of example {1} (counting from 0) is not a class index{2}'),
 } as const satisfies Record<string, MessageDef>;
 

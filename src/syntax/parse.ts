@@ -5,6 +5,7 @@ import { Messages } from '../diagnostics/messages.js';
 import { netLexer, UnterminatedString } from './tokens.js';
 import { netParser } from './parser.js';
 import { buildFile } from './build-ast.js';
+import { capNesting, maxNesting } from './nesting.js';
 import type { NetFile } from './ast.js';
 import type { Diagnostic } from '../diagnostics/diagnostic.js';
 
@@ -17,7 +18,9 @@ export function parse(source: string, path = 'input.net'): ParseResult {
   const sink = new DiagnosticSink(path);
   const lexed = netLexer.tokenize(source);
   reportLexErrors(lexed.errors, source, sink);
-  const tokens = lexed.tokens.filter((t) => {
+  const capped = capNesting(lexed.tokens);
+  for (const t of capped.tooDeep) sink.report(Messages.NestingTooDeep, { start: t.startOffset, length: 1 }, maxNesting);
+  const tokens = capped.tokens.filter((t) => {
     if (t.tokenType !== UnterminatedString) return true;
     sink.report(Messages.UnterminatedString, { start: t.startOffset, length: t.image.length });
     return false;

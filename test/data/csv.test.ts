@@ -63,6 +63,19 @@ describe('csv', () => {
     }
   });
 
+  // issue 24, item 6: 3.5e38 and 1e400 became Infinity in float32, and 20 steps later every weight was NaN
+  it('a number float32 cannot hold is an error at its line and column, in features and labels alike', async () => {
+    for (const [text, at] of [['3.5e38', 'x'], ['-1e400', 'x'], ['1e39', 'y']] as const) {
+      const row = at === 'x' ? `1,${text}` : `${text},1`;
+      const path = csv(`y,x\n1,2\n${row}\n`);
+      const e = await dataErrorOf(() => load('csv', { path }, dir));
+      expect([e.code, e.line, e.column]).toEqual([4019, 3, at === 'x' ? 2 : 1]);
+      expect(formatDataError(e)).toBe(`${join(dir, path)}(3,${at === 'x' ? 2 : 1}): error NET4019: column "${at}" holds ${text}, which is not a finite float32 (the largest is about 3.4e38): training on it would turn every weight into NaN; scale the values down`);
+    }
+    const edge = await load('csv', { path: csv('y,x\n1,3.4e38\n2,1e-50\n') }, dir);
+    expect(Array.from(edge.x)).toEqual([Math.fround(3.4e38), 0]);
+  });
+
   it('a missing value is an error', async () => {
     const e = await dataErrorOf(() => load('csv', { path: csv('y,a,b\n1,2,3\n,5,6\n') }, dir));
     expect([e.code, e.line, e.column, e.message]).toEqual([4013, 3, 1, 'column "y" has no value']);

@@ -57,6 +57,12 @@ describe('idx', () => {
     expect(ds.labels).toEqual({ kind: 'classes', classes: 10 });
   });
 
+  it('a float value that is not a finite float32 (NaN, Infinity) is an error naming its byte offset', async () => {
+    const images = write('nan.idx', idxBytes(0x0d, [2, 2], [0.5, 1, NaN, 2]));
+    const e = await dataErrorOf(() => load('idx', { images, labels: write('l3.idx', idxBytes(0x08, [2], [1, 0])) }, dir));
+    expect([e.code, e.message]).toEqual([4019, '"nan.idx" at byte offset 20 (value 2, counting from 0) holds NaN, which is not a finite float32 (the largest is about 3.4e38): training on it would turn every weight into NaN; scale the values down']);
+  });
+
   it('image and label counts must agree', async () => {
     const images = write('three.idx', idxBytes(0x08, [3, 2, 3], pixels));
     const e = await dataErrorOf(() => load('idx', { images, labels: write('two.idx', idxBytes(0x08, [2], [0, 1])) }, dir));
