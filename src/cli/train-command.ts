@@ -446,11 +446,18 @@ function recorder(runDir: string, table: HyperTable, progress: TrainProgress, io
     if (json === undefined) shownJson.set(member, (json = JSON.stringify(shown(member))));
     return json;
   };
-  /** JSON.stringify({ epoch, step, member, hyperparameters, lr, ...metrics }), its constant part cached */
+  // each member's learning rate as JSON, written again only when it changes (a schedule, an exploit)
+  const lrJson = new Map<number, { lr: number; json: string }>();
+  const lrText = (member: number, lr: number) => {
+    let kept = lrJson.get(member);
+    if (kept?.lr !== lr) lrJson.set(member, (kept = { lr, json: jsonNumber(lr) }));
+    return kept.json;
+  };
+  /** JSON.stringify({ epoch, step, member, hyperparameters, lr, ...metrics }), its constant parts cached */
   const line = (r: EpochReport, m: number) => {
     const member = r.members[m];
     if (typeof r.lr[m] !== 'number') return JSON.stringify({ epoch: r.epoch, step: r.step, member, hyperparameters: shown(member), lr: r.lr[m], ...r.metrics[m] });
-    let text = `{"epoch":${r.epoch},"step":${r.step},"member":${member},"hyperparameters":${hyperJson(member)},"lr":${jsonNumber(r.lr[m])}`;
+    let text = `{"epoch":${r.epoch},"step":${r.step},"member":${member},"hyperparameters":${hyperJson(member)},"lr":${lrText(member, r.lr[m])}`;
     const metrics = r.metrics[m] as unknown as Record<string, number>;
     // the metrics' names are identifiers (loss, val_accuracy, ...): nothing in them to escape
     for (const name in metrics) if (metrics[name] !== undefined) text += `,"${name}":${jsonNumber(metrics[name])}`;
