@@ -209,3 +209,27 @@ describe('a batch from the host (trainHostStep, what netc train runs)', () => {
     });
   }
 });
+
+describe('the generated evaluation (forward in inference mode, loss and metrics)', () => {
+  const evalCases = cases.filter((c) => ['dropout, its rate varied per member', 'batchnorm, its momentum and epsilon varied per member', 'categorical cross-entropy', 'a shared trunk on the input, heads of their own, lr varied per head', 'no bias'].includes(c.name));
+  for (const c of evalCases) {
+    it(`${c.name}: the op path's values after 20 steps, on batches of 64 and a short one`, async () => {
+      const [ops, fused] = populations(source(c), ['ops', 'fused']);
+      const lossName = c.loss.replace(/\(.*$/, '');
+      const names = c.metrics ? c.metrics.slice(1, -1).split(',').map((s) => s.trim()) : [];
+      for (let step = 0; step < 20; step++) {
+        const { x, y } = batchFor(step, c.input, lossName, c.k);
+        for (const p of [ops, fused]) p.trainStep(x, y).dispose();
+        tf.dispose([x as never, y as never]);
+      }
+      for (const size of [64, 10]) {
+        const { x, y } = batchFor(1000 + size, c.input, lossName, c.k, size);
+        const [a, b] = [ops.evaluate(x, y, names), fused.evaluate(x, y, names)];
+        for (const key of ['loss', ...names]) expect(maxRelDiff(b[key].dataSync(), a[key].dataSync()), `${key} on ${size}`).toBeLessThanOrEqual(1e-5);
+        tf.dispose([x as never, y as never, ...(Object.values(a) as never[]), ...(Object.values(b) as never[])]);
+      }
+      ops.dispose();
+      fused.dispose();
+    });
+  }
+});

@@ -5,7 +5,7 @@ import type { ForwardContext } from './forward.js';
 import type { Tensor } from '../kernels/tf.js';
 import { blockMembers, fromMembersFirst, groupedMembers, groupedVector, membersFirst } from './widened.js';
 import { blockVector } from '../kernels/block-vector.js';
-import type { KernelRule } from './kernel-rule.js';
+import type { KernelContext, KernelRule } from './kernel-rule.js';
 import type { Code, Local } from '../wasm/module.js';
 import type { Lanes } from '../wasm/lanes.js';
 import { address, columns, forRows, rowOf, type Mat } from '../wasm/blocks.js';
@@ -123,6 +123,7 @@ function batchnormKernel(): KernelRule {
       const { code: c } = k;
       const width = k.output.width;
       const [gamma, beta, movingMean, movingVariance] = (['gamma', 'beta', 'moving_mean', 'moving_variance'] as const).map((n) => k.params[n] as Local);
+      if (!k.training) return byRunningStatistics(k, { gamma, beta, movingMean, movingVariance });
       const [mean, s, inv] = ['mean', 's', 'inv'].map((n) => rowAddress(c, k.saved(n, width)));
       const d = k.saved('d', width);
       const count = c.local('f32');
@@ -223,6 +224,17 @@ function batchnormKernel(): KernelRule {
       );
     },
   };
+}
+
+/** Outside training: y = ((x - moving_mean) * rsqrt(moving_variance + epsilon)) * gamma + beta. */
+function byRunningStatistics(k: KernelContext, p: { gamma: Local; beta: Local; movingMean: Local; movingVariance: Local }): void {
+  const { code: c } = k;
+  const width = k.output.width;
+  const inv = rowAddress(c, k.saved('inv', width));
+  columns(c, width, (v, col) => store(c, v, inv, col, () => (v.const(1), load(c, v, p.movingVariance, col), c.get(k.hyper('epsilon')), v.splat(), v.add(), v.sqrt(), v.div())));
+  overRows(c, k.batch, [k.inputs[0], k.output], ([x, y]) =>
+    columns(c, width, (v, col) => store(c, v, y, col, () => (load(c, v, x, col), load(c, v, p.movingMean, col), v.sub(), load(c, v, inv, col), v.mul(), load(c, v, p.gamma, col), v.mul(), load(c, v, p.beta, col), v.add()))),
+  );
 }
 
 /** A local holding the address of a Mat's first row. */

@@ -4,7 +4,7 @@ import type { LayerKind } from './layer-kind.js';
 import type { ForwardContext } from './forward.js';
 import type { Tensor } from '../kernels/tf.js';
 import { groupedMembers, membersToBlocks, blockMembers } from './widened.js';
-import type { KernelRule } from './kernel-rule.js';
+import type { KernelContext, KernelRule } from './kernel-rule.js';
 import { address, forEachFloat, loadAt } from '../wasm/blocks.js';
 
 /** Inverted-dropout masks, member-first [N, ...shape]: 0 where dropped, 1/(1 - rate) where kept. */
@@ -50,6 +50,7 @@ function dropoutKernel(): KernelRule {
     draws: true,
     forward(k) {
       const { code: c } = k;
+      if (!k.training) return copyInput(k);
       const u = k.draws();
       const mask = k.saved('mask', k.output.width);
       const keep = c.local('f32');
@@ -99,4 +100,19 @@ function dropoutKernel(): KernelRule {
       );
     },
   };
+}
+
+/** Outside training, dropout's output is its input. */
+function copyInput(k: KernelContext): void {
+  const { code: c } = k;
+  const [x, y] = [k.inputs[0], k.output];
+  forEachFloat(
+    c,
+    () => c.get(k.batch).i32(y.width).i32Mul(),
+    (v, off) => {
+      address(c, y.base, y.offset, off);
+      loadAt(v, x, off);
+      v.store();
+    },
+  );
 }

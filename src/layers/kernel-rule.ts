@@ -11,6 +11,8 @@ export interface KernelContext {
   batch: Local;
   maxBatch: number;
   attrs: Record<string, BoundValue>;
+  /** false in the generated evaluation (forward, loss and metrics only): dropout passes its input through, batchnorm normalises by its running statistics */
+  training: boolean;
   /** the values of the layer's inputs, [B, width] each */
   inputs: Mat[];
   /** where its value goes, [B, width] */

@@ -92,7 +92,14 @@ export class FusedStep {
   private views?: { buffer: ArrayBuffer; f32: Float32Array; i32: Int32Array };
   private staticHyper = new Map<string, Float32Array>();
 
-  constructor(private readonly host: FusedHost) {}
+  /**
+   * `training` false: an evaluation (the forward pass with dropout off and batchnorm's running statistics,
+   * the loss and the metrics), which writes nothing of the population's
+   */
+  constructor(
+    private readonly host: FusedHost,
+    private readonly training = true,
+  ) {}
 
   /** Forget cached hyperparameter values (after PBT, or a changed clipnorm). */
   hyperChanged(): void {
@@ -170,7 +177,7 @@ export class FusedStep {
 
   /** The table, the hyperparameters and the draws written, the generated step called, the parameters' ids renewed. */
   private call(g: Generated, batch: number, at: StepAddresses): void {
-    this.advance(g.step.layout.shared.length > 0);
+    if (this.training) this.advance(g.step.layout.shared.length > 0);
     const memory = at.backend.wasm.asm.memory;
     const table = this.heap(memory).i32;
     const first = at.base / 4;
@@ -179,7 +186,7 @@ export class FusedStep {
     this.writeShared(g, this.heap(memory).f32, at.base);
     this.writeDraws(g, memory, at.base, batch);
     g.run(at.base, this.host.n, batch);
-    this.renewIds(at.backend);
+    if (this.training) this.renewIds(at.backend);
   }
 
   /** Each dropout layer's uniform draws for this step, member by member, as the op path's memberDraws draws them. */
@@ -255,7 +262,7 @@ export class FusedStep {
       return g;
     }
     const { ir, optimizer, loss } = this.host;
-    const step = generateStep({ ensemble: ir, optimizer, loss, metrics, maxBatch: batch, clipping });
+    const step = generateStep({ ensemble: ir, optimizer, loss, metrics, maxBatch: batch, clipping, training: this.training });
     const memory = (this.host.tf.backend() as unknown as WasmBackend).wasm.asm.memory;
     const instance = new WebAssembly.Instance(optimizedModule(step.bytes), { env: { memory } });
     const tableBytes = step.layout.table.length * 4;

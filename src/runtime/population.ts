@@ -14,7 +14,7 @@ import { applyGradients, createState, hyperValues, sharedValue, type OptimizerSt
 import { gatherMembers } from '../kernels/member-axis.js';
 import type { TF, Tensor, Variable } from '../kernels/tf.js';
 import { applyUpdates, memberDraws, type ModulePopulation, type StepInputs } from '../kernels/module-population.js';
-import { chooseEngine, FusedStep, type Engine, type HostStepValues } from './fused-step.js';
+import { chooseEngine, FusedStep, type Engine, type FusedHost, type HostStepValues } from './fused-step.js';
 
 export interface PopulationSpec {
   tf: TF;
@@ -125,6 +125,8 @@ export class Population {
   private sharedCache = new Map<string, Tensor | undefined>();
   /** the generated training step, where it runs this population's steps */
   private readonly fused?: FusedStep;
+  /** the generated evaluation (forward in inference mode, loss, metrics), beside the generated step */
+  private readonly evaluator?: FusedStep;
   /** how trainStep runs: one generated WebAssembly call (`fused`), or TF.js ops (`ops`) */
   readonly engine: 'fused' | 'ops';
   /** why the step runs on ops where the fused step was asked for (spec.engine `auto` or `fused`) */
@@ -179,7 +181,7 @@ export class Population {
     this.engine = chosen.engine;
     this.engineNote = chosen.why;
     if (this.engine === 'fused') {
-      this.fused = new FusedStep({
+      const host: FusedHost = {
         tf,
         ir: ensemble,
         n: this.n,
@@ -194,7 +196,9 @@ export class Population {
         seed: spec.seed,
         memberIds: this.memberIds,
         step: () => this.step,
-      });
+      };
+      this.fused = new FusedStep(host);
+      this.evaluator = new FusedStep(host, false);
     }
   }
 
@@ -316,6 +320,7 @@ export class Population {
   /** Forget cached hyperparameter tensors (after PBT changes a value). */
   hyperChanged(): void {
     this.fused?.hyperChanged();
+    this.evaluator?.hyperChanged();
     for (const t of this.hyperCache.values()) t.dispose();
     this.hyperCache.clear();
     for (const t of this.sharedCache.values()) t?.dispose();
@@ -559,6 +564,10 @@ export class Population {
 
   /** Members' loss and each named metric (accuracy, mse, mae) on a batch, without training (dropout off, running statistics). */
   evaluate(x: Tensor, y: Tensor, metrics: readonly string[] = []): { loss: Tensor } & Record<string, Tensor> {
+    if (this.evaluator) {
+      const r = this.evaluator.run(x, y, metrics);
+      return { loss: r.losses, ...r.metrics };
+    }
     const { tf } = this;
     return tf.tidy(() => {
       const out = this.forward(x, false);
@@ -634,6 +643,7 @@ export class Population {
 
   dispose(): void {
     this.fused?.dispose();
+    this.evaluator?.dispose();
     this.hyperChanged();
     for (const vs of this.variables.values()) vs.forEach((v) => v.dispose());
     for (const t of this.masks.values()) t.dispose();

@@ -86,7 +86,8 @@ export function generateStep(cfg: StepConfig): GeneratedStep {
   const places = e.params.map(placeOf);
   const slotNames = optimizerSlots[cfg.optimizer];
   const hyper = hyperKeys(cfg);
-  const draws = cfg.ensemble.ops.filter((op) => op.id > 0 && layerKind(op.op)!.kernel!.draws).map((op) => ({ op: op.name, width: product(op.shape) }));
+  const training = cfg.training !== false;
+  const draws = training ? cfg.ensemble.ops.filter((op) => op.id > 0 && layerKind(op.op)!.kernel!.draws).map((op) => ({ op: op.name, width: product(op.shape) })) : [];
   const shared = places.some((p) => p.shared) ? [...optimizerHyper[cfg.optimizer], ...(cfg.clipping ? ['clip'] : [])] : [];
   const table = [
     'arena', 'x', 'y', 'xStride', 'yStride', 'losses',
@@ -143,7 +144,8 @@ function emitStep(c: Code, cfg: StepConfig, plan: Plan): number {
   const grads = new Map(trained.filter((p) => !p.shared).map((p) => [p.param.name, arena.mat(p.width, p.rows)]));
   // a shared parameter's gradient: each member's added on in turn, member after member, then one step
   const sharedGrads = new Map(trained.filter((p) => p.shared).map((p) => [p.param.name, arena.mat(p.width, p.rows)]));
-  for (const p of trained) if (p.shared) zero(c, sharedGrads.get(p.param.name)!, p.rows * p.width);
+  const training = cfg.training !== false;
+  if (training) for (const p of trained) if (p.shared) zero(c, sharedGrads.get(p.param.name)!, p.rows * p.width);
   const values = new Map<number, Mat>();
   const dValues = new Map<number, Mat>();
   const saved = new Map<string, Mat>();
@@ -157,7 +159,7 @@ function emitStep(c: Code, cfg: StepConfig, plan: Plan): number {
     }
     for (const [key, local] of hyperValue) c.get(at(`hyper:${key}`)).get(m).i32(4).i32Mul().i32Add().loadF32().set(local);
     values.set(0, { base: xBase, offset: 0, width: product(e.ops[0].shape) });
-    const contexts = e.ops.slice(1).map((op) => context(c, op, { maxBatch: cfg.maxBatch, member: m, entry: at, batch, arena, values, saved, memberBase, rowStride, hyperValue, plan }));
+    const contexts = e.ops.slice(1).map((op) => context(c, op, { training, maxBatch: cfg.maxBatch, member: m, entry: at, batch, arena, values, saved, memberBase, rowStride, hyperValue, plan }));
     for (const [op, k] of contexts) layerKind(op.op)!.kernel!.forward(k);
     const out = e.model.output;
     const outMat = values.get(out)!;
@@ -171,10 +173,11 @@ function emitStep(c: Code, cfg: StepConfig, plan: Plan): number {
       metricOut[name] = l;
     }
     emitLoss(c, cfg.loss.name, cfg.loss.args, outMat.width, { batch, p: outMat, y: yBase, dp: dValues.get(out)!, lossOut, metricOut, terms: arena.mat(outMat.width) });
+    if (!training) return;
     backward(c, contexts, { arena, values, dValues, needsGrad, grads, sharedGrads, consumers: consumerCounts(e) });
     for (const p of trained) if (!p.shared) update(c, cfg, plan, p, { grads, memberBase, rowStride, hyperValue });
   });
-  updateShared(c, cfg, plan, trained.filter((p) => p.shared), { grads: sharedGrads, memberBase: new Map(plan.table.filter((t) => t.startsWith('param:') || t.startsWith('slot:')).map((t) => [t, at(t)])), rowStride, hyperValue: sharedHyperValues(c, plan, at) });
+  if (training) updateShared(c, cfg, plan, trained.filter((p) => p.shared), { grads: sharedGrads, memberBase: new Map(plan.table.filter((t) => t.startsWith('param:') || t.startsWith('slot:')).map((t) => [t, at(t)])), rowStride, hyperValue: sharedHyperValues(c, plan, at) });
   return arena.bytes;
 }
 
@@ -189,6 +192,7 @@ function sumsInBlocks(place: ParamPlace, maxBatch: number): boolean {
 }
 
 interface Buffers {
+  training: boolean;
   maxBatch: number;
   member: Local;
   entry(name: string): Local;
@@ -219,6 +223,7 @@ function context(c: Code, op: WideOp, b: Buffers): [WideOp, KernelContext] {
     code: c,
     batch: b.batch,
     maxBatch: b.maxBatch,
+    training: b.training,
     attrs: op.attrs,
     inputs: op.inputs.map((i) => b.values.get(i)!),
     output: b.values.get(op.id)!,

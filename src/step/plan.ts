@@ -15,6 +15,8 @@ export interface StepConfig {
   maxBatch: number;
   /** whether any member clips its gradients (clipnorm): the step then computes each gradient's norm */
   clipping: boolean;
+  /** false: the function evaluates (forward in inference mode, the loss and the metrics) and trains nothing */
+  training?: boolean;
 }
 
 /** Why this configuration's step cannot be generated, or undefined where it can. */
