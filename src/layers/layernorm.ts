@@ -4,7 +4,7 @@ import type { Tensor, TF } from '../kernels/tf.js';
 import { groupedMembers, groupedVector, joinMembers, splitMembers, blockMembers, sharedByFolding } from './widened.js';
 import type { KernelBackwardContext, KernelContext, KernelRule } from './kernel-rule.js';
 import type { Code, Local } from '../wasm/module.js';
-import { address, type Mat } from '../wasm/blocks.js';
+import { address, zeroFloats, type Mat } from '../wasm/blocks.js';
 import { pow1_5 } from '../wasm/math.js';
 
 /** (x - mean) / sqrt(var + eps) * gamma + beta over the last axis of each example. */
@@ -95,8 +95,8 @@ function layernormKernel(): KernelRule {
       const s = k.saved('s', 1);
       const [dGamma, dBeta] = [k.grads.gamma, k.grads.beta];
       if (!k.accumulate) {
-        zeroVector(c, dGamma, width);
-        zeroVector(c, dBeta, width);
+        zeroFloats(c, dGamma, width);
+        zeroFloats(c, dBeta, width);
       }
       const dx = k.dInputs[0];
       eachRow(c, k, (at) => {
@@ -175,12 +175,4 @@ function overColumns(c: Code, width: number, body: (j: Local) => void, init?: ()
   init?.();
   const j = c.local('i32');
   c.for(j, () => c.i32(0), () => c.i32(width * 4), () => body(j), 4);
-}
-
-function zeroVector(c: Code, m: Mat, width: number): void {
-  const j = c.local('i32');
-  c.for(j, () => c.i32(0), () => c.i32(width * 4), () => {
-    address(c, m.base, m.offset, j);
-    c.f32(0).storeF32();
-  }, 4);
 }

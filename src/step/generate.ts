@@ -12,7 +12,7 @@ import type { EnsembleIR, WideOp, WideParam } from '../ensemble/ensemble-ir.js';
 import { layerKind } from '../layers/registry.js';
 import type { KernelBackwardContext, KernelContext } from '../layers/kernel-rule.js';
 import { ModuleBuilder, type Code, type Local } from '../wasm/module.js';
-import { addInto, address, type Mat, type ParamMat } from '../wasm/blocks.js';
+import { addInto, zeroFloats, type Mat, type ParamMat } from '../wasm/blocks.js';
 import { emitLoss } from '../wasm/losses.js';
 import { emitClip, emitUpdate, optimizerHyper, optimizerSlots } from '../wasm/optimizer-update.js';
 import type { StepConfig } from './plan.js';
@@ -145,7 +145,7 @@ function emitStep(c: Code, cfg: StepConfig, plan: Plan): number {
   // a shared parameter's gradient: each member's added on in turn, member after member, then one step
   const sharedGrads = new Map(trained.filter((p) => p.shared).map((p) => [p.param.name, arena.mat(p.width, p.rows)]));
   const training = cfg.training !== false;
-  if (training) for (const p of trained) if (p.shared) zero(c, sharedGrads.get(p.param.name)!, p.rows * p.width);
+  if (training) for (const p of trained) if (p.shared) zeroFloats(c, sharedGrads.get(p.param.name)!, p.rows * p.width);
   const values = new Map<number, Mat>();
   const dValues = new Map<number, Mat>();
   const saved = new Map<string, Mat>();
@@ -322,15 +322,6 @@ function sharedHyperValues(c: Code, plan: Plan, at: (name: string) => Local): Ma
 /** After every member: clipping and one optimizer step on each shared parameter, with the file's hyperparameters. */
 function updateShared(c: Code, cfg: StepConfig, plan: Plan, places: ParamPlace[], u: UpdateBuffers): void {
   for (const p of places) update(c, cfg, plan, p, u);
-}
-
-/** Zero in `count` floats of a Mat. */
-function zero(c: Code, m: Mat, count: number): void {
-  const i = c.local('i32');
-  c.for(i, () => c.i32(0), () => c.i32(count * 4), () => {
-    address(c, m.base, m.offset, i);
-    c.f32(0).storeF32();
-  }, 4);
 }
 
 interface UpdateBuffers {

@@ -90,6 +90,15 @@ export function rowOf(c: Code, m: Mat, r: Local): void {
   address(c, m.base, m.offset, r, m.width * 4);
 }
 
+/** Zero in the first `count` floats of a Mat, one at a time. */
+export function zeroFloats(c: Code, m: Mat, count: number): void {
+  const i = c.local('i32');
+  c.for(i, () => c.i32(0), () => c.i32(count * 4), () => {
+    address(c, m.base, m.offset, i);
+    c.f32(0).storeF32();
+  }, 4);
+}
+
 /** Stores 0 in every float of `width` at the address local `row`. */
 function zeroRow(c: Code, row: Local, width: number): void {
   columns(c, width, (v, col) => {
