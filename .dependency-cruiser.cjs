@@ -21,6 +21,7 @@ const floors = [
   ['emit'], //                    the compiled module
   ['pipeline.ts'], //             the named pass list
   ['report'], //                  report.html and the leaderboard's ranking
+  ['lsp'], //                     the language server's features (netc lsp)
   ['cli'], //                     commands, files, exit codes
   ['index.ts', 'netc-kernels.ts'], // the package's entries: netc and netc/kernels
 ];

@@ -49,6 +49,18 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     });
 
   program
+    .command('lsp')
+    .description('serve the language server protocol over standard input and output, for editors')
+    // what editors' clients add to the command line (vscode-languageclient: --stdio, --clientProcessId=PID)
+    .option('--stdio', 'talk over standard input and output (the only transport, and the default)')
+    .allowUnknownOption()
+    .action(async () => {
+      // loaded only here: no other command pays for the protocol library
+      const { lspCommand } = await import('./lsp-command.js');
+      code = await lspCommand();
+    });
+
+  program
     .command('ir')
     .description('print the IR of a .net file after a named pass')
     .argument('<file>', 'a .net file')
