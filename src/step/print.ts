@@ -60,6 +60,9 @@ function describe(kind: string, attrs: Record<string, unknown>, inputs: string[]
   if (kind === 'dense') return `dense(${attrs.units}, ${attrs.activation})`;
   if (kind === 'dropout') return `dropout(${attrs.rate})`;
   if (kind === 'leaky_relu') return `leaky_relu(${attrs.alpha})`;
+  const pair = (v: unknown) => (v as number[]).join('x');
+  if (kind === 'conv2d') return `conv2d(${attrs.filters}, ${pair(attrs.kernel)}, stride ${pair(attrs.stride)}, ${attrs.padding}, ${attrs.activation})`;
+  if (kind === 'maxpool2d' || kind === 'avgpool2d') return `${kind}(${pair(attrs.size)}, stride ${pair(attrs.stride ?? attrs.size)}, ${attrs.padding})`;
   return `${kind}${from || '()'}`;
 }
 
