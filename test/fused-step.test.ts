@@ -120,7 +120,37 @@ const cases: Case[] = [
   { name: 'a shared layernorm after per-member layers', model: 'dense(6, activation: relu)\n  shared dense(4, activation: relu)\n  shared layernorm()\n  dense(1)', input: [2], k: 1, loss: 'mse', optimizer: 'adam(lr: 0.01)', tolerance: 1e-5 },
   { name: 'a residual block (add with the shared input)', model: 'h = dense(2, activation: relu)\n  s = add(h, input)\n  relu()\n  dense(1, activation: sigmoid)', input: [2], k: 1, loss: 'binary_crossentropy', optimizer: 'adamw(lr: 0.01)' },
   { name: 'a learning-rate schedule', model: mlp('tanh', 1), input: [2], k: 1, loss: 'mse', optimizer: 'adam(lr: 0.02)', lrFactor: (m, t) => 1 / (1 + 0.03 * t * (m + 1)) },
+  // conv models: XNNPACK's conv sums over the window's (row, column, channel) in order, and the generated
+  // step in the same order (src/wasm/conv.ts)
+  ...convCases(),
 ];
+
+function convCases(): Case[] {
+  const conv = (name: string, model: string, optimizer = 'adam(lr: 0.01)', extra: Partial<Case> = {}): Case => ({ name, model, input: [7, 7, 2], k: 1, loss: 'mse', optimizer, data: 'csv("images.csv")', ...extra });
+  return [
+    conv('conv2d valid, relu', 'conv2d(3, kernel: 3, activation: relu)\n  conv2d(4, kernel: 2, activation: relu)\n  flatten()\n  dense(1)'),
+    conv('conv2d same, tanh', 'conv2d(3, kernel: 3, padding: same, activation: tanh)\n  conv2d(2, kernel: 3, padding: same, activation: tanh)\n  flatten()\n  dense(1)', 'adam(lr: 0.005)'),
+    // the same under sgd with momentum: tanh's polynomial differs from TF.js's in the last bit now and then,
+    // and each conv's dbias and dkernel add those differences up over every (example, cell): 100 steps end
+    // ~2e-6 apart (with relu, as above, bit for bit)
+    conv('conv2d same, tanh, sgd', 'conv2d(3, kernel: 3, padding: same, activation: tanh)\n  conv2d(2, kernel: 3, padding: same, activation: tanh)\n  flatten()\n  dense(1)', 'sgd(lr: 0.005, momentum: 0.9)', { tolerance: 1e-5 }),
+    conv('conv2d stride 2, valid and same', 'conv2d(4, kernel: 3, stride: 2, activation: relu)\n  conv2d(3, kernel: 2, stride: 2, padding: same, activation: relu, bias: false)\n  flatten()\n  dense(1)'),
+    conv('maxpool2d, valid and same, overlapping', 'conv2d(3, kernel: 2, activation: relu)\n  maxpool2d(2)\n  conv2d(2, kernel: 1)\n  maxpool2d(3, stride: 2, padding: same)\n  flatten()\n  dense(1)'),
+    conv('avgpool2d, valid and same, overlapping', 'conv2d(3, kernel: 2, activation: relu)\n  avgpool2d(2)\n  conv2d(2, kernel: 1)\n  avgpool2d(3, stride: 2, padding: same)\n  flatten()\n  dense(1)', 'sgd(lr: 0.05)'),
+    // the softmax's op path is XNNPACK's own exp (see above): under adam 100 steps end ~1.5e-6 apart, under sgd ~6e-7
+    ...['adam(lr: 0.005)', 'sgd(lr: 0.05)'].map((optimizer) => ({
+      name: `a LeNet-like stack, ${optimizer.replace(/\(.*/, '')}`,
+      model: 'conv2d(6, kernel: 5, padding: same, activation: relu)\n  maxpool2d(2)\n  conv2d(16, kernel: 5, activation: relu)\n  avgpool2d(2)\n  flatten()\n  dense(10, activation: softmax)',
+      input: [12, 12, 1],
+      k: 10,
+      loss: 'sparse_categorical_crossentropy',
+      optimizer,
+      metrics: '[accuracy]',
+      data: 'csv("digits.csv")',
+      ...(optimizer.startsWith('adam') ? { tolerance: 1e-5 } : {}),
+    })),
+  ];
+}
 
 function source(c: Case): string {
   const [lossName, lossArgs] = c.loss.includes('(') ? [c.loss.slice(0, c.loss.indexOf('(')), c.loss] : [c.loss, c.loss];

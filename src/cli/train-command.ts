@@ -318,7 +318,8 @@ function engineLine(tf: TF, run: CompiledRun, requested: TrainOptions['engine'])
   const chosen = chooseEngine(tf, requested, { ensemble: run.ensemble, optimizer: train.optimizer.name, loss: train.loss, metrics: [] });
   if (chosen.engine === 'fused') return { name: 'fused step', fused: true };
   const asked = (requested ?? 'auto') !== 'ops';
-  return { name: 'TF.js ops', fused: false, note: asked && chosen.why ? `the fused step does not cover ${chosen.why}: each step runs on TF.js ops` : undefined };
+  if (!asked || !chosen.why) return { name: 'TF.js ops', fused: false };
+  return { name: 'TF.js ops', fused: false, note: chosen.covered ? `engine auto runs each step on TF.js ops because of ${chosen.why}` : `the fused step does not cover ${chosen.why}: each step runs on TF.js ops` };
 }
 
 /** A resume that changed the kept options (a new step budget, another backend) keeps the new ones for the next. */

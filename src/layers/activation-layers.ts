@@ -33,7 +33,8 @@ export const activationLayers: LayerKind[] = activations
     },
     // the generated step: the activation over the member's [B, width], and its gradient
     kernel: {
-      unsupported: () => (kernelActivations.has(name) ? undefined : `the ${name} layer`),
+      // softmax runs over the last axis: the generated one over the member's whole row
+      unsupported: (_, [input]) => (!kernelActivations.has(name) ? `the ${name} layer` : name === 'softmax' && input.length > 1 ? 'the softmax layer of an input with more than one axis' : undefined),
       forward: (k) => applyActivation(k.code, name, k.batch, k.inputs[0], k.output, name === 'leaky_relu' ? k.hyper('alpha') : undefined),
       backward(k) {
         if (k.dInputs[0]) applyActivationGrad(k.code, name, k.batch, k.inputs[0], k.output, k.dOutput, k.dInputs[0], name === 'leaky_relu' ? k.hyper('alpha') : undefined);

@@ -2,13 +2,19 @@
 import type { Initializer } from '../vocabulary/initializers.js';
 import { paddingArg, weightedArgs } from './common-args.js';
 import type { LayerKind } from './layer-kind.js';
-import { spatialOutput } from './spatial.js';
+import { kernelSpatial, spatialOutput } from './spatial.js';
 import { activate } from '../kernels/activations.js';
 import { conv2d as trainableConv, conv2dOfData, groupedConv2d, type Padding } from '../kernels/conv.js';
 import { activateWide } from './activate.js';
 import type { Tensor } from '../kernels/tf.js';
 import type { ForwardContext, Params } from './forward.js';
 import { sharedByFolding } from './widened.js';
+import type { KernelContext, KernelRule } from './kernel-rule.js';
+import { columnSums, denseForward, denseGradWeights, type Mat, type ParamMat } from '../wasm/blocks.js';
+import { applyActivation, applyActivationGrad, kernelActivations } from '../wasm/activations.js';
+import { convGradInput, cropImage, im2col, isPadded, padImage, paddedHeight, paddedWidth, patchGradWeightsByCell, rowsOf, transposeKernel } from '../wasm/conv.js';
+import { LEAKY_RELU_ALPHA } from '../kernels/activations.js';
+import type { Local } from '../wasm/module.js';
 
 export const conv2d: LayerKind = {
   name: 'conv2d',
@@ -65,7 +71,70 @@ export const conv2d: LayerKind = {
     // one [kh, kw, C, F] kernel: on a shared input once, on per-member inputs all members' images at once
     shared: sharedByFolding(apply),
   },
+  kernel: convKernel(),
 };
+
+/**
+ * The generated step's conv2d, per member (src/wasm/conv.ts says whose order each sum follows): the input
+ * padded as the op path pads it, its windows as rows (patches [B*oh*ow, kh*kw*C]), z = patches · kernel +
+ * bias, then the activation; backward, the gradient through the activation, dbias = the sums of dz over
+ * (example, row, column), dkernel from the patches, dx scattered from dz through the kernel.
+ */
+function convKernel(): KernelRule {
+  const slope = (k: KernelContext) => {
+    const alpha = k.code.local('f32');
+    k.code.f32(LEAKY_RELU_ALPHA).set(alpha);
+    return alpha;
+  };
+  const parts = (k: KernelContext) => {
+    const g = kernelSpatial(k.inputShapes[0], k.attrs.kernel as number[], k.attrs.stride as number[], k.attrs.padding as string, k.shape);
+    const f = k.attrs.filters as number;
+    const cells = g.oh * g.ow;
+    const depth = g.kh * g.kw * g.c;
+    const padded = isPadded(g);
+    const xs = padded ? k.saved('xpad', paddedHeight(g) * paddedWidth(g) * g.c) : k.inputs[0];
+    const saved = k.saved('patches', cells * depth);
+    const patches: Mat = { ...saved, width: depth };
+    const act = k.attrs.activation as string;
+    const z: Mat = { ...(act === 'linear' ? k.output : k.saved('z', k.output.width)), width: f };
+    const out: Mat = { ...k.output, width: f };
+    return { g, f, cells, depth, padded, xs, patches, act, z, out, kernel: { ...(k.params.kernel as ParamMat), blocked: false } };
+  };
+  return {
+    unsupported(attrs) {
+      if (!kernelActivations.has(attrs.activation as string)) return `the ${String(attrs.activation)} activation`;
+      // one filter on one channel, XNNPACK convolves depthwise, in an order of its own
+      if ((attrs.filters as number) === 1) return 'conv2d with one filter';
+      return undefined;
+    },
+    forward(k) {
+      const { g, padded, xs, patches, act, z, out, kernel, cells } = parts(k);
+      if (padded) padImage(k.code, k.batch, k.inputs[0], g, xs, 0);
+      im2col(k.code, k.batch, xs, g, patches);
+      const rows = rowsOf(k.code, k.batch, cells);
+      denseForward(k.code, rows, patches, kernel, k.params.bias as Local | undefined, z);
+      if (act !== 'linear') applyActivation(k.code, act, rows, z, out, act === 'leaky_relu' ? slope(k) : undefined);
+    },
+    backward(k) {
+      const { g, f, cells, padded, patches, act, z, out, kernel } = parts(k);
+      const rows = rowsOf(k.code, k.batch, cells);
+      const dz: Mat = { ...k.dOutput, width: f };
+      if (act !== 'linear') applyActivationGrad(k.code, act, rows, z, out, dz, dz, act === 'leaky_relu' ? slope(k) : undefined);
+      if (k.grads.bias) columnSums(k.code, rows, dz, k.grads.bias);
+      // a columns kernel meets the shared data in one product of the patches with dy (rows in order); a
+      // member's own input, in a dilated conv (over the output's cells, then the examples)
+      if (kernel.stride === undefined && !k.dInputs[0]) denseGradWeights(k.code, rows, patches, dz, k.grads.kernel);
+      else patchGradWeightsByCell(k.code, k.batch, cells, patches, dz, k.grads.kernel);
+      const dx = k.dInputs[0];
+      if (!dx) return;
+      const wt = k.saved('kernelT', Math.ceil((g.kh * g.kw * g.c * f) / k.maxBatch));
+      transposeKernel(k.code, kernel, g.kh * g.kw, g.c, wt);
+      const dxs = padded ? k.saved('dxpad', paddedHeight(g) * paddedWidth(g) * g.c) : dx;
+      convGradInput(k.code, k.batch, dz, wt, g, f, dxs);
+      if (padded) cropImage(k.code, k.batch, dxs, g, dx);
+    },
+  };
+}
 
 /** activation(conv(x, kernel) + bias) for [B, H, W, C] inputs; `data`: x needs no gradient. */
 function apply({ tf, attrs }: ForwardContext, [x]: Tensor[], p: Params, data: boolean): Tensor {

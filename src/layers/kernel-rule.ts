@@ -15,6 +15,9 @@ export interface KernelContext {
   training: boolean;
   /** the values of the layer's inputs, [B, width] each */
   inputs: Mat[];
+  /** the shapes of one example of each input, and of the output ([H, W, C] for an image: its Mat holds it row-major) */
+  inputShapes: number[][];
+  shape: number[];
   /** where its value goes, [B, width] */
   output: Mat;
   /** the member's copy of each parameter, by its short name: a matrix (kernel) or the address of a vector (bias) */

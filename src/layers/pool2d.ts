@@ -2,7 +2,9 @@
 // defaults to the window size, as in Keras.
 import type { LayerKind } from './layer-kind.js';
 import { paddingArg } from './common-args.js';
-import { spatialOutput } from './spatial.js';
+import { kernelSpatial, spatialOutput } from './spatial.js';
+import type { KernelContext, KernelRule } from './kernel-rule.js';
+import { avgPoolForward, avgPoolGrad, cropImage, isPadded, maxPoolForward, maxPoolGrad, padImage, paddedHeight, paddedWidth } from '../wasm/conv.js';
 import type { ForwardContext } from './forward.js';
 import type { Tensor } from '../kernels/tf.js';
 
@@ -41,6 +43,44 @@ function pool(name: string, summary: string): LayerKind {
       },
       // nor channels: the folded [B, H, W, N*C] pools as it is
       blockdiag: (ctx, [x]) => ({ t: apply(ctx, x.t), shared: x.shared }),
+    },
+    kernel: poolKernel(name === 'maxpool2d'),
+  };
+}
+
+/**
+ * The generated step's pooling, per member (src/wasm/conv.ts): on the input padded as TF pads it (-Infinity
+ * for max, zeros for the mean), the window's maximum or mean; backward, dy scattered onto the padded input,
+ * window after window, and the padding cut off.
+ */
+function poolKernel(max: boolean): KernelRule {
+  const parts = (k: KernelContext) => {
+    const size = k.attrs.size as number[];
+    const g = kernelSpatial(k.inputShapes[0], size, (k.attrs.stride as number[] | undefined) ?? size, k.attrs.padding as string, k.shape);
+    const padded = isPadded(g);
+    const xs = padded ? k.saved('xpad', paddedHeight(g) * paddedWidth(g) * g.c) : k.inputs[0];
+    return { g, padded, xs };
+  };
+  return {
+    unsupported(attrs) {
+      const size = attrs.size as number[];
+      // XNNPACK sums larger windows in passes of its own
+      if (!max && size[0] * size[1] > 9) return 'avgpool2d windows of more than 9 inputs';
+      return undefined;
+    },
+    forward(k) {
+      const { g, padded, xs } = parts(k);
+      if (padded) padImage(k.code, k.batch, k.inputs[0], g, xs, max ? -Infinity : 0);
+      (max ? maxPoolForward : avgPoolForward)(k.code, k.batch, xs, g, k.output);
+    },
+    backward(k) {
+      const dx = k.dInputs[0];
+      if (!dx) return;
+      const { g, padded, xs } = parts(k);
+      const dxs = padded ? k.saved('dxpad', paddedHeight(g) * paddedWidth(g) * g.c) : dx;
+      if (max) maxPoolGrad(k.code, k.batch, xs, k.dOutput, g, dxs);
+      else avgPoolGrad(k.code, k.batch, k.dOutput, g, dxs);
+      if (padded) cropImage(k.code, k.batch, dxs, g, dx);
     },
   };
 }

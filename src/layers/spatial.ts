@@ -2,6 +2,8 @@
 import { Messages } from '../diagnostics/messages.js';
 import { fmtShape, type ShapeContext } from './layer-kind.js';
 import type { Shape } from '../core/arg-spec.js';
+import { samePadding } from '../kernels/conv.js';
+import type { Spatial } from '../wasm/conv.js';
 
 export function windowOutput(size: number, window: number, stride: number, padding: string): number {
   return padding === 'same' ? Math.ceil(size / stride) : Math.floor((size - window) / stride) + 1;
@@ -28,3 +30,10 @@ export function spatialOutput(ctx: ShapeContext, what: string, window: number[],
 }
 
 export const product = (s: Shape): number => s.reduce((a, b) => a * b, 1);
+
+/** The window of a conv or pool for the generated step: input [H, W, C], its window, stride and padding (TF's rules), output [oh, ow]. */
+export function kernelSpatial(input: number[], window: number[], stride: number[], padding: string, output: number[]): Spatial {
+  const [h, w, c] = input;
+  const [[pt, pb], [pl, pr]] = padding === 'same' ? [samePadding(h, window[0], stride[0]), samePadding(w, window[1], stride[1])] : [[0, 0], [0, 0]];
+  return { h, w, c, kh: window[0], kw: window[1], sh: stride[0], sw: stride[1], oh: output[0], ow: output[1], pt, pb, pl, pr };
+}

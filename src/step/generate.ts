@@ -159,7 +159,7 @@ function emitStep(c: Code, cfg: StepConfig, plan: Plan): number {
     }
     for (const [key, local] of hyperValue) c.get(at(`hyper:${key}`)).get(m).i32(4).i32Mul().i32Add().loadF32().set(local);
     values.set(0, { base: xBase, offset: 0, width: product(e.ops[0].shape) });
-    const contexts = e.ops.slice(1).map((op) => context(c, op, { training, maxBatch: cfg.maxBatch, member: m, entry: at, batch, arena, values, saved, memberBase, rowStride, hyperValue, plan }));
+    const contexts = e.ops.slice(1).map((op) => context(c, op, { training, maxBatch: cfg.maxBatch, member: m, entry: at, batch, arena, values, saved, memberBase, rowStride, hyperValue, plan, shapes: e.ops.map((o) => o.shape) }));
     for (const [op, k] of contexts) layerKind(op.op)!.kernel!.forward(k);
     const out = e.model.output;
     const outMat = values.get(out)!;
@@ -204,6 +204,8 @@ interface Buffers {
   rowStride: Map<string, Local>;
   hyperValue: Map<string, Local>;
   plan: Plan;
+  /** each op's shape of one example, by id */
+  shapes: number[][];
 }
 
 /** A layer's kernel context for the current member: its inputs' values, its output buffer, its parameters. */
@@ -226,6 +228,8 @@ function context(c: Code, op: WideOp, b: Buffers): [WideOp, KernelContext] {
     training: b.training,
     attrs: op.attrs,
     inputs: op.inputs.map((i) => b.values.get(i)!),
+    inputShapes: op.inputs.map((i) => b.shapes[i]),
+    shape: op.shape,
     output: b.values.get(op.id)!,
     params,
     hyper: (arg) => b.hyperValue.get(`${op.name}.${arg}`)!,

@@ -4,7 +4,7 @@ import type { EnsembleIR, WideParam } from '../ensemble/ensemble-ir.js';
 import { PER_MEMBER_MACS } from '../kernels/matmul.js';
 import { optimizerSlots } from '../wasm/optimizer-update.js';
 import type { GeneratedStep } from './generate.js';
-import type { StepConfig } from './plan.js';
+import { whyOpsByDefault, type StepConfig } from './plan.js';
 
 const product = (s: number[]) => s.reduce((a, b) => a * b, 1);
 const shape = (s: number[]) => `[${s.join(', ')}]`;
@@ -21,6 +21,8 @@ export function printFusedStep(plan: FusedPlan): string {
     return L.join('\n') + '\n';
   }
   const { config, step } = plan;
+  const byDefault = whyOpsByDefault(config);
+  if (byDefault) L.push(`engine auto keeps ${e.model.name} on TF.js ops: ${byDefault}; the generated step it would run:`);
   L.push(`fused step of ${e.model.name} (${e.lowering}): one WebAssembly function step(table, n, batch), ${count(step.bytes.length)} bytes, SIMD128`);
   L.push(`  compiled for batches up to ${config.maxBatch}; N and the batch size are arguments: a halved population or a short last batch reuses it`);
   L.push(`  scratch: ${count(step.layout.arenaBytes)} bytes, reused by every member (nothing is kept between steps)`);
@@ -60,6 +62,9 @@ function describe(kind: string, attrs: Record<string, unknown>, inputs: string[]
   if (kind === 'dense') return `dense(${attrs.units}, ${attrs.activation})`;
   if (kind === 'dropout') return `dropout(${attrs.rate})`;
   if (kind === 'leaky_relu') return `leaky_relu(${attrs.alpha})`;
+  const pair = (v: unknown) => (v as number[]).join('x');
+  if (kind === 'conv2d') return `conv2d(${attrs.filters}, ${pair(attrs.kernel)}, stride ${pair(attrs.stride)}, ${attrs.padding}, ${attrs.activation})`;
+  if (kind === 'maxpool2d' || kind === 'avgpool2d') return `${kind}(${pair(attrs.size)}, stride ${pair(attrs.stride ?? attrs.size)}, ${attrs.padding})`;
   return `${kind}${from || '()'}`;
 }
 
