@@ -4,6 +4,7 @@
 import type { TopLevelSpec } from 'vega-lite';
 import { isExploit, isStop, type RunEvent } from './run-data.js';
 import { BEST_COLOR } from './render-svg.js';
+import { maxOf } from '../util/extrema.js';
 
 export const EXPLOIT_COLOR = '#7048e8';
 export const STOP_COLOR = '#c92a2a';
@@ -17,7 +18,7 @@ export function lineageSpec(events: RunEvent[], members: number[], steps: number
   if (!exploits.length && !stops.length) return undefined;
   const all = [...new Set([...members, ...exploits.flatMap((e) => [e.member, e.source]), ...stops.map((e) => e.member)])].sort((a, b) => a - b);
   // at least one step wide: a run of 0 steps (members stopped at step 0) would give a scale of no width
-  const end = Math.max(1, steps, ...events.map((e) => e.step));
+  const end = Math.max(1, steps, maxOf(events.map((e) => e.step)));
   const stoppedAt = new Map<number, number>();
   for (const s of stops) stoppedAt.set(s.member, Math.min(stoppedAt.get(s.member) ?? Infinity, s.step));
   const lifelines = all.map((member) => ({ member, start: 0, end: stoppedAt.get(member) ?? end, best: member === best }));

@@ -14,6 +14,7 @@ import { renderSvg } from './render-svg.js';
 import { readRun, type ReportInput } from './run-data.js';
 import { useLogScale } from './scales.js';
 import { scatterSpec, variedHyperparameters } from './scatter-spec.js';
+import { maxOf } from '../util/extrema.js';
 
 const curveMetrics: readonly CurveMetric[] = ['loss', ...extraMetrics];
 const curveTitles: Record<CurveMetric, string> = { loss: 'Loss', accuracy: 'Accuracy', mse: 'Mean squared error', mae: 'Mean absolute error' };
@@ -67,7 +68,7 @@ export async function renderReport(input: ReportInput): Promise<string> {
   }
   let lineage: Chart | undefined;
   if (input.events) {
-    const steps = input.summary.steps ?? Math.max(0, ...input.metrics.map((l) => l.step));
+    const steps = input.summary.steps ?? Math.max(0, maxOf(input.metrics.map((l) => l.step)));
     const spec = lineageSpec(input.events, members.map((m) => m.member), steps, best);
     if (spec) lineage = { id: 'lineage-chart', title: 'Exploits and stops', caption: 'Each member from step 0 to where it stopped or the run ended; a segment where a member took the weights (and hyperparameters) of its source, the arrowhead on the member.', spec };
   }

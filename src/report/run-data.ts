@@ -6,6 +6,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { MemberMetrics } from '../train/member-metrics.js';
 import { metricColumns } from '../vocabulary/losses.js';
+import { maxOf } from '../util/extrema.js';
 
 export type MetricName = keyof MemberMetrics;
 export const metricNames = metricColumns as readonly MetricName[];
@@ -130,7 +131,7 @@ async function unfinishedSummary(runDir: string, metrics: MetricsLine[]): Promis
   }
   const last = new Map<number, MetricsLine>();
   for (const l of metrics) if ((last.get(l.member)?.step ?? -1) <= l.step) last.set(l.member, l);
-  const step = Math.max(...metrics.map((l) => l.step));
+  const step = maxOf(metrics.map((l) => l.step));
   const per_member = [...last.values()]
     .sort((a, b) => a.member - b.member)
     .map((l) => ({ member: l.member, hyperparameters: l.hyperparameters ?? {}, metrics: Object.fromEntries(metricNames.filter((k) => k in l).map((k) => [k, l[k]])) as unknown as MemberMetrics }));

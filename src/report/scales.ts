@@ -1,12 +1,13 @@
 // Scale helpers shared by the charts: when to use a log scale, padded domains, and readable log ticks.
+import { maxOf, minOf } from '../util/extrema.js';
 
 /** A log scale when every value is positive and they span more than a factor of 20 (a learning rate sweep). */
-export const useLogScale = (values: number[]): boolean => values.length > 0 && Math.min(...values) > 0 && Math.max(...values) / Math.min(...values) > 20;
+export const useLogScale = (values: number[]): boolean => values.length > 0 && minOf(values) > 0 && maxOf(values) / minOf(values) > 20;
 
 /** The values' range widened by 8% on each side (by a factor on a log scale), so no point sits on an axis. */
 export function padded(values: number[], log: boolean): [number, number] {
-  const lo = Math.min(...values);
-  const hi = Math.max(...values);
+  const lo = minOf(values);
+  const hi = maxOf(values);
   if (log) {
     const f = Math.pow(hi / lo, 0.08);
     return [lo / f, hi * f];
@@ -31,6 +32,6 @@ export function logTicks(values: number[]): number[] {
 /** Powers of ten from below the smallest value to above the largest: the only ticks (and grid lines) of a log y axis. */
 export function decadeTicks(values: number[]): number[] {
   const out: number[] = [];
-  for (let k = Math.floor(Math.log10(Math.min(...values))); k <= Math.ceil(Math.log10(Math.max(...values))); k++) out.push(Number((10 ** k).toPrecision(1)));
+  for (let k = Math.floor(Math.log10(minOf(values))); k <= Math.ceil(Math.log10(maxOf(values))); k++) out.push(Number((10 ** k).toPrecision(1)));
   return out;
 }

@@ -14,6 +14,7 @@ import type { MemberSplit } from '../vocabulary/splits.js';
 import { exampleLosses, exampleMetric } from '../kernels/losses.js';
 import type { Population } from './population.js';
 import type { TF, Tensor } from '../kernels/tf.js';
+import { maxOf } from '../util/extrema.js';
 
 export interface MemberDataSpec {
   split: MemberSplit;
@@ -93,7 +94,7 @@ export class MemberData {
     const sets = ids.map((id) => (which === 'train' ? this.examples(id).train : this.examples(id).held));
     const names = ['loss', ...metrics];
     const sums = names.map(() => new Float64Array(ids.length));
-    const longest = Math.max(0, ...sets.map((s) => s.length));
+    const longest = Math.max(0, maxOf(sets.map((s) => s.length)));
     for (let start = 0; start < longest; start += evalBatch) {
       const rows = new Int32Array(ids.length * evalBatch);
       sets.forEach((set, m) => {

@@ -23,6 +23,7 @@ import { InProcess } from '../scale/in-process.js';
 import { shards, type Transport } from '../scale/transport.js';
 import { MemberData, memberBatches } from '../runtime/member-data.js';
 import { batcher, hostBatcher, type EvaluateJob, type EvaluateResult, type RunContext, type TrainJob, type TrainResult as ShardTrainResult } from '../scale/shard-job.js';
+import { minOf } from '../util/extrema.js';
 
 export interface TrainSetup {
   tf: TF;
@@ -467,7 +468,7 @@ class TrainingRun {
     const factors = (ids: number[]) => (lr.factor ? { lrFactors: ids.map((id) => Array.from({ length: to - from }, (_, k) => lr.factor!(id, store.step + k))) } : {});
     const jobs: TrainJob[] = this.shardJobs((ids) => ({ kind: 'train', ...this.jobState(ids), epoch: this.epoch, from, to, resident: this.setup.resident, ...factors(ids) }));
     const results = (await transport!.run(jobs)) as ShardTrainResult[];
-    const end = Math.min(...results.map((r) => from + r.ran));
+    const end = minOf(results.map((r) => from + r.ran));
     const again = jobs.map((_, i) => i).filter((i) => from + results[i].ran > end);
     const redone = again.length ? ((await transport!.run(again.map((i) => ({ ...jobs[i], to: end })))) as ShardTrainResult[]) : [];
     again.forEach((i, k) => (results[i] = redone[k]));
@@ -528,7 +529,7 @@ class TrainingRun {
     });
     // a partial epoch (the step budget ended mid-epoch) keeps its sums: a resumed run continues them
     if (ended) epochSums.clear();
-    this.best = Math.min(Number.isNaN(this.best) ? Infinity : this.best, ...metrics.map((m) => m.loss).filter((l) => Number.isFinite(l)));
+    this.best = Math.min(Number.isNaN(this.best) ? Infinity : this.best, minOf(metrics.map((m) => m.loss).filter((l) => Number.isFinite(l))));
     const now = performance.now();
     const rates = ids.map((id) => memberLr(this.setup.hyper, this.lr, id, this.step - 1));
     this.callbacks.onEpoch?.({ epoch: this.epoch + 1, step: this.step, members: ids, metrics, lr: rates, seconds: (now - this.epochStarted) / 1000 });
