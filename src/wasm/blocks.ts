@@ -126,29 +126,30 @@ function blocksOf(k: number, blocked: boolean): [number, number][] {
 }
 
 /** The column groups of a row of `width`: [first column, width of the group]. */
-function groupsOf(width: number): [number, number][] {
+export function groupsOf(width: number): [number, number][] {
   const out: [number, number][] = [];
   for (let g = 0; g < width; g += GROUP) out.push([g, Math.min(GROUP, width - g)]);
   return out;
 }
 
 /** Per-column sums of a group of columns: a v128 local per SIMD chunk, an f32 per tail column (col: byte offset in the row). */
-interface Acc {
+export interface Acc {
   lanes: Lanes;
   col: number;
   acc: Local;
 }
 
-function accumulators(c: Code, first: number, width: number): Acc[] {
+/** An accumulator per SIMD chunk and tail column of columns [first, first + width). */
+export function accumulators(c: Code, first: number, width: number): Acc[] {
   const out: Acc[] = [];
   columns(c, width, (v, col) => out.push({ lanes: v, col: col + first * 4, acc: v.floatLocal() }));
   return out;
 }
 
 const zero = (c: Code, accs: Acc[]) => accs.forEach((a) => (a.lanes.const(0), c.set(a.acc)));
-/** total += partial, lane by lane */
 /** Each accumulator set to what the row at `row` holds in its columns. */
 const loadAll = (c: Code, accs: Acc[], row: Local) => accs.forEach((a) => (c.get(row), a.lanes.load(a.col), c.set(a.acc)));
+/** total += partial, lane by lane */
 const addAll = (c: Code, total: Acc[], partial: Acc[]) =>
   total.forEach((t, i) => {
     c.get(t.acc).get(partial[i].acc);

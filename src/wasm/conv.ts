@@ -17,8 +17,7 @@
 //   - maxpool: the maximum; its gradient (netc's MaxPoolGrad, src/kernels/wasm-kernels.ts) goes to the
 //     first maximum of each window in row-major order, added window after window.
 import type { Code, Local } from './module.js';
-import type { Lanes } from './lanes.js';
-import { address, columns, forEachFloat, forRows, type Mat, type ParamMat } from './blocks.js';
+import { accumulators, address, columns, forEachFloat, forRows, groupsOf, type Mat, type ParamMat } from './blocks.js';
 
 /** A window over an NHWC image: the input [h, w, c], the window, stride and padding, the output [oh, ow]. */
 export interface Spatial {
@@ -160,26 +159,6 @@ export function im2col(c: Code, batch: Local, xs: Mat, g: Spatial, patches: Mat)
     for (let p = 0; p < g.kh; p++) copyRun(c, src, p * wp * g.c * 4, dst, p * run * 4, run);
     c.get(dst).i32(k * 4).i32Add().set(dst);
   });
-}
-
-/** Column groups of at most 64 floats: [first column, width]. */
-function groupsOf(width: number): [number, number][] {
-  const out: [number, number][] = [];
-  for (let g = 0; g < width; g += 64) out.push([g, Math.min(64, width - g)]);
-  return out;
-}
-
-interface Acc {
-  lanes: Lanes;
-  /** byte offset of the accumulator's column(s) in a row */
-  col: number;
-  acc: Local;
-}
-
-function accumulators(c: Code, first: number, width: number): Acc[] {
-  const out: Acc[] = [];
-  columns(c, width, (v, col) => out.push({ lanes: v, col: col + first * 4, acc: v.floatLocal() }));
-  return out;
 }
 
 /**
