@@ -239,14 +239,9 @@ export class FusedStep {
     const keys = g.step.layout.shared;
     const { state } = this.host;
     const value = (key: string): number => {
-      const file = (k: string) => this.host.base(k);
       if (key === 'bc1') return 1 - state.sharedAccBeta1;
       if (key === 'bc2') return 1 - state.sharedAccBeta2;
-      if (key === '-lr') return -file('lr');
-      if (key.startsWith('1-')) return 1 - file(key.slice(2));
-      if (key === 'clip') return file('clipnorm') > 0 ? file('clipnorm') : Infinity;
-      if (key === 'nesterov') return file('nesterov') ? 1 : 0;
-      return file(key);
+      return derivedValues(key, (k) => [this.host.base(k)])[0];
     };
     for (let k = 0; k < keys.length; k++) heap[(base + g.sharedAt) / 4 + k] = value(keys[k]);
   }
@@ -437,21 +432,13 @@ export class FusedStep {
   /** The values of one of the step's hyperparameter keys, as the op path computes them (derived keys in float64, then float32). */
   private hyperValues(key: string): Float32Array {
     const { state } = this.host;
-    const lrKey = key === 'lr' || key === '-lr';
-    if (lrKey && this.host.scheduled) {
-      const lr = this.host.hyper('lr');
-      return Float32Array.from(key === 'lr' ? lr : lr.map((v) => -v));
-    }
+    const raw = (k: string) => this.host.hyper(k);
+    if ((key === 'lr' || key === '-lr') && this.host.scheduled) return Float32Array.from(derivedValues(key, raw));
     if (key === 'bc1') return Float32Array.from(state.accBeta1, (a) => 1 - a);
     if (key === 'bc2') return Float32Array.from(state.accBeta2, (a) => 1 - a);
     let values = this.staticHyper.get(key);
     if (values) return values;
-    const raw = (k: string) => this.host.hyper(k);
-    if (key === '-lr') values = Float32Array.from(raw('lr'), (v) => -v);
-    else if (key.startsWith('1-')) values = Float32Array.from(raw(key.slice(2)), (v) => 1 - v);
-    else if (key === 'clip') values = Float32Array.from(raw('clipnorm'), (v) => (v > 0 ? v : Infinity));
-    else if (key === 'nesterov') values = Float32Array.from(raw('nesterov'), (v) => (v ? 1 : 0));
-    else values = Float32Array.from(raw(key));
+    values = Float32Array.from(derivedValues(key, raw));
     this.staticHyper.set(key, values);
     return values;
   }
@@ -465,6 +452,19 @@ export class FusedStep {
 }
 
 const pad = (bytes: number) => (16 - (bytes % 16)) % 16;
+
+/**
+ * A hyperparameter key the step reads, from its raw values (the members', or the file's for the shared
+ * layers), in float64 before it becomes float32, as the op path derives it: `-lr`, `1-beta1`, `clip`
+ * (clipnorm, Infinity for none), `nesterov` (0 or 1), or the key itself.
+ */
+function derivedValues(key: string, raw: (k: string) => number[]): number[] {
+  if (key === '-lr') return raw('lr').map((v) => -v);
+  if (key.startsWith('1-')) return raw(key.slice(2)).map((v) => 1 - v);
+  if (key === 'clip') return raw('clipnorm').map((v) => (v > 0 ? v : Infinity));
+  if (key === 'nesterov') return raw('nesterov').map((v) => (v ? 1 : 0));
+  return raw(key);
+}
 
 /**
  * The module compiled by the optimizing compiler at once, where the engine lets us say so (Node's V8
