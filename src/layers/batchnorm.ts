@@ -8,7 +8,7 @@ import { blockVector } from '../kernels/block-vector.js';
 import type { KernelContext, KernelRule } from './kernel-rule.js';
 import type { Code, Local } from '../wasm/module.js';
 import type { Lanes } from '../wasm/lanes.js';
-import { address, columns, forRows, rowOf, type Mat } from '../wasm/blocks.js';
+import { address, columns, forRows, rowOf, zeroRow, type Mat } from '../wasm/blocks.js';
 import { pow1_5 } from '../wasm/math.js';
 
 /**
@@ -131,11 +131,11 @@ function batchnormKernel(): KernelRule {
       const keep = c.local('f32');
       c.f32(1).get(k.hyper('momentum')).f32Sub().set(keep);
       // the mean: each column summed over the rows, then / B
-      fill(c, mean, width);
+      zeroRow(c, mean, width);
       overRows(c, k.batch, [k.inputs[0]], ([x]) => accumulate(c, mean, width, (v, col) => load(c, v, x, col)));
       columns(c, width, (v, col) => store(c, v, mean, col, () => (load(c, v, mean, col), c.get(count), v.splat(), v.div())));
       // the deviations, kept, and their squares summed
-      fill(c, s, width);
+      zeroRow(c, s, width);
       overRows(c, k.batch, [k.inputs[0], d], ([x, dRow]) =>
         columns(c, width, (v, col) => {
           const t = v.floatLocal();
@@ -174,7 +174,7 @@ function batchnormKernel(): KernelRule {
       const [dGamma, dBeta] = [k.grads.gamma, k.grads.beta].map((m) => rowAddress(c, m));
       const d = k.saved('d', width);
       const dx = k.dInputs[0];
-      for (const l of [dGamma, dBeta, dInv, dMean]) fill(c, l, width);
+      for (const l of [dGamma, dBeta, dInv, dMean]) zeroRow(c, l, width);
       overRows(c, k.batch, [k.dOutput, d, ...(dx ? [dx] : [])], ([dy, dRow, dxRow]) =>
         columns(c, width, (v, col) => {
           const [g, dd, dxh] = [v.floatLocal(), v.floatLocal(), v.floatLocal()];
@@ -215,7 +215,7 @@ function batchnormKernel(): KernelRule {
       }, 4);
       // the squared deviations' share of the mean's gradient, -sum(dv * (d * 2)), added after the normalisation's; then / B
       const dSquares = rowAddress(c, k.saved('dsq', width));
-      fill(c, dSquares, width);
+      zeroRow(c, dSquares, width);
       overRows(c, k.batch, [d], ([dRow]) => accumulate(c, dSquares, width, (v, col) => (load(c, v, dInv, col), load(c, v, dRow, col), v.const(2), v.mul(), v.mul())));
       columns(c, width, (v, col) => store(c, v, dMean, col, () => (load(c, v, dMean, col), load(c, v, dSquares, col), v.sub(), c.get(count), v.splat(), v.div())));
       // dx += dv * (d * 2), then + dmean
@@ -273,9 +273,4 @@ function store(c: Code, v: Lanes, row: Local, col: number, value: () => void): v
 /** row[col] += what `value` pushes, for every column. */
 function accumulate(c: Code, row: Local, width: number, value: (v: Lanes, col: number) => void): void {
   columns(c, width, (v, col) => store(c, v, row, col, () => (load(c, v, row, col), value(v, col), v.add())));
-}
-
-/** Zero in every column of the row at `row`. */
-function fill(c: Code, row: Local, width: number): void {
-  columns(c, width, (v, col) => store(c, v, row, col, () => v.const(0)));
 }

@@ -135,7 +135,8 @@ function emitStep(c: Code, cfg: StepConfig, plan: Plan): number {
     rowStride.set(p.param.name, l);
   }
   // per member: where its copies are, its hyperparameters
-  const memberBase = new Map<string, Local>(plan.table.filter((t) => t.startsWith('param:') || t.startsWith('slot:')).map((t) => [t, c.local('i32')]));
+  const placed = plan.table.filter((t) => t.startsWith('param:') || t.startsWith('slot:'));
+  const memberBase = new Map<string, Local>(placed.map((t) => [t, c.local('i32')]));
   const hyperValue = new Map<string, Local>(plan.hyper.map((k) => [k, c.local('f32')]));
   const m = c.local('i32');
   const xBase = c.local('i32');
@@ -177,7 +178,7 @@ function emitStep(c: Code, cfg: StepConfig, plan: Plan): number {
     backward(c, contexts, { arena, values, dValues, needsGrad, grads, sharedGrads, consumers: consumerCounts(e) });
     for (const p of trained) if (!p.shared) update(c, cfg, plan, p, { grads, memberBase, rowStride, hyperValue });
   });
-  if (training) updateShared(c, cfg, plan, trained.filter((p) => p.shared), { grads: sharedGrads, memberBase: new Map(plan.table.filter((t) => t.startsWith('param:') || t.startsWith('slot:')).map((t) => [t, at(t)])), rowStride, hyperValue: sharedHyperValues(c, plan, at) });
+  if (training) updateShared(c, cfg, plan, trained.filter((p) => p.shared), { grads: sharedGrads, memberBase: new Map(placed.map((t) => [t, at(t)])), rowStride, hyperValue: sharedHyperValues(c, plan, at) });
   return arena.bytes;
 }
 

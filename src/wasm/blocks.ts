@@ -100,7 +100,7 @@ export function zeroFloats(c: Code, m: Mat, count: number): void {
 }
 
 /** Stores 0 in every float of `width` at the address local `row`. */
-function zeroRow(c: Code, row: Local, width: number): void {
+export function zeroRow(c: Code, row: Local, width: number): void {
   columns(c, width, (v, col) => {
     c.get(row);
     v.const(0);
