@@ -54,8 +54,8 @@ metrics ask for them. Members run in inference mode (dropout off, batchnorm's ru
 Without --data, the run's own held-out data is used, split as it was trained (run.json's data source,
 seed and fractions): its test split (test: in the train block), which it never trained or ranked on,
 else its validation split; a line on stderr and "split" in the JSON say which.
---data takes a data source as a train block's data: entry does, e.g. 'mnist(offset: 8000, limit: 2000)';
-csv and idx paths are relative to the current directory; xor, moons and spirals are drawn from the run's
+--data takes a data source as a train block's data: entry does, e.g. 'mnist(offset: 8000, limit: 2000)' or
+'npz("mnist.npz", x: "x_test", y: "y_test")'; csv, idx, npy and npz paths are relative to the current directory; xor, moons and spirals are drawn from the run's
 seed (so they overlap the data it was trained on) unless --seed is given.
 `;
 

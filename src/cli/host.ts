@@ -1,5 +1,5 @@
 // The checker's window on the file system: data files are read relative to the .net file's folder.
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Host } from '../data/sources.js';
 import { notARegularFile } from '../util/regular-file.js';
@@ -13,8 +13,9 @@ export function fileHost(netFile: string): Host {
       try {
         const fd = openSync(resolve(base, path), 'r');
         try {
-          const buffer = new Uint8Array(maxBytes);
-          const n = readSync(fd, buffer, 0, maxBytes, 0);
+          // a cap (npz archives are read up to 64 MiB) is no reason to allocate that much for a small file
+          const buffer = new Uint8Array(Math.min(maxBytes, fstatSync(fd).size));
+          const n = readSync(fd, buffer, 0, buffer.length, 0);
           return buffer.subarray(0, n);
         } finally {
           closeSync(fd);

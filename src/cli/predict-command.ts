@@ -8,6 +8,7 @@ import { expectedOutput, inputFits } from '../check/data-fit.js';
 import { formatDataSource, parseDataSource } from '../check/data-expression.js';
 import type { CallConfig } from '../core/arg-spec.js';
 import { splitData } from '../data/split.js';
+import { dataSources } from '../data/sources.js';
 import { loadDataset } from '../data/load.js';
 import { splitText } from '../vocabulary/splits.js';
 import { DataError, formatDataError, labelWidth, type Dataset } from '../data/dataset.js';
@@ -50,13 +51,14 @@ export interface InferenceSetup {
 }
 
 /**
- * idx data without `classes:` has the classes the run was trained on, not only those its labels hold (a
- * test set may lack the last class).
+ * Data with class labels and no `classes:` (idx, npy, npz) has the classes the run was trained on, not
+ * only those its labels hold (a test set may lack the last class).
  */
-function withRunClasses(config: CallConfig, info: RunInfo): CallConfig {
-  const labels = info.program.train?.dataShape?.labels;
-  if (config.name !== 'idx' || config.args.classes !== undefined || labels?.kind !== 'classes') return config;
-  return { ...config, args: { ...config.args, classes: labels.classes } };
+function withRunClasses(data: Dataset, config: CallConfig, info: RunInfo): Dataset {
+  const run = info.program.train?.dataShape?.labels;
+  const takesClasses = dataSources.find((d) => d.name === config.name)?.args.some((a) => a.name === 'classes');
+  if (!takesClasses || config.args.classes !== undefined || run?.kind !== 'classes' || data.labels.kind !== 'classes') return data;
+  return data.labels.classes < run.classes ? { ...data, labels: run } : data;
 }
 
 /**
@@ -142,7 +144,7 @@ async function givenData(config: CallConfig, options: InferenceCommandOptions, i
   if (generatedSets.includes(config.name) && options.seed === undefined) {
     io.err(`note: ${config.name}() is drawn from the run's seed (${seed}), as its training data was, so its examples overlap those the run trained on; give --seed for new ones, or leave out --data to use the run's held-out split\n`);
   }
-  return { data: await loadDataset(withRunClasses(config, info), { baseDir: process.cwd(), seed }), text: options.data!, split: null };
+  return { data: withRunClasses(await loadDataset(config, { baseDir: process.cwd(), seed }), config, info), text: options.data!, split: null };
 }
 
 const generatedSets = ['xor', 'moons', 'spirals'];
@@ -202,8 +204,9 @@ member_ID_y (ensemble_y0 ... and member_ID_y0 ... for several outputs), and --co
 "members": [ { "class", "p": [...] } | { "y": [...] }, ... in the order of "members" ] } ] }.
 Outputs are written with 6 significant digits.
 
-Data: --data takes a data source as a train block's data: entry does, e.g. 'mnist(offset: 9500)' or
-'csv("new.csv", label: "y")'; csv and idx paths are relative to the current directory. Generated sources
+Data: --data takes a data source as a train block's data: entry does, e.g. 'mnist(offset: 9500)',
+'csv("new.csv", label: "y")' or 'npy(x: "x.npy", y: "y.npy")'; csv, idx, npy and npz paths are relative
+to the current directory. Generated sources
 (xor, moons, spirals) are drawn from the run's seed unless --seed is given. Without --data, the run's
 test split is used (else its validation split), split as it was trained; "example" then counts from the
 split's first example, which a line on stderr names.

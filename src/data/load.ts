@@ -10,6 +10,7 @@ import { moons, spirals, xor } from './generated.js';
 import { loadIdx } from './idx.js';
 import { loadImages } from './images.js';
 import { iris } from './iris.js';
+import { loadNpy, loadNpz } from './numpy.js';
 
 export interface LoadOptions {
   /** the folder file paths are relative to */
@@ -44,6 +45,12 @@ export async function loadDataset(config: CallConfig, options: LoadOptions): Pro
       const shown = new Map([[file(str('images')), str('images')], [file(str('labels')), str('labels')]]);
       return loadIdx(file(str('images')), file(str('labels')), a.classes as number | undefined, (f) => shown.get(f) ?? f);
     }
+    case 'npy': {
+      const shown = new Map([[file(str('x')), str('x')], [file(str('y')), str('y')]]);
+      return loadNpy(file(str('x')), file(str('y')), a.classes as number | undefined, (f) => shown.get(f) ?? f);
+    }
+    case 'npz':
+      return loadNpz(file(str('path')), str('x'), str('y'), a.classes as number | undefined, str('path'));
     default:
       // the checker only lets through the names in sources.ts
       throw new Error(`internal error: no loader for the data source '${config.name}'`);

@@ -1,30 +1,17 @@
 // Data sources and the shapes they give, known at check time: the built-in sets know theirs, and files
-// (csv, idx) are read just far enough to learn theirs through the host.
-import type { ArgSpec, BoundValue, Shape } from '../core/arg-spec.js';
-import type { Labels } from './dataset.js';
+// (csv, idx, npy, npz) are read just far enough to learn theirs through the host.
+import type { ArgSpec, BoundValue } from '../core/arg-spec.js';
+import type { DataShape, Host, MissingFile } from './source-shape.js';
 import { classCount, parseIdx } from './idx.js';
+import { npyShape, npzShape } from './numpy-shape.js';
 
-export interface DataShape {
-  features: Shape;
-  labels: Labels;
-}
-
-/** A data file that cannot be read: a warning at check time (it may not exist yet), an error when training. */
-export interface MissingFile {
-  missing: string;
-}
-
-/** What the checker may ask of the outside world. The CLI gives one backed by the file system. */
-export interface Host {
-  /** resolved against the .net file's folder; undefined when the file cannot be read */
-  readBytes(path: string, maxBytes: number): Uint8Array | undefined;
-}
+export type { DataShape, Host, MissingFile } from './source-shape.js';
 
 export interface DataSourceSpec {
   name: string;
   args: ArgSpec[];
-  /** the shape, or a message saying why it cannot be known */
-  shape(args: Record<string, BoundValue>, host: Host | undefined): DataShape | { error: string } | MissingFile | undefined;
+  /** the shape, or a message saying why it cannot be known (with its own code, else NET4008's) */
+  shape(args: Record<string, BoundValue>, host: Host | undefined): DataShape | { error: string; code?: number } | MissingFile | undefined;
 }
 
 const n = (value: number): ArgSpec => ({ name: 'n', type: { kind: 'int', min: 1 }, default: value });
@@ -62,6 +49,26 @@ export const dataSources: DataSourceSpec[] = [
       { name: 'classes', type: { kind: 'int', min: 2 } },
     ],
     shape: (a, host) => idxShape(a.images as string, a.labels as string, a.classes as number | undefined, host),
+  },
+  {
+    name: 'npy',
+    args: [
+      { name: 'x', type: { kind: 'string' }, required: true },
+      { name: 'y', type: { kind: 'string' }, required: true },
+      // no default: one-hot labels give it, class indices are counted
+      { name: 'classes', type: { kind: 'int', min: 2 } },
+    ],
+    shape: (a, host) => npyShape(a.x as string, a.y as string, a.classes as number | undefined, host),
+  },
+  {
+    name: 'npz',
+    args: [
+      { name: 'path', type: { kind: 'string' }, positional: true, required: true },
+      { name: 'x', type: { kind: 'string' }, required: true },
+      { name: 'y', type: { kind: 'string' }, required: true },
+      { name: 'classes', type: { kind: 'int', min: 2 } },
+    ],
+    shape: (a, host) => npzShape(a.path as string, a.x as string, a.y as string, a.classes as number | undefined, host),
   },
 ];
 

@@ -100,6 +100,19 @@ export const Messages = {
   DataNoRows: error(4018, 'the csv file "{0}" has a header but no rows; it needs at least one example'),
   DataNotFloat32: error(4019, '{0} holds {1}, which is not a finite float32 (the largest is about 3.4e38): training on it would turn every weight into NaN; scale the values down'),
   DataLabelOutOfRange: error(4017, 'label {0} of example {1} (counting from 0) is not a class index{2}'),
+
+  // --- NumPy files (npy(), npz()): found at check time from their headers, or while loading them -------
+  // {0} is the array as the .net file names it: "x.npy", or "d.npz" array "x_train"
+  NpyBadMagic: error(4070, '{0} is not a .npy file: {1}'),
+  NpyBadHeader: error(4071, '{0} has a broken .npy header: {1}'),
+  NpyFortranOrder: error(4072, '{0} is stored in Fortran order (fortran_order: True), which netc does not read; save it in C order: np.save(file, np.ascontiguousarray(array))'),
+  NpyUnsupportedDtype: error(4073, '{0} holds dtype {1}, which netc does not read{2}'),
+  NpyTruncated: error(4074, '{0} is truncated: {1}'),
+  NpyRowMismatch: error(4075, 'x and y disagree: {0} holds {1} example(s), {2} holds {3} label(s)'),
+  NpyBadShape: error(4076, '{0} has shape {1}: {2}'),
+  NpyNotOneHot: error(4077, 'row {1} of {0} (counting from 0) is not one-hot: {2}'),
+  NpzBadArchive: error(4078, '{0} is not a readable .npz file (a zip archive of .npy arrays): {1}'),
+  NpzMissingKey: error(4079, '{0} has no array "{1}"; the arrays it holds are: {2}'),
 } as const satisfies Record<string, MessageDef>;
 
 export type MessageName = keyof typeof Messages;

@@ -1,0 +1,154 @@
+// The .npy format (numpy.lib.format), read from bytes: the magic \x93NUMPY, a version byte pair (1.0, 2.0
+// or 3.0), the header's length (uint16 little-endian in 1.0, uint32 in 2.0 and 3.0), the header, a Python
+// dict literal such as {'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), } (latin-1; UTF-8 in 3.0),
+// then the values. Every mistake is a DataError with its own code, naming the array as the .net file does.
+import { Messages } from '../diagnostics/messages.js';
+import { dataError } from './dataset.js';
+import { parsePythonLiteral, type PyValue } from './python-literal.js';
+
+/** Which array an error is about: `file` is the path to report, `shown` how the .net file names the array. */
+export interface NpyWhere {
+  file: string;
+  /** `"x.npy"`, or `"d.npz" array "x_train"` (quotes included) */
+  shown: string;
+}
+
+export interface NpyType {
+  /** b bool, i signed integer, u unsigned integer, f float */
+  kind: 'b' | 'i' | 'u' | 'f';
+  size: number;
+  littleEndian: boolean;
+}
+
+export interface NpyHeader {
+  /** the dtype as the file writes it: '<f4', '|u1' */
+  descr: string;
+  type: NpyType;
+  shape: number[];
+  /** the byte offset of the first value */
+  dataStart: number;
+}
+
+const MAGIC = [0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59]; // \x93NUMPY
+
+/** The header of a .npy file's bytes (the whole file, or at least its header). */
+export function parseNpyHeader(bytes: Uint8Array, where: NpyWhere): NpyHeader {
+  const fail = (def: typeof Messages.NpyBadHeader, ...args: (string | number)[]) => dataError(def, [where.shown, ...args], where.file);
+  if (bytes.length < 10 || MAGIC.some((b, i) => bytes[i] !== b)) throw fail(Messages.NpyBadMagic, notNpy(bytes));
+  const [major, minor] = [bytes[6], bytes[7]];
+  if (major < 1 || major > 3 || minor !== 0) throw fail(Messages.NpyBadHeader, `format version ${major}.${minor}; netc reads versions 1.0, 2.0 and 3.0`);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const lengthAt = 8;
+  const start = major === 1 ? 10 : 12;
+  if (bytes.length < start) throw fail(Messages.NpyTruncated, 'the file ends inside its header');
+  const length = major === 1 ? view.getUint16(lengthAt, true) : view.getUint32(lengthAt, true);
+  if (bytes.length < start + length) throw fail(Messages.NpyTruncated, `its header is ${length} bytes long, the file ends after ${bytes.length - start} of them`);
+  const text = new TextDecoder(major === 3 ? 'utf-8' : 'latin1').decode(bytes.subarray(start, start + length));
+  const dict = headerDict(text, (why) => fail(Messages.NpyBadHeader, why));
+  const shape = shapeOf(dict.shape, (why) => fail(Messages.NpyBadHeader, why));
+  const type = dtypeOf(dict.descr, where);
+  if (dict.fortran_order !== false && dict.fortran_order !== true) throw fail(Messages.NpyBadHeader, "its 'fortran_order' is not True or False");
+  // a Fortran-order array with at most one axis longer than 1 holds its values in C order too
+  if (dict.fortran_order && shape.filter((d) => d > 1).length > 1) throw fail(Messages.NpyFortranOrder);
+  return { descr: dict.descr as string, type, shape, dataStart: start + length };
+}
+
+/** Why bytes that do not begin with \x93NUMPY are no .npy file, with what they look like when that is known. */
+function notNpy(bytes: Uint8Array): string {
+  const starts = (...b: number[]) => b.every((v, i) => bytes[i] === v);
+  if (starts(0x50, 0x4b, 0x03, 0x04)) return 'it is a zip archive (an .npz file?); read it with npz("file.npz", x: "...", y: "...")';
+  if (starts(0x1f, 0x8b)) return 'it is gzip-compressed; unpack it (gunzip) first';
+  if (bytes.length < 10) return `it is ${bytes.length} byte(s) long, shorter than a .npy header`;
+  return 'it does not begin with the magic string \\x93NUMPY';
+}
+
+function headerDict(text: string, fail: (why: string) => Error): Record<string, PyValue> {
+  let value: PyValue;
+  try {
+    value = parsePythonLiteral(text);
+  } catch (e) {
+    throw fail(`${(e as Error).message} in ${JSON.stringify(text.trim())}`);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw fail(`it is not a dict: ${JSON.stringify(text.trim())}`);
+  for (const key of ['descr', 'fortran_order', 'shape']) if (!(key in value)) throw fail(`it has no '${key}'`);
+  return value;
+}
+
+function shapeOf(shape: PyValue, fail: (why: string) => Error): number[] {
+  if (!Array.isArray(shape) || !shape.every((d) => typeof d === 'number' && Number.isSafeInteger(d) && d >= 0)) {
+    throw fail(`its 'shape' is not a tuple of whole numbers: ${JSON.stringify(shape)}`);
+  }
+  return shape as number[];
+}
+
+const readable = 'bool, int8 to int64, uint8 to uint64, float32 and float64';
+const sizes: Record<NpyType['kind'], number[]> = { b: [1], i: [1, 2, 4, 8], u: [1, 2, 4, 8], f: [4, 8] };
+const typeNames: Record<string, string> = { f2: 'float16', c8: 'complex64', c16: 'complex128', O: 'object', M: 'datetime64', m: 'timedelta64', U: 'a unicode string', S: 'a byte string', V: 'raw bytes (void)' };
+
+/** The dtype a descr names, or a DataError saying why netc does not read it. */
+function dtypeOf(descr: PyValue, where: NpyWhere): NpyType {
+  const refuse = (shown: string, advice = `; it reads ${readable}: convert it with array.astype(np.float32)`) =>
+    dataError(Messages.NpyUnsupportedDtype, [where.shown, shown, advice], where.file);
+  if (Array.isArray(descr)) throw refuse('a structured dtype (with fields)', `; it reads one plain number type per array (${readable}): save each field as an array of its own`);
+  if (typeof descr !== 'string') throw refuse(JSON.stringify(descr));
+  const m = /^([<>|=])([a-zA-Z])(\d*)/.exec(descr);
+  const [, order, kind, size] = m ?? [];
+  const known = m && m[0] === descr && kind in sizes && sizes[kind as NpyType['kind']].includes(Number(size));
+  const name = typeNames[`${kind}${size}`] ?? typeNames[kind ?? ''];
+  if (!known) throw refuse(`'${descr}'${name ? ` (${name})` : ''}`);
+  if (order === '=' && Number(size) > 1) throw refuse(`'${descr}'`, '; its byte order is the writing machine\'s ("="), which the file does not record: save it with an explicit byte order (\'<\' or \'>\')');
+  return { kind: kind as NpyType['kind'], size: Number(size), littleEndian: order !== '>' };
+}
+
+/** The values of a .npy file whose header is `header`, as float32: a DataError if the file is cut short or a float is not a finite float32. */
+export function npyValues(bytes: Uint8Array, header: NpyHeader, where: NpyWhere): Float32Array {
+  const { type, shape, dataStart } = header;
+  const count = shape.reduce((a, b) => a * b, 1);
+  const need = count * type.size;
+  const have = bytes.length - dataStart;
+  if (have < need) {
+    throw dataError(Messages.NpyTruncated, [where.shown, `its header promises ${count} value(s) of shape ${tuple(shape)}, ${need} bytes of ${header.descr}, and the file holds ${have} bytes after the header`], where.file);
+  }
+  const data = bytes.subarray(dataStart, dataStart + need);
+  const values = convert(data, type, count);
+  if (type.kind === 'f') refuseNonFinite(values, data, type, dataStart, where);
+  return values;
+}
+
+/** `(3, 4)`, as NumPy writes a shape. */
+export const tuple = (shape: number[]): string => `(${shape.join(', ')}${shape.length === 1 ? ',' : ''})`;
+
+function convert(data: Uint8Array, type: NpyType, count: number): Float32Array {
+  if (type.size === 1) return type.kind === 'i' ? Float32Array.from(new Int8Array(data.buffer, data.byteOffset, count)) : Float32Array.from(data);
+  // a copy: the bytes of a Buffer may start at any offset of a shared pool, a Float32Array at a multiple of 4
+  if (type.kind === 'f' && type.size === 4 && type.littleEndian) return new Float32Array(new Uint8Array(data).buffer);
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  const read = reader(type);
+  const out = new Float32Array(count);
+  for (let i = 0, at = 0; i < count; i++, at += type.size) out[i] = read(view, at, type.littleEndian);
+  return out;
+}
+
+type Read = (v: DataView, at: number, le: boolean) => number;
+
+function reader(type: NpyType): Read {
+  const readers: Record<string, Read> = {
+    f4: (v, at, le) => v.getFloat32(at, le),
+    f8: (v, at, le) => v.getFloat64(at, le),
+    i2: (v, at, le) => v.getInt16(at, le),
+    i4: (v, at, le) => v.getInt32(at, le),
+    i8: (v, at, le) => Number(v.getBigInt64(at, le)),
+    u2: (v, at, le) => v.getUint16(at, le),
+    u4: (v, at, le) => v.getUint32(at, le),
+    u8: (v, at, le) => Number(v.getBigUint64(at, le)),
+  };
+  return readers[`${type.kind}${type.size}`];
+}
+
+/** A float that float32 holds as Infinity or NaN (float64 3.5e38, a float32 NaN) is refused, by its byte offset. */
+function refuseNonFinite(values: Float32Array, data: Uint8Array, type: NpyType, dataStart: number, where: NpyWhere): void {
+  const i = values.findIndex((v) => !Number.isFinite(v));
+  if (i < 0) return;
+  const raw = reader(type)(new DataView(data.buffer, data.byteOffset, data.byteLength), i * type.size, type.littleEndian);
+  throw dataError(Messages.DataNotFloat32, [`${where.shown} at byte offset ${dataStart + i * type.size} (value ${i}, counting from 0)`, raw], where.file);
+}
