@@ -604,5 +604,21 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `idx(images: \"...\", labels: \"...\", classes:)` | both paths required; `classes: 10` | the MNIST file format, plain or gzip |",
     "line": 463
+  },
+  {
+    "section": "Data sources",
+    "names": [
+      "npy"
+    ],
+    "text": "| `npy(x: \"...\", y: \"...\", classes:)` | both paths required; `classes: 10` | NumPy `.npy` arrays: features x `[count, ...]`, labels y |",
+    "line": 464
+  },
+  {
+    "section": "Data sources",
+    "names": [
+      "npz"
+    ],
+    "text": "| `npz(\"file.npz\", x: \"...\", y: \"...\", classes:)` | the path and both keys required; `classes: 10` | two arrays of a NumPy `.npz` archive (`np.savez`, `np.savez_compressed`) |",
+    "line": 465
   }
 ];

@@ -325,9 +325,9 @@ describe('npy and npz at check time: the same diagnostics, at the data call', ()
   });
 
   it('leaves the classes to loading when a label file is larger than the checker reads', () => {
-    const n = (16 << 20) / 8; // 16 MiB of int64 labels: past what the checker reads
-    const x = file(npyBytes('|u1', [n, 1], new Uint8Array(n)));
-    const y = file(npyBytes('<i8', [n], new Array<number>(n).fill(1)));
+    const n = (16 << 20) / 8; // 16 MiB of int64 labels (all 0): past what the checker reads
+    const x = file(Buffer.concat([npyBytes('|u1', [n, 1], []), Buffer.alloc(n)]));
+    const y = file(Buffer.concat([npyBytes('<i8', [n], []), Buffer.alloc(8 * n)]));
     expect(checked(`npy(x: "${x}", y: "${y}")`, '[5]')).toEqual([]); // unknown shape: not checked
     expect(checked(`npy(x: "${x}", y: "${y}", classes: 2)`, '[5]').map((d) => d.code)).toEqual([4006]);
   });
