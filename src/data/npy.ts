@@ -118,10 +118,21 @@ export function npyValues(bytes: Uint8Array, header: NpyHeader, where: NpyWhere)
 /** `(3, 4)`, as NumPy writes a shape. */
 export const tuple = (shape: number[]): string => `(${shape.join(', ')}${shape.length === 1 ? ',' : ''})`;
 
+// the typed arrays that read each dtype in this machine's byte order
+const arrays = { i2: Int16Array, i4: Int32Array, i8: BigInt64Array, u2: Uint16Array, u4: Uint32Array, u8: BigUint64Array, f4: Float32Array, f8: Float64Array };
+const hostLittleEndian = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
 function convert(data: Uint8Array, type: NpyType, count: number): Float32Array {
-  if (type.size === 1) return type.kind === 'i' ? Float32Array.from(new Int8Array(data.buffer, data.byteOffset, count)) : Float32Array.from(data);
-  // a copy: the bytes of a Buffer may start at any offset of a shared pool, a Float32Array at a multiple of 4
-  if (type.kind === 'f' && type.size === 4 && type.littleEndian) return new Float32Array(new Uint8Array(data).buffer);
+  if (type.size === 1) return new Float32Array(type.kind === 'i' ? new Int8Array(data.buffer, data.byteOffset, count) : data);
+  if (type.littleEndian === hostLittleEndian) {
+    // a typed array starts at a multiple of its element size; a Buffer's bytes may lie anywhere in a shared pool
+    const aligned = data.byteOffset % type.size === 0 ? data : new Uint8Array(data);
+    const typed = new arrays[`${type.kind}${type.size}` as keyof typeof arrays](aligned.buffer as ArrayBuffer, aligned.byteOffset, count);
+    if (!(typed instanceof BigInt64Array || typed instanceof BigUint64Array)) return new Float32Array(typed);
+    const out = new Float32Array(count);
+    for (let i = 0; i < count; i++) out[i] = Number(typed[i]);
+    return out;
+  }
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
   const read = reader(type);
   const out = new Float32Array(count);
@@ -147,8 +158,9 @@ function reader(type: NpyType): Read {
 
 /** A float that float32 holds as Infinity or NaN (float64 3.5e38, a float32 NaN) is refused, by its byte offset. */
 function refuseNonFinite(values: Float32Array, data: Uint8Array, type: NpyType, dataStart: number, where: NpyWhere): void {
-  const i = values.findIndex((v) => !Number.isFinite(v));
-  if (i < 0) return;
+  let i = 0;
+  while (i < values.length && Number.isFinite(values[i])) i++;
+  if (i === values.length) return;
   const raw = reader(type)(new DataView(data.buffer, data.byteOffset, data.byteLength), i * type.size, type.littleEndian);
   throw dataError(Messages.DataNotFloat32, [`${where.shown} at byte offset ${dataStart + i * type.size} (value ${i}, counting from 0)`, raw], where.file);
 }

@@ -6,6 +6,7 @@ import { DataError } from './dataset.js';
 import { checkRows, classLabels, exampleShape, labelForm, npyArray, npzWhere, type NpyArray } from './numpy.js';
 import { npyValues, parseNpyHeader, type NpyWhere } from './npy.js';
 import { unpackNpz } from './npz.js';
+import { crc32 } from 'node:zlib';
 
 type ShapeResult = DataShape | { error: string; code?: number } | MissingFile | undefined;
 
@@ -35,12 +36,23 @@ export function npzShape(path: string, x: string, y: string, classes: number | u
   const bytes = host.readBytes(path, NPZ_BYTES + 1);
   if (!bytes) return { missing: `cannot read the npz file "${path}"` };
   if (bytes.length > NPZ_BYTES) return undefined;
-  return caught(() => {
+  // unpacking is the slow part (a deflated MNIST-sized archive takes about half a second): the language
+  // server checks at every pause in typing, so the answer for the same bytes and arguments is kept
+  const key = JSON.stringify([path, x, y, classes ?? null, bytes.length, crc32(bytes)]);
+  const known = unpacked.get(key);
+  if (known) return known;
+  const result = caught(() => {
     const members = unpackNpz(bytes, [x, y], { file: path, shown: path });
     const array = (key: string) => npyArray(members.get(key)!, npzWhere(path, path, key));
     return shapeOf(array(x), array(y), true, classes);
   });
+  if (unpacked.size >= 8) unpacked.delete(unpacked.keys().next().value!);
+  unpacked.set(key, result);
+  return result;
 }
+
+/** The last few archives' answers, by their path, arguments and bytes. */
+const unpacked = new Map<string, ShapeResult>();
 
 const where = (path: string): NpyWhere => ({ file: path, shown: `"${path}"` });
 

@@ -9,6 +9,7 @@ import { fileHost } from '../../src/cli/host.js';
 import { compile } from '../../src/pipeline.js';
 import { call, dataErrorOf, expectMatchesShape, load, tempDir } from './helpers.js';
 import { npyBytes, npyHeader, npzBytes } from './npy-writer.js';
+import { npyValues, parseNpyHeader } from '../../src/data/npy.js';
 
 const dir = tempDir();
 let files = 0;
@@ -76,6 +77,19 @@ describe('npy: dtypes and shapes', () => {
     }
     const bools = await loaded('npy', { x: file(npyBytes('|b1', [2, 3], [1, 0, 0, 1, 1, 0])), y: labels([0, 1]) });
     expect(Array.from(bools.x)).toEqual([1, 0, 0, 1, 1, 0]);
+  });
+
+  it('reads the values wherever their bytes lie in memory (a Buffer may start at any offset of its pool)', () => {
+    for (const descr of ['<f4', '<f8', '<i2', '<u4', '<i8', '>f8']) {
+      const bytes = npyBytes(descr, [2, 3], [1, 2, 3, 4, 5, 6]);
+      for (let offset = 0; offset < 8; offset++) {
+        const shifted = new Uint8Array(bytes.length + offset).fill(0xee, 0, offset);
+        shifted.set(bytes, offset);
+        const at = shifted.subarray(offset);
+        const where = { file: 'f.npy', shown: '"f.npy"' };
+        expect(Array.from(npyValues(at, parseNpyHeader(at, where), where)), `${descr} at ${offset}`).toEqual([1, 2, 3, 4, 5, 6]);
+      }
+    }
   });
 
   it('reads x of shape [count] as one feature per example', async () => {
@@ -299,6 +313,15 @@ describe('npy and npz at check time: the same diagnostics, at the data call', ()
     expect(checked(`npz("${path}", x: "x_train", y: "y_train")`)).toEqual([]);
     const missing = `npz("${path}", x: "x", y: "y_train")`;
     expect(checked(missing)).toEqual([{ code: 4079, message: `"${path}" has no array "x"; the arrays it holds are: x_train, y_train`, at: missing }]);
+  });
+
+  it('answers again when an archive changes (the checker keeps the answers for archives it has unpacked)', () => {
+    const path = file(npzBytes({ x: npyBytes('<f4', [2, 3], x3), y: npyBytes('<i8', [2], [0, 1]) }, true), 'npz');
+    const data = `npz("${path}", x: "x", y: "y")`;
+    expect(checked(data)).toEqual([]);
+    expect(checked(data)).toEqual([]);
+    writeFileSync(join(dir, path), npzBytes({ x: npyBytes('<f4', [2, 4], [...x3, 0, 0]), y: npyBytes('<i8', [2], [0, 1]) }, true));
+    expect(checked(data).map((d) => d.message)).toEqual(['the model input [3] does not fit the data: npz() gives examples of shape [4]']);
   });
 
   it('reports each kind of malformed file with its own code', () => {
