@@ -23,7 +23,11 @@ export function parsePythonLiteral(text: string): PyValue {
     if (t.kind === 'string') return unquote(t.text);
     if (t.kind === 'number') return Number(t.text);
     if (t.kind === 'name') return t.text === 'True' ? true : t.text === 'False' ? false : null;
-    if (t.text === '(') return sequence(')');
+    if (t.text === '(') {
+      // (3,) is a tuple, (3) only the 3 inside the parentheses
+      const items = sequence(')');
+      return items.length === 1 && tokens[i - 2].text !== ',' ? items[0] : items;
+    }
     if (t.text === '[') return sequence(']');
     if (t.text === '{') return dict();
     throw unexpected(t);

@@ -189,6 +189,8 @@ describe('npy: malformed files, at load time', () => {
     expect((await xError(npyBytes('<f4', [2, 3], x3, { header: "{'descr': '<f4', 'shape': (2, 3), }" }))).message).toContain("it has no 'fortran_order'");
     expect((await xError(npyBytes('<f4', [2, 3], x3, { header: "{'descr': '<f4', 'fortran_order': False, 'shape': [2, -3], }" }))).message).toContain("its 'shape' is not a tuple of whole numbers");
     expect((await xError(npyBytes('<f4', [2, 3], x3, { header: "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3) " }))).message).toContain('the header ends early');
+    // (6) is no tuple in Python, only 6 in parentheses: NumPy refuses it too
+    expect((await xError(npyBytes('<f4', [6], x3, { header: "{'descr': '<f4', 'fortran_order': False, 'shape': (6), }" }))).message).toContain("its 'shape' is not a tuple of whole numbers: 6");
     expect((await xError(npyBytes('<f4', [2, 3], x3, { header: "{'descr': '<f4', 'fortran_order': nope, 'shape': (2, 3)}" }))).message).toContain('unexpected "n" at character 34');
     expect((await xError(npyBytes('<f4', [2, 3], x3, { header: "[1, 2]" }))).message).toContain('it is not a dict');
     expect((await xError(npyBytes('<f4', [2, 3], x3, { header: "{'descr': '<f4', 'fortran_order': 1, 'shape': (2, 3)}" }))).message).toContain("'fortran_order' is not True or False");
