@@ -2,7 +2,7 @@
 // or 3.0), the header's length (uint16 little-endian in 1.0, uint32 in 2.0 and 3.0), the header, a Python
 // dict literal such as {'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), } (latin-1; UTF-8 in 3.0),
 // then the values. Every mistake is a DataError with its own code, naming the array as the .net file does.
-import { Messages } from '../diagnostics/messages.js';
+import { Messages, type MessageDef } from '../diagnostics/messages.js';
 import { dataError } from './dataset.js';
 import { parsePythonLiteral, type PyValue } from './python-literal.js';
 
@@ -33,15 +33,15 @@ const MAGIC = [0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59]; // \x93NUMPY
 
 /** The header of a .npy file's bytes (the whole file, or at least its header). */
 export function parseNpyHeader(bytes: Uint8Array, where: NpyWhere): NpyHeader {
-  const fail = (def: typeof Messages.NpyBadHeader, ...args: (string | number)[]) => dataError(def, [where.shown, ...args], where.file);
+  const fail = (def: MessageDef, ...args: (string | number)[]) => dataError(def, [where.shown, ...args], where.file);
   if (bytes.length < 10 || MAGIC.some((b, i) => bytes[i] !== b)) throw fail(Messages.NpyBadMagic, notNpy(bytes));
   const [major, minor] = [bytes[6], bytes[7]];
   if (major < 1 || major > 3 || minor !== 0) throw fail(Messages.NpyBadHeader, `format version ${major}.${minor}; netc reads versions 1.0, 2.0 and 3.0`);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const lengthAt = 8;
+  // the header's length, at byte 8: a uint16 in version 1.0, a uint32 in 2.0 and 3.0
   const start = major === 1 ? 10 : 12;
   if (bytes.length < start) throw fail(Messages.NpyTruncated, 'the file ends inside its header');
-  const length = major === 1 ? view.getUint16(lengthAt, true) : view.getUint32(lengthAt, true);
+  const length = major === 1 ? view.getUint16(8, true) : view.getUint32(8, true);
   if (bytes.length < start + length) throw fail(Messages.NpyTruncated, `its header is ${length} bytes long, the file ends after ${bytes.length - start} of them`);
   const text = new TextDecoder(major === 3 ? 'utf-8' : 'latin1').decode(bytes.subarray(start, start + length));
   const dict = headerDict(text, (why) => fail(Messages.NpyBadHeader, why));
