@@ -79,6 +79,13 @@ describe("the client's choice of netc", () => {
     expect(serverCommand(lookup({ folders: [join(dir, 'a')], path: ['/nowhere', join(dir, 'bin')].join(delimiter) }))).toEqual({ command: onPath, args: [], shell: false, from: 'PATH' });
   });
 
+  it('in a checkout of netc itself (no node_modules/.bin/netc), runs its bin/netc.js with node', () => {
+    expect(serverCommand(lookup({ folders: [root] }))).toEqual({ command: 'node', args: [join(root, 'bin/netc.js')], shell: false, from: 'workspace' });
+    make('c/bin/netc.js');
+    writeFileSync(join(dir, 'c/package.json'), '{"name": "not-netc"}');
+    expect(serverCommand(lookup({ folders: [join(dir, 'c')] }))).toEqual({ error: expect.stringContaining('netc was not found') });
+  });
+
   it('takes the netc.path setting first, relative to the first folder; a .js file runs with node', () => {
     const script = make('a/tools/netc.js');
     const found = serverCommand(lookup({ setting: 'tools/netc.js', folders: [join(dir, 'a'), join(dir, 'b')], path: join(dir, 'bin') }));

@@ -1,7 +1,8 @@
 // Which netc the extension starts as its language server: the `netc.path` setting when it is set (a
 // choice the user made wins), else the workspace's own netc (node_modules/.bin/netc of a workspace folder,
-// the version the project pins), else the netc on the PATH. No VS Code API here, so a test can run it.
-import { statSync } from 'node:fs';
+// the version the project pins, or bin/netc.js when the folder is a checkout of netc), else the netc on the
+// PATH. No VS Code API here, so a test can run it.
+import { readFileSync, statSync } from 'node:fs';
 import { delimiter, extname, isAbsolute, join, resolve } from 'node:path';
 
 export interface ServerLookup {
@@ -33,6 +34,15 @@ const isFile = (p: string) => {
   }
 };
 
+/** A checkout of netc itself: its package.json names netc, and it has bin/netc.js (npm links no package into itself). */
+function isNetcCheckout(folder: string): boolean {
+  try {
+    return JSON.parse(readFileSync(join(folder, 'package.json'), 'utf8')).name === 'netc' && isFile(join(folder, 'bin', 'netc.js'));
+  } catch {
+    return false;
+  }
+}
+
 /** The names a command `netc` may have on this platform, in the order a shell tries them. */
 function commandNames(platform: NodeJS.Platform, pathext: string | undefined): string[] {
   if (platform !== 'win32') return ['netc'];
@@ -61,6 +71,7 @@ export function serverCommand(lookup: ServerLookup): ServerCommand | { error: st
       const file = join(folder, 'node_modules', '.bin', name);
       if (isFile(file)) return commandAt(file, 'workspace');
     }
+    if (isNetcCheckout(folder)) return commandAt(join(folder, 'bin', 'netc.js'), 'workspace');
   }
   for (const dir of (lookup.path ?? '').split(delimiter).filter(Boolean)) {
     for (const name of names) {
