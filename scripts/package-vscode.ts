@@ -9,11 +9,18 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { textmateGrammarText } from '../src/syntax/textmate.js';
 
 const dir = fileURLToPath(new URL('../editors/vscode/', import.meta.url));
 const { version } = JSON.parse(readFileSync(`${dir}package.json`, 'utf8')) as { version: string };
 const { values } = parseArgs({ options: { out: { type: 'string' } } });
 const out = resolve(values.out ?? `${dir}netc-${version}.vsix`);
+
+// the grammar in the .vsix must be the lexer's of this checkout
+if (readFileSync(`${dir}syntaxes/netc.tmLanguage.json`, 'utf8') !== textmateGrammarText()) {
+  console.error('editors/vscode/syntaxes/netc.tmLanguage.json is not the lexer\'s grammar: run npm run tmgrammar first');
+  process.exit(1);
+}
 
 await build({
   entryPoints: [`${dir}src/extension.ts`],
