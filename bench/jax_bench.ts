@@ -16,7 +16,7 @@
 // Worker, so jax-js's wasm backend runs on one thread (it starts worker threads only where
 // SharedArrayBuffer and Worker both exist).
 import { defaultDevice, init, jit, nn, numpy as np, tree, valueAndGrad, vmap } from '@jax-js/jax';
-import { forumBatchValues, lcg, mean, median, MemorySampler, packageVersion, timeSteps, vmHwm } from './timing.js';
+import { forumBatchValues, lcg, mean, MemorySampler, packageVersion, timedSteps } from './timing.js';
 import type { JaxJob, JaxResult } from './lib.js';
 
 type Params = { w1: np.Array; b1: np.Array; w2: np.Array; b2: np.Array };
@@ -104,18 +104,11 @@ async function run(job: JaxJob): Promise<JaxResult> {
     if (t === 1) firstStepMs = performance.now() - s0;
   };
   memory.sample();
-  const times = await timeSteps(once, job, memory);
   return {
-    msMedian: median(times),
-    msMean: mean(times),
-    msMin: Math.min(...times),
-    steps: times.length,
-    warmup: job.warmup,
+    ...(await timedSteps(once, job, memory)),
     setupMs,
     firstStepMs,
     baselineRss,
-    peakRss: memory.peak,
-    vmHwm: vmHwm(),
     lastLoss: last,
     jax: packageVersion('@jax-js/jax') ?? 'unknown',
     device: 'wasm',

@@ -9,9 +9,9 @@ import { Population } from '../src/runtime/population.js';
 import { initMember } from '../src/kernels/init.js';
 import { hyperTable } from '../src/runtime/hyper.js';
 import type { TF } from '../src/kernels/tf.js';
-import { forumBatchValues, lcg, type Timing } from './timing.js';
+import { forumBatchValues, lcg, type StepTimes, type Timing } from './timing.js';
 
-export { MemorySampler, mean, median, timeSteps, vmHwm, type Timing } from './timing.js';
+export { MemorySampler, mean, median, timedSteps, timeSteps, vmHwm, type StepTimes, type Timing } from './timing.js';
 
 type TFJS = typeof tfjs;
 
@@ -112,21 +112,11 @@ export interface TrainData {
   orders: number[][];
 }
 
-export interface StepResult {
-  /** median and mean time of one step, over the timed steps */
-  msMedian: number;
-  msMean: number;
-  msMin: number;
-  steps: number;
-  warmup: number;
+export interface StepResult extends StepTimes {
   /** seconds to build the models (and compile, for netc) */
   setupMs: number;
   /** RSS after the backend started, before anything was built */
   baselineRss: number;
-  /** the largest process.memoryUsage().rss seen (sampled after building, and after every step) */
-  peakRss: number;
-  /** the kernel's high-water mark of the process (VmHWM), where Linux reports it */
-  vmHwm?: number;
   /** tf.memory() between steps, in steady state */
   tfBytes: number;
   tfTensors: number;

@@ -19,8 +19,7 @@ import json
 import os
 import time
 
-for var in ('OMP_NUM_THREADS', 'MKL_NUM_THREADS', 'OPENBLAS_NUM_THREADS'):
-    os.environ.setdefault(var, '1')
+from torch_common import linear_uniform, single_threaded_torch, stacked_forum_step
 
 MEMBERS = 15
 LR = 0.02
@@ -49,26 +48,15 @@ def naive(torch, x, y, steps):
 
 
 def merged(torch, x, y, steps):
-    F = torch.nn.functional
-
-    def uniform(shape, fan_in):
-        bound = 1 / fan_in ** 0.5  # nn.Linear's initialisation
-        return ((torch.rand(shape) * 2 - 1) * bound).requires_grad_()
-
-    w1, b1 = uniform((MEMBERS, 2, 20), 2), uniform((MEMBERS, 1, 20), 2)
-    w2, b2 = uniform((MEMBERS, 20, 1), 20), uniform((MEMBERS, 1, 1), 20)
-    opt = torch.optim.Adam([w1, b1, w2, b2], lr=LR)
+    params = [linear_uniform(torch, (MEMBERS, 2, 20), 2), linear_uniform(torch, (MEMBERS, 1, 20), 2),
+              linear_uniform(torch, (MEMBERS, 20, 1), 20), linear_uniform(torch, (MEMBERS, 1, 1), 20)]
+    opt = torch.optim.Adam(params, lr=LR)
     xn = x.expand(MEMBERS, -1, -1)
     yn = y.expand(MEMBERS, -1, -1)
     start = time.perf_counter()
     for _ in range(steps):
-        opt.zero_grad()
-        h = torch.sigmoid(torch.baddbmm(b1, xn, w1))
-        p = torch.sigmoid(torch.baddbmm(b2, h, w2))
-        losses = F.binary_cross_entropy(p, yn, reduction='none').mean(dim=(1, 2))
-        losses.sum().backward()
-        opt.step()
-    values = losses.detach().tolist()
+        losses = stacked_forum_step(torch, params, opt, xn, yn)
+    values = losses.tolist()
     return time.perf_counter() - start, values
 
 
@@ -80,13 +68,7 @@ def main():
     parser.add_argument('--json', action='store_true', help='print one line RESULT {...} for bench/bench.ts')
     args = parser.parse_args()
 
-    import torch
-    torch.set_num_threads(1)
-    try:
-        torch.set_num_interop_threads(1)
-    except RuntimeError:
-        pass
-    torch.manual_seed(0)
+    torch = single_threaded_torch()
     xs, ys = read_csv(args.csv)
     x = torch.tensor(xs, dtype=torch.float32)
     y = torch.tensor(ys, dtype=torch.float32)

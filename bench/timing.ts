@@ -50,6 +50,28 @@ export async function timeSteps(step: () => Promise<void> | void, timing: Timing
   return times;
 }
 
+/** What every step job reports of its timed steps, and the memory it held while it ran them. */
+export interface StepTimes {
+  /** median, mean and least time of one step, over the timed steps */
+  msMedian: number;
+  msMean: number;
+  msMin: number;
+  steps: number;
+  warmup: number;
+  /** the largest process.memoryUsage().rss seen (sampled after building, and after every step) */
+  peakRss: number;
+  /** the kernel's high-water mark of the process (VmHWM), where Linux reports it */
+  vmHwm?: number;
+}
+
+/** timeSteps' times, summarised as a step job reports them. */
+export async function timedSteps(step: () => Promise<void> | void, timing: Timing, memory: MemorySampler): Promise<StepTimes> {
+  const times = await timeSteps(step, timing, memory);
+  return { msMedian: median(times), msMean: mean(times), msMin: minOf(times), steps: times.length, warmup: timing.warmup, peakRss: memory.peak, vmHwm: vmHwm() };
+}
+
+const minOf = (xs: number[]): number => xs.reduce((a, b) => (b < a ? b : a), Infinity);
+
 export function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const mid = s.length >> 1;

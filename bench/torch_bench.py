@@ -26,8 +26,7 @@ import resource
 import sys
 import time
 
-for var in ('OMP_NUM_THREADS', 'MKL_NUM_THREADS', 'OPENBLAS_NUM_THREADS'):
-    os.environ.setdefault(var, '1')
+from torch_common import linear_uniform, single_threaded_torch, stacked_forum_step
 
 
 def rss_bytes():
@@ -112,14 +111,10 @@ def forum_step(torch, method, n, x, y):
             return nn.Sequential(nn.Linear(2, 20), nn.Sigmoid(), nn.Linear(20, 1), nn.Sigmoid())
         return loop_step(torch, make, n, lr, lambda m: F.binary_cross_entropy(m(x), y))
 
-    def uniform(shape, fan_in):
-        bound = 1 / fan_in ** 0.5
-        return (torch.rand(shape) * 2 - 1) * bound
-
-    w1 = uniform((n, 2, 20), 2).requires_grad_()
-    b1 = uniform((n, 1, 20), 2).requires_grad_()
-    w2 = uniform((n, 20, 1), 20).requires_grad_()
-    b2 = uniform((n, 1, 1), 20).requires_grad_()
+    w1 = linear_uniform(torch, (n, 2, 20), 2)
+    b1 = linear_uniform(torch, (n, 1, 20), 2)
+    w2 = linear_uniform(torch, (n, 20, 1), 20)
+    b2 = linear_uniform(torch, (n, 1, 1), 20)
     params = [w1, b1, w2, b2]
     opt = torch.optim.Adam(params, lr=lr)
 
@@ -128,13 +123,7 @@ def forum_step(torch, method, n, x, y):
         yn = y.expand(n, *y.shape)
 
         def step():
-            opt.zero_grad()
-            h = torch.sigmoid(torch.baddbmm(b1, xn, w1))
-            p = torch.sigmoid(torch.baddbmm(b2, h, w2))
-            losses = F.binary_cross_entropy(p, yn, reduction='none').mean(dim=(1, 2))
-            losses.sum().backward()
-            opt.step()
-            return losses.detach().tolist()
+            return stacked_forum_step(torch, params, opt, xn, yn).tolist()
         return lambda: sum(step()) / n
 
     if method == 'vmap':
@@ -227,13 +216,7 @@ def median(xs):
 
 
 def run(job):
-    import torch
-    torch.set_num_threads(1)
-    try:
-        torch.set_num_interop_threads(1)
-    except RuntimeError:
-        pass
-    torch.manual_seed(0)
+    torch = single_threaded_torch()
     baseline = rss_bytes()
     peak = [baseline]
 

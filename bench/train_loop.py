@@ -16,23 +16,14 @@
 # read back: importing torch, reading the data and building the weights are outside it, as netc train's
 # start-up is outside its train_seconds.
 import json
-import os
 import sys
 import time
 
-for var in ('OMP_NUM_THREADS', 'MKL_NUM_THREADS', 'OPENBLAS_NUM_THREADS'):
-    os.environ.setdefault(var, '1')
+from torch_common import single_threaded_torch, stacked_forum_step
 
 
 def run(job):
-    import torch
-    import torch.nn.functional as F
-    torch.set_num_threads(1)
-    try:
-        torch.set_num_interop_threads(1)
-    except RuntimeError:
-        pass
-    torch.manual_seed(0)
+    torch = single_threaded_torch()
     with open(job['data']) as f:
         data = json.load(f)
     n, steps, lr = job['n'], job['steps'], job.get('lr', 0.02)
@@ -48,7 +39,8 @@ def run(job):
     w1, w2 = glorot(2, 20), glorot(20, 1)
     b1 = torch.zeros(n, 1, 20, requires_grad=True)
     b2 = torch.zeros(n, 1, 1, requires_grad=True)
-    opt = torch.optim.Adam([w1, b1, w2, b2], lr=lr, eps=1e-7)
+    params = [w1, b1, w2, b2]
+    opt = torch.optim.Adam(params, lr=lr, eps=1e-7)
 
     step = 0
     epoch_losses = []
@@ -64,13 +56,8 @@ def run(job):
             idx = order[s0:s0 + batch]
             xb = x_all[idx].expand(n, -1, -1)
             yb = y_all[idx].expand(n, -1, -1)
-            opt.zero_grad()
-            h = torch.sigmoid(torch.baddbmm(b1, xb, w1))
-            p = torch.sigmoid(torch.baddbmm(b2, h, w2))
-            losses = F.binary_cross_entropy(p, yb, reduction='none').mean(dim=(1, 2))
-            losses.sum().backward()
-            opt.step()
-            total += losses.detach() * len(idx)
+            losses = stacked_forum_step(torch, params, opt, xb, yb)
+            total += losses * len(idx)
             seen += len(idx)
             step += 1
         epoch_losses.append((total / seen).tolist())

@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { selectBackend } from '../src/runtime/backend.js';
 import { compile } from '../src/pipeline.js';
-import { buildPopulation, engineMismatch, makeBatch, mean, median, MemorySampler, naiveLoop, timeSteps, vmHwm, type CompileResult, type Job, type StepResult, type TrainData, type TrainRunResult, type Unavailable } from './lib.js';
+import { buildPopulation, engineMismatch, makeBatch, mean, median, MemorySampler, naiveLoop, timedSteps, vmHwm, type CompileResult, type Job, type StepResult, type TrainData, type TrainRunResult, type Unavailable } from './lib.js';
 import type { Population } from '../src/runtime/population.js';
 
 async function runSteps(job: Extract<Job, { kind: 'netc' | 'naive' }>): Promise<StepResult | Unavailable> {
@@ -46,18 +46,12 @@ async function runSteps(job: Extract<Job, { kind: 'netc' | 'naive' }>): Promise<
   }
   const setupMs = performance.now() - t0;
   memory.sample();
-  const times = await timeSteps(step, job, memory);
+  const timed = await timedSteps(step, job, memory);
   const mem = tf.memory();
   const result: StepResult = {
-    msMedian: median(times),
-    msMean: mean(times),
-    msMin: Math.min(...times),
-    steps: times.length,
-    warmup: job.warmup,
+    ...timed,
     setupMs,
     baselineRss,
-    peakRss: memory.peak,
-    vmHwm: vmHwm(),
     tfBytes: mem.numBytes,
     tfTensors: mem.numTensors,
     lastLoss: lastLoss(),

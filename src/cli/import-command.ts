@@ -66,9 +66,7 @@ export function importCommand(modelDir: string, run: string, member: number, io:
     manifest.acc_beta1[m] = 1;
     manifest.acc_beta2[m] = 1;
     if (shared.length) replaceShared(manifest, tensors, incoming);
-    const all = new Float32Array(manifest.tensors.reduce((n, t) => n + t.length, 0));
-    for (const t of manifest.tensors) all.set(tensors.get(t.name)!, t.offset);
-    writeCheckpointFiles(run, manifest, new Uint8Array(all.buffer));
+    writeCheckpointFiles(run, manifest, tensors);
     const also = shared.length ? `; the shared layers' weights are replaced for every member, their optimizer state afresh too` : '';
     io.out(`${modelDir} -> member ${member} of ${run} (step ${manifest.position.step}; its optimizer state starts afresh${also})\n`);
     return ExitCode.ok;

@@ -3,8 +3,9 @@
 // Every file is written to a temporary name and renamed, and the buffer is written before the manifest
 // that names it: a run killed at any moment leaves the previous checkpoint or the new one, never half.
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { writeAtomic } from '../util/write-atomic.js';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeSync } from 'node:fs';
+import { writeAtomic, writeAtomicBy } from '../util/write-atomic.js';
+import { maxOf } from '../util/extrema.js';
 import { plural } from '../util/plural.js';
 import { join } from 'node:path';
 import type { Program } from '../check/program.js';
@@ -12,7 +13,7 @@ import type { EnsembleIR } from '../ensemble/ensemble-ir.js';
 import { slicingMap, type SlicingMap } from '../ensemble/slicing-map.js';
 import { printModelIR } from '../ir/print.js';
 import type { ModelIR } from '../ir/model-ir.js';
-import { damagedTensor, decodeTensors, encodeCheckpoint, manifestProblem, withChecksums, memberParams, restore, type CheckpointManifest, type RetiredMember, type StateSource, type TrainPosition } from '../train/checkpoint.js';
+import { damagedTensor, decodeTensors, describeCheckpoint, manifestProblem, sha256, tensorBytes, withChecksums, memberParams, restore, type CheckpointManifest, type RetiredMember, type StateSource, type TrainPosition } from '../train/checkpoint.js';
 import { Population } from '../runtime/population.js';
 import { compiledRun, type CompiledRun } from '../runtime/compiled-run.js';
 import type { TF } from '../kernels/tf.js';
@@ -153,8 +154,8 @@ export async function writeCheckpoint(
   meta: { fingerprint: string; seed: number; hyperKeys: string[]; retired?: RetiredMember[]; extra?: Map<string, Float32Array> },
 ): Promise<void> {
   const data = `population-${position.step}.bin`;
-  const { manifest, bytes } = await encodeCheckpoint(population, position, { ...meta, data });
-  writeCheckpointFiles(dir, manifest, bytes);
+  const { manifest, tensors } = await describeCheckpoint(population, position, { ...meta, data });
+  writeCheckpointFiles(dir, manifest, tensors);
 }
 
 /**
@@ -163,12 +164,14 @@ export async function writeCheckpoint(
  * previous one stays as it was. A buffer of a later step than this one (left by a run killed before its
  * manifest) is not superseded and stays.
  */
-export function writeCheckpointFiles(dir: string, given: CheckpointManifest, bytes: Uint8Array): void {
-  const manifest = withChecksums(given, bytes);
+export function writeCheckpointFiles(dir: string, given: CheckpointManifest, tensors: Map<string, Float32Array>): void {
+  const manifest = withChecksums(given, tensors);
   const bin = join(dir, manifest.data);
-  writeAtomic(bin, bytes);
-  const written = readFileSync(bin);
-  if (written.length !== bytes.length || damagedTensor(manifest, written) !== undefined) {
+  // tensor by tensor, each at its offset: no copy of the whole population is made
+  writeAtomicBy(bin, (fd) => {
+    for (const t of manifest.tensors) writeAllSync(fd, tensorBytes(tensors.get(t.name)!), 4 * t.offset);
+  });
+  if (!readsBackWhole(bin, manifest)) {
     throw new RunError(`the checkpoint buffer ${bin} did not read back as it was written; the previous checkpoint is kept (population.json names it)`);
   }
   writeAtomic(join(dir, 'population.json'), JSON.stringify(manifest) + '\n');
@@ -176,6 +179,32 @@ export function writeCheckpointFiles(dir: string, given: CheckpointManifest, byt
   for (const f of readdirSync(dir)) {
     const at = /^population-(\d+)\.bin$/.exec(f);
     if (at && Number(at[1]) < step) rmSync(join(dir, f), { force: true });
+  }
+}
+
+/** Writes all of `bytes` at `position` (writeSync may write less than it is given). */
+function writeAllSync(fd: number, bytes: Uint8Array, position: number): void {
+  for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done, position + done);
+}
+
+/** Whether the buffer on disk has the manifest's size and every tensor its checksum, read one tensor at a time. */
+function readsBackWhole(bin: string, manifest: CheckpointManifest): boolean {
+  const expected = 4 * manifest.tensors.reduce((n, t) => n + t.length, 0);
+  if (statSync(bin).size !== expected) return false;
+  const fd = openSync(bin, 'r');
+  try {
+    const scratch = Buffer.allocUnsafe(4 * Math.max(0, maxOf(manifest.tensors.map((t) => t.length))));
+    return manifest.tensors.every((t) => {
+      const bytes = scratch.subarray(0, 4 * t.length);
+      for (let done = 0; done < bytes.length; ) {
+        const read = readSync(fd, bytes, done, bytes.length - done, 4 * t.offset + done);
+        if (read === 0) return false;
+        done += read;
+      }
+      return sha256(bytes) === t.sha256;
+    });
+  } finally {
+    closeSync(fd);
   }
 }
 

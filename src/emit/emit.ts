@@ -376,7 +376,7 @@ function nodePart({ run, info }: ModuleContext): string[] {
   L.push('  return netc.train(');
   L.push('    { tf: backend.tf, program, model: ir.model, ensemble: ir, hyper: netc.hyperTable(program, ir.model), data, steps, seed, forward, step, schedules: netc.makeSchedules(schedules, ensembleConfig.vary, keyOf, seed) },');
   L.push('    {');
-  L.push('      onEpoch: (r) => log(`epoch ${r.epoch}/${epochs}: step ${r.step}/${steps}, best loss ${Math.min(...r.metrics.map((m) => m.loss).filter(Number.isFinite)).toFixed(4)}`),');
+  L.push('      onEpoch: (r) => log(`epoch ${r.epoch}/${epochs}: step ${r.step}/${steps}, best loss ${r.metrics.reduce((best, m) => (m.loss < best ? m.loss : best), Infinity).toFixed(4)}`),');
   L.push('      onEvent: (e) => log(JSON.stringify(e)),');
   L.push('    },');
   L.push('  );');

@@ -8,7 +8,7 @@ import type { Act, ForwardContext, Params } from '../layers/forward.js';
 import { layerKind } from '../layers/registry.js';
 import { blockMembers, blocksToMembers, groupedMembers, membersToBlocks } from '../layers/widened.js';
 import { blockVector } from '../kernels/block-vector.js';
-import { blockMask, fuse, placeMember, unfuse } from '../kernels/fused.js';
+import { blockMask, fuse, placeMember, stackMembers, unfuse } from '../kernels/fused.js';
 import { memberLosses, memberMetric } from '../kernels/losses.js';
 import { applyGradients, createState, hyperValues, sharedValue, type OptimizerState, type SharedSlots, type Slot } from '../kernels/optimizers.js';
 import { gatherMembers } from '../kernels/member-axis.js';
@@ -591,18 +591,16 @@ export class Population {
   /**
    * The population's whole state in the canonical, lowering-free form: each parameter (and each optimizer
    * slot of it, as `name:m`, `name:v`, ...) as [N, ...shape], member after member; a shared layer's as
-   * [...shape], once.
+   * [...shape], once. The arrays are read, never written: one may be the backend's own copy of a tensor.
    */
   async exportState(): Promise<Map<string, Float32Array>> {
     const out = new Map<string, Float32Array>();
     const canonical = async (p: WideParam, vars: Variable[]) => {
       if (p.layout === 'shared') return (await vars[0].data()) as Float32Array;
+      if (p.layout !== 'separate') return stackMembers(p.layout, p.shape, this.n, (await vars[0].data()) as Float32Array);
       const size = p.shape.reduce((a, b) => a * b, 1);
       const all = new Float32Array(size * this.n);
-      const fused = p.layout === 'separate' ? undefined : ((await vars[0].data()) as Float32Array);
-      for (let m = 0; m < this.n; m++) {
-        all.set(fused ? unfuse(p.layout, p.shape, this.n, fused, m) : ((await vars[m].data()) as Float32Array), m * size);
-      }
+      for (let m = 0; m < this.n; m++) all.set((await vars[m].data()) as Float32Array, m * size);
       return all;
     };
     for (const p of this.ir.params) {

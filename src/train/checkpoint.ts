@@ -113,11 +113,38 @@ export async function populationSource(population: Population): Promise<StateSou
   };
 }
 
-export async function encodeCheckpoint(
+export interface CheckpointMeta {
+  fingerprint: string;
+  seed: number;
+  hyperKeys: string[];
+  /** the buffer's file name, population-STEP.bin */
+  data: string;
+  retired?: RetiredMember[];
+  extra?: Map<string, Float32Array>;
+}
+
+/** A checkpoint as one buffer: the manifest and its tensors' values one after another. */
+export async function encodeCheckpoint(population: Population | StateSource, position: TrainPosition, meta: CheckpointMeta): Promise<{ manifest: CheckpointManifest; bytes: Uint8Array }> {
+  const { manifest, tensors } = await describeCheckpoint(population, position, meta);
+  return { manifest, bytes: joinTensors(manifest, tensors) };
+}
+
+/** The tensors of a manifest as its one buffer, each at its offset. */
+export function joinTensors(manifest: CheckpointManifest, tensors: Map<string, Float32Array>): Uint8Array {
+  const all = new Float32Array(manifest.tensors.reduce((n, t) => n + t.length, 0));
+  for (const t of manifest.tensors) all.set(tensors.get(t.name)!, t.offset);
+  return new Uint8Array(all.buffer);
+}
+
+/**
+ * A checkpoint's manifest and its tensors by name, not yet in one buffer: the writer puts each at its
+ * offset in the file, so that no copy of the whole population is made to write it.
+ */
+export async function describeCheckpoint(
   population: Population | StateSource,
   position: TrainPosition,
-  meta: { fingerprint: string; seed: number; hyperKeys: string[]; data: string; retired?: RetiredMember[]; extra?: Map<string, Float32Array> },
-): Promise<{ manifest: CheckpointManifest; bytes: Uint8Array }> {
+  meta: CheckpointMeta,
+): Promise<{ manifest: CheckpointManifest; tensors: Map<string, Float32Array> }> {
   const source = population instanceof Population ? await populationSource(population) : population;
   const n = source.memberIds.length;
   const tensors: CheckpointManifest['tensors'] = [];
@@ -133,8 +160,6 @@ export async function encodeCheckpoint(
     tensors.push({ name, shape: name.includes('@') || shared ? own : [n, ...own], offset, length: values.length, ...(shared ? { shared: true as const } : {}) });
     offset += values.length;
   }
-  const all = new Float32Array(offset);
-  for (const t of tensors) all.set(data.get(t.name)!, t.offset);
   const manifest: CheckpointManifest = {
     format: 'netc-checkpoint-1',
     model: source.model,
@@ -153,7 +178,7 @@ export async function encodeCheckpoint(
     data: meta.data,
     tensors,
   };
-  return { manifest, bytes: new Uint8Array(all.buffer) };
+  return { manifest, tensors: data };
 }
 
 /** The retired members of a checkpoint, with their parameters. */
@@ -205,12 +230,18 @@ export function canonicalMember(params: readonly { name: string; shape: number[]
 
 /** The SHA-256 of a tensor's bytes in a checkpoint's buffer, as population.json keeps it. */
 export function tensorChecksum(bytes: Uint8Array, t: { offset: number; length: number }): string {
-  return createHash('sha256').update(bytes.subarray(4 * t.offset, 4 * (t.offset + t.length))).digest('hex');
+  return sha256(bytes.subarray(4 * t.offset, 4 * (t.offset + t.length)));
 }
 
-/** The manifest with each tensor's checksum of `bytes` (the buffer it names). */
-export function withChecksums(manifest: CheckpointManifest, bytes: Uint8Array): CheckpointManifest {
-  return { ...manifest, tensors: manifest.tensors.map((t) => ({ ...t, sha256: tensorChecksum(bytes, t) })) };
+/** The SHA-256 of these bytes (a tensor's values, as the buffer holds them: little-endian float32). */
+export const sha256 = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
+
+/** A tensor's values as the bytes a checkpoint's buffer holds, without a copy. */
+export const tensorBytes = (values: Float32Array): Uint8Array => new Uint8Array(values.buffer, values.byteOffset, values.byteLength);
+
+/** The manifest with each tensor's checksum of its values (by name, as describeCheckpoint gives them). */
+export function withChecksums(manifest: CheckpointManifest, tensors: Map<string, Float32Array>): CheckpointManifest {
+  return { ...manifest, tensors: manifest.tensors.map((t) => ({ ...t, sha256: sha256(tensorBytes(tensors.get(t.name)!)) })) };
 }
 
 /** The first tensor whose bytes do not match its checksum (a checkpoint written before checksums has none to check). */

@@ -1,16 +1,26 @@
 // Every file netc writes goes to a temporary name in the same folder and is renamed into place, so a
 // reader (or a run killed mid-write) never sees half a file.
-import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { makeDirs } from './make-dirs.js';
 
 export function writeAtomic(path: string, data: string | Uint8Array): void {
+  writeAtomicBy(path, (fd) => writeFileSync(fd, data));
+}
+
+/** writeAtomic for a file written piece by piece: `write` writes the whole file to the open descriptor. */
+export function writeAtomicBy(path: string, write: (fd: number) => void): void {
   makeDirs(dirname(path));
   const tmp = `${path}.tmp-${process.pid}`;
+  let fd: number | undefined;
   try {
-    writeFileSync(tmp, data);
+    fd = openSync(tmp, 'w');
+    write(fd);
+    closeSync(fd);
+    fd = undefined;
     renameSync(tmp, path);
   } catch (e) {
+    if (fd !== undefined) closeSync(fd);
     rmSync(tmp, { force: true });
     throw e;
   }
