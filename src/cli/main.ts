@@ -11,6 +11,7 @@ import { predictCommand, predictHelp, type PredictOptions } from './predict-comm
 import { evalCommand, evalHelp, type EvalOptions } from './eval-command.js';
 import { combineModes } from '../serve/inference.js';
 import { extractCommand, rankMetrics, type ExtractOptions } from './extract-command.js';
+import { exportFormats } from './extract-export.js';
 import { importCommand } from './import-command.js';
 import { reportCommand } from './report-command.js';
 import { choiceOption, intOption, positiveNumberOption, workersOption } from './options.js';
@@ -125,12 +126,14 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
 
   program
     .command('extract')
-    .description('write members of a trained run as TF.js LayersModels (model.json + weights.bin)')
+    .description('write members of a trained run as TF.js LayersModels (model.json + weights.bin), PyTorch modules or ONNX graphs')
     .argument('<run>', 'a run directory')
     .option('--member <k>', 'the member with this number', intOption(0))
     .option('--best', 'the best member (by the leaderboard, or --metric)')
     .option('--metric <name>', `with --best: ${rankMetrics.join(', ')}`, choiceOption(rankMetrics))
     .option('--all', 'every member, each into DIR/member-K/')
+    .option('--ensemble', 'with --format onnx: every member in one graph, DIR/ensemble.onnx')
+    .option('--format <format>', `${exportFormats.join(', ')}: model.json + weights.bin, model.py + model.safetensors, or model.onnx`, choiceOption(exportFormats), 'tfjs')
     .requiredOption('--out <dir>', 'where to write')
     .option('--backend <name>', `TF.js backend: ${backends.join(', ')}`, choiceOption(backends), 'auto')
     .action(async (run: string, opts: ExtractOptions) => {
