@@ -3,12 +3,9 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { expect } from 'vitest';
 import * as tf from '@tensorflow/tfjs';
 import { netc } from './helpers.js';
-import { registerFileScheme } from '../src/serve/file-io.js';
-import type { TF } from '../src/kernels/tf.js';
 
 export const tmp = (): string => mkdtempSync(join(tmpdir(), 'netc-export-'));
 
@@ -37,13 +34,6 @@ export async function extract(run: string, out: string, ...args: string[]): Prom
   const r = await netc('extract', run, ...args, '--out', out, '--backend', 'cpu');
   expect(r.code, r.err).toBe(0);
   return out;
-}
-
-/** Member `k` as the TF.js LayersModel `netc extract` writes, loaded with plain TF.js. */
-export async function referenceModel(run: string, k: number): Promise<tf.LayersModel> {
-  const dir = await extract(run, join(tmp(), `tfjs-${k}`), '--member', String(k));
-  registerFileScheme(tf as unknown as TF);
-  return tf.loadLayersModel(pathToFileURL(join(dir, 'model.json')).href);
 }
 
 /** [B, H, W, C] -> [B, C, H, W] (any other rank as it is): netc's layout into the exported one. */

@@ -57,7 +57,7 @@ function moduleLine(n: ExportNode): string | undefined {
     case 'linear':
       return `nn.Linear(${n.inFeatures}, ${n.outFeatures}${n.bias ? '' : ', bias=False'})`;
     case 'conv2d': {
-      const padding = isSymmetric(n.pads) ? `, padding=${pair([n.pads[0], n.pads[2]])}` : '';
+      const padding = isSymmetric(n.pads) && isPadded(n.pads) ? `, padding=${pair([n.pads[0], n.pads[2]])}` : '';
       return `nn.Conv2d(${n.inChannels}, ${n.outChannels}, kernel_size=${pair(n.kernel)}, stride=${pair(n.stride)}${padding}${n.bias ? '' : ', bias=False'})`;
     }
     case 'maxpool2d':
