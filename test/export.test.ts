@@ -11,6 +11,7 @@ import * as ort from 'onnxruntime-web';
 import { exportCases } from './export-models.js';
 import { extract, maxDiff, randomInput, tmp, toExported, trainTiny } from './export-helpers.js';
 import { registerFileScheme } from '../src/serve/file-io.js';
+import { netc } from './helpers.js';
 import { onnxType, schemaDescriptor } from '../src/export/onnx-schema.js';
 import { onnxSchema } from '../src/export/onnx-schema.generated.js';
 import { ONNX_OPSET } from '../src/export/onnx.js';
@@ -43,7 +44,7 @@ async function runOnnx(path: string, x: tf.Tensor): Promise<Record<string, ort.T
 const python = process.env.NETC_PYTHON ?? 'python3';
 const hasTorch = spawnSync(python, ['-c', 'import torch, safetensors'], { stdio: 'ignore' }).status === 0;
 const torchSkipped = 'SKIPPED: python3 cannot import torch and safetensors';
-const torchChecks: { name: string; dir: string; reference: string }[] = [];
+const torchChecks: { name: string; dir: string; reference: string; run: string }[] = [];
 
 describe.each(exportCases)('export: $name', (c) => {
   let run = '';
@@ -86,7 +87,7 @@ describe.each(exportCases)('export: $name', (c) => {
     const entry = (t: tf.Tensor) => ({ shape: t.shape, data: Array.from(t.dataSync()) });
     const reference = join(dir, '..', 'reference.json');
     writeFileSync(reference, JSON.stringify({ input: entry(toExported(x)), members: refs.map((r, member) => ({ member, output: entry(r) })) }));
-    torchChecks.push({ name: c.name, dir, reference });
+    torchChecks.push({ name: c.name, dir, reference, run });
   });
 });
 
@@ -100,6 +101,23 @@ describe('PyTorch', () => {
     expect(r.status, r.stderr + r.stdout).toBe(0);
     console.log(r.stdout.trim());
     expect(r.stdout.trim().split('\n')).toHaveLength(exportCases.length);
+  });
+
+  it.skipIf(!hasTorch && process.env.NETC_REQUIRE_TORCH !== '1')(`netc import of each state_dict trained in PyTorch predicts what PyTorch predicts (${hasTorch ? python : torchSkipped})`, async () => {
+    expect(torchChecks.length).toBe(exportCases.length);
+    for (const t of torchChecks) {
+      const trained = JSON.parse(readFileSync(join(t.dir, 'trained.json'), 'utf8')) as { member: number; output: { shape: number[]; data: number[] } };
+      const r = await netc('import', join(t.dir, 'trained.safetensors'), '--into', t.run, '--member', String(trained.member), '--shared');
+      expect(r.code, r.err).toBe(0);
+      const model = await loadModel(await extract(t.run, join(tmp(), 'imported'), '--member', String(trained.member)));
+      const reference = JSON.parse(readFileSync(t.reference, 'utf8')) as { input: { shape: number[]; data: number[] } };
+      const x = tf.tensor(reference.input.data, reference.input.shape);
+      const nhwc = x.rank === 4 ? tf.transpose(x, [0, 2, 3, 1]) : x;
+      const got = toExported(model.predict(nhwc) as tf.Tensor);
+      expect(got.shape).toEqual(trained.output.shape);
+      expect(maxDiff(got.dataSync(), trained.output.data), t.name).toBeLessThanOrEqual(TOLERANCE);
+      model.dispose();
+    }
   });
 });
 
@@ -126,7 +144,6 @@ describe('ONNX files', () => {
   });
 
   it('--ensemble without --format onnx is a usage error', async () => {
-    const { netc } = await import('./helpers.js');
     const r = await netc('extract', 'nowhere', '--ensemble', '--out', join(tmp(), 'x'));
     expect(r.code).toBe(2);
     expect(r.err).toContain('--format onnx');

@@ -142,8 +142,8 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
 
   program
     .command('import')
-    .description("put a TF.js LayersModel's weights into member K of a run (warm starts, seeding PBT)")
-    .argument('<model-dir>', 'a folder with model.json and its weights')
+    .description("put a TF.js LayersModel's or a PyTorch state_dict's weights into member K of a run (warm starts, seeding PBT)")
+    .argument('<model>', 'a folder with model.json and its weights, or a .safetensors state_dict of the model.py `netc extract --format pytorch` writes')
     .requiredOption('--into <run>', 'the run directory')
     .requiredOption('--member <k>', 'the member to replace', intOption(0))
     .option('--shared', "also replace the shared layers' weights, for every member (otherwise they must match the run's)")

@@ -91,3 +91,29 @@ export const isPadded = (p: Pads): boolean => p.some((v) => v > 0);
 
 /** Keras' batchnorm momentum (the share of the running statistic kept) as PyTorch's (the share moved). */
 export const torchMomentum = (kerasMomentum: number): number => 1 - kerasMomentum;
+
+// The inverse rules, for a PyTorch state_dict coming back in (netc import).
+
+/** A Linear weight [out, in] (columns in `order`) as a netc dense kernel [in, out]. */
+export function denseKernel(weight: Float32Array, inputs: number, outputs: number, order: FeatureOrder): Float32Array {
+  const k = new Float32Array(inputs * outputs);
+  for (let o = 0; o < outputs; o++) for (let j = 0; j < inputs; j++) k[(order ? order[j] : j) * outputs + o] = weight[o * inputs + j];
+  return k;
+}
+
+/** A Conv2d weight [out, in, kh, kw] as a netc conv kernel [kh, kw, in, out]. */
+export function convKernel(weight: Float32Array, [kh, kw, cin, cout]: readonly number[]): Float32Array {
+  const k = new Float32Array(weight.length);
+  for (let o = 0; o < cout; o++)
+    for (let i = 0; i < cin; i++)
+      for (let y = 0; y < kh; y++) for (let x = 0; x < kw; x++) k[((y * kw + x) * cin + i) * cout + o] = weight[((o * cin + i) * kh + y) * kw + x];
+  return k;
+}
+
+/** A per-feature vector in the exported order back in netc's. */
+export function netcVector(v: Float32Array, order: FeatureOrder): Float32Array {
+  if (!order) return v;
+  const out = new Float32Array(v.length);
+  order.forEach((i, j) => (out[i] = v[j]));
+  return out;
+}

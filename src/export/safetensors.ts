@@ -56,7 +56,9 @@ export function decodeSafetensors(bytes: Uint8Array): { tensors: Map<string, Saf
   for (const [name, e] of Object.entries(entries) as [string, { dtype: string; shape: number[]; data_offsets: [number, number] }][]) {
     const [begin, end] = e.data_offsets;
     if (end > data.length || begin > end) throw new SafetensorsError(`'${name}' lies outside the file`);
-    const slice = data.slice(begin, end);
+    // a copy, aligned (a Node Buffer's slice would share its pool's memory)
+    const slice = new Uint8Array(end - begin);
+    slice.set(data.subarray(begin, end));
     if (e.dtype === 'F32') tensors.set(name, { shape: e.shape, data: new Float32Array(slice.buffer, 0, (end - begin) / 4) });
     else if (e.dtype === 'I64') tensors.set(name, { shape: e.shape, data: new BigInt64Array(slice.buffer, 0, (end - begin) / 8) });
     else throw new SafetensorsError(`'${name}' is ${e.dtype}; netc reads F32 and I64 tensors`);

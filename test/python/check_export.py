@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import torch
-from safetensors.torch import load_file
+from safetensors.torch import load_file, save_file
 from torch.func import functional_call, stack_module_state, vmap
 
 TOLERANCE = 1e-5
@@ -39,6 +39,25 @@ def expect_close(what, got, want):
     if not diff <= TOLERANCE:
         sys.exit(f"{what}: differs from the reference by {diff}")
     return diff
+
+
+def train_member(Model, row, out, x):
+    """Trains the first member a few SGD steps in PyTorch; writes trained.safetensors and its output on x."""
+    torch.manual_seed(0)
+    model = Model(**row["args"])
+    model.load_state_dict(load_file(out / f"member-{row['member']}" / "model.safetensors"), strict=True)
+    model.train()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    with torch.enable_grad():
+        for _ in range(3):
+            optimizer.zero_grad()
+            loss = model(torch.randn_like(x)).square().mean()
+            loss.backward()
+            optimizer.step()
+    model.eval()
+    save_file(model.state_dict(), out / "trained.safetensors")
+    y = model(x)
+    (out / "trained.json").write_text(json.dumps({"member": row["member"], "output": {"shape": list(y.shape), "data": y.flatten().tolist()}}))
 
 
 def main(out_dir, reference_path):
@@ -83,6 +102,7 @@ def main(out_dir, reference_path):
             want = torch.stack([tensor(e["output"]) for e in ref["members"]])
             worst = max(worst, expect_close("the members by vmap", ys, want))
             vmapped = "yes"
+        train_member(Model, listed[0], out, x)
     print(f"ok: {out_dir}: {len(models)} members, strict load, functional_call, vmap {vmapped}, max difference {worst:.2e}")
 
 
