@@ -76,6 +76,10 @@ describe.each(exportCases)('export: $name', (c) => {
     expect(got.members.dims).toEqual(members.shape);
     expect(maxDiff(got.members.data as Float32Array, members.dataSync())).toBeLessThanOrEqual(TOLERANCE);
     expect(maxDiff(got.mean.data as Float32Array, tf.mean(members, 0).dataSync())).toBeLessThanOrEqual(TOLERANCE);
+    // a shared layer's weights are in the graph once, computed once for every member
+    const initializers = (onnxType('ModelProto').decode(readFileSync(join(ensemble, 'ensemble.onnx'))) as unknown as { graph: { initializer: { name: string }[] } }).graph.initializer.map((i) => i.name);
+    const trunk = initializers.filter((i) => i.endsWith('dense_1.weight'));
+    expect(trunk).toEqual(c.source.includes('shared dense') ? ['shared/dense_1.weight'] : Array.from({ length: c.members }, (_, k) => `member_${k}/dense_1.weight`));
     const vote = voteClasses(tf as unknown as TF, members as never) as unknown as tf.Tensor;
     expect(Array.from(got.vote.data as BigInt64Array, Number)).toEqual(Array.from(vote.dataSync()));
   });

@@ -128,10 +128,20 @@ function emitNode(g: Graph, n: ExportNode, xs: string[], prefix: string): string
   }
 }
 
-/** Emits one member's layers on `input`; returns the name of its output. */
-function emitMember(g: Graph, plan: ExportPlan, input: string, prefix: string, output?: string): string {
+/**
+ * Emits one member's layers on `input`; returns the name of its output. A node `common` marks (the same in
+ * every member) is emitted once, under `shared/`, and its name kept in `done` for the other members.
+ */
+function emitMember(g: Graph, plan: ExportPlan, input: string, prefix: string, output?: string, common?: { nodes: boolean[]; done: Map<number, string> }): string {
   const names: string[] = [input];
-  for (const n of plan.nodes.slice(1)) names.push(emitNode(g, n, n.inputs.map((i) => names[i]), prefix));
+  for (const n of plan.nodes.slice(1)) {
+    if (!common?.nodes[n.id]) {
+      names.push(emitNode(g, n, n.inputs.map((i) => names[i]), prefix));
+      continue;
+    }
+    if (!common.done.has(n.id)) common.done.set(n.id, emitNode(g, n, n.inputs.map((i) => names[i]), 'shared/'));
+    names.push(common.done.get(n.id)!);
+  }
   const last = names[plan.output];
   return output ? g.op('Identity', [last], [], output) : last;
 }
@@ -177,11 +187,25 @@ function vote(g: Graph, members: string, k: number): string {
   return g.op('ArgMax', [score], [int('axis', 1), int('keepdims', 0)], 'vote');
 }
 
+/**
+ * The nodes every member computes alike: those on the input or on such nodes alone that are `shared` layers
+ * or have no weights, with the same layer arguments in every member (a shared trunk, a pooling on it).
+ */
+function commonNodes(plans: ExportPlan[]): boolean[] {
+  const common: boolean[] = [true];
+  for (const n of plans[0].nodes.slice(1)) {
+    const same = plans.every((p) => JSON.stringify(p.nodes[n.id].hyper) === JSON.stringify(n.hyper));
+    common.push(n.inputs.every((i) => common[i]) && same && (n.shared || n.tensors.length === 0));
+  }
+  return common;
+}
+
 /** ensemble.onnx: every member on one input; `members` [N, B, ...], `mean` [B, ...], `vote` [B] when `classifier`. */
 export function ensembleOnnx(plans: { plan: ExportPlan; member: number }[], classifier: boolean, doc: string): Uint8Array {
   const g = new Graph();
   const axis0 = g.constant([0], 'int64', [1]);
-  const outs = plans.map(({ plan, member }) => g.op('Unsqueeze', [emitMember(g, plan, 'input', `member_${member}/`), axis0]));
+  const common = { nodes: commonNodes(plans.map((p) => p.plan)), done: new Map<number, string>() };
+  const outs = plans.map(({ plan, member }) => g.op('Unsqueeze', [emitMember(g, plan, 'input', `member_${member}/`, undefined, common), axis0]));
   const members = g.op('Concat', outs, [int('axis', 0)], 'members');
   g.op('ReduceMean', [members], [ints('axes', [0]), int('keepdims', 0)], 'mean');
   const first = plans[0].plan;

@@ -51,6 +51,8 @@ interface NodeBase {
   tensors: ExportTensor[];
   /** the member's values of the layer's arguments that `vary` may change, by argument name */
   hyper: Record<string, number>;
+  /** a `shared` layer's: its weights are every member's */
+  shared: boolean;
 }
 
 export type ExportNode = NodeBase &
@@ -115,7 +117,7 @@ function build(ir: ModelIR, weights: Map<string, Float32Array>, hyper: MemberHyp
   };
   for (const op of ir.ops) {
     const ins = op.inputs.map((i) => nodes[i]);
-    const base: NodeBase = { id: op.id, name: op.name, label: op.label, inputs: op.inputs, shape: op.shape, layout: layoutOf(op.shape), order: undefined, tensors: [], hyper: {} };
+    const base: NodeBase = { id: op.id, name: op.name, label: op.label, inputs: op.inputs, shape: op.shape, layout: layoutOf(op.shape), order: undefined, tensors: [], hyper: {}, shared: op.params.length > 0 && op.params.every((p) => ir.params.find((q) => q.name === p)?.shared) };
     if (op.op === 'input') {
       nodes.push({ ...base, kind: 'input' });
       continue;
