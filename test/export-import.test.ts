@@ -58,3 +58,19 @@ describe('safetensors', () => {
     expect(bytes.length).toBe(8 + length + 8);
   });
 });
+
+describe('netc extract --format pytorch|onnx, mistakes', () => {
+  it('a layer PyTorch has no form of is one line, exit 1', async () => {
+    const source = `model deep(input: [2, 2, 2, 2, 3]) {
+  batchnorm()
+  flatten()
+  dense(1, activation: sigmoid)
+}
+train { data: csv("d.csv", label: "y") loss: binary_crossentropy batch: 8 steps: 1 }
+`;
+    const { run } = await trainTiny(source, 48, 2);
+    const r = await netc('extract', run, '--member', '0', '--format', 'pytorch', '--out', join(tmp(), 'x'));
+    expect(r.code).toBe(1);
+    expect(r.err).toBe('netc: batchnorm_1: PyTorch has no batchnorm for 5-axis examples\n');
+  });
+});

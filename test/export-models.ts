@@ -131,4 +131,23 @@ ensemble { members: 2 seed: 6 }
 ${train('sparse_categorical_crossentropy')}
 `,
   },
+  {
+    name: 'examples of other ranks ([steps, features]), kept channels last',
+    features: 12,
+    classes: 3,
+    input: [3, 4],
+    members: 2,
+    source: `model sequence(input: [3, 4]) {
+  bn = batchnorm(momentum: 0.5)
+  layernorm()
+  softmax()
+  a = leaky_relu(0.3)
+  concat(a, bn)
+  flatten()
+  dense(3, activation: softmax)
+}
+ensemble { members: 2 seed: 7 }
+${train('sparse_categorical_crossentropy')}
+`,
+  },
 ];

@@ -5,10 +5,10 @@ import type { IrOp, ModelIR } from '../ir/model-ir.js';
 import { memberArgs, type MemberHyperparameters } from '../runtime/hyper.js';
 import { layerKind } from '../layers/registry.js';
 import { LEAKY_RELU_ALPHA } from '../kernels/activations.js';
+import { activations } from '../vocabulary/activations.js';
 import {
   concatOrder,
   convWeight,
-  exportedShape,
   layoutOf,
   linearWeight,
   nchwFlattenOrder,
@@ -76,7 +76,7 @@ export interface ExportPlan {
   output: number;
 }
 
-const activationLayer = (op: string) => layerKind(op)?.name === op && ['relu', 'sigmoid', 'tanh', 'softmax', 'gelu', 'elu', 'leaky_relu', 'swish'].includes(op);
+const activationLayer = (op: string) => op !== 'linear' && (activations as readonly string[]).includes(op);
 
 /** A layer's `activation:` argument with its constants (leaky_relu's 0.2, as netc computes it). */
 function actOf(name: unknown): Act {
@@ -91,7 +91,7 @@ function hyperOf(op: IrOp, args: Record<string, unknown>): Record<string, number
 
 interface Built {
   nodes: ExportNode[];
-  /** the flattens whose feature order reaches somewhere it cannot be absorbed */
+  /** whether a flatten's feature order reaches somewhere it cannot be absorbed */
   conflict: boolean;
 }
 
@@ -194,6 +194,3 @@ function nodeOf(op: IrOp, a: Record<string, unknown>, base: NodeBase, x: NodeBas
       return { ...base, kind: 'activation', act: op.op === 'leaky_relu' ? { name: op.op, alpha: a.alpha as number } : { name: op.op }, order: x.order };
   }
 }
-
-/** The exported [B, ...] shape of a node's output. */
-export const nodeShape = (n: { shape: number[] }): number[] => exportedShape(n.shape);

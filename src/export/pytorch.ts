@@ -3,7 +3,7 @@
 // momenta, leaky_relu slopes) are the constructor's keyword arguments, defaulting to the member's values,
 // so one class serves every member of a run.
 import { channelAxis, exportedShape, isPadded, isSymmetric, type Pads } from './layout.js';
-import type { Act, ExportNode, ExportPlan, ExportTensor } from './plan.js';
+import type { Act, ExportNode, ExportPlan } from './plan.js';
 import type { SafeTensor } from './safetensors.js';
 
 /** A number as a Python float literal. */
@@ -170,7 +170,7 @@ ${forward.join('\n')}
 /** The member's state_dict, under the module's names, in its layers' order. */
 export function stateDict(plan: ExportPlan): Map<string, SafeTensor> {
   const out = new Map<string, SafeTensor>();
-  for (const n of plan.nodes) for (const t of n.tensors as ExportTensor[]) out.set(`${n.name}.${t.name}`, { shape: t.shape, data: t.data });
+  for (const n of plan.nodes) for (const t of n.tensors) out.set(`${n.name}.${t.name}`, { shape: t.shape, data: t.data });
   return out;
 }
 
