@@ -80,6 +80,11 @@ function activation(g: Graph, act: Act, x: string, shape: number[], out?: string
   }
 }
 
+/** A weighted layer's op, `make`, then its `activation:`, the last of them named `out`. */
+function activated(g: Graph, act: Act, shape: number[], out: string, make: (name?: string) => string): string {
+  return act.name === 'linear' ? make(out) : activation(g, act, make(), shape, out);
+}
+
 const toChannelsLast = (rank: number) => [0, ...Array.from({ length: rank - 2 }, (_, i) => i + 2), 1];
 const toChannelsFirst = (rank: number) => [0, rank - 1, ...Array.from({ length: rank - 2 }, (_, i) => i + 1)];
 
@@ -92,10 +97,10 @@ function emitNode(g: Graph, n: ExportNode, xs: string[], prefix: string): string
   const rank = n.shape.length + 1;
   switch (n.kind) {
     case 'linear':
-      return activation(g, n.act, g.op('Gemm', [x, ...tensors()], [int('transB', 1)], n.act.name === 'linear' ? out : undefined), n.shape, n.act.name === 'linear' ? undefined : out);
+      return activated(g, n.act, n.shape, out, (name) => g.op('Gemm', [x, ...tensors()], [int('transB', 1)], name));
     case 'conv2d': {
       const attrs = [ints('kernel_shape', n.kernel), ints('strides', n.stride), ints('pads', onnxPads(n.pads))];
-      return activation(g, n.act, g.op('Conv', [x, ...tensors()], attrs, n.act.name === 'linear' ? out : undefined), n.shape, n.act.name === 'linear' ? undefined : out);
+      return activated(g, n.act, n.shape, out, (name) => g.op('Conv', [x, ...tensors()], attrs, name));
     }
     case 'maxpool2d':
       return g.op('MaxPool', [x], [ints('kernel_shape', n.size), ints('strides', n.stride), ints('pads', onnxPads(n.pads))], out);
