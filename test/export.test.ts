@@ -108,6 +108,7 @@ describe('PyTorch', () => {
   });
 
   it.skipIf(!hasTorch && process.env.NETC_REQUIRE_TORCH !== '1')(`netc import of each state_dict trained in PyTorch predicts what PyTorch predicts (${hasTorch ? python : torchSkipped})`, async () => {
+    expect(hasTorch, `NETC_REQUIRE_TORCH=1, but ${python} cannot import torch and safetensors`).toBe(true);
     expect(torchChecks.length).toBe(exportCases.length);
     for (const t of torchChecks) {
       const trained = JSON.parse(readFileSync(join(t.dir, 'trained.json'), 'utf8')) as { member: number; output: { shape: number[]; data: number[] } };
