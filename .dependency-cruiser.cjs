@@ -16,7 +16,7 @@ const floors = [
   ['ensemble'], //                the ensemble IR: widening, verifier, slicing map
   ['step'], //                    the generated training step: what it covers, its WebAssembly
   ['runtime'], //                 the population on a backend
-  ['scale', 'serve'], //          shard jobs and their transports | trained members out
+  ['scale', 'serve', 'export'], // shard jobs and their transports | trained members out | members in PyTorch's and ONNX's conventions
   ['train'], //                   the training loop and what it keeps
   ['emit'], //                    the compiled module
   ['pipeline.ts'], //             the named pass list

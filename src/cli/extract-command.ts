@@ -1,6 +1,7 @@
-// `netc extract RUN (--member K | --best [--metric M] | --all) --out DIR`: members out of the fused
-// population as ordinary TF.js LayersModels (model.json + weights.bin), each member cut out of the checkpoint
-// by the layout rule that slicing-map.json writes down (memberParams, through kernels/fused.ts's unfuse).
+// `netc extract RUN (--member K | --best [--metric M] | --all | --ensemble) [--format F] --out DIR`: members
+// out of the fused population as ordinary TF.js LayersModels (model.json + weights.bin), or as PyTorch
+// modules or ONNX graphs (extract-export.ts), each member cut out of the checkpoint by the layout rule that
+// slicing-map.json writes down (memberParams, through kernels/fused.ts's unfuse).
 import { existsSync, readFileSync } from 'node:fs';
 import { chooseBackend } from './backend-option.js';
 import { join } from 'node:path';
@@ -14,6 +15,8 @@ import { readCheckpoint, readRunInfo, RunError } from './run-dir.js';
 import { rank, type MemberRow } from '../report/rank.js';
 import { ExitCode, UsageError, type Io } from './io.js';
 import { makeModelDir, OutDirError } from './out-dir.js';
+import { exportMembers, type CheckpointMember, type ExportFormat } from './extract-export.js';
+import { UnsupportedExportError } from '../export/plan.js';
 
 export const rankMetrics = ['loss', 'val_loss', 'accuracy', 'val_accuracy', 'mse', 'val_mse', 'mae', 'val_mae'] as const;
 
@@ -21,6 +24,9 @@ export interface ExtractOptions {
   member?: number;
   best?: boolean;
   all?: boolean;
+  /** every member in one ensemble.onnx */
+  ensemble?: boolean;
+  format?: ExportFormat;
   metric?: (typeof rankMetrics)[number];
   out: string;
   backend: BackendName | 'auto';
@@ -37,40 +43,54 @@ function bestMember(run: string, metric?: ExtractOptions['metric']): number {
   return rank(rows, metric)[0].member;
 }
 
-export async function extractCommand(run: string, options: ExtractOptions, io: Io): Promise<number> {
-  const chosen = [options.member !== undefined, !!options.best, !!options.all].filter(Boolean).length;
-  if (chosen !== 1) throw new UsageError('choose the members with exactly one of --member K, --best or --all');
+/** The checked choice of members and format; throws UsageError. */
+function checkChoice(options: ExtractOptions): void {
+  const chosen = [options.member !== undefined, !!options.best, !!options.all, !!options.ensemble].filter(Boolean).length;
+  if (chosen !== 1) throw new UsageError('choose the members with exactly one of --member K, --best, --all or --ensemble');
   if (options.metric && !options.best) throw new UsageError('--metric goes with --best');
+  if (options.ensemble && options.format !== 'onnx') throw new UsageError('--ensemble writes one ONNX graph: add --format onnx');
+}
+
+export async function extractCommand(run: string, options: ExtractOptions, io: Io): Promise<number> {
+  checkChoice(options);
   try {
     const info = readRunInfo(run);
     const { manifest, tensors } = readCheckpoint(run);
     const retired = retiredMembers(manifest, tensors);
     const known = [...manifest.member_ids, ...retired.map((r) => r.member)].sort((a, b) => a - b);
-    const ids = options.all ? known : [options.best ? bestMember(run, options.metric) : options.member!];
+    const ids = options.all || options.ensemble ? known : [options.best ? bestMember(run, options.metric) : options.member!];
     for (const id of ids) {
       if (!known.includes(id)) throw new RunError(`${run} has no member ${id}; its members are ${known[0]}..${known[known.length - 1]}`);
     }
+    // a member that stopped early is extracted as it was when it stopped, with its values then
+    const member = (id: number): CheckpointMember => {
+      const gone = retired.find((r) => r.member === id);
+      if (gone) return { id, step: gone.step, hyperparameters: gone.hyperparameters, params: gone.params, stopped: gone.reason };
+      const m = manifest.member_ids.indexOf(id);
+      return { id, step: manifest.position.step, hyperparameters: manifest.hyperparameters[m], params: memberParams(manifest, tensors, m) };
+    };
     makeModelDir(options.out, run);
+    const format = options.format ?? 'tfjs';
+    if (format !== 'tfjs') {
+      exportMembers({ run, info, members: ids.map(member), format, out: options.out, all: !!options.all, ensemble: !!options.ensemble }, io);
+      return ExitCode.ok;
+    }
     const chosen = await chooseBackend(options.backend, io);
     if (!chosen) return ExitCode.errors;
     const { tf } = chosen;
     for (const id of ids) {
-      const m = manifest.member_ids.indexOf(id);
-      const gone = retired.find((r) => r.member === id);
+      const m = member(id);
       const dir = options.all ? join(options.out, `member-${id}`) : options.out;
-      // a member that stopped early is extracted as it was when it stopped, with its values then
-      const hyperparameters = gone ? gone.hyperparameters : manifest.hyperparameters[m];
-      const model = toLayersModel(tf as unknown as TF, info.model, hyperparameters);
-      setWeights(tf as unknown as TF, model, info.model, gone ? gone.params : memberParams(manifest, tensors, m));
-      const step = gone ? gone.step : manifest.position.step;
-      const netc = { member: id, step, run, hyperparameters, ...(gone ? { stopped: gone.reason } : {}) };
+      const model = toLayersModel(tf as unknown as TF, info.model, m.hyperparameters);
+      setWeights(tf as unknown as TF, model, info.model, m.params);
+      const netc = { member: id, step: m.step, run, hyperparameters: m.hyperparameters, ...(m.stopped ? { stopped: m.stopped } : {}) };
       await model.save(fileSaveHandler(tf as unknown as TF, dir, { netc }));
       model.dispose();
-      io.out(`member ${id} (step ${step}${gone ? ', stopped' : ''}) -> ${join(dir, 'model.json')}\n`);
+      io.out(`member ${id} (step ${m.step}${m.stopped ? ', stopped' : ''}) -> ${join(dir, 'model.json')}\n`);
     }
     return ExitCode.ok;
   } catch (e) {
-    if (e instanceof RunError || e instanceof OutDirError || e instanceof UnsupportedLayerError || e instanceof MissingHyperparameterError) {
+    if (e instanceof RunError || e instanceof OutDirError || e instanceof UnsupportedLayerError || e instanceof MissingHyperparameterError || e instanceof UnsupportedExportError) {
       io.err(`netc: ${e.message}\n`);
       return ExitCode.errors;
     }

@@ -4,7 +4,9 @@
 // as they are, and weights that differ from them are refused unless --shared asks to replace them (for
 // every member). Names and shapes must match the run's model. Only a member still
 // training can be imported into: a stopped member (halving, early stopping, divergence) is a record of
-// what it was when it stopped, and nothing would ever train the weights put there.
+// what it was when it stopped, and nothing would ever train the weights put there. MODEL may also be a
+// PyTorch state_dict in a .safetensors file (what `netc extract --format pytorch` writes, or a model trained
+// from that model.py), brought back by the inverse of export/'s layout rules.
 import { placeMember } from '../kernels/fused.js';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
@@ -18,6 +20,9 @@ import type { CheckpointManifest } from '../train/checkpoint.js';
 import { readCheckpoint, readRunInfo, RunError, writeCheckpointFiles } from './run-dir.js';
 import { ExitCode, type Io } from './io.js';
 import { lockRun, type RunLock } from './run-lock.js';
+import { decodeSafetensors, SafetensorsError } from '../export/safetensors.js';
+import { netcWeights, StateDictError } from '../export/import-state.js';
+import type { RunInfo } from './run-dir.js';
 
 interface WeightSpec {
   name: string;
@@ -32,29 +37,8 @@ export function importCommand(modelDir: string, run: string, member: number, io:
     lock = lockRun(run, 'import');
     const { manifest, tensors } = readCheckpoint(run);
     const m = activePosition(run, manifest, member);
-    const modelJson = join(modelDir, 'model.json');
-    const text = readModelJson(modelDir, modelJson);
-    const sink = new DiagnosticSink(modelJson);
-    const at = (name: string) => {
-      const i = text.indexOf(`"${name}"`);
-      return { start: Math.max(0, i), length: name.length + 2 };
-    };
-    const { incoming, specs } = readWeights(modelDir, modelJson, parseModelJson(modelJson, text), sink, at);
-    if (sink.errorCount) {
-      io.err(formatDiagnostics(sink.diagnostics, text) + '\n');
-      return ExitCode.errors;
-    }
-    const expected = info.model.params.map((p) => p.name);
-    for (const spec of specs) {
-      const param = info.model.params.find((p) => p.name === spec.name);
-      if (!param) sink.report(Messages.CheckpointMismatch, at(spec.name), `the run's model '${info.model.name}' has no weight '${spec.name}'${didYouMean(spec.name, expected)}; its weights are: ${expected.join(', ')}`);
-      else if (param.shape.join() !== spec.shape.join()) sink.report(Messages.CheckpointMismatch, at(spec.name), `weight '${spec.name}' has shape [${spec.shape.join(', ')}]; the run's model needs [${param.shape.join(', ')}]`);
-    }
-    for (const name of expected) if (!incoming.has(name)) sink.report(Messages.CheckpointMismatch, { start: 0, length: 1 }, `the model has no weight '${name}', which the run's model '${info.model.name}' needs`);
-    if (sink.errorCount) {
-      io.err(formatDiagnostics(sink.diagnostics, text) + '\n');
-      return ExitCode.errors;
-    }
+    const incoming = modelDir.endsWith('.safetensors') ? stateDictWeights(modelDir, info, manifest.hyperparameters[m]) : layersModelWeights(modelDir, info, io);
+    if (!incoming) return ExitCode.errors;
     const shared = changedSharedWeights(manifest, tensors, incoming);
     if (shared.length && !options.shared) {
       throw new RunError(
@@ -79,6 +63,46 @@ export function importCommand(modelDir: string, run: string, member: number, io:
   } finally {
     lock?.release();
   }
+}
+
+
+/** A .safetensors state_dict's weights in netc's layout; every mistake in it is a RunError naming the file. */
+function stateDictWeights(file: string, info: RunInfo, hyperparameters: Record<string, number>): Map<string, Float32Array> {
+  if (!existsSync(file) || !statSync(file).isFile()) throw new RunError(`${file} is not a file`);
+  try {
+    return netcWeights(info.model, hyperparameters, decodeSafetensors(readFileSync(file)).tensors);
+  } catch (e) {
+    if (e instanceof SafetensorsError || e instanceof StateDictError) throw new RunError(`${file}: ${e.message}`);
+    throw e;
+  }
+}
+
+/** A LayersModel folder's weights, checked against the run's model; undefined after printing its diagnostics. */
+function layersModelWeights(modelDir: string, info: RunInfo, io: Io): Map<string, Float32Array> | undefined {
+  const modelJson = join(modelDir, 'model.json');
+  const text = readModelJson(modelDir, modelJson);
+  const sink = new DiagnosticSink(modelJson);
+  const at = (name: string) => {
+    const i = text.indexOf(`"${name}"`);
+    return { start: Math.max(0, i), length: name.length + 2 };
+  };
+  const { incoming, specs } = readWeights(modelDir, modelJson, parseModelJson(modelJson, text), sink, at);
+  if (sink.errorCount) {
+    io.err(formatDiagnostics(sink.diagnostics, text) + '\n');
+    return undefined;
+  }
+  const expected = info.model.params.map((p) => p.name);
+  for (const spec of specs) {
+    const param = info.model.params.find((p) => p.name === spec.name);
+    if (!param) sink.report(Messages.CheckpointMismatch, at(spec.name), `the run's model '${info.model.name}' has no weight '${spec.name}'${didYouMean(spec.name, expected)}; its weights are: ${expected.join(', ')}`);
+    else if (param.shape.join() !== spec.shape.join()) sink.report(Messages.CheckpointMismatch, at(spec.name), `weight '${spec.name}' has shape [${spec.shape.join(', ')}]; the run's model needs [${param.shape.join(', ')}]`);
+  }
+  for (const name of expected) if (!incoming.has(name)) sink.report(Messages.CheckpointMismatch, { start: 0, length: 1 }, `the model has no weight '${name}', which the run's model '${info.model.name}' needs`);
+  if (sink.errorCount) {
+    io.err(formatDiagnostics(sink.diagnostics, text) + '\n');
+    return undefined;
+  }
+  return incoming;
 }
 
 type ModelJson = { weightsManifest: { paths: string[]; weights: WeightSpec[] }[] };

@@ -11,6 +11,7 @@ import { predictCommand, predictHelp, type PredictOptions } from './predict-comm
 import { evalCommand, evalHelp, type EvalOptions } from './eval-command.js';
 import { combineModes } from '../serve/inference.js';
 import { extractCommand, rankMetrics, type ExtractOptions } from './extract-command.js';
+import { exportFormats } from './extract-export.js';
 import { importCommand } from './import-command.js';
 import { reportCommand } from './report-command.js';
 import { choiceOption, intOption, positiveNumberOption, workersOption } from './options.js';
@@ -125,12 +126,14 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
 
   program
     .command('extract')
-    .description('write members of a trained run as TF.js LayersModels (model.json + weights.bin)')
+    .description('write members of a trained run as TF.js LayersModels (model.json + weights.bin), PyTorch modules or ONNX graphs')
     .argument('<run>', 'a run directory')
     .option('--member <k>', 'the member with this number', intOption(0))
     .option('--best', 'the best member (by the leaderboard, or --metric)')
     .option('--metric <name>', `with --best: ${rankMetrics.join(', ')}`, choiceOption(rankMetrics))
     .option('--all', 'every member, each into DIR/member-K/')
+    .option('--ensemble', 'with --format onnx: every member in one graph, DIR/ensemble.onnx')
+    .option('--format <format>', `${exportFormats.join(', ')}: model.json + weights.bin, model.py + model.safetensors, or model.onnx`, choiceOption(exportFormats), 'tfjs')
     .requiredOption('--out <dir>', 'where to write')
     .option('--backend <name>', `TF.js backend: ${backends.join(', ')}`, choiceOption(backends), 'auto')
     .action(async (run: string, opts: ExtractOptions) => {
@@ -139,8 +142,8 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
 
   program
     .command('import')
-    .description("put a TF.js LayersModel's weights into member K of a run (warm starts, seeding PBT)")
-    .argument('<model-dir>', 'a folder with model.json and its weights')
+    .description("put a TF.js LayersModel's or a PyTorch state_dict's weights into member K of a run (warm starts, seeding PBT)")
+    .argument('<model>', 'a folder with model.json and its weights, or a .safetensors state_dict of the model.py `netc extract --format pytorch` writes')
     .requiredOption('--into <run>', 'the run directory')
     .requiredOption('--member <k>', 'the member to replace', intOption(0))
     .option('--shared', "also replace the shared layers' weights, for every member (otherwise they must match the run's)")

@@ -6,7 +6,7 @@
 // lr_schedule's arguments are hyperparameters too (`lr_schedule.min`), intervals by their amount.
 import type { BoundValue, Interval } from '../core/arg-spec.js';
 import type { Program, Space, Vary, VaryTarget } from '../check/program.js';
-import type { ModelIR } from '../ir/model-ir.js';
+import type { IrOp, ModelIR } from '../ir/model-ir.js';
 import { layerKind } from '../layers/registry.js';
 import { optimizers } from '../vocabulary/optimizers.js';
 import { lrSchedules } from '../vocabulary/lr-schedules.js';
@@ -124,4 +124,27 @@ export function shownHyperparameters(table: Pick<HyperTable, 'varied'>, value: (
 /** Every hyperparameter of member `id`, by key: its row of a checkpoint's `hyperparameters`. */
 export function memberHyperparameters(table: Pick<HyperTable, 'keys' | 'value'>, id: number): Record<string, number> {
   return Object.fromEntries(table.keys.map((key) => [key, table.value(key, id)]));
+}
+
+/** One member's hyperparameters by key, as the checkpoint keeps them: `lr`, `dropout_1.rate`, ... */
+export type MemberHyperparameters = Readonly<Record<string, number>>;
+
+/** The member's hyperparameters lack a layer argument of the model: they belong to another model. */
+export class MissingHyperparameterError extends Error {
+  override name = 'MissingHyperparameterError';
+}
+
+/**
+ * The op's arguments as this member has them: the file's values, with every argument that `vary` may give
+ * a member its own (a `hyper` argument) replaced by the member's value, keyed `${op.name}.${arg}`.
+ */
+export function memberArgs(op: IrOp, hyper: MemberHyperparameters): Record<string, BoundValue> {
+  const args = { ...op.attrs };
+  for (const a of layerKind(op.op)?.args ?? []) {
+    if (!a.hyper) continue;
+    const value = hyper[`${op.name}.${a.name}`];
+    if (value === undefined) throw new MissingHyperparameterError(`${op.name}: the member's hyperparameters have no '${op.name}.${a.name}'`);
+    args[a.name] = value;
+  }
+  return args;
 }

@@ -3,40 +3,19 @@
 // extraction writes out. Every layer argument `vary` may change is the member's own value, and every
 // initializer is the one netc drew the member's weights from, so the model is that member exactly.
 import type * as tfjs from '@tensorflow/tfjs';
-import type { BoundValue } from '../core/arg-spec.js';
 import type { IrOp, ModelIR } from '../ir/model-ir.js';
-import { layerKind } from '../layers/registry.js';
+import { memberArgs, type MemberHyperparameters } from '../runtime/hyper.js';
 import type { Initializer } from '../vocabulary/initializers.js';
 import type { TF } from '../kernels/tf.js';
 import { LEAKY_RELU_ALPHA } from '../kernels/activations.js';
 
-/** One member's hyperparameters by key, as the checkpoint keeps them: `lr`, `dropout_1.rate`, ... */
-export type MemberHyperparameters = Readonly<Record<string, number>>;
+export { MissingHyperparameterError, type MemberHyperparameters } from '../runtime/hyper.js';
 
 /** A layer or activation that tfjs-layers cannot express. */
 export class UnsupportedLayerError extends Error {
   override name = 'UnsupportedLayerError';
 }
 
-/** The member's hyperparameters lack a layer argument of the model: they belong to another model. */
-export class MissingHyperparameterError extends Error {
-  override name = 'MissingHyperparameterError';
-}
-
-/**
- * The op's arguments as this member has them: the file's values, with every argument that `vary` may give
- * a member its own (a `hyper` argument) replaced by the member's value, keyed `${op.name}.${arg}`.
- */
-function memberArgs(op: IrOp, hyper: MemberHyperparameters): Record<string, BoundValue> {
-  const args = { ...op.attrs };
-  for (const a of layerKind(op.op)?.args ?? []) {
-    if (!a.hyper) continue;
-    const value = hyper[`${op.name}.${a.name}`];
-    if (value === undefined) throw new MissingHyperparameterError(`${op.name}: the member's hyperparameters have no '${op.name}.${a.name}'`);
-    args[a.name] = value;
-  }
-  return args;
-}
 
 // netc's initializers by tfjs-layers' names. model.json then says what Keras means by them, which is what
 // netc drew from; tfjs-layers itself draws its `normal` ones without Keras' truncation correction, which
