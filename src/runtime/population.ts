@@ -589,6 +589,45 @@ export class Population {
   }
 
   /**
+   * The positions of the members with a NaN or infinite parameter (a shared layer's counts for every
+   * member), as one reduction per parameter on the backend and one read of N flags: what the divergence
+   * guard checks at an interval's end, since a loss that clips its predictions can stay finite over
+   * non-finite weights.
+   */
+  nonFiniteMembers(): number[] {
+    const { tf, n } = this;
+    const flags = tf.tidy(() => {
+      let acc = tf.zeros([n]);
+      for (const p of this.ir.params) acc = tf.add(acc, this.poisonPerMember(p, this.variables.get(p.name)!));
+      return acc;
+    });
+    const values = flags.dataSync();
+    flags.dispose();
+    const out: number[] = [];
+    values.forEach((v, m) => Number.isNaN(v) && out.push(m));
+    return out;
+  }
+
+  /** sum(0 * value) of each member's copy of a parameter, [N] (a scalar for a shared one): 0, or NaN where one is not finite. */
+  private poisonPerMember(p: WideParam, vars: Variable[]): Tensor {
+    const { tf, n } = this;
+    const zero = (t: Tensor) => tf.mul(t, 0);
+    const r = p.shape.length;
+    switch (p.layout) {
+      case 'stacked':
+        return tf.sum(tf.reshape(zero(vars[0]), [n, -1]), 1);
+      case 'columns':
+        return tf.sum(tf.reshape(zero(vars[0]), [-1, n, p.shape[r - 1]]), [0, 2]);
+      case 'blockdiag':
+        return tf.sum(tf.reshape(zero(vars[0]), [-1, n, p.shape[r - 2], n, p.shape[r - 1]]), [0, 2, 3, 4]);
+      case 'separate':
+        return tf.stack(vars.map((v) => tf.sum(zero(v))));
+      case 'shared':
+        return tf.sum(zero(vars[0]));
+    }
+  }
+
+  /**
    * The population's whole state in the canonical, lowering-free form: each parameter (and each optimizer
    * slot of it, as `name:m`, `name:v`, ...) as [N, ...shape], member after member; a shared layer's as
    * [...shape], once.

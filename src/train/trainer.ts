@@ -321,8 +321,10 @@ class TrainingRun {
     const order = this.own ? new Int32Array(0) : epochOrder(setup.data.train.count, config.shuffle, setup.seed, this.epoch);
     while (this.next < perEpoch && this.step < setup.steps) {
       const to = this.nextBoundary();
-      const diverged = this.population ? await this.intervalResident(order, to) : await this.intervalShards(to);
-      if (diverged.length) await this.stopDiverged(diverged);
+      const lost = this.population ? await this.intervalResident(order, to) : await this.intervalShards(to);
+      // a loss that clips its predictions (cross-entropy) stays finite over NaN weights: they are looked at too
+      const poisoned = this.nonFiniteWeights().filter((id) => !lost.includes(id));
+      if (lost.length || poisoned.length) await this.stopDiverged(lost, poisoned);
       await this.endInterval();
       if (this.stopped) break;
     }
@@ -481,10 +483,19 @@ class TrainingRun {
   }
 
   /** Members whose loss went non-finite stop, unless their NaN has reached the others: then the run cannot go on. */
-  private async stopDiverged(diverged: number[]): Promise<void> {
+  /** The active members with a NaN or infinite parameter now, by id. */
+  private nonFiniteWeights(): number[] {
+    const positions = this.population ? this.population.nonFiniteMembers() : this.store!.nonFiniteMembers();
+    return positions.map((m) => this.ids[m]);
+  }
+
+  /** Stops the members whose loss (`lost`) or weights (`poisoned`) went non-finite in the interval that ended at this step. */
+  private async stopDiverged(lost: number[], poisoned: number[] = []): Promise<void> {
     const { step } = this;
+    const diverged = [...lost, ...poisoned];
+    const what = !poisoned.length ? 'a non-finite loss' : !lost.length ? 'non-finite weights' : 'a non-finite loss or weights';
     // under waves too: the members of a diverged member's wave are poisoned as they would be all at once
-    const who = `member${diverged.length > 1 ? 's' : ''} ${diverged.join(', ')} diverged (a non-finite loss) at step ${step}`;
+    const who = `member${diverged.length > 1 ? 's' : ''} ${diverged.join(', ')} diverged (${what}) at step ${step}`;
     if (this.setup.ensemble.lowering === 'blockdiag' && this.activeCount() > diverged.length) {
       throw new DivergenceError(
         `${who}; under the blockdiag lowering a non-finite member spreads to every other (0 x NaN = NaN in the masked matMul), so the population is no longer valid. Use --lowering grouped, which stops a diverged member and leaves the others untouched.`,
@@ -495,7 +506,8 @@ class TrainingRun {
         `${who}; its gradient reached the shared layers, whose one set of weights every member reads, so every member is now non-finite and the population is no longer valid. Lower the learning rates (the shared layers train with the file's), or add clipnorm.`,
       );
     }
-    await this.apply({ stop: diverged.map((member) => ({ member, reason: `diverged: a non-finite loss at step ${step}` })), exploit: [] });
+    const reason = (member: number) => `diverged: ${lost.includes(member) ? 'a non-finite loss' : 'non-finite weights'} at step ${step}`;
+    await this.apply({ stop: diverged.map((member) => ({ member, reason: reason(member) })), exploit: [] });
   }
 
   private activeCount(): number {
