@@ -360,7 +360,7 @@ async function runTraining(t: Training, io: Io): Promise<{ result: TrainResult; 
   };
   let transport: Transport | undefined;
   try {
-    transport = await makeTransport(t.options, t.backend, io, run.ensemble.members);
+    transport = await makeTransport(t.options, t.backend, io, run.ensemble.members, { log: (line) => progress.note(line), everySeconds: t.options.progressSeconds ?? 10 });
     if (transport) io.err(`training in shards through ${transport.name}\n`);
     const schedules = makeSchedules(program.schedules, program.ensemble.vary, (path) => [...table.varied].find(([, p]) => p === path)![0], seed);
     const memberIds = Array.from({ length: run.ensemble.members }, (_, i) => i);
@@ -386,7 +386,7 @@ async function runTraining(t: Training, io: Io): Promise<{ result: TrainResult; 
     if (e instanceof DivergenceError || e instanceof QueueError || e instanceof WorkerError) {
       progress.stop();
       io.err(`\nnetc: ${e.message}\n`);
-      if (!(e instanceof DivergenceError)) io.err(`the run can be continued from its last checkpoint: netc train --resume ${runDir}\n`);
+      if (!(e instanceof DivergenceError)) io.err(continueLine(runDir));
       return ExitCode.errors;
     }
     throw e;
@@ -400,6 +400,12 @@ async function runTraining(t: Training, io: Io): Promise<{ result: TrainResult; 
       ctrlC.off();
     }
   }
+}
+
+/** How to go on after a lost queue or worker: from the last checkpoint, or from the start where none was written yet. */
+function continueLine(runDir: string): string {
+  if (existsSync(join(runDir, 'population.json'))) return `the run can be continued from its last checkpoint: netc train --resume ${runDir}\n`;
+  return `nothing was checkpointed yet; the run starts from its beginning with: netc train --resume ${runDir}\n`;
 }
 
 /** While the run's last files are written: Ctrl-C once lets them finish (it left no report.html); twice quits. */

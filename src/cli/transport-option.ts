@@ -3,7 +3,7 @@
 import { availableParallelism } from 'node:os';
 import type { BackendName } from '../runtime/backend.js';
 import { LocalWorkers } from '../scale/local-workers.js';
-import { QueueTransport } from '../scale/queue.js';
+import { DEFAULT_UNREACHABLE_SECONDS, QueueTransport } from '../scale/queue.js';
 import type { Transport } from '../scale/transport.js';
 import type { Io } from './io.js';
 import { plural } from '../util/plural.js';
@@ -15,6 +15,8 @@ export interface TransportOptions {
   queue?: string;
   /** with queue: how many shards (default: the workers connected when the run starts, at least 1) */
   shards?: number;
+  /** with queue: how many seconds Redis may stay unreachable while the run waits for its jobs */
+  queueTimeout?: number;
 }
 
 /** More worker processes than this many per core only share the cores and the memory among more copies. */
@@ -47,15 +49,18 @@ export function shardCount(requested: number, members: number): { count: number;
   return { count, warning: `netc: warning: --shards ${requested} is more than ${limit}: using ${plural(count, 'shard')}\n` };
 }
 
-/** `members`: how many members the run trains, the most workers it can keep busy. */
-export async function makeTransport(options: TransportOptions, backend: BackendName, io: Io, members: number): Promise<Transport | undefined> {
+/**
+ * `members`: how many members the run trains, the most workers it can keep busy; `note`: where a queue's
+ * waiting lines go (the progress, which keeps them off its bar) and how often.
+ */
+export async function makeTransport(options: TransportOptions, backend: BackendName, io: Io, members: number, note: { log(line: string): void; everySeconds?: number } = { log: io.err }): Promise<Transport | undefined> {
   if (options.workers !== undefined) {
     const { count, warning } = workerCount(options.workers, members);
     if (warning) io.err(warning);
     return new LocalWorkers(count, backend);
   }
   if (options.queue === undefined) return undefined;
-  const probe = await QueueTransport.create(options.queue, 1);
+  const probe = (await QueueTransport.create(options.queue, 1)).watch({ ...note, unreachableSeconds: options.queueTimeout ?? DEFAULT_UNREACHABLE_SECONDS });
   const connected = await probe.workerCount();
   if (options.shards !== undefined) {
     const { count, warning } = shardCount(options.shards, members);
