@@ -29,6 +29,7 @@ import { TrainProgress } from './train-progress.js';
 import { finishRun } from './train-summary.js';
 import { makeTransport } from './transport-option.js';
 import { QueueError } from '../scale/queue.js';
+import { memoryProblem } from './memory-budget.js';
 import { WorkerError } from '../scale/local-workers.js';
 import type { Transport } from '../scale/transport.js';
 import type { BackendName } from '../runtime/backend.js';
@@ -86,6 +87,12 @@ async function trainLocked(net: NetFile, run: RunInfo | undefined, options: Trai
 
   const chosen = await chooseBackend(options.backend ?? 'auto', io);
   if (!chosen) return ExitCode.errors;
+  // a population too large for the machine is refused before anything is allocated or written
+  const tooLarge = memoryProblem({ ensemble: state.ensemble!, optimizer: program.train!.optimizer.name, batch: program.train!.batch, backend: chosen.name, resident: options.resident, sharded: options.workers !== undefined || options.queue !== undefined });
+  if (tooLarge) {
+    io.err(`netc: ${tooLarge}\n`);
+    return ExitCode.errors;
+  }
   const loaded = await loadData(state, net.baseDir, io);
   if (!loaded) return ExitCode.errors;
   const { seen: data, tested } = loaded;
@@ -121,7 +128,7 @@ async function trainLocked(net: NetFile, run: RunInfo | undefined, options: Trai
   const trained = await runTraining({ tf: chosen.tf, backend: chosen.name, run: compiled, data, steps, epochs, perEpoch, runDir, resume, options }, io);
   if (typeof trained === 'number') return trained;
   const { result, stopped, timings, transport } = trained;
-  result.population.dispose();
+  result.dispose();
   const { name: model } = state.ir!;
   const { members, lowering } = ensemble;
   const finishing = finishDespiteCtrlC(io);

@@ -113,8 +113,10 @@ export interface TrainCallbacks {
 }
 
 export interface TrainResult {
-  /** the members still training at the end (all of them, resident, when trained in waves) */
-  population: Population;
+  /** the members still training at the end (all of them, resident, when trained in waves: made on first use) */
+  readonly population: Population;
+  /** disposes the population, where it was made */
+  dispose(): void;
   /** every member's id, in the original order of `final` */
   memberIds: number[];
   /** members that stopped early, with their parameters */
@@ -683,8 +685,23 @@ class TrainingRun {
     const final = allIds.map((id) => this.partialMetrics.get(id) ?? this.lastMetrics.get(id) ?? { loss: NaN });
     const lastStep = (id: number) => Math.max(0, (retired.find((r) => r.member === id)?.step ?? step) - 1);
     const rates = allIds.map((id) => memberLr(this.setup.hyper, this.lr, id, lastStep(id)));
-    const resultPopulation = population ?? store!.materialize();
-    return { population: resultPopulation, position: this.position(), steps: step, seconds, memberStepsPerSecond: step > this.first ? this.trained / seconds : 0, final, lr: rates, retired, memberIds: allIds };
+    // trained in waves or shards, the members are put on the device only when asked for: all of them at
+    // once may not fit (what --resident is for)
+    let resident = population;
+    return {
+      get population() {
+        return (resident ??= store!.materialize());
+      },
+      dispose: () => resident?.dispose(),
+      position: this.position(),
+      steps: step,
+      seconds,
+      memberStepsPerSecond: step > this.first ? this.trained / seconds : 0,
+      final,
+      lr: rates,
+      retired,
+      memberIds: allIds,
+    };
   }
 }
 
