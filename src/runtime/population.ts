@@ -589,8 +589,8 @@ export class Population {
   }
 
   /**
-   * The positions of the members with a NaN or infinite parameter (a shared layer's counts for every
-   * member), as one reduction per parameter on the backend and one read of N flags: what the divergence
+   * The positions of the members with a NaN or infinite parameter of their own (sharedNonFinite() looks
+   * at the shared layers'), as one reduction per parameter on the backend and one read of N flags: what the divergence
    * guard checks at an interval's end, since a loss that clips its predictions can stay finite over
    * non-finite weights.
    */
@@ -598,7 +598,7 @@ export class Population {
     const { tf, n } = this;
     const flags = tf.tidy(() => {
       let acc = tf.zeros([n]);
-      for (const p of this.ir.params) acc = tf.add(acc, this.poisonPerMember(p, this.variables.get(p.name)!));
+      for (const p of this.ir.params) if (p.layout !== 'shared') acc = tf.add(acc, this.poisonPerMember(p, this.variables.get(p.name)!));
       return acc;
     });
     const values = flags.dataSync();
@@ -606,6 +606,17 @@ export class Population {
     const out: number[] = [];
     values.forEach((v, m) => Number.isNaN(v) && out.push(m));
     return out;
+  }
+
+  /** Whether a shared layer's parameter holds a NaN or an infinity (every member reads it). */
+  sharedNonFinite(): boolean {
+    const shared = this.ir.params.filter((p) => p.layout === 'shared');
+    if (!shared.length) return false;
+    const { tf } = this;
+    const flag = tf.tidy(() => tf.addN(shared.map((p) => this.poisonPerMember(p, this.variables.get(p.name)!))));
+    const value = flag.dataSync()[0];
+    flag.dispose();
+    return Number.isNaN(value);
   }
 
   /** sum(0 * value) of each member's copy of a parameter, [N] (a scalar for a shared one): 0, or NaN where one is not finite. */

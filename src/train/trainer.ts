@@ -326,7 +326,8 @@ class TrainingRun {
       const lost = this.population ? await this.intervalResident(order, to) : await this.intervalShards(to);
       // a loss that clips its predictions (cross-entropy) stays finite over NaN weights: they are looked at too
       const poisoned = this.nonFiniteWeights().filter((id) => !lost.includes(id));
-      if (lost.length || poisoned.length) await this.stopDiverged(lost, poisoned);
+      const shared = this.population?.sharedNonFinite() ?? false;
+      if (lost.length || poisoned.length || shared) await this.stopDiverged(lost, poisoned, shared);
       await this.endInterval();
       if (this.stopped) break;
     }
@@ -492,12 +493,14 @@ class TrainingRun {
   }
 
   /** Stops the members whose loss (`lost`) or weights (`poisoned`) went non-finite in the interval that ended at this step. */
-  private async stopDiverged(lost: number[], poisoned: number[] = []): Promise<void> {
+  private async stopDiverged(lost: number[], poisoned: number[] = [], sharedPoisoned = false): Promise<void> {
     const { step } = this;
+    // one member left, and the shared layers it reads went non-finite: it is the one that diverged
+    if (sharedPoisoned && this.activeCount() === 1 && !lost.length && !poisoned.length) poisoned = [...this.ids];
     const diverged = [...lost, ...poisoned];
     const what = !poisoned.length ? 'a non-finite loss' : !lost.length ? 'non-finite weights' : 'a non-finite loss or weights';
     // under waves too: the members of a diverged member's wave are poisoned as they would be all at once
-    const who = `member${diverged.length > 1 ? 's' : ''} ${diverged.join(', ')} diverged (${what}) at step ${step}`;
+    const who = diverged.length ? `member${diverged.length > 1 ? 's' : ''} ${diverged.join(', ')} diverged (${what}) at step ${step}` : `the shared layers' weights went non-finite at step ${step}`;
     if (this.setup.ensemble.lowering === 'blockdiag' && this.activeCount() > diverged.length) {
       throw new DivergenceError(
         `${who}; under the blockdiag lowering a non-finite member spreads to every other (0 x NaN = NaN in the masked matMul), so the population is no longer valid. Use --lowering grouped, which stops a diverged member and leaves the others untouched.`,
@@ -506,6 +509,11 @@ class TrainingRun {
     if (this.sharedLayers && this.activeCount() > diverged.length) {
       throw new DivergenceError(
         `${who}; its gradient reached the shared layers, whose one set of weights every member reads, so every member is now non-finite and the population is no longer valid. Lower the learning rates (the shared layers train with the file's), or add clipnorm.`,
+      );
+    }
+    if (sharedPoisoned && this.activeCount() > 1) {
+      throw new DivergenceError(
+        `${who}; the shared layers, whose one set of weights every member reads, hold a NaN or an infinity, so every member is now non-finite and the population is no longer valid. Lower the learning rates (the shared layers train with the file's), or add clipnorm.`,
       );
     }
     const reason = (member: number) => `diverged: ${lost.includes(member) ? 'a non-finite loss' : 'non-finite weights'} at step ${step}`;
