@@ -62,9 +62,9 @@ describe('Population.nonFiniteMembers', () => {
   it.each(['grouped', 'blockdiag', 'loop'] as Lowering[])('finds the member with a NaN or an infinity in any parameter (%s)', async (lowering) => {
     for (const [name, m, value] of [['dense_1/kernel', 2, NaN], ['dense_2/bias', 1, Infinity], ['dense_3/kernel', 3, -Infinity]] as const) {
       const pop = population(MLP.replace('input: [3]', 'input: [2]'), lowering);
-      expect(pop.nonFiniteMembers()).toEqual([]);
+      expect(await pop.nonFiniteMembers()).toEqual([]);
       await plant(pop, name, m, 1, value);
-      expect(pop.nonFiniteMembers(), `${name} of member ${m}`).toEqual([m]);
+      expect(await pop.nonFiniteMembers(), `${name} of member ${m}`).toEqual([m]);
       pop.dispose();
     }
   });

@@ -594,27 +594,28 @@ export class Population {
    * guard checks at an interval's end, since a loss that clips its predictions can stay finite over
    * non-finite weights.
    */
-  nonFiniteMembers(): number[] {
+  async nonFiniteMembers(): Promise<number[]> {
     const { tf, n } = this;
     const flags = tf.tidy(() => {
       let acc = tf.zeros([n]);
       for (const p of this.ir.params) if (p.layout !== 'shared') acc = tf.add(acc, this.poisonPerMember(p, this.variables.get(p.name)!));
       return acc;
     });
-    const values = flags.dataSync();
+    // read asynchronously: webgpu cannot read synchronously in Node
+    const values = await flags.data();
     flags.dispose();
     const out: number[] = [];
-    values.forEach((v, m) => Number.isNaN(v) && out.push(m));
+    (values as Float32Array).forEach((v, m) => Number.isNaN(v) && out.push(m));
     return out;
   }
 
   /** Whether a shared layer's parameter holds a NaN or an infinity (every member reads it). */
-  sharedNonFinite(): boolean {
+  async sharedNonFinite(): Promise<boolean> {
     const shared = this.ir.params.filter((p) => p.layout === 'shared');
     if (!shared.length) return false;
     const { tf } = this;
     const flag = tf.tidy(() => tf.addN(shared.map((p) => this.poisonPerMember(p, this.variables.get(p.name)!))));
-    const value = flag.dataSync()[0];
+    const value = (await flag.data())[0];
     flag.dispose();
     return Number.isNaN(value);
   }

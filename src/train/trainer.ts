@@ -325,8 +325,8 @@ class TrainingRun {
       const to = this.nextBoundary();
       const lost = this.population ? await this.intervalResident(order, to) : await this.intervalShards(to);
       // a loss that clips its predictions (cross-entropy) stays finite over NaN weights: they are looked at too
-      const poisoned = this.nonFiniteWeights().filter((id) => !lost.includes(id));
-      const shared = this.population?.sharedNonFinite() ?? false;
+      const poisoned = (await this.nonFiniteWeights()).filter((id) => !lost.includes(id));
+      const shared = (await this.population?.sharedNonFinite()) ?? false;
       if (lost.length || poisoned.length || shared) await this.stopDiverged(lost, poisoned, shared);
       await this.endInterval();
       if (this.stopped) break;
@@ -487,8 +487,8 @@ class TrainingRun {
 
   /** Members whose loss went non-finite stop, unless their NaN has reached the others: then the run cannot go on. */
   /** The active members with a NaN or infinite parameter now, by id. */
-  private nonFiniteWeights(): number[] {
-    const positions = this.population ? this.population.nonFiniteMembers() : this.store!.nonFiniteMembers();
+  private async nonFiniteWeights(): Promise<number[]> {
+    const positions = this.population ? await this.population.nonFiniteMembers() : this.store!.nonFiniteMembers();
     return positions.map((m) => this.ids[m]);
   }
 
