@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { netc } from './helpers.js';
-import { manifestProblem } from '../src/train/checkpoint.js';
+import { manifestProblem, tensorChecksum } from '../src/train/checkpoint.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'netc-damage-'));
 const noStack = (text: string) => expect(text).not.toMatch(/\n\s+at |bug in netc|internal error/);
@@ -70,6 +70,23 @@ describe('the checkpoint', () => {
     change(m);
     writeFileSync(join(dir, 'population.json'), JSON.stringify(m));
     refused(await netc('train', '--resume', dir, '--steps', '10'), message);
+  });
+
+  it('refuses a NaN planted in a training member\'s weights, even with its checksum made to match', async () => {
+    const dir = copy(trained);
+    const m = manifestOf(dir);
+    const bin = join(dir, m.data);
+    const bytes = readFileSync(bin);
+    const kernel = m.tensors.find((t: { name: string }) => t.name === 'dense_1/kernel');
+    const size = kernel.length / m.members;
+    // member_ids[1]'s third float
+    bytes.writeFloatLE(NaN, 4 * (kernel.offset + size + 2));
+    writeFileSync(bin, bytes);
+    const view = new Uint8Array(bytes);
+    writeFileSync(join(dir, 'population.json'), JSON.stringify({ ...m, tensors: m.tensors.map((t: { offset: number; length: number }) => ({ ...t, sha256: tensorChecksum(view, t) })) }));
+    const message = `member ${m.member_ids[1]}'s parameter dense_1/kernel holds a NaN or an infinity`;
+    refused(await netc('train', '--resume', dir, '--steps', '10'), message);
+    refused(await netc('extract', dir, '--member', '0', '--out', join(tmp(), 'x')), message);
   });
 
   it('accepts what netc writes (the checks can pass)', () => {

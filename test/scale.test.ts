@@ -189,10 +189,48 @@ describe.runIf(haveRedis)('--queue: netc worker processes through Redis', () => 
     expectSameRun(out, reference);
   });
 
-  it('Redis unreachable: a clear message and exit code 1', async () => {
-    const r = await netc('train', file(source(2, '', '')), '--backend', 'cpu', '--queue', 'redis://127.0.0.1:1', '--out', tmp());
+  it('Redis unreachable: a clear message and exit code 1, and no word of a checkpoint it does not have', async () => {
+    const out = tmp();
+    const r = await netc('train', file(source(2, '', '')), '--backend', 'cpu', '--queue', 'redis://127.0.0.1:1', '--out', out);
     expect(r.code).toBe(1);
     expect(r.err).toContain('cannot reach Redis at redis://127.0.0.1:1');
     expect(r.err).not.toContain('internal error');
+    expect(r.err).not.toContain('continued from its last checkpoint');
+    expect(r.err).toContain(`nothing was checkpointed yet; the run starts from its beginning with: netc train --resume ${out}`);
+  });
+});
+
+describe.runIf(haveRedis)('--queue: a worker and then Redis lost mid-run', () => {
+  it('says what it waits for every few seconds (the stalled job, then Redis), and stops after --queue-timeout with the resume command', async () => {
+    const port = await freePort();
+    const url = `redis://127.0.0.1:${port}`;
+    const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    let log = '';
+    const worker = spawn('node', [bin, 'worker', '--queue', url, '--backend', 'cpu'], { env: { ...process.env, NETC_WORKER_LOCK_MS: '1500' } });
+    worker.stderr!.on('data', (d) => void (log += d));
+    try {
+      for (let i = 0; i < 400 && !log.includes('serving'); i++) await new Promise((r) => setTimeout(r, 25));
+      expect(log).toContain('serving');
+      let err = '';
+      const io = { out: () => {}, err: (t: string) => void (err += t) };
+      const out = tmp();
+      const { trainCommand } = await import('../src/cli/train-command.js');
+      const run = trainCommand(file(source(4, '', '', 'slow')), { backend: 'cpu', queue: url, queueTimeout: 2, out, progress: false, progressSeconds: 1 }, io);
+      // the worker dies holding its second job, which no other worker can take: a stalled wait
+      for (let i = 0; i < 800 && !/job 1:/.test(log); i++) await new Promise((r) => setTimeout(r, 25));
+      worker.kill('SIGKILL');
+      for (let i = 0; i < 200 && !/waiting for 1 of 1 shard job/.test(err); i++) await new Promise((r) => setTimeout(r, 25));
+      redis.kill('SIGKILL');
+      const code = await run;
+      expect(code, err).toBe(1);
+      expect(err).toMatch(new RegExp(`netc: waiting for 1 of 1 shard job through ${url} for \\d+ s \\(a job whose worker died waits for the stalled-job check`));
+      expect(err).toMatch(/netc: waiting for 1 of 1 shard job .*: Redis unreachable for \d+ s \(.*ECONNREFUSED.*\); the run stops after 2 s of it/);
+      expect(err).toMatch(new RegExp(`netc: lost Redis at ${url}: unreachable for \\d+ s .*longer than --queue-timeout 2`));
+      expect(err).toContain(`netc train --resume ${out}`);
+      expect(err).not.toMatch(/\n\s+at |internal error/);
+    } finally {
+      worker.kill('SIGKILL');
+      redis.kill('SIGKILL');
+    }
   });
 });

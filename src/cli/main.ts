@@ -93,6 +93,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     .option('--workers <k>', "train in K worker processes on this machine ('auto': one per core)", workersOption)
     .option('--queue <url>', 'train through a BullMQ queue on Redis (redis://HOST:PORT), served by netc worker processes anywhere')
     .option('--shards <k>', 'with --queue: cut the population into K shards (default: the workers connected at the start)', intOption(1))
+    .option('--queue-timeout <s>', 'with --queue: stop the run (to be resumed) once Redis has been unreachable this many seconds (default: 300)', positiveNumberOption)
     .action(async (file: string | undefined, opts: Omit<Parameters<typeof trainCommand>[1], 'progress'>) => {
       if (opts.epochs !== undefined && opts.steps !== undefined) throw new UsageError('give --epochs or --steps, not both');
       if (opts.resume !== undefined && opts.out !== undefined) throw new UsageError('--resume continues in the run directory it names; leave out --out');
@@ -100,6 +101,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       if (opts.workers !== undefined && opts.queue !== undefined) throw new UsageError('give --workers (this machine) or --queue (any machine), not both');
       if (opts.checkpointEvery !== undefined && opts.checkpointMinutes !== undefined) throw new UsageError('give --checkpoint-every (steps) or --checkpoint-minutes (wall time), not both');
       if (opts.shards !== undefined && opts.queue === undefined) throw new UsageError('--shards goes with --queue (with --workers, each worker trains one shard)');
+      if (opts.queueTimeout !== undefined && opts.queue === undefined && opts.resume === undefined) throw new UsageError('--queue-timeout goes with --queue');
       code = await trainCommand(file, { ...opts, progress: process.stderr.isTTY }, io);
     });
 

@@ -25,6 +25,9 @@ const outOfMemory = [
   /\bOOM\b/,
   /out of memory/i,
   /could not allocate memory/i,
+  // TF.js's WebAssembly heap at its limit: its allocator's null pointer written through
+  /memory access out of bounds/i,
+  /invalid typed array length/i,
 ];
 
 /** The one-line message for a resource error (without `netc: `), or undefined for anything else. */

@@ -13,7 +13,7 @@ import type { EnsembleIR } from '../ensemble/ensemble-ir.js';
 import { slicingMap, type SlicingMap } from '../ensemble/slicing-map.js';
 import { printModelIR } from '../ir/print.js';
 import type { ModelIR } from '../ir/model-ir.js';
-import { damagedTensor, decodeTensors, describeCheckpoint, manifestProblem, sha256, tensorBytes, withChecksums, memberParams, restore, type CheckpointManifest, type RetiredMember, type StateSource, type TrainPosition } from '../train/checkpoint.js';
+import { damagedTensor, decodeTensors, describeCheckpoint, manifestProblem, nonFiniteParameter, sha256, tensorBytes, withChecksums, memberParams, restore, type CheckpointManifest, type RetiredMember, type StateSource, type TrainPosition } from '../train/checkpoint.js';
 import { Population } from '../runtime/population.js';
 import { compiledRun, type CompiledRun } from '../runtime/compiled-run.js';
 import type { TF } from '../kernels/tf.js';
@@ -226,7 +226,13 @@ export function readCheckpoint(dir: string): { manifest: CheckpointManifest; ten
   const view = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length);
   const damaged = damagedTensor(manifest, view);
   if (damaged !== undefined) throw new RunError(`${bin} is damaged: the values of tensor ${damaged} do not match their checksum in population.json; ${startAgain(dir)}`);
-  return { manifest, tensors: decodeTensors(manifest, view) };
+  const tensors = decodeTensors(manifest, view);
+  const poisoned = nonFiniteParameter(manifest, tensors);
+  if (poisoned) {
+    const whose = poisoned.shared ? "a shared layer's parameter" : `member ${poisoned.member}'s parameter`;
+    throw new RunError(`${bin} is damaged: ${whose} ${poisoned.tensor} holds a NaN or an infinity, which netc never checkpoints for a member still training; ${startAgain(dir)}`);
+  }
+  return { manifest, tensors };
 }
 
 /** A run brought back to life: its description, checkpoint and a population holding its weights. */

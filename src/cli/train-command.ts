@@ -29,6 +29,7 @@ import { TrainProgress } from './train-progress.js';
 import { finishRun } from './train-summary.js';
 import { makeTransport } from './transport-option.js';
 import { QueueError } from '../scale/queue.js';
+import { memoryProblem } from './memory-budget.js';
 import { WorkerError } from '../scale/local-workers.js';
 import type { Transport } from '../scale/transport.js';
 import type { BackendName } from '../runtime/backend.js';
@@ -86,6 +87,12 @@ async function trainLocked(net: NetFile, run: RunInfo | undefined, options: Trai
 
   const chosen = await chooseBackend(options.backend ?? 'auto', io);
   if (!chosen) return ExitCode.errors;
+  // a population too large for the machine is refused before anything is allocated or written
+  const tooLarge = memoryProblem({ ensemble: state.ensemble!, optimizer: program.train!.optimizer.name, batch: program.train!.batch, backend: chosen.name, resident: options.resident, sharded: options.workers !== undefined || options.queue !== undefined });
+  if (tooLarge) {
+    io.err(`netc: ${tooLarge}\n`);
+    return ExitCode.errors;
+  }
   const loaded = await loadData(state, net.baseDir, io);
   if (!loaded) return ExitCode.errors;
   const { seen: data, tested } = loaded;
@@ -121,7 +128,7 @@ async function trainLocked(net: NetFile, run: RunInfo | undefined, options: Trai
   const trained = await runTraining({ tf: chosen.tf, backend: chosen.name, run: compiled, data, steps, epochs, perEpoch, runDir, resume, options }, io);
   if (typeof trained === 'number') return trained;
   const { result, stopped, timings, transport } = trained;
-  result.population.dispose();
+  result.dispose();
   const { name: model } = state.ir!;
   const { members, lowering } = ensemble;
   const finishing = finishDespiteCtrlC(io);
@@ -360,7 +367,7 @@ async function runTraining(t: Training, io: Io): Promise<{ result: TrainResult; 
   };
   let transport: Transport | undefined;
   try {
-    transport = await makeTransport(t.options, t.backend, io, run.ensemble.members);
+    transport = await makeTransport(t.options, t.backend, io, run.ensemble.members, { log: (line) => progress.note(line), everySeconds: t.options.progressSeconds ?? 10 });
     if (transport) io.err(`training in shards through ${transport.name}\n`);
     const schedules = makeSchedules(program.schedules, program.ensemble.vary, (path) => [...table.varied].find(([, p]) => p === path)![0], seed);
     const memberIds = Array.from({ length: run.ensemble.members }, (_, i) => i);
@@ -386,7 +393,7 @@ async function runTraining(t: Training, io: Io): Promise<{ result: TrainResult; 
     if (e instanceof DivergenceError || e instanceof QueueError || e instanceof WorkerError) {
       progress.stop();
       io.err(`\nnetc: ${e.message}\n`);
-      if (!(e instanceof DivergenceError)) io.err(`the run can be continued from its last checkpoint: netc train --resume ${runDir}\n`);
+      if (!(e instanceof DivergenceError)) io.err(continueLine(runDir));
       return ExitCode.errors;
     }
     throw e;
@@ -400,6 +407,12 @@ async function runTraining(t: Training, io: Io): Promise<{ result: TrainResult; 
       ctrlC.off();
     }
   }
+}
+
+/** How to go on after a lost queue or worker: from the last checkpoint, or from the start where none was written yet. */
+function continueLine(runDir: string): string {
+  if (existsSync(join(runDir, 'population.json'))) return `the run can be continued from its last checkpoint: netc train --resume ${runDir}\n`;
+  return `nothing was checkpointed yet; the run starts from its beginning with: netc train --resume ${runDir}\n`;
 }
 
 /** While the run's last files are written: Ctrl-C once lets them finish (it left no report.html); twice quits. */

@@ -46,6 +46,8 @@ export interface TrainOptions {
   queue?: string;
   /** with queue: how many shards */
   shards?: number;
+  /** with queue: how many seconds Redis may stay unreachable while the run waits for its jobs (not kept in run.json) */
+  queueTimeout?: number;
 }
 
 /** Minutes of wall time between checkpoints when neither --checkpoint-every nor --checkpoint-minutes is given. */

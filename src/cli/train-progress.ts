@@ -74,6 +74,11 @@ export class TrainProgress {
     );
   }
 
+  /** A line of its own (a queue's waiting): on a new line below the bar, which the next update draws again. */
+  note(line: string): void {
+    this.setup.io.err(this.bar ? `\n${line}` : line);
+  }
+
   stop(): void {
     this.bar?.stop();
   }

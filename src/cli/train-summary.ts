@@ -7,7 +7,7 @@ import { plural } from '../util/plural.js';
 import type { Io } from './io.js';
 import { leaderboard } from './leaderboard.js';
 import type { MemberRow } from '../report/rank.js';
-import { writeAtomic } from './run-dir.js';
+import { writeAtomicChunks } from '../util/write-atomic.js';
 import { crossValidation, settingsLeaderboard } from './cross-validation.js';
 import { settingOf, splitText, type MemberSplit } from '../vocabulary/splits.js';
 
@@ -60,7 +60,7 @@ export async function finishRun(end: RunEnd, io: Io): Promise<void> {
     ...splitSummary(end, rows),
     per_member: rows.map((r, m) => ({ member: r.member, ...memberSplit(end.split, r.member), hyperparameters: r.hyperparameters, lr: result.lr[m], metrics: r.metrics, ...(r.stopped ? { stopped: r.stopped } : {}) })),
   };
-  writeAtomic(join(end.runDir, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
+  writeAtomicChunks(join(end.runDir, 'summary.json'), summaryChunks(summary));
   // the report loads vega lazily; a report that fails does not fail the training run
   const { writeReport } = await import('../report/report.js');
   let reportLine = '';
@@ -71,6 +71,18 @@ export async function finishRun(end: RunEnd, io: Io): Promise<void> {
   }
   io.out((end.split?.kind === 'kfold' ? settingsLeaderboard(crossValidation(rows, end.split), end.split.k) + '\n(each member\'s metrics are in summary.json and report.html)' : leaderboard(rows)) + '\n');
   io.out(`${trainedSteps(result.steps, end.resumedFrom)} x ${plural(end.members, 'member')} in ${result.seconds.toFixed(1)} s (${Math.round(result.memberStepsPerSecond)} member-steps/s, ${end.backend}, ${end.lowering}, ${end.engine === 'fused' ? 'fused step' : 'TF.js ops'})\n` + `run directory: ${end.runDir}\n` + reportLine);
+}
+
+/**
+ * summary.json's text, piece by piece: the run's fields indented, then `per_member` with one member a
+ * line, so that no piece grows with the members.
+ */
+export function* summaryChunks(summary: { per_member: unknown[] } & Record<string, unknown>): Generator<string> {
+  const { per_member, ...head } = summary;
+  const fields = Object.keys(head).length ? `${JSON.stringify(head, null, 2).slice(0, -2)},` : '{';
+  yield `${fields}\n  "per_member": [`;
+  for (let i = 0; i < per_member.length; i++) yield `${i ? ',' : ''}\n    ${JSON.stringify(per_member[i])}`;
+  yield `${per_member.length ? '\n  ' : ''}]\n}\n`;
 }
 
 /** "200 steps", or after a resume "steps 10 to 30 (20 steps)": the rate counts only the steps this run trained. */

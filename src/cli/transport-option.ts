@@ -3,7 +3,7 @@
 import { availableParallelism } from 'node:os';
 import type { BackendName } from '../runtime/backend.js';
 import { LocalWorkers } from '../scale/local-workers.js';
-import { QueueTransport } from '../scale/queue.js';
+import { DEFAULT_UNREACHABLE_SECONDS, QueueTransport } from '../scale/queue.js';
 import type { Transport } from '../scale/transport.js';
 import type { Io } from './io.js';
 import { plural } from '../util/plural.js';
@@ -15,6 +15,8 @@ export interface TransportOptions {
   queue?: string;
   /** with queue: how many shards (default: the workers connected when the run starts, at least 1) */
   shards?: number;
+  /** with queue: how many seconds Redis may stay unreachable while the run waits for its jobs */
+  queueTimeout?: number;
 }
 
 /** More worker processes than this many per core only share the cores and the memory among more copies. */
@@ -32,17 +34,39 @@ export function workerCount(requested: number | 'auto', members: number, cores =
   return { count, warning: `netc: warning: --workers ${requested} is more than ${limit}: using ${plural(count, 'worker')}\n` };
 }
 
-/** `members`: how many members the run trains, the most workers it can keep busy. */
-export async function makeTransport(options: TransportOptions, backend: BackendName, io: Io, members: number): Promise<Transport | undefined> {
+/** More shards than this under --queue are more jobs through Redis each interval than any pool of workers needs. */
+export const maxShards = 1024;
+
+/**
+ * How many shards `--shards` cuts the population into under --queue: no more than the members (a shard
+ * trains at least one) nor `maxShards` (`--shards 99999` made 99,999 jobs an interval). A count cut down
+ * says so in one line.
+ */
+export function shardCount(requested: number, members: number): { count: number; warning?: string } {
+  const count = Math.max(1, Math.min(requested, members, maxShards));
+  if (count === requested) return { count };
+  const limit = count === members ? `the ${plural(members, 'member')} to train` : `${maxShards}, the most netc cuts a population into`;
+  return { count, warning: `netc: warning: --shards ${requested} is more than ${limit}: using ${plural(count, 'shard')}\n` };
+}
+
+/**
+ * `members`: how many members the run trains, the most workers it can keep busy; `note`: where a queue's
+ * waiting lines go (the progress, which keeps them off its bar) and how often.
+ */
+export async function makeTransport(options: TransportOptions, backend: BackendName, io: Io, members: number, note: { log(line: string): void; everySeconds?: number } = { log: io.err }): Promise<Transport | undefined> {
   if (options.workers !== undefined) {
     const { count, warning } = workerCount(options.workers, members);
     if (warning) io.err(warning);
     return new LocalWorkers(count, backend);
   }
   if (options.queue === undefined) return undefined;
-  const probe = await QueueTransport.create(options.queue, 1);
+  const probe = (await QueueTransport.create(options.queue, 1)).watch({ ...note, unreachableSeconds: options.queueTimeout ?? DEFAULT_UNREACHABLE_SECONDS });
   const connected = await probe.workerCount();
-  if (options.shards !== undefined) return probe.withSlots(options.shards);
+  if (options.shards !== undefined) {
+    const { count, warning } = shardCount(options.shards, members);
+    if (warning) io.err(warning);
+    return probe.withSlots(count);
+  }
   if (!connected) io.err(`netc: no worker is serving ${options.queue} yet; the jobs wait for one (start it with: netc worker --queue ${options.queue})\n`);
   return probe.withSlots(Math.max(1, connected));
 }

@@ -5,6 +5,7 @@ import { escapeHtml, formatHyper, formatMetric } from './format.js';
 import { isExploit, isStop, metricNames, type MetricName, type RunEvent, type RunSummary } from './run-data.js';
 import { BEST_COLOR, FONT } from './render-svg.js';
 import { groupBySetting, settingsTable } from './settings.js';
+import { EVENT_ROWS, TABLE_ROWS } from './sample.js';
 
 export interface Figure {
   id: string;
@@ -133,6 +134,7 @@ function leaderboardTable(p: PageInput): string {
     .join('');
   const rank = new Map(p.ranked.map((r, i) => [r.member, i + 1]));
   const rows = rowsInOrder
+    .slice(0, TABLE_ROWS)
     .map((r) => {
       const i = rank.get(r.member)! - 1;
       const cells = [
@@ -146,7 +148,8 @@ function leaderboardTable(p: PageInput): string {
       return `<tr data-member="${r.member}"${i === 0 ? ' class="best"' : ''}>${cells.join('')}</tr>`;
     })
     .join('\n');
-  return `<table class="leaderboard">\n<thead><tr>${head}</tr></thead>\n<tbody>\n${rows}\n</tbody>\n</table>`;
+  const more = rowsInOrder.length > TABLE_ROWS ? `\n<p class="note">The first ${TABLE_ROWS} of ${rowsInOrder.length} members; every member is in summary.json.</p>` : '';
+  return `<table class="leaderboard">\n<thead><tr>${head}</tr></thead>\n<tbody>\n${rows}\n</tbody>\n</table>${more}`;
 }
 
 /** Where a member was stopped; the reason (often long) is in the events table and in the cell's tooltip. */
@@ -157,13 +160,15 @@ function lineage(l: NonNullable<PageInput['lineage']>): string {
   if (!l.events.length) return chart;
   const rows = [...l.events]
     .sort((a, b) => a.step - b.step)
+    .slice(0, EVENT_ROWS)
     .map((e) => {
       const detail = isExploit(e) ? formatHypers(e.hyperparameters ?? {}) : isStop(e) ? e.reason ?? '' : otherDetail(e);
       const source = isExploit(e) ? String(e.source) : '';
       return `<tr><td>${e.step}</td><td class="text">${escapeHtml(String(e.event))}</td><td>${e.member}</td><td>${source}</td><td class="text">${escapeHtml(detail)}</td></tr>`;
     })
     .join('\n');
-  const table = `<table class="events">\n<thead><tr><th>step</th><th class="text">event</th><th>member</th><th>source</th><th class="text">hyperparameters / reason</th></tr></thead>\n<tbody>\n${rows}\n</tbody>\n</table>`;
+  const more = l.events.length > EVENT_ROWS ? `\n<p class="note">The first ${EVENT_ROWS} of ${l.events.length} events; every event is in events.jsonl.</p>` : '';
+  const table = `<table class="events">\n<thead><tr><th>step</th><th class="text">event</th><th>member</th><th>source</th><th class="text">hyperparameters / reason</th></tr></thead>\n<tbody>\n${rows}\n</tbody>\n</table>${more}`;
   return `${chart}\n<details${l.events.length <= 30 ? ' open' : ''}>\n<summary>${l.events.length} event${l.events.length === 1 ? '' : 's'}</summary>\n${table}\n</details>`;
 }
 

@@ -11,7 +11,8 @@ import { lrSpec } from './lr-spec.js';
 import { lineageSpec } from './lineage-spec.js';
 import { page, type Figure } from './page.js';
 import { renderSvg } from './render-svg.js';
-import { readRun, type ReportInput } from './run-data.js';
+import { isExploit, readRun, type ReportInput } from './run-data.js';
+import { CURVE_MEMBERS, LINEAGE_MEMBERS, SCATTER_MEMBERS, sampleNote, sampleRanked } from './sample.js';
 import { useLogScale } from './scales.js';
 import { scatterSpec, variedHyperparameters } from './scatter-spec.js';
 import { maxOf } from '../util/extrema.js';
@@ -37,7 +38,8 @@ export async function writeReport(runDir: string): Promise<string> {
 
 /** writeReport, also giving what the report was drawn from. */
 export async function writeRunReport(runDir: string): Promise<{ path: string; input: ReportInput }> {
-  const input = await readRun(runDir);
+  // the members whose curves are drawn: the sample renderReport takes, so that the rest of metrics.jsonl is not kept
+  const input = await readRun(runDir, (summary) => (summary.per_member.length > CURVE_MEMBERS ? new Set(sampleRanked(rank(summary.per_member), CURVE_MEMBERS).map((m) => m.member)) : undefined));
   const html = await renderReport(input);
   const path = join(runDir, 'report.html');
   writeAtomic(path, html);
@@ -52,25 +54,35 @@ export async function renderReport(input: ReportInput): Promise<string> {
   const best = ranked[0]?.member ?? -1;
   const bestNote = ranked.length ? `Grey: each member; coloured: member ${best}, the best by final ${rankedBy.key}.` : '';
 
+  // a large population draws a sample of its members, evenly by rank (src/report/sample.ts)
+  const curveSet = new Set(sampleRanked(ranked, CURVE_MEMBERS).map((m) => m.member));
+  const curveLines = curveSet.size < members.length ? input.metrics.filter((l) => curveSet.has(l.member)) : input.metrics;
+  const curveNote = bestNote + sampleNote(curveSet.size, members.length);
   const curves: Chart[] = [];
   for (const metric of curveMetrics) {
-    const spec = curvesSpec(input.metrics, metric, best);
-    if (spec) curves.push({ id: `curve-${metric}`, title: curveTitles[metric], caption: `Per epoch, training and validation. ${bestNote}`, spec });
+    const spec = curvesSpec(curveLines, metric, best);
+    if (spec) curves.push({ id: `curve-${metric}`, title: curveTitles[metric], caption: `Per epoch, training and validation. ${curveNote}`, spec });
   }
-  const rates = lrSpec(input.metrics, best);
-  if (rates) curves.push({ id: 'curve-lr', title: 'Learning rate', caption: `Each member's rate in the last step of each epoch, as its lr_schedule moved it. ${bestNote}`, spec: rates });
+  const rates = lrSpec(curveLines, best);
+  if (rates) curves.push({ id: 'curve-lr', title: 'Learning rate', caption: `Each member's rate in the last step of each epoch, as its lr_schedule moved it. ${curveNote}`, spec: rates });
   const scatters: Chart[] = [];
   const varied = variedHyperparameters(members);
+  const scattered = sampleRanked(ranked, SCATTER_MEMBERS) as typeof members;
   for (const [i, param] of varied.entries()) {
-    const spec = scatterSpec(members, param, rankedBy.key, best);
-    const log = useLogScale(members.map((m) => m.hyperparameters[param]).filter((v) => Number.isFinite(v)));
-    if (spec) scatters.push({ id: `hyper-${i}`, title: param, caption: `Each member's ${param}${log ? ' (log scale)' : ''} against its final ${rankedBy.key}.`, spec });
+    const spec = scatterSpec(scattered, param, rankedBy.key, best);
+    const log = useLogScale(scattered.map((m) => m.hyperparameters[param]).filter((v) => Number.isFinite(v)));
+    if (spec) scatters.push({ id: `hyper-${i}`, title: param, caption: `Each member's ${param}${log ? ' (log scale)' : ''} against its final ${rankedBy.key}.${sampleNote(scattered.length, members.length)}`, spec });
   }
   let lineage: Chart | undefined;
   if (input.events) {
     const steps = input.summary.steps ?? Math.max(0, maxOf(input.metrics.map((l) => l.step)));
-    const spec = lineageSpec(input.events, members.map((m) => m.member), steps, best);
-    if (spec) lineage = { id: 'lineage-chart', title: 'Exploits and stops', caption: 'Each member from step 0 to where it stopped or the run ended; a segment where a member took the weights (and hyperparameters) of its source, the arrowhead on the member.', spec };
+    const drawn = sampleRanked(ranked, LINEAGE_MEMBERS).map((m) => m.member);
+    const onChart = new Set(drawn);
+    // with a sample, the events between members drawn
+    const events = drawn.length < members.length ? input.events.filter((e) => onChart.has(e.member) && (!isExploit(e) || onChart.has(e.source))) : input.events;
+    const spec = lineageSpec(events, drawn, steps, best);
+    const caption = 'Each member from step 0 to where it stopped or the run ended; a segment where a member took the weights (and hyperparameters) of its source, the arrowhead on the member.';
+    if (spec) lineage = { id: 'lineage-chart', title: 'Exploits and stops', caption: caption + sampleNote(drawn.length, members.length), spec };
   }
 
   const render = async (c: Chart): Promise<Figure> => ({ id: c.id, title: c.title, caption: c.caption, svg: await renderSvg(c.spec, c.id) });

@@ -1,7 +1,8 @@
 // What the training report is drawn from: a run directory's summary.json, metrics.jsonl and (when
 // population-based training wrote one) events.jsonl, read into plain typed data. Metrics that JSON
 // could not hold (NaN, Infinity of a diverged member are written as null) come back as NaN.
-import { existsSync } from 'node:fs';
+import { createReadStream, existsSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { MemberMetrics } from '../train/member-metrics.js';
@@ -106,18 +107,22 @@ export const isStop = (e: RunEvent): e is StopEvent => e.event === 'stop';
  * summary.json was killed before it finished (Ctrl-C writes one): it is read from run.json and each
  * member's last line of metrics.jsonl, and its summary says how to finish it.
  */
-export async function readRun(runDir: string): Promise<ReportInput> {
+export async function readRun(runDir: string, members?: (summary: RunSummary) => Set<number> | undefined): Promise<ReportInput> {
   const metricsPath = join(runDir, 'metrics.jsonl');
-  const metrics = existsSync(metricsPath) ? parseJsonLines<MetricsLine>(await readFile(metricsPath, 'utf8'), metricsPath).map((l) => numericMetrics(l)) : [];
   const eventsPath = join(runDir, 'events.jsonl');
-  const events = existsSync(eventsPath) ? parseJsonLines<RunEvent>(await readFile(eventsPath, 'utf8'), eventsPath) : undefined;
+  const events = existsSync(eventsPath) ? await readJsonLines<RunEvent>(eventsPath) : undefined;
   const summaryPath = join(runDir, 'summary.json');
-  if (!existsSync(summaryPath)) return { summary: await unfinishedSummary(runDir, metrics), metrics, events };
+  const readMetrics = async (keep?: Set<number>) => (existsSync(metricsPath) ? (await readJsonLines<MetricsLine>(metricsPath, keep)).map((l) => numericMetrics(l)) : []);
+  if (!existsSync(summaryPath)) {
+    const metrics = await readMetrics();
+    return { summary: await unfinishedSummary(runDir, metrics), metrics, events };
+  }
   const summary = parseJson(await readFile(summaryPath, 'utf8'), summaryPath) as RunSummary;
   if (!Array.isArray(summary?.per_member)) throw new RunDataError(`${summaryPath}: no per_member list`);
   summary.per_member = summary.per_member.map((m) => ({ ...m, hyperparameters: m.hyperparameters ?? {}, metrics: numericMetrics(m.metrics ?? {}) as MemberMetrics }));
   const finishedAt = (await stat(summaryPath)).mtime;
-  return { summary, metrics, events, finishedAt };
+  // only the lines of the members a report draws, where it draws a sample: metrics.jsonl grows with members x epochs
+  return { summary, metrics: await readMetrics(members?.(summary)), events, finishedAt };
 }
 
 /** The summary of a run that has run.json and no summary.json: each member as its last metrics line has it. */
@@ -152,10 +157,22 @@ function parseJson(text: string, where: string): unknown {
   }
 }
 
-function parseJsonLines<T>(text: string, path: string): T[] {
+/**
+ * A JSON-lines file's rows, read line by line (the file may be larger than a string can be); with `keep`,
+ * only the rows of those members (a line that does not name one is not parsed).
+ */
+async function readJsonLines<T>(path: string, keep?: Set<number>): Promise<T[]> {
   const out: T[] = [];
-  text.split('\n').forEach((line, i) => {
-    if (line.trim()) out.push(parseJson(line, `${path}(${i + 1})`) as T);
-  });
+  const lines = createInterface({ input: createReadStream(path, 'utf8'), crlfDelay: Infinity });
+  let i = 0;
+  for await (const line of lines) {
+    i++;
+    if (!line.trim()) continue;
+    if (keep) {
+      const member = /"member":(\d+)/.exec(line);
+      if (member && !keep.has(Number(member[1]))) continue;
+    }
+    out.push(parseJson(line, `${path}(${i})`) as T);
+  }
   return out;
 }

@@ -589,6 +589,57 @@ export class Population {
   }
 
   /**
+   * The positions of the members with a NaN or infinite parameter of their own (sharedNonFinite() looks
+   * at the shared layers'), as one reduction per parameter on the backend and one read of N flags: what the divergence
+   * guard checks at an interval's end, since a loss that clips its predictions can stay finite over
+   * non-finite weights.
+   */
+  async nonFiniteMembers(): Promise<number[]> {
+    const { tf, n } = this;
+    const flags = tf.tidy(() => {
+      let acc = tf.zeros([n]);
+      for (const p of this.ir.params) if (p.layout !== 'shared') acc = tf.add(acc, this.poisonPerMember(p, this.variables.get(p.name)!));
+      return acc;
+    });
+    // read asynchronously: webgpu cannot read synchronously in Node
+    const values = await flags.data();
+    flags.dispose();
+    const out: number[] = [];
+    (values as Float32Array).forEach((v, m) => Number.isNaN(v) && out.push(m));
+    return out;
+  }
+
+  /** Whether a shared layer's parameter holds a NaN or an infinity (every member reads it). */
+  async sharedNonFinite(): Promise<boolean> {
+    const shared = this.ir.params.filter((p) => p.layout === 'shared');
+    if (!shared.length) return false;
+    const { tf } = this;
+    const flag = tf.tidy(() => tf.addN(shared.map((p) => this.poisonPerMember(p, this.variables.get(p.name)!))));
+    const value = (await flag.data())[0];
+    flag.dispose();
+    return Number.isNaN(value);
+  }
+
+  /** sum(0 * value) of each member's copy of a parameter, [N] (a scalar for a shared one): 0, or NaN where one is not finite. */
+  private poisonPerMember(p: WideParam, vars: Variable[]): Tensor {
+    const { tf, n } = this;
+    const zero = (t: Tensor) => tf.mul(t, 0);
+    const r = p.shape.length;
+    switch (p.layout) {
+      case 'stacked':
+        return tf.sum(tf.reshape(zero(vars[0]), [n, -1]), 1);
+      case 'columns':
+        return tf.sum(tf.reshape(zero(vars[0]), [-1, n, p.shape[r - 1]]), [0, 2]);
+      case 'blockdiag':
+        return tf.sum(tf.reshape(zero(vars[0]), [-1, n, p.shape[r - 2], n, p.shape[r - 1]]), [0, 2, 3, 4]);
+      case 'separate':
+        return tf.stack(vars.map((v) => tf.sum(zero(v))));
+      case 'shared':
+        return tf.sum(zero(vars[0]));
+    }
+  }
+
+  /**
    * The population's whole state in the canonical, lowering-free form: each parameter (and each optimizer
    * slot of it, as `name:m`, `name:v`, ...) as [N, ...shape], member after member; a shared layer's as
    * [...shape], once. The arrays are read, never written: one may be the backend's own copy of a tensor.

@@ -50,17 +50,37 @@ class LocalWorker {
           else reject(error);
         }
       });
-      child.on('exit', (code, signal) => {
+      const died = (why: string) => {
         if (this.child !== child) return;
         this.child = undefined;
-        reject(new WorkerExit(`a worker exited (${signal ?? `code ${code}`}) before it was ready`));
+        // a write that failed (EPIPE) may come before the exit: make sure the process is gone
+        child.kill('SIGKILL');
+        reject(new WorkerExit(`a worker ${why} before it was ready`));
         this.onExit();
-        if (this.pending) this.settle().reject(new WorkerExit(`a worker exited (${signal ?? `code ${code}`}) during a job`));
-      });
+        if (this.pending) this.settle().reject(new WorkerExit(`a worker ${why} during a job`));
+      };
+      this.died = died;
+      child.on('exit', (code, signal) => died(`exited (${signal ?? `code ${code}`})`));
+      // a message written to a worker that was killed (EPIPE, a closed channel) is that worker's death
+      child.on('error', (e: NodeJS.ErrnoException) => died(`could not be written to (${e.code ?? e.message})`));
     });
-    child.send({ type: 'init', backend: this.backend, device: this.device } satisfies ToWorker);
-    child.send({ type: 'context', ctx } satisfies ToWorker);
+    this.send({ type: 'init', backend: this.backend, device: this.device });
+    this.send({ type: 'context', ctx });
     return this.ready;
+  }
+
+  /** What happens when the current process dies (set by start). */
+  private died: (why: string) => void = () => {};
+
+  /** Sends a message; a worker that cannot take it (gone, its channel closed) has died. */
+  private send(m: ToWorker): void {
+    const child = this.child;
+    if (!child) {
+      if (this.pending) this.settle().reject(new WorkerExit('a worker was gone before a job'));
+      return;
+    }
+    if (!child.connected) return this.died('was gone (its channel closed)');
+    child.send(m, (e) => e && this.died(`could not be written to (${(e as NodeJS.ErrnoException).code ?? e.message})`));
   }
 
   private settle() {
@@ -76,7 +96,7 @@ class LocalWorker {
   run(id: number, job: ShardJob): Promise<ShardResult> {
     return new Promise((resolve, reject) => {
       this.pending = { id, resolve, reject };
-      this.child!.send({ type: 'job', id, job } satisfies ToWorker);
+      this.send({ type: 'job', id, job });
     });
   }
 

@@ -12,6 +12,7 @@ import { Redis } from 'ioredis';
 import type { TF } from '../kernels/tf.js';
 import { runShardJob, type RunContext, type ShardJob, type ShardResult } from './shard-job.js';
 import type { Transport } from './transport.js';
+import { plural } from '../util/plural.js';
 
 const QUEUE = 'netc-shards';
 const TTL_SECONDS = 24 * 3600;
@@ -54,9 +55,21 @@ function describeJob(job: ShardJob): string {
   return job.kind === 'train' ? `train ${members}, batches ${job.from}..${job.to - 1} of epoch ${job.epoch + 1} from step ${job.step}` : `evaluate ${members} on ${job.dataset}`;
 }
 
+/** How a coordinator waits on its jobs: a line every `everySeconds` of waiting, and how long Redis may stay unreachable. */
+export interface QueueWatch {
+  log(line: string): void;
+  /** Redis unreachable this long (seconds) while jobs are waited for stops the run with a QueueError */
+  unreachableSeconds: number;
+  /** a line after this many seconds of waiting, and again each time as many pass (default 10) */
+  everySeconds?: number;
+}
+
 export class QueueTransport implements Transport {
   name: string;
   private ctx?: RunContext;
+  private watchWith: QueueWatch = { log: () => {}, unreachableSeconds: DEFAULT_UNREACHABLE_SECONDS };
+  /** the last connection error Redis gave, for the waiting lines */
+  private lastError = '';
   private constructor(
     private readonly url: string,
     public slots: number,
@@ -66,6 +79,11 @@ export class QueueTransport implements Transport {
     private readonly eventsRedis: Redis,
   ) {
     this.name = `queue ${url}`;
+    redis.on('error', (e: Error) => void (this.lastError = e.message));
+    // a lost Redis is said by the waiting lines and ended by the watch: BullMQ's own reports of it are not errors of their own
+    queue.on('error', () => {});
+    events.on('error', () => {});
+    eventsRedis.on('error', () => {});
   }
 
   /** `slots`: how many shards to cut the population into (the workers expected to serve it). */
@@ -90,13 +108,60 @@ export class QueueTransport implements Transport {
     return this;
   }
 
+  /** Where the waiting lines go, and how long Redis may stay unreachable. */
+  watch(watch: QueueWatch): this {
+    this.watchWith = watch;
+    return this;
+  }
+
   async open(ctx: RunContext): Promise<void> {
     this.ctx = ctx;
     await this.redis.set(ctxKey(ctx.id), serialize(ctx), 'EX', TTL_SECONDS);
   }
 
+  /**
+   * Runs the jobs and waits for them, saying every 10 s what it waits for (Redis unreachable; or jobs not
+   * done yet, where a killed worker's job waits for the stalled-job check); a Redis unreachable for longer
+   * than the watch allows ends the wait with a QueueError.
+   */
   async run(jobs: ShardJob[]): Promise<ShardResult[]> {
-    return Promise.all(jobs.map((job) => this.runOne(job)));
+    let finished = 0;
+    const all = Promise.all(jobs.map((job) => this.runOne(job).then((r) => (finished++, r))));
+    // after the watch gives up, the jobs' own waits end in errors when the connections close: nobody waits for them
+    all.catch(() => {});
+    const watch = this.waitWatch(jobs.length, () => finished);
+    try {
+      return await Promise.race([all, watch.gaveUp]);
+    } finally {
+      watch.stop();
+    }
+  }
+
+  private waitWatch(total: number, finished: () => number): { gaveUp: Promise<never>; stop(): void } {
+    const { log, unreachableSeconds, everySeconds = 10 } = this.watchWith;
+    const started = Date.now();
+    let lastLine = started;
+    let downSince: number | undefined;
+    let timer: NodeJS.Timeout | undefined;
+    const gaveUp = new Promise<never>((_, reject) => {
+      timer = setInterval(() => {
+        const now = Date.now();
+        downSince = this.redis.status === 'ready' ? undefined : (downSince ?? now);
+        const down = downSince === undefined ? 0 : (now - downSince) / 1000;
+        const why = this.lastError ? ` (${this.lastError})` : '';
+        if (downSince !== undefined && down >= unreachableSeconds) {
+          reject(new QueueError(`lost Redis at ${this.url}: unreachable for ${Math.round(down)} s${why}, longer than --queue-timeout ${unreachableSeconds}`));
+          return;
+        }
+        if (now - lastLine < everySeconds * 1000) return;
+        lastLine = now;
+        const waiting = `netc: waiting for ${total - finished()} of ${plural(total, 'shard job')} through ${this.url} for ${Math.round((now - started) / 1000)} s`;
+        if (downSince !== undefined) log(`${waiting}: Redis unreachable for ${Math.round(down)} s${why}; the run stops after ${unreachableSeconds} s of it\n`);
+        else log(`${waiting} (a job whose worker died waits for the stalled-job check, one or two worker lock periods)\n`);
+      }, 250);
+    });
+    gaveUp.catch(() => {});
+    return { gaveUp, stop: () => clearInterval(timer) };
   }
 
   private async submit(job: ShardJob, input: string): Promise<Job> {
@@ -152,13 +217,18 @@ export class QueueTransport implements Transport {
     }
   }
 
+  /** Closes the queue; a Redis that is gone is not waited for (BullMQ's close would wait for it). */
   async close(): Promise<void> {
-    await this.events.close();
-    await this.queue.close();
+    const gone = this.redis.status !== 'ready';
+    const closing = Promise.all([this.events.close(), this.queue.close()]).catch(() => {});
+    if (!gone) await closing;
     this.eventsRedis.disconnect();
     this.redis.disconnect();
   }
 }
+
+/** How long Redis may stay unreachable while a run waits for its jobs, by default (--queue-timeout). */
+export const DEFAULT_UNREACHABLE_SECONDS = 300;
 
 export interface ServeOptions {
   tf: TF;

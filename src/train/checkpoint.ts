@@ -249,6 +249,32 @@ export function damagedTensor(manifest: CheckpointManifest, bytes: Uint8Array): 
   return manifest.tensors.find((t) => t.sha256 !== undefined && t.sha256 !== tensorChecksum(bytes, t))?.name;
 }
 
+/** The rows (members) of `values`, `size` floats each, that hold a NaN or an infinity. */
+export function nonFiniteRows(values: Float32Array, size: number): number[] {
+  const out: number[] = [];
+  for (let m = 0; m * size < values.length; m++) {
+    let poison = 0;
+    for (let i = m * size, end = i + size; i < end; i++) poison += values[i] * 0;
+    if (Number.isNaN(poison)) out.push(m);
+  }
+  return out;
+}
+
+/**
+ * The first active member's parameter that holds a NaN or an infinity, or undefined: a checkpoint netc
+ * writes never has one (the divergence guard stops such a member before the checkpoint is written), so
+ * one is damage. Stopped members' copies (`NAME@ID`) may (a member stopped as diverged) and optimizer
+ * slots may overflow to infinity while their weights stay finite: neither is looked at.
+ */
+export function nonFiniteParameter(manifest: CheckpointManifest, tensors: Map<string, Float32Array>): { tensor: string; member: number; shared: boolean } | undefined {
+  for (const t of manifest.tensors) {
+    if (t.name.includes('@') || t.name.includes(':')) continue;
+    const rows = nonFiniteRows(tensors.get(t.name)!, t.shared ? t.length : t.length / Math.max(1, manifest.members));
+    if (rows.length) return { tensor: t.name, member: manifest.member_ids[rows[0]], shared: !!t.shared };
+  }
+  return undefined;
+}
+
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
 const isNumbers = (v: unknown, n: number) => Array.isArray(v) && v.length === n && v.every((x) => typeof x === 'number' && Number.isFinite(x));

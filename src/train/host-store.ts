@@ -4,7 +4,7 @@
 // schedules compact it (halving) and copy members within it (PBT).
 import type { HyperTable } from '../runtime/hyper.js';
 import { Population, type PopulationSpec } from '../runtime/population.js';
-import type { CheckpointManifest, StateSource } from './checkpoint.js';
+import { nonFiniteRows, type CheckpointManifest, type StateSource } from './checkpoint.js';
 import type { ShardState } from '../scale/shard-job.js';
 
 export class HostStore {
@@ -71,6 +71,13 @@ export class HostStore {
       this.accBeta1.set(id, s.accBeta1[m]);
       this.accBeta2.set(id, s.accBeta2[m]);
     });
+  }
+
+  /** The positions of the members with a NaN or infinite parameter (optimizer slots are not looked at). */
+  nonFiniteMembers(): number[] {
+    const out = new Set<number>();
+    for (const [name, all] of this.state) if (!name.includes(':')) for (const m of nonFiniteRows(all, this.sizes.get(name)!)) out.add(m);
+    return [...out].sort((a, b) => a - b);
   }
 
   private positions(ids: number[]): number[] {

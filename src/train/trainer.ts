@@ -113,8 +113,10 @@ export interface TrainCallbacks {
 }
 
 export interface TrainResult {
-  /** the members still training at the end (all of them, resident, when trained in waves) */
-  population: Population;
+  /** the members still training at the end (all of them, resident, when trained in waves: made on first use) */
+  readonly population: Population;
+  /** disposes the population, where it was made */
+  dispose(): void;
   /** every member's id, in the original order of `final` */
   memberIds: number[];
   /** members that stopped early, with their parameters */
@@ -321,8 +323,11 @@ class TrainingRun {
     const order = this.own ? new Int32Array(0) : epochOrder(setup.data.train.count, config.shuffle, setup.seed, this.epoch);
     while (this.next < perEpoch && this.step < setup.steps) {
       const to = this.nextBoundary();
-      const diverged = this.population ? await this.intervalResident(order, to) : await this.intervalShards(to);
-      if (diverged.length) await this.stopDiverged(diverged);
+      const lost = this.population ? await this.intervalResident(order, to) : await this.intervalShards(to);
+      // a loss that clips its predictions (cross-entropy) stays finite over NaN weights: they are looked at too
+      const poisoned = (await this.nonFiniteWeights()).filter((id) => !lost.includes(id));
+      const shared = (await this.population?.sharedNonFinite()) ?? false;
+      if (lost.length || poisoned.length || shared) await this.stopDiverged(lost, poisoned, shared);
       await this.endInterval();
       if (this.stopped) break;
     }
@@ -481,10 +486,21 @@ class TrainingRun {
   }
 
   /** Members whose loss went non-finite stop, unless their NaN has reached the others: then the run cannot go on. */
-  private async stopDiverged(diverged: number[]): Promise<void> {
+  /** The active members with a NaN or infinite parameter now, by id. */
+  private async nonFiniteWeights(): Promise<number[]> {
+    const positions = this.population ? await this.population.nonFiniteMembers() : this.store!.nonFiniteMembers();
+    return positions.map((m) => this.ids[m]);
+  }
+
+  /** Stops the members whose loss (`lost`) or weights (`poisoned`) went non-finite in the interval that ended at this step. */
+  private async stopDiverged(lost: number[], poisoned: number[] = [], sharedPoisoned = false): Promise<void> {
     const { step } = this;
+    // one member left, and the shared layers it reads went non-finite: it is the one that diverged
+    if (sharedPoisoned && this.activeCount() === 1 && !lost.length && !poisoned.length) poisoned = [...this.ids];
+    const diverged = [...lost, ...poisoned];
+    const what = !poisoned.length ? 'a non-finite loss' : !lost.length ? 'non-finite weights' : 'a non-finite loss or weights';
     // under waves too: the members of a diverged member's wave are poisoned as they would be all at once
-    const who = `member${diverged.length > 1 ? 's' : ''} ${diverged.join(', ')} diverged (a non-finite loss) at step ${step}`;
+    const who = diverged.length ? `member${diverged.length > 1 ? 's' : ''} ${diverged.join(', ')} diverged (${what}) at step ${step}` : `the shared layers' weights went non-finite at step ${step}`;
     if (this.setup.ensemble.lowering === 'blockdiag' && this.activeCount() > diverged.length) {
       throw new DivergenceError(
         `${who}; under the blockdiag lowering a non-finite member spreads to every other (0 x NaN = NaN in the masked matMul), so the population is no longer valid. Use --lowering grouped, which stops a diverged member and leaves the others untouched.`,
@@ -495,7 +511,13 @@ class TrainingRun {
         `${who}; its gradient reached the shared layers, whose one set of weights every member reads, so every member is now non-finite and the population is no longer valid. Lower the learning rates (the shared layers train with the file's), or add clipnorm.`,
       );
     }
-    await this.apply({ stop: diverged.map((member) => ({ member, reason: `diverged: a non-finite loss at step ${step}` })), exploit: [] });
+    if (sharedPoisoned && this.activeCount() > 1) {
+      throw new DivergenceError(
+        `${who}; the shared layers, whose one set of weights every member reads, hold a NaN or an infinity, so every member is now non-finite and the population is no longer valid. Lower the learning rates (the shared layers train with the file's), or add clipnorm.`,
+      );
+    }
+    const reason = (member: number) => `diverged: ${lost.includes(member) ? 'a non-finite loss' : 'non-finite weights'} at step ${step}`;
+    await this.apply({ stop: diverged.map((member) => ({ member, reason: reason(member) })), exploit: [] });
   }
 
   private activeCount(): number {
@@ -671,8 +693,23 @@ class TrainingRun {
     const final = allIds.map((id) => this.partialMetrics.get(id) ?? this.lastMetrics.get(id) ?? { loss: NaN });
     const lastStep = (id: number) => Math.max(0, (retired.find((r) => r.member === id)?.step ?? step) - 1);
     const rates = allIds.map((id) => memberLr(this.setup.hyper, this.lr, id, lastStep(id)));
-    const resultPopulation = population ?? store!.materialize();
-    return { population: resultPopulation, position: this.position(), steps: step, seconds, memberStepsPerSecond: step > this.first ? this.trained / seconds : 0, final, lr: rates, retired, memberIds: allIds };
+    // trained in waves or shards, the members are put on the device only when asked for: all of them at
+    // once may not fit (what --resident is for)
+    let resident = population;
+    return {
+      get population() {
+        return (resident ??= store!.materialize());
+      },
+      dispose: () => resident?.dispose(),
+      position: this.position(),
+      steps: step,
+      seconds,
+      memberStepsPerSecond: step > this.first ? this.trained / seconds : 0,
+      final,
+      lr: rates,
+      retired,
+      memberIds: allIds,
+    };
   }
 }
 

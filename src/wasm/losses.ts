@@ -93,8 +93,26 @@ export function emitLoss(c: Code, loss: string, args: Record<string, unknown>, k
       c.get(total).get(row).f32Add().set(total);
     });
   }
-  c.get(t.lossOut).get(total).get(t.batch).f32ConvertI32S().f32Div().storeF32();
+  // a non-finite prediction makes the loss NaN: the clipping above would hide it from the divergence guard
+  const poison = nonFinitePoison(c, t, k);
+  c.get(t.lossOut).get(total).get(t.batch).f32ConvertI32S().f32Div().get(poison).f32Add().storeF32();
   for (const [name, out] of Object.entries(t.metricOut)) emitMetric(c, name, loss, k, t, out);
+}
+
+/**
+ * A local holding the sum of 0 * p over the member's predictions: 0 where every one is finite (so adding
+ * it leaves the loss as it was, bit for bit), NaN where one is NaN or infinite.
+ */
+function nonFinitePoison(c: Code, t: LossTarget, k: number): Local {
+  const i = c.local('i32');
+  const poison = c.local('f32');
+  c.f32(0).set(poison);
+  c.for(i, () => c.i32(0), () => c.get(t.batch).i32(k * 4).i32Mul(), () => {
+    c.get(poison);
+    address(c, t.p.base, t.p.offset, i);
+    c.loadF32().f32(0).f32Mul().f32Add().set(poison);
+  }, 4);
+  return poison;
 }
 
 interface ElementContext {
