@@ -35,6 +35,7 @@ interface Device {
   createComputePipeline(d: { layout: 'auto'; compute: { module: unknown; entryPoint: string } }): Pipeline;
   createBindGroup(d: { layout: BindGroupLayout; entries: { binding: number; resource: { buffer: Buffer } }[] }): unknown;
   queue: { writeBuffer(b: Buffer, offset: number, data: Float32Array): void };
+  limits?: { maxStorageBufferBindingSize: number };
 }
 interface TensorData {
   resource: Buffer | null;
@@ -68,6 +69,7 @@ export class GpuFusedStep {
   private readonly written = new Set<string>();
   private readonly cache = new Map<string, Float32Array>();
   private clips?: boolean;
+  private sized?: WgslStep;
 
   constructor(private readonly host: FusedHost) {}
 
@@ -82,6 +84,25 @@ export class GpuFusedStep {
   clipping(): boolean {
     if (this.clips === undefined) this.clips = this.cached('clipnorm').some((c) => c > 0);
     return this.clips;
+  }
+
+  /**
+   * Whether a step of `batch` rows runs here: not where a member clips its gradients (PBT may set
+   * clipnorm), nor where the scratch space of every member's values would be larger than one storage
+   * binding of the device may be (lavapipe: 128 MiB, forum.net at about 150,000 members); such a step
+   * runs on TF.js ops, on the same variables.
+   */
+  runs(batch: number): boolean {
+    if (this.clipping()) return false;
+    const device = (this.host.tf.backend() as unknown as WebGPUBackend).device;
+    const limit = device.limits?.maxStorageBufferBindingSize ?? 128 * 2 ** 20;
+    return this.kernelsOf(batch).actsFloats * 4 <= limit;
+  }
+
+  /** The kernels' plan for a batch size (metrics change no buffer sizes), kept for runs(). */
+  private kernelsOf(batch: number): WgslStep {
+    if (this.sized?.batch !== batch || this.sized.n !== this.host.n) this.sized = this.source(batch, []);
+    return this.sized;
   }
 
   /** Compiles the kernels for batches of `batch` rows with these metrics now, so that the first step does not. */

@@ -522,8 +522,8 @@ export class Population {
    * same forward pass, handed to `metrics.take` (the caller disposes them).
    */
   trainStep(x: Tensor, y: Tensor, metrics?: { names: readonly string[]; take(values: Record<string, Tensor>): void }): Tensor {
-    // the WGSL step clips no gradients: a member that does (PBT may set clipnorm) takes the op path's step
-    const generated = this.fused ?? (this.gpuStep?.clipping() ? undefined : this.gpuStep);
+    // the WGSL step clips no gradients (PBT may set clipnorm) and needs its scratch in one binding: else the op path's step
+    const generated = this.fused ?? (this.gpuStep?.runs(x.shape[0] as number) ? this.gpuStep : undefined);
     if (generated) {
       const result = generated.run(x, y, metrics?.names ?? []);
       if (metrics?.names.length) metrics.take(result.metrics);
