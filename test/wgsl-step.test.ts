@@ -37,7 +37,7 @@ beforeAll(async () => {
   await selectBackend('webgpu', { log: () => {} });
 });
 
-function populations(source: string, engines: Engine[], ids?: number[]): Population[] {
+function populations(source: string, engines: Engine[], ids?: number[], lrFactor?: (member: number, step: number) => number): Population[] {
   const state = compile(source, 'wgsl.net', ids ? { members: ids.length } : {});
   if (!state.ensemble) throw new Error(state.diagnostics.map((d) => d.message).join('\n'));
   const program = state.program!;
@@ -55,6 +55,7 @@ function populations(source: string, engines: Engine[], ids?: number[]): Populat
         hyper: (k, m) => table.value(k, m),
         base: (k) => table.base(k),
         initial: (m) => initMember(state.ir!, program.ensemble.seed, m),
+        ...(lrFactor ? { lrFactor } : {}),
         engine,
       }),
   );
@@ -93,11 +94,13 @@ interface Case {
   optimizer: string;
   metrics: string[];
   vary: string;
+  /** a learning-rate schedule: member id's factor at step t (the trainer's lrPlan gives one) */
+  lrFactor?: (member: number, step: number) => number;
 }
 
 const cases: Case[] = [
   { name: 'sigmoid, binary cross-entropy, adam, lr per member (the forum model)', model: 'dense(20, activation: sigmoid)\n  dense(1, activation: sigmoid)', inWidth: 2, k: 1, loss: 'binary_crossentropy', optimizer: 'adam(lr: 0.02)', metrics: ['accuracy'], vary: 'vary lr: [0.005, 0.02, 0.05]' },
-  { name: 'relu and linear, mse, sgd with nesterov momentum, lr per member', model: 'dense(8, activation: relu)\n  dense(1)', inWidth: 2, k: 1, loss: 'mse', optimizer: 'sgd(lr: 0.05, momentum: 0.9, nesterov: true)', metrics: ['mse', 'mae'], vary: 'vary lr: [0.01, 0.03, 0.05]' },
+  { name: 'relu and linear, mse, sgd with nesterov momentum, lr per member and a schedule', model: 'dense(8, activation: relu)\n  dense(1)', inWidth: 2, k: 1, loss: 'mse', optimizer: 'sgd(lr: 0.05, momentum: 0.9, nesterov: true)', metrics: ['mse', 'mae'], vary: 'vary lr: [0.01, 0.03, 0.05]', lrFactor: (m, t) => 1 / (1 + 0.03 * t * (m + 1)) },
   { name: 'tanh and elu, mae, adam, no bias, betas per member', model: 'dense(6, activation: tanh, bias: false)\n  dense(4, activation: elu)\n  dense(2)', inWidth: 3, k: 2, loss: 'mae', optimizer: 'adam(lr: 0.01)', metrics: ['mae'], vary: 'vary beta1: [0.8, 0.9, 0.95]' },
   { name: 'sgd with weight decay, binary cross-entropy of 3 outputs, accuracy by argmax', model: 'dense(5, activation: relu)\n  dense(3, activation: sigmoid)', inWidth: 4, k: 3, loss: 'binary_crossentropy', optimizer: 'sgd(lr: 0.1, weight_decay: 0.01)', metrics: ['accuracy'], vary: 'vary lr: [0.05, 0.1, 0.2]' },
 ];
@@ -109,7 +112,7 @@ function source(c: Pick<Case, 'model' | 'inWidth' | 'loss' | 'optimizer' | 'vary
 describe.skipIf(skip)('the WGSL step against the webgpu op path', () => {
   for (const c of cases) {
     it(`${c.name}: 100 steps end within 1e-5 in every parameter and slot`, async () => {
-      const [ops, fused] = populations(source(c), ['ops', 'fused']);
+      const [ops, fused] = populations(source(c), ['ops', 'fused'], undefined, c.lrFactor);
       expect(ops.engine).toBe('ops');
       expect(fused.engine, fused.engineNote).toBe('fused');
       for (let s = 0; s < 100; s++) {
