@@ -38,6 +38,7 @@ interface Device {
   limits?: { maxStorageBufferBindingSize: number };
 }
 interface TensorData {
+  dtype: string;
   resource: Buffer | null;
   values: unknown;
   refCount: number;
@@ -123,6 +124,14 @@ export class GpuFusedStep {
     const batch = x.shape[0] as number;
     const built = this.kernels(batch, metrics);
     const backend = tf.backend() as unknown as WebGPUBackend;
+    // the kernels read float32: a float32 tensor may still hold an int32 buffer (TF.js's cast of one-hot labels shares it)
+    const copies: Tensor[] = [];
+    [x, y] = [x, y].map((t) => {
+      if (backend.tensorMap.get(t.dataId)?.dtype === 'float32') return t;
+      const copy = tf.add(t, tf.scalar(0, 'float32')) as Tensor;
+      copies.push(copy);
+      return copy;
+    });
     const outputs = ['losses', ...metrics].map(() => {
       const info = backend.makeTensorInfo([n], 'float32');
       backend.uploadToGPU(info.dataId);
@@ -143,6 +152,7 @@ export class GpuFusedStep {
     });
     pass.end();
     backend.submitQueue();
+    tf.dispose(copies);
     this.forgetHostCopies(backend);
     const made = outputs.map((o) => tf.engine().makeTensorFromTensorInfo(o as never) as Tensor);
     return { losses: made[0], metrics: Object.fromEntries(metrics.map((name, i) => [name, made[i + 1]])) };

@@ -17,8 +17,8 @@ import { optimizerHyper, optimizerSlots } from '../wasm/optimizer-update.js';
 import type { StepConfig } from './plan.js';
 
 /** What the WGSL step covers (the rest of netc's vocabulary runs on TF.js ops on webgpu). */
-export const wgslActivations = new Set(['linear', 'relu', 'sigmoid', 'tanh', 'elu']);
-export const wgslLosses = new Set(['mse', 'mae', 'binary_crossentropy']);
+export const wgslActivations = new Set(['linear', 'relu', 'sigmoid', 'tanh', 'elu', 'softmax']);
+export const wgslLosses = new Set(['mse', 'mae', 'binary_crossentropy', 'categorical_crossentropy', 'sparse_categorical_crossentropy']);
 export const wgslOptimizers = new Set(['sgd', 'adam']);
 export const wgslMetrics = new Set(['accuracy', 'mse', 'mae']);
 
@@ -240,6 +240,20 @@ function inputAt(k: KernelText, ctx: Ctx, l: Layer): string {
 function dzHelper(k: KernelText, ctx: Ctx, l: Layer): string {
   const acts = k.buf('acts');
   const at = `(m * ${ctx.batch}u + b) * ${l.width}u + j`;
+  if (l.activation === 'softmax') {
+    // autodiff's softmax gradient: dy y - sum(dy y) y, the row's sum in order
+    const row = `(m * ${ctx.batch}u + b) * ${l.width}u`;
+    return [
+      `fn dz(m: u32, b: u32, j: u32) -> f32 {`,
+      '  var s = 0.0;',
+      `  for (var c = 0u; c < ${l.width}u; c++) {`,
+      `    s = s + ${acts}[${l.gradAt}u + ${row} + c] * ${acts}[${l.valuesAt}u + ${row} + c];`,
+      '  }',
+      `  let a = ${acts}[${l.valuesAt}u + ${at}];`,
+      `  return ${acts}[${l.gradAt}u + ${at}] * a - s * a;`,
+      '}',
+    ].join('\n');
+  }
   return [
     `fn dz(m: u32, b: u32, j: u32) -> f32 {`,
     `  let a = ${acts}[${l.valuesAt}u + ${at}];`,
@@ -250,6 +264,7 @@ function dzHelper(k: KernelText, ctx: Ctx, l: Layer): string {
 }
 
 function forwardKernel(ctx: Ctx, l: Layer): WgslKernel {
+  if (l.activation === 'softmax') return softmaxForwardKernel(ctx, l);
   const k = new KernelText(`forward ${l.op.name}: dense(${l.width}, ${l.activation}), one invocation per member, row and unit`, ctx.n * ctx.batch * l.width);
   const w = k.buf(`param:${l.kernel.name}`);
   const input = inputAt(k, ctx, l);
@@ -266,6 +281,38 @@ function forwardKernel(ctx: Ctx, l: Layer): WgslKernel {
     bias + `  ${acts}[${l.valuesAt}u + idx] = ${activate(l.activation, 'acc')};`,
   ].join('\n');
   return k.finish(body, l.activation === 'tanh' ? TANH_FN : '');
+}
+
+/** A softmax layer's forward pass: one invocation per member and row, as TF.js's softmax shader computes it (exp(z - max) / sum). */
+function softmaxForwardKernel(ctx: Ctx, l: Layer): WgslKernel {
+  const k = new KernelText(`forward ${l.op.name}: dense(${l.width}, softmax), one invocation per member and row`, ctx.n * ctx.batch);
+  const w = k.buf(`param:${l.kernel.name}`);
+  const input = inputAt(k, ctx, l);
+  const bias = l.bias ? `    acc = acc + ${k.buf(`param:${l.bias.name}`)}[m * ${l.width}u + j];\n` : '';
+  const acts = k.buf('acts');
+  const out = `${acts}[${l.valuesAt}u + row + j]`;
+  const body = [
+    `  let m = idx / ${ctx.batch}u;`,
+    `  let b = idx % ${ctx.batch}u;`,
+    `  let row = idx * ${l.width}u;`,
+    '  var top = -3.402823e+38;',
+    `  for (var j = 0u; j < ${l.width}u; j++) {`,
+    '    var acc = 0.0;',
+    `    for (var i = 0u; i < ${l.inWidth}u; i++) {`,
+    `      acc = fma(${input}, ${w}[${kernelIndex(ctx, l)}], acc);`,
+    '    }',
+    bias + `    ${out} = acc;`,
+    '    top = max(top, acc);',
+    '  }',
+    '  var total = 0.0;',
+    `  for (var j = 0u; j < ${l.width}u; j++) {`,
+    `    total = total + exp(${out} - top);`,
+    '  }',
+    `  for (var j = 0u; j < ${l.width}u; j++) {`,
+    `    ${out} = exp(${out} - top) / total;`,
+    '  }',
+  ].join('\n');
+  return k.finish(body);
 }
 
 function dinputKernel(ctx: Ctx, l: Layer, prev: Layer): WgslKernel {
@@ -339,30 +386,85 @@ function lossKernel(ctx: Ctx, out: Layer, loss: string, metrics: readonly string
   const K = out.width;
   const acts = k.buf('acts');
   const y = k.buf('y');
-  // the gradient of the two means: 1 / (B K) in one division where the op path writes the gradient out (binary cross-entropy), (1 / B) / K where autodiff takes one mean after the other
-  const scale = loss === 'binary_crossentropy' ? Math.fround(1 / (ctx.batch * K)) : Math.fround(Math.fround(1 / ctx.batch) / K);
-  const element = elementLoss(loss, lit(scale));
+  const sparse = loss === 'sparse_categorical_crossentropy';
+  // the label of output j of row b: class indices [B, 1] one-hot under the sparse loss
+  const label = (j: string) => (sparse ? `select(0.0, 1.0, i32(${y}[b]) == i32(${j}))` : `${y}[b * ${K}u + ${j}]`);
+  const p = (j: string) => `${acts}[${out.valuesAt}u + base + ${j}]`;
   const lines = [
     '  let m = idx;',
     '  var total = 0.0;',
     ...metrics.map((name) => `  var sum_${name} = 0.0;`),
     `  for (var b = 0u; b < ${ctx.batch}u; b++) {`,
-    '    var row = 0.0;',
     `    let base = (m * ${ctx.batch}u + b) * ${K}u;`,
-    `    for (var j = 0u; j < ${K}u; j++) {`,
-    `      let p = ${acts}[${out.valuesAt}u + base + j];`,
-    `      let y = ${y}[b * ${K}u + j];`,
-    ...element.map((s) => `      ${s}`),
-    `      ${acts}[${out.gradAt}u + base + j] = grad;`,
-    ...metrics.filter((name) => name !== 'accuracy').map((name) => `      sum_${name} = sum_${name} + ${name === 'mse' ? '(p - y) * (p - y)' : 'abs(p - y)'};`),
-    '    }',
-    `    total = total + row / ${lit(K)};`,
-    ...(metrics.includes('accuracy') ? accuracyLines(acts, y, out, K) : []),
+    ...(loss.endsWith('categorical_crossentropy') ? crossEntropyRow(ctx, K, p, label, `${acts}[${out.gradAt}u + base + j]`) : elementRow(ctx, loss, K, p, label, `${acts}[${out.gradAt}u + base + j]`)),
+    ...metricLines(metrics, K, p, label, sparse ? `u32(${y}[b])` : undefined),
     '  }',
     `  ${k.buf('losses')}[m] = total / ${lit(ctx.batch)};`,
     ...metrics.map((name) => `  ${k.buf(`metric:${name}`)}[m] = sum_${name} / ${name === 'accuracy' ? lit(ctx.batch) : `(${lit(ctx.batch)} * ${lit(K)})`};`),
   ];
   return k.finish(lines.join('\n'));
+}
+
+/** An elementwise loss over one row (mse, mae, binary cross-entropy): each element's term and gradient, the row's mean added to `total`. */
+function elementRow(ctx: Ctx, loss: string, K: number, p: (j: string) => string, label: (j: string) => string, grad: string): string[] {
+  // the gradient of the two means: 1 / (B K) in one division where the op path writes the gradient out (binary cross-entropy), (1 / B) / K where autodiff takes one mean after the other
+  const scale = loss === 'binary_crossentropy' ? Math.fround(1 / (ctx.batch * K)) : Math.fround(Math.fround(1 / ctx.batch) / K);
+  return [
+    '    var row = 0.0;',
+    `    for (var j = 0u; j < ${K}u; j++) {`,
+    `      let p = ${p('j')};`,
+    `      let y = ${label('j')};`,
+    ...elementLoss(loss, lit(scale)).map((line) => `      ${line}`),
+    `      ${grad} = grad;`,
+    '    }',
+    `    total = total + row / ${lit(K)};`,
+  ];
+}
+
+/**
+ * Categorical cross-entropy of one row, as autodiff of the op path computes it (src/wasm/losses.ts'
+ * crossEntropyRow): q = p / sum(p) clipped to [eps, 1 - eps], -sum(y log q), and its gradient through the
+ * normalisation, for the batch mean.
+ */
+function crossEntropyRow(ctx: Ctx, K: number, p: (j: string) => string, label: (j: string) => string, grad: string): string[] {
+  return [
+    '    var s = 0.0;',
+    `    for (var j = 0u; j < ${K}u; j++) { s = s + ${p('j')}; }`,
+    '    let s2 = s * s;',
+    '    var row = 0.0;',
+    '    var dot = 0.0;',
+    `    for (var j = 0u; j < ${K}u; j++) {`,
+    `      let p = ${p('j')};`,
+    `      let y = ${label('j')};`,
+    '      let raw = p / s;',
+    `      let q = min(max(raw, ${lit(EPS)}), ${lit(1 - EPS)});`,
+    '      row = row + y * log(q);',
+    `      let g = select(0.0, y * (0.0 - ${lit(1 / ctx.batch)}) / q, raw == q);`,
+    `      ${grad} = g;`,
+    '      dot = dot + g * (p / s2);',
+    '    }',
+    `    for (var j = 0u; j < ${K}u; j++) { ${grad} = ${grad} / s + (0.0 - dot); }`,
+    '    total = total + (0.0 - row);',
+  ];
+}
+
+/** The row's terms of each metric: accuracy (one output thresholded, else the first largest against the label's), squared and absolute errors. */
+function metricLines(metrics: readonly string[], K: number, p: (j: string) => string, label: (j: string) => string, classIndex?: string): string[] {
+  const lines: string[] = [];
+  const errors = metrics.filter((name) => name !== 'accuracy');
+  if (errors.length) {
+    lines.push(`    for (var j = 0u; j < ${K}u; j++) {`, `      let d = ${p('j')} - ${label('j')};`);
+    for (const name of errors) lines.push(`      sum_${name} = sum_${name} + ${name === 'mse' ? 'd * d' : 'abs(d)'};`);
+    lines.push('    }');
+  }
+  if (!metrics.includes('accuracy')) return lines;
+  if (K === 1 && !classIndex) return [...lines, `    sum_accuracy = sum_accuracy + select(0.0, 1.0, (${p('0u')} > 0.5) == (${label('0u')} > 0.5));`];
+  lines.push(`    var bp = ${p('0u')};`, '    var ip = 0u;');
+  if (!classIndex) lines.push(`    var by = ${label('0u')};`, '    var iy = 0u;');
+  lines.push(`    for (var j = 1u; j < ${K}u; j++) {`, `      let pj = ${p('j')};`, '      if (pj > bp) { bp = pj; ip = j; }');
+  if (!classIndex) lines.push(`      let yj = ${label('j')};`, '      if (yj > by) { by = yj; iy = j; }');
+  lines.push('    }', `    sum_accuracy = sum_accuracy + select(0.0, 1.0, ip == ${classIndex ?? 'iy'});`);
+  return lines;
 }
 
 /** One element's term (added to `row`) and `grad`, dL/dp of the batch mean. */
@@ -383,22 +485,4 @@ function elementLoss(loss: string, scale: string): string[] {
     default:
       throw new Error(`internal error: no WGSL for the loss ${loss}`);
   }
-}
-
-/** A hit of one example: one output thresholded at 0.5, or the first largest output against the label's. */
-function accuracyLines(acts: string, y: string, out: Layer, K: number): string[] {
-  if (K === 1) return [`    sum_accuracy = sum_accuracy + select(0.0, 1.0, (${acts}[${out.valuesAt}u + base] > 0.5) == (${y}[b] > 0.5));`];
-  return [
-    `    var bp = ${acts}[${out.valuesAt}u + base];`,
-    '    var ip = 0u;',
-    `    var by = ${y}[b * ${K}u];`,
-    '    var iy = 0u;',
-    `    for (var j = 1u; j < ${K}u; j++) {`,
-    `      let pj = ${acts}[${out.valuesAt}u + base + j];`,
-    '      if (pj > bp) { bp = pj; ip = j; }',
-    `      let yj = ${y}[b * ${K}u + j];`,
-    '      if (yj > by) { by = yj; iy = j; }',
-    '    }',
-    '    sum_accuracy = sum_accuracy + select(0.0, 1.0, ip == iy);',
-  ];
 }
