@@ -1,11 +1,12 @@
-// npm run bench [-- --quick] [-- --out DIR] [-- --only forum,lenet,compile,scale,train,seed000] [-- --no-torch] [-- --no-jax]
+// npm run bench [-- --quick] [-- --out DIR] [-- --only forum,lenet,webgpu,compile,scale,train,seed000] [-- --no-torch] [-- --no-jax]
 //
 // Time per training step of netc's fused ensembles (engine `fused`, the generated WebAssembly step, and
 // `ops`, TF.js ops with autodiff) against a naive loop of separate tf.sequential models, against the same
 // workloads in PyTorch on one thread (bench/torch_bench.py, with every Python whose `import torch` works,
 // one row per torch version) and against jax-js (bench/jax_bench.ts, the forum step); `netc train` end to end
 // against a PyTorch user's own loop (bench/train_loop.py); Seed 000's workload (bench/seed000.net against
-// bench/seed000.py); memory per configuration, and compile time of every example; writes DIR/results.json and
+// bench/seed000.py); the forum step on webgpu, the generated WGSL step against TF.js's webgpu op path, side
+// by side (on a machine without a GPU, Mesa's lavapipe: only the ratio counts); memory per configuration, and compile time of every example; writes DIR/results.json and
 // DIR/RESULTS.md (DIR: bench/, or bench/quick/ for the quick smoke run, so that it never overwrites a full
 // run's). Every configuration runs in a process of its own (bench/worker.ts, or the Python or jax-js
 // script), one after another, so that its peak RSS is its own and no two measurements share the machine.
@@ -30,7 +31,7 @@ const quick = argv.includes('--quick');
 const outIndex = argv.indexOf('--out');
 const outDir = outIndex >= 0 ? argv[outIndex + 1] : quick ? join(here, 'quick') : here;
 const onlyIndex = argv.indexOf('--only');
-const only = new Set(onlyIndex >= 0 ? argv[onlyIndex + 1].split(',') : ['forum', 'lenet', 'compile', 'scale', 'train', 'seed000']);
+const only = new Set(onlyIndex >= 0 ? argv[onlyIndex + 1].split(',') : ['forum', 'lenet', 'webgpu', 'compile', 'scale', 'train', 'seed000']);
 const noTorch = argv.includes('--no-torch');
 const noJax = argv.includes('--no-jax');
 
@@ -54,6 +55,9 @@ const plan = quick
       jaxN: [15],
       // netc grouped with engine fused at these N (the other N: ops alone)
       fusedN: [15],
+      // the forum step on webgpu, fused WGSL and the op path, at these N
+      webgpuN: [15],
+      webgpu: { warmup: 2, budgetMs: 300, minSteps: 5, maxSteps: 500 } as Timing,
       // netc train and Seed 000 against these torches: the newest only in quick mode
       allTorchesForTraining: false,
       train: { n: [15], steps: 100 },
@@ -80,6 +84,8 @@ const plan = quick
       torchLoopMaxMembers: 100,
       jaxN: [15, 100, 1000],
       fusedN: [1, 5, 15, 100, 1000],
+      webgpuN: [15, 1000],
+      webgpu: { warmup: 5, budgetMs: 3000, minSteps: 10, maxSteps: 2000 } as Timing,
       allTorchesForTraining: true,
       // netc train end to end against a PyTorch user's loop: the forum problem at these N, this many steps
       train: { n: [15, 100, 1000], steps: 2000 },
@@ -402,6 +408,20 @@ function ensureDist(): void {
   const r = spawnSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json')], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`tsc -p tsconfig.build.json failed: ${(r.stdout + r.stderr).trim().split('\n').slice(0, 5).join(' | ')}`);
 }
+/** The forum step on webgpu: the generated WGSL step and TF.js's op path, side by side (their own table, not the wasm rows'). */
+const gpuRows: Row[] = [];
+if (only.has('webgpu')) {
+  const sectionStarted = performance.now();
+  for (const n of plan.webgpuN) {
+    log(`forum N=${n} on webgpu`);
+    for (const engine of ['fused', 'ops'] as NetcEngine[]) {
+      gpuRows.push(await measure({ model: 'forum', impl: 'netc', lowering: 'grouped', engine, backend: 'webgpu', n, measuredMembers: n }, { kind: 'netc', model: 'forum', lowering: 'grouped', engine, n, backend: 'webgpu', ...plan.webgpu }));
+    }
+  }
+  sectionSeconds['webgpu'] = (performance.now() - sectionStarted) / 1000;
+  log(`  [webgpu: ${sectionSeconds['webgpu'].toFixed(0)} s]`);
+}
+
 if (only.has('train') || only.has('seed000')) ensureDist();
 
 const trainRows: TrainRow[] = [];
@@ -614,6 +634,24 @@ if (compileResult) {
 // the physical floor's inputs (bench/floor.ts): empty until the step's cost and the core's rates are measured
 const floorRates: MachineRates | undefined = only.has('forum') ? await measureRates() : undefined;
 fusedStepTargets();
+webgpuTargets();
+
+/** The WGSL step against the webgpu op path at forum N=15 (>= 5x), and at N=1000 for the record. */
+function webgpuTargets(): void {
+  if (!only.has('webgpu')) return;
+  for (const n of plan.webgpuN) {
+    const [fused, ops] = (['fused', 'ops'] as NetcEngine[]).map((engine) => gpuRows.find((r) => r.n === n && r.engine === engine && ok(r)));
+    const r = fused && ops ? ops.msPerStep / fused.msPerStep : undefined;
+    const required = n === 15 ? 5 : undefined;
+    targets.push({
+      name: `forum MLP on webgpu at N=${n}: the TF.js op path / the fused WGSL step, ms per step`,
+      required: required === undefined ? '(for the record)' : `>= ${required}.0x`,
+      measured: r === undefined ? `not measured${gpuRows.find((g) => g.n === n)?.error ? ` (${gpuRows.find((g) => g.n === n)!.error!.split('\n')[0]})` : ''}` : `${r.toFixed(1)}x (fused ${fmt(fused!.msPerStep)} ms, ops ${fmt(ops!.msPerStep)} ms)`,
+      pass: r === undefined || required === undefined ? null : r >= required,
+      value: r,
+    });
+  }
+}
 
 /**
  * The generated step's targets: netc train against a PyTorch user's own loop (the fastest torch found) and
@@ -670,12 +708,29 @@ function fusedStepTargets(): void {
 const seconds = (performance.now() - started) / 1000;
 log('');
 for (const line of speedTables()) log(line);
+for (const line of gpuTable()) log(line);
 for (const line of trainTables()) log(line);
 log('targets (naive / netc at the same N in this run; netc on wasm, the embedded default):');
 for (const t of targets) log(`  ${t.pass === null ? 'n/a ' : t.pass ? 'PASS' : 'MISS'}  ${t.name}: ${t.measured} (target ${t.required})`);
 log(`total ${seconds.toFixed(1)} s (${Object.entries(sectionSeconds).map(([k, v]) => `${k} ${v.toFixed(0)} s`).join(', ')})`);
 
 // ---- files ----------------------------------------------------------------------------------------
+
+/** The webgpu rows side by side: the fused WGSL step and the op path at each N. */
+function gpuTable(): string[] {
+  if (gpuRows.length === 0) return [];
+  const out = ['## The forum step on webgpu: the fused WGSL step against TF.js\'s webgpu op path', ''];
+  out.push('One step of every member on the same batch, every loss read back with `await data()` (the device\'s sync point), in a process of its own. Without a GPU this is Dawn on Mesa\'s lavapipe (software Vulkan on the CPU): only the ratio counts.', '');
+  out.push('| N | fused WGSL ms/step | op path ms/step | op path / fused |');
+  out.push('|---:|---:|---:|---:|');
+  for (const n of plan.webgpuN) {
+    const [fused, ops] = (['fused', 'ops'] as NetcEngine[]).map((engine) => gpuRows.find((r) => r.n === n && r.engine === engine));
+    const cell = (r?: Row) => (!r ? '—' : ok(r) ? fmt(r.msPerStep) : r.unavailable ? `— (${r.unavailable})` : `failed: ${(r.error ?? '').split('\n')[0]}`);
+    out.push(`| ${n} | ${cell(fused)} | ${cell(ops)} | ${fused && ops && ok(fused) && ok(ops) ? `${(ops.msPerStep / fused.msPerStep).toFixed(1)}x` : '—'} |`);
+  }
+  out.push('');
+  return out;
+}
 
 /** Each torch version's BLAS, from its first measured row (Debian's torch uses whichever libblas.so.3 is installed). */
 const blasOf = (version: string) => (rows.find((r) => r.impl === 'torch' && r.torch === version && r.measured)?.measured as TorchResult | undefined)?.blas ?? null;
@@ -724,6 +779,7 @@ const results = {
       overTorch: Object.fromEntries((plan.torch[r.model][r.n] ?? []).map((m) => [m, r.lowering === 'grouped' ? (overTorch(r.model, r.n, m, r.engine) ?? null) : null])),
       overJax: r.model === 'forum' && r.lowering === 'grouped' ? (over(jaxRow(r.n), netcRow(r.model, r.n, 'grouped', r.engine)) ?? null) : null,
     })),
+  webgpu: gpuRows,
   train: { steps: plan.train.steps, rows: trainRows },
   seed000,
   floor: { rates: floorRates ?? null, costs: plan.forumN.map((n) => ({ n, cost: forumStepCost(n) ?? null })), missing: floorRates && plan.forumN.every((n) => forumStepCost(n)) ? null : floorMissing },
@@ -747,6 +803,7 @@ function markdown(): string {
   out.push(`${jaxNote}.`, '');
   out.push('Time per training step: one optimizer step of every member on the same batch, every loss read back; median of the timed steps after warm-up. netc runs on wasm, the embedded default backend. Speed-up = naive ms / netc ms at the same N.', '');
   out.push(...speedTables());
+  out.push(...gpuTable());
   out.push(...trainTables());
   if (rows.length > 0) {
     out.push('## Memory', '');

@@ -3,8 +3,9 @@
 // scale. bench/gpu.sh bundles this file with esbuild (`pack`) and runs the bundle where only `node` is
 // there (`run`); it runs from source too: `npx tsx bench/gpu-bench.ts [--quick] [--deadline SECONDS]`.
 //
-// Every configuration runs in this one process, one after another (a GPU run has one device to share
-// anyway); memory is not measured. A step is what `npm run bench` times: one optimizer step of every
+// netc rows run the engine they name: `ops` (TF.js ops), `fused` (the generated step: WGSL kernels on
+// webgpu, one WebAssembly call on wasm). Every configuration runs in this one process, one after another
+// (a GPU run has one device to share anyway); memory is not measured. A step is what `npm run bench` times: one optimizer step of every
 // member on the same batch, then every member's loss read back (`await data()`, the GPU's sync point).
 import { existsSync } from 'node:fs';
 import { arch, cpus, loadavg, platform } from 'node:os';
@@ -33,6 +34,8 @@ interface Config {
   backend: Backend;
   model: ModelName;
   impl: 'netc' | 'naive';
+  /** netc rows: the engine (default ops) */
+  engine?: 'ops' | 'fused';
   n: number;
   /** naive: models really trained (fewer than n: extrapolated) */
   members?: number;
@@ -52,11 +55,16 @@ const slow: Timing = quick ? { warmup: 0, budgetMs: 0, minSteps: 1, maxSteps: 1 
 
 const gpuConfigs: Config[] = quick
   ? [
+      { backend: 'webgpu', model: 'forum', impl: 'netc', n: 15, engine: 'fused' },
       { backend: 'webgpu', model: 'forum', impl: 'netc', n: 15 },
       { backend: 'webgpu', model: 'forum', impl: 'naive', n: 15, members: 2 },
       { backend: 'webgpu', model: 'lenet', impl: 'netc', n: 1 },
     ]
   : [
+      // the fused WGSL step first: on a real GPU these are the rows that count
+      { backend: 'webgpu', model: 'forum', impl: 'netc', n: 15, engine: 'fused' },
+      { backend: 'webgpu', model: 'forum', impl: 'netc', n: 1000, engine: 'fused' },
+      { backend: 'webgpu', model: 'forum', impl: 'netc', n: 100000, engine: 'fused' },
       { backend: 'webgpu', model: 'forum', impl: 'netc', n: 15 },
       { backend: 'webgpu', model: 'forum', impl: 'netc', n: 100 },
       { backend: 'webgpu', model: 'forum', impl: 'netc', n: 1000 },
@@ -67,13 +75,18 @@ const gpuConfigs: Config[] = quick
       { backend: 'webgpu', model: 'lenet', impl: 'netc', n: 30 },
       { backend: 'webgpu', model: 'lenet', impl: 'netc', n: 100 },
       { backend: 'webgpu', model: 'lenet', impl: 'naive', n: 30, members: 3 },
+      { backend: 'webgpu', model: 'forum', impl: 'netc', n: 100000 },
     ];
 const wasmConfigs: Config[] = quick
   ? [
+      { backend: 'wasm', model: 'forum', impl: 'netc', n: 15, engine: 'fused' },
       { backend: 'wasm', model: 'forum', impl: 'netc', n: 15 },
       { backend: 'wasm', model: 'lenet', impl: 'netc', n: 1 },
     ]
   : [
+      { backend: 'wasm', model: 'forum', impl: 'netc', n: 15, engine: 'fused' },
+      { backend: 'wasm', model: 'forum', impl: 'netc', n: 1000, engine: 'fused' },
+      { backend: 'wasm', model: 'forum', impl: 'netc', n: 100000, engine: 'fused' },
       { backend: 'wasm', model: 'forum', impl: 'netc', n: 15 },
       { backend: 'wasm', model: 'forum', impl: 'netc', n: 1000 },
       { backend: 'wasm', model: 'forum', impl: 'naive', n: 15, members: 15 },
@@ -110,7 +123,11 @@ async function measure(c: Config): Promise<Row> {
   let step: () => Promise<void>;
   let dispose: () => void;
   if (c.impl === 'netc') {
-    const pop = buildPopulation(tf, c.model, 'grouped', c.n);
+    const pop = buildPopulation(tf, c.model, 'grouped', c.n, c.engine ?? 'ops');
+    if (pop.engine !== (c.engine ?? 'ops')) {
+      pop.dispose();
+      throw new Error(`engine ${c.engine} does not run here: ${pop.engineNote ?? 'no reason given'}`);
+    }
     step = async () => {
       const losses = pop.trainStep(x, y);
       last = mean(Array.from(await losses.data()));
@@ -160,7 +177,7 @@ for (const backend of backends) {
   notes[backend] = line;
   log(line);
   for (const c of backend === 'webgpu' ? gpuConfigs : wasmConfigs) {
-    const label = `${c.backend} ${c.model} N=${c.n} ${c.impl === 'netc' ? 'netc grouped' : `naive loop${c.members && c.members < c.n ? ` (${c.members} trained, scaled)` : ''}`}`;
+    const label = `${c.backend} ${c.model} N=${c.n} ${c.impl === 'netc' ? `netc grouped ${c.engine ?? 'ops'}` : `naive loop${c.members && c.members < c.n ? ` (${c.members} trained, scaled)` : ''}`}`;
     if (elapsedS() > deadlineS) {
       rows.push({ ...c, skipped: `past the ${deadlineS} s deadline` });
       log(`  ${label}: skipped (past the ${deadlineS} s deadline)`);
@@ -169,7 +186,7 @@ for (const backend of backends) {
     try {
       const r = await measure(c);
       rows.push(r);
-      log(`  ${label}: ${fmt(r.msPerStep!)} ms/step (median of ${r.steps}, min ${fmt(r.msMin!)}), loss ${r.lastLoss!.toFixed(4)}  [${elapsedS().toFixed(0)} s]`);
+      log(`  ${label}: ${fmt(r.msPerStep!)} ms/step, ${Math.round((c.n * 1000) / r.msPerStep!)} member-steps/s (median of ${r.steps}, min ${fmt(r.msMin!)}), loss ${r.lastLoss!.toFixed(4)}  [${elapsedS().toFixed(0)} s]`);
     } catch (error) {
       const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
       rows.push({ ...c, error: message });
@@ -179,11 +196,12 @@ for (const backend of backends) {
 }
 
 // ratios measured in this run
-const find = (backend: Backend, model: ModelName, impl: 'netc' | 'naive', n: number) => rows.find((r) => r.backend === backend && r.model === model && r.impl === impl && r.n === n && r.msPerStep !== undefined);
+const find = (backend: Backend, model: ModelName, impl: 'netc' | 'naive', n: number, engine: 'ops' | 'fused' = 'ops') =>
+  rows.find((r) => r.backend === backend && r.model === model && r.impl === impl && r.n === n && (impl === 'naive' || (r.engine ?? 'ops') === engine) && r.msPerStep !== undefined);
 log('');
 log('ratios in this run (other ms / netc grouped ms on webgpu; above 1x netc on webgpu is faster):');
 for (const model of ['forum', 'lenet'] as ModelName[]) {
-  for (const g of rows.filter((r) => r.backend === 'webgpu' && r.model === model && r.impl === 'netc' && r.msPerStep !== undefined)) {
+  for (const g of rows.filter((r) => r.backend === 'webgpu' && r.model === model && r.impl === 'netc' && (r.engine ?? 'ops') === 'ops' && r.msPerStep !== undefined)) {
     const parts: string[] = [];
     const naiveGpu = find('webgpu', model, 'naive', g.n);
     if (naiveGpu) parts.push(`naive loop on webgpu ${(naiveGpu.msPerStep! / g.msPerStep!).toFixed(1)}x`);
@@ -193,6 +211,13 @@ for (const model of ['forum', 'lenet'] as ModelName[]) {
     if (naiveWasm) parts.push(`naive loop on wasm ${(naiveWasm.msPerStep! / g.msPerStep!).toFixed(1)}x`);
     log(`  ${model} N=${g.n}: netc webgpu ${fmt(g.msPerStep!)} ms/step; ${parts.join(', ') || 'nothing else at this N'}`);
   }
+}
+log('');
+log('the fused step (WGSL on webgpu, WebAssembly on wasm) against the op path, member-steps/s:');
+for (const n of [...new Set(rows.filter((r) => r.engine === 'fused').map((r) => r.n))]) {
+  const rate = (r?: Row) => (r ? `${Math.round((n * 1000) / r.msPerStep!)}` : '—');
+  const [gf, go, wf] = [find('webgpu', 'forum', 'netc', n, 'fused'), find('webgpu', 'forum', 'netc', n), find('wasm', 'forum', 'netc', n, 'fused')];
+  log(`  forum N=${n}: webgpu fused WGSL ${rate(gf)}, webgpu ops ${rate(go)}${gf && go ? ` (${(go.msPerStep! / gf.msPerStep!).toFixed(1)}x)` : ''}, wasm fused ${rate(wf)}${gf && wf ? ` (webgpu fused / wasm fused ${(wf.msPerStep! / gf.msPerStep!).toFixed(2)}x)` : ''}`);
 }
 log(`total ${elapsedS().toFixed(1)} s`);
 log(`RESULT ${JSON.stringify({ quick, node: process.version, arch: arch(), backends: notes, rows, seconds: elapsedS() })}`);

@@ -16,11 +16,12 @@ export { MemorySampler, mean, median, timedSteps, timeSteps, vmHwm, type StepTim
 type TFJS = typeof tfjs;
 
 export type ModelName = 'forum' | 'lenet';
-export type BackendChoice = 'wasm' | 'cpu';
+/** webgpu: the forum rows of the WGSL step against the webgpu op path (Dawn; on a machine without a GPU, Mesa's lavapipe) */
+export type BackendChoice = 'wasm' | 'cpu' | 'webgpu';
 export type NaiveMethod = 'trainOnBatch' | 'minimize';
 /**
  * How a netc population's step runs (PopulationSpec.engine): `ops`, TF.js ops with autodiff; `fused`, the
- * generated WebAssembly step. The bench asks for one or the other, never `auto`, so that a row says which ran.
+ * generated step (WebAssembly on wasm, WGSL on webgpu). The bench asks for one or the other, never `auto`, so that a row says which ran.
  */
 export type NetcEngine = 'ops' | 'fused';
 

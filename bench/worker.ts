@@ -33,12 +33,21 @@ async function runSteps(job: Extract<Job, { kind: 'netc' | 'naive' }>): Promise<
       throw new Error(mismatch);
     }
     let last = NaN;
-    step = () => {
-      const losses = pop.trainStep(x, y);
-      const values = losses.dataSync();
-      losses.dispose();
-      last = mean(Array.from(values));
-    };
+    // a GPU backend reads back asynchronously (webgpu in Node has no dataSync)
+    step =
+      job.backend === 'webgpu'
+        ? async () => {
+            const losses = pop.trainStep(x, y);
+            const values = await losses.data();
+            losses.dispose();
+            last = mean(Array.from(values));
+          }
+        : () => {
+            const losses = pop.trainStep(x, y);
+            const values = losses.dataSync();
+            losses.dispose();
+            last = mean(Array.from(values));
+          };
     lastLoss = () => last;
     profileStep = () => pop.trainStep(x, y);
   } else {

@@ -9,7 +9,7 @@ export { binaryCrossentropy } from './kernels/losses.js';
 export { blockVector } from './kernels/block-vector.js';
 export { advanceBetaPowers } from './kernels/optimizers.js';
 export { registerWasmKernels } from './kernels/wasm-kernels.js';
-export { fusedStep, type ModuleStepSpec } from './runtime/module-fused-step.js';
+export { fusedEngineOf, fusedStep, type ModuleStepSpec } from './runtime/module-fused-step.js';
 export {
   applyUpdates,
   createPopulation,

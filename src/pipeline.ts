@@ -20,6 +20,8 @@ import { compiledRun, type CompiledRun } from './runtime/compiled-run.js';
 import { whyNotFused } from './step/plan.js';
 import { generateStep } from './step/generate.js';
 import type { FusedPlan } from './step/print.js';
+import { generateWgslStep, whyNotWgsl } from './step/wgsl.js';
+import type { WgslPlan } from './step/wgsl-print.js';
 
 export interface CompileState {
   path: string;
@@ -35,6 +37,8 @@ export interface CompileState {
   module?: string;
   /** the generated training step of the run, or why there is none (the fuse pass) */
   fused?: FusedPlan;
+  /** the WGSL kernels of the run's step on webgpu, or why there are none (the wgsl pass) */
+  wgsl?: WgslPlan;
 }
 
 export interface Pass {
@@ -120,6 +124,18 @@ export const passes: readonly Pass[] = [
       const config = { ensemble: state.ensemble!, optimizer: train.optimizer.name, loss: train.loss, metrics: train.metrics, maxBatch: train.batch, clipping: clipnorm > 0 };
       const why = whyNotFused(config);
       state.fused = why === undefined ? { config, step: generateStep(config) } : { config, why };
+    },
+  },
+  {
+    // the generated step's second target, WGSL kernels for webgpu, or why the model has none: netc ir --after wgsl
+    name: 'wgsl',
+    run(state) {
+      const train = state.program!.train;
+      if (!train) return;
+      const clipnorm = (train.optimizer.args.clipnorm as number | undefined) ?? 0;
+      const config = { ensemble: state.ensemble!, optimizer: train.optimizer.name, loss: train.loss, metrics: train.metrics, clipping: clipnorm > 0 };
+      const why = whyNotWgsl(config);
+      state.wgsl = why === undefined ? { config, step: generateWgslStep(config, state.ensemble!.members, train.batch) } : { config, why };
     },
   },
   {

@@ -150,8 +150,13 @@ describe('npm run bench -- --quick', () => {
 
     // targets: PASS/MISS where measured, null where quick mode does not reach them
     // ten speed, PyTorch, memory and compile targets, two scale-out targets per LeNet size (one in quick
-    // mode), then the fused step's eight (netc train against torch and jax-js at three N, Seed 000, the floor)
-    expect(results.targets.length).toBe(10 + 2 + 8);
+    // mode), then the fused step's eight (netc train against torch and jax-js at three N, Seed 000, the floor),
+    // then the WGSL step against the webgpu op path (quick mode: N=15)
+    expect(results.targets.length).toBe(10 + 2 + 8 + 1);
+    // the forum step on webgpu, fused WGSL and ops: measured, or failed where there is no adapter
+    expect(results.webgpu.map((r: { engine: string }) => r.engine)).toEqual(['fused', 'ops']);
+    for (const r of results.webgpu) expect(finite(r.msPerStep) || (typeof r.error === 'string' && process.env['NETC_REQUIRE_WEBGPU'] !== '1'), r.error).toBe(true);
+    if (results.webgpu.every((r: { msPerStep: number }) => finite(r.msPerStep))) expect(readFileSync(join(out, 'RESULTS.md'), 'utf8')).toContain('| N | fused WGSL ms/step | op path ms/step | op path / fused |');
     const seedTarget = results.targets.find((t: { name: string }) => t.name.startsWith("Seed 000's workload"));
     expect(seedTarget.pass === null ? !results.torch.available : typeof seedTarget.value === 'number').toBe(true);
     for (const t of results.targets) {

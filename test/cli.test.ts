@@ -80,6 +80,16 @@ describe('netc ir', () => {
     expect(r.out).toMatch(/^model xor\n/);
   });
 
+  it('prints the WGSL kernels of the step after the wgsl pass, or why there are none', async () => {
+    const r = await run('ir', 'examples/forum.net', '--after', 'wgsl');
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/^WGSL step of forum \(grouped\) for N=15, batch 5: 8 compute kernels/);
+    expect(r.out).toContain('  | fn main(@builtin(global_invocation_id) gid: vec3<u32>) {');
+    const lenet = await run('ir', 'examples/lenet.net', '--after', 'wgsl');
+    expect(lenet.code).toBe(0);
+    expect(lenet.out).toMatch(/^no WGSL step for lenet5: it does not cover /);
+  });
+
   it('refuses an unknown pass with exit code 2', async () => {
     const r = await run('ir', 'examples/xor.net', '--after', 'optimise');
     expect(r.code).toBe(2);

@@ -7,6 +7,7 @@ import { formatDiagnostics } from '../src/diagnostics/format.js';
 import { printModelIR } from '../src/ir/print.js';
 import { printEnsembleIR } from '../src/ensemble/print.js';
 import { printFusedStep } from '../src/step/print.js';
+import { printWgslStep } from '../src/step/wgsl-print.js';
 import type { Lowering } from '../src/layers/forward.js';
 import { fileHost } from '../src/cli/host.js';
 
@@ -49,6 +50,17 @@ describe('the generated training step of the examples (netc ir --after fuse)', (
       const state = compile(read(path), path, { host: fileHost(path) });
       expect(state.fused).toBeDefined();
       await expect(printFusedStep(state.fused!)).toMatchFileSnapshot(`golden/fuse/${file.replace(/\.net$/, '.fuse.txt')}`);
+    });
+  }
+});
+
+describe('the WGSL kernels of the examples (netc ir --after wgsl)', () => {
+  for (const file of list('examples/')) {
+    it(file, async () => {
+      const path = `examples/${file}`;
+      const state = compile(read(path), path, { host: fileHost(path) });
+      expect(state.wgsl).toBeDefined();
+      await expect(printWgslStep(state.wgsl!)).toMatchFileSnapshot(`golden/wgsl/${file.replace(/\.net$/, '.wgsl.txt')}`);
     });
   }
 });

@@ -42,8 +42,9 @@ describe('bench/gpu.sh', () => {
     const result = JSON.parse(line!.slice(7)) as { backends: Record<string, string>; rows: { backend: string; model: string; msPerStep?: number; error?: string }[] };
     for (const r of result.rows) expect(r.error, `${r.backend} ${r.model}`).toBeUndefined();
     const measured = (backend: string) => result.rows.filter((r) => r.backend === backend && Number.isFinite(r.msPerStep)).map((r) => r.model);
-    expect(measured('wasm')).toEqual(['forum', 'lenet']);
-    if (result.backends.webgpu.startsWith('backend: webgpu')) expect(measured('webgpu')).toEqual(['forum', 'forum', 'lenet']);
+    // the forum rows: the fused step, then the op path
+    expect(measured('wasm')).toEqual(['forum', 'forum', 'lenet']);
+    if (result.backends.webgpu.startsWith('backend: webgpu')) expect(measured('webgpu')).toEqual(['forum', 'forum', 'forum', 'lenet']);
     else {
       expect(process.env['NETC_REQUIRE_WEBGPU'], `NETC_REQUIRE_WEBGPU=1 but ${result.backends.webgpu}`).not.toBe('1');
       expect(result.backends.webgpu).toMatch(/^not available: /);

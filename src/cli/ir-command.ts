@@ -3,6 +3,7 @@ import { passNames } from '../pipeline.js';
 import { printModelIR } from '../ir/print.js';
 import { printEnsembleIR } from '../ensemble/print.js';
 import { printFusedStep } from '../step/print.js';
+import { printWgslStep } from '../step/wgsl-print.js';
 import type { CompileOptions } from '../pipeline.js';
 import { compiledCleanly, compileFile } from './compile-file.js';
 import { ExitCode, UsageError, type Io } from './io.js';
@@ -19,6 +20,9 @@ export function irCommand(file: string, after: string, io: Io, options: Pick<Com
   if (after === 'fuse') {
     if (!state!.fused) throw new UsageError(`--after fuse needs a train block: ${file} has none, so there is no training step to generate`);
     io.out(printFusedStep(state!.fused));
+  } else if (after === 'wgsl') {
+    if (!state!.wgsl) throw new UsageError(`--after wgsl needs a train block: ${file} has none, so there is no training step to generate`);
+    io.out(printWgslStep(state!.wgsl));
   } else io.out(state!.ensemble ? printEnsembleIR(state!.ensemble) : printModelIR(state!.ir!));
   return ExitCode.ok;
 }

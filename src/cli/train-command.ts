@@ -322,8 +322,10 @@ function dropLinesAfter(runDir: string, resume: Checkpoint, perEpoch: number): v
  */
 function engineLine(tf: TF, run: CompiledRun, requested: TrainOptions['engine']): { name: string; fused: boolean; note?: string } {
   const train = run.program.train!;
-  const chosen = chooseEngine(tf, requested, { ensemble: run.ensemble, optimizer: train.optimizer.name, loss: train.loss, metrics: [] });
-  if (chosen.engine === 'fused') return { name: 'fused step', fused: true };
+  const members = Array.from({ length: run.ensemble.members }, (_, i) => i);
+  const clipping = run.hyper.keys.includes('clipnorm') && members.some((i) => run.hyper.value('clipnorm', i) > 0);
+  const chosen = chooseEngine(tf, requested, { ensemble: run.ensemble, optimizer: train.optimizer.name, loss: train.loss, metrics: [], clipping });
+  if (chosen.engine === 'fused') return { name: tf.getBackend() === 'webgpu' ? 'fused WGSL step' : 'fused step', fused: true };
   const asked = (requested ?? 'auto') !== 'ops';
   if (!asked || !chosen.why) return { name: 'TF.js ops', fused: false };
   return { name: 'TF.js ops', fused: false, note: chosen.covered ? `engine auto runs each step on TF.js ops because of ${chosen.why}` : `the fused step does not cover ${chosen.why}: each step runs on TF.js ops` };

@@ -70,7 +70,7 @@ export async function finishRun(end: RunEnd, io: Io): Promise<void> {
     io.err(`netc: could not write ${join(end.runDir, 'report.html')}: ${(e as Error).message}\n`);
   }
   io.out((end.split?.kind === 'kfold' ? settingsLeaderboard(crossValidation(rows, end.split), end.split.k) + '\n(each member\'s metrics are in summary.json and report.html)' : leaderboard(rows)) + '\n');
-  io.out(`${trainedSteps(result.steps, end.resumedFrom)} x ${plural(end.members, 'member')} in ${result.seconds.toFixed(1)} s (${Math.round(result.memberStepsPerSecond)} member-steps/s, ${end.backend}, ${end.lowering}, ${end.engine === 'fused' ? 'fused step' : 'TF.js ops'})\n` + `run directory: ${end.runDir}\n` + reportLine);
+  io.out(`${trainedSteps(result.steps, end.resumedFrom)} x ${plural(end.members, 'member')} in ${result.seconds.toFixed(1)} s (${Math.round(result.memberStepsPerSecond)} member-steps/s, ${end.backend}, ${end.lowering}, ${end.engine === 'fused' ? (end.backend === 'webgpu' ? 'fused WGSL step' : 'fused step') : 'TF.js ops'})\n` + `run directory: ${end.runDir}\n` + reportLine);
 }
 
 /**

@@ -8,6 +8,8 @@ import { generateStep, type GeneratedStep } from '../step/generate.js';
 import { whyNotFused, whyOpsByDefault, type StepConfig } from '../step/plan.js';
 import type { OptimizerState } from '../kernels/optimizers.js';
 import { Rng } from '../util/rng.js';
+import { advanceBetaPowers, derivedValues } from './step-hyper.js';
+import { whyNotWgsl } from '../step/wgsl.js';
 
 interface TensorInfo {
   dataId: object;
@@ -57,23 +59,32 @@ export function defaultEngine(): Engine {
   return env === 'ops' || env === 'fused' ? env : 'auto';
 }
 
+/** What choosing an engine knows of a configuration: the step's, and whether any member clips its gradients (the WGSL step does not). */
+export type EngineConfig = Omit<StepConfig, 'maxBatch' | 'clipping'> & { clipping?: boolean };
+
 /**
  * The engine a population of this configuration trains with, and, where the fused step was asked for
  * (`auto`, `fused`) but does not run, why not (`netc train` prints it); `covered` where the generated step
- * covers the model but `auto` keeps TF.js ops, which are faster for it (conv models, for now).
+ * covers the model but `auto` keeps TF.js ops, which are faster for it (conv models on wasm, for now).
+ * On wasm the fused step is the WebAssembly one, on webgpu the WGSL one (src/step/wgsl.ts).
  */
-export function chooseEngine(tf: TF, requested: Engine | undefined, cfg: Omit<StepConfig, 'maxBatch' | 'clipping'>): { engine: 'fused' | 'ops'; why?: string; covered?: boolean } {
+export function chooseEngine(tf: TF, requested: Engine | undefined, cfg: EngineConfig): { engine: 'fused' | 'ops'; why?: string; covered?: boolean } {
   const engine = requested ?? defaultEngine();
   if (engine === 'ops') return { engine: 'ops' };
   const why = whyNotHere(tf, cfg);
   if (why !== undefined) return { engine: 'ops', why };
-  const slower = engine === 'auto' ? whyOpsByDefault(cfg) : undefined;
+  const slower = engine === 'auto' && tf.getBackend() === 'wasm' ? whyOpsByDefault(cfg) : undefined;
   return slower === undefined ? { engine: 'fused' } : { engine: 'ops', why: slower, covered: true };
 }
 
 /** Why the fused step cannot run here, or undefined. */
-export function whyNotHere(tf: TF, cfg: Omit<StepConfig, 'maxBatch' | 'clipping'>): string | undefined {
-  if (tf.getBackend() !== 'wasm') return `the ${tf.getBackend()} backend (the generated step runs on wasm)`;
+export function whyNotHere(tf: TF, cfg: EngineConfig): string | undefined {
+  if (tf.getBackend() === 'webgpu') {
+    const gpu = tf.backend() as unknown as { device?: unknown; tensorMap?: unknown; submitQueue?: unknown };
+    if (!gpu.device || !gpu.tensorMap || typeof gpu.submitQueue !== 'function') return "this TF.js webgpu backend's device and buffers are not reachable";
+    return whyNotWgsl(cfg);
+  }
+  if (tf.getBackend() !== 'wasm') return `the ${tf.getBackend()} backend (the generated step runs on wasm and webgpu)`;
   const backend = tf.backend() as unknown as Partial<WasmBackend>;
   if (!backend.wasm?.asm?.memory || !backend.dataIdMap || typeof backend.makeOutput !== 'function') return "this TF.js wasm backend's memory is not reachable";
   return whyNotFused({ ...cfg, maxBatch: 1, clipping: false });
@@ -400,23 +411,7 @@ export class FusedStep {
 
   /** Adam's beta powers one step on, as the op path advances them. */
   private advance(shared: boolean): void {
-    const { optimizer, state } = this.host;
-    if (optimizer !== 'adam' && optimizer !== 'adamw') return;
-    if (shared) {
-      state.sharedAccBeta1 = Math.fround(state.sharedAccBeta1 * Math.fround(this.host.base('beta1')));
-      state.sharedAccBeta2 = Math.fround(state.sharedAccBeta2 * Math.fround(this.host.base('beta2')));
-    }
-    const b1 = this.cached('beta1');
-    const b2 = this.cached('beta2');
-    // new arrays, as the op path makes: a checkpoint or a gathered population may hold the old ones
-    const a1 = state.accBeta1.slice();
-    const a2 = state.accBeta2.slice();
-    for (let i = 0; i < a1.length; i++) {
-      a1[i] = Math.fround(a1[i] * b1[i]);
-      a2[i] = Math.fround(a2[i] * b2[i]);
-    }
-    state.accBeta1 = a1;
-    state.accBeta2 = a2;
+    advanceBetaPowers(this.host, shared, (key) => this.cached(key));
   }
 
   /** A hyperparameter's per-member values as float32, cached until hyperChanged(). */
@@ -452,19 +447,6 @@ export class FusedStep {
 }
 
 const pad = (bytes: number) => (16 - (bytes % 16)) % 16;
-
-/**
- * A hyperparameter key the step reads, from its raw values (the members', or the file's for the shared
- * layers), in float64 before it becomes float32, as the op path derives it: `-lr`, `1-beta1`, `clip`
- * (clipnorm, Infinity for none), `nesterov` (0 or 1), or the key itself.
- */
-function derivedValues(key: string, raw: (k: string) => number[]): number[] {
-  if (key === '-lr') return raw('lr').map((v) => -v);
-  if (key.startsWith('1-')) return raw(key.slice(2)).map((v) => 1 - v);
-  if (key === 'clip') return raw('clipnorm').map((v) => (v > 0 ? v : Infinity));
-  if (key === 'nesterov') return raw('nesterov').map((v) => (v ? 1 : 0));
-  return raw(key);
-}
 
 /**
  * The module compiled by the optimizing compiler at once, where the engine lets us say so (Node's V8

@@ -1,10 +1,12 @@
-// k.fusedStep: a compiled module's step() on the generated WebAssembly step, one call where the backend
-// is wasm and the step covers the model; elsewhere it answers undefined and the module runs its TF.js code.
+// k.fusedStep: a compiled module's step() on the generated step where it covers the model: one WebAssembly
+// call on wasm, one compute pass of WGSL kernels on webgpu (a browser's too); elsewhere it answers undefined
+// and the module runs its TF.js code.
 import type { ModulePopulation } from '../kernels/module-population.js';
 import type { Tensor, Variable } from '../kernels/tf.js';
 import type { EnsembleIR } from '../ensemble/ensemble-ir.js';
 import { stateNames } from '../kernels/optimizers.js';
-import { chooseEngine, FusedStep, type Engine } from './fused-step.js';
+import { chooseEngine, FusedStep, type Engine, type FusedHost } from './fused-step.js';
+import { GpuFusedStep } from './gpu-fused-step.js';
 
 /** What a module tells the fused step about itself: its ensemble IR and the train block's loss and optimizer. */
 export interface ModuleStepSpec {
@@ -17,7 +19,7 @@ export interface ModuleStepSpec {
   base?: Record<string, number>;
 }
 
-const steps = new WeakMap<ModulePopulation, FusedStep | null>();
+const steps = new WeakMap<ModulePopulation, FusedStep | GpuFusedStep | null>();
 
 /**
  * One training step of every member as one generated WebAssembly call: the members' losses [N] and each
@@ -31,19 +33,27 @@ export function fusedStep(pop: ModulePopulation, x: Tensor, y: Tensor, metrics: 
     steps.set(pop, step);
   }
   if (!step) return undefined;
+  // the WGSL step clips no gradients and needs its scratch in one storage binding: else the module's TF.js step
+  if (step instanceof GpuFusedStep && !step.runs(x.shape[0] as number)) return undefined;
   const result = step.run(x, y, metrics);
   pop.step++;
   return result;
 }
 
-function fusedFor(pop: ModulePopulation, spec: ModuleStepSpec): FusedStep | null {
+/** Which generated step a module's population has run its steps on: `webassembly`, `wgsl`, or none (its TF.js code). */
+export function fusedEngineOf(pop: ModulePopulation): 'webassembly' | 'wgsl' | undefined {
+  const step = steps.get(pop);
+  return step instanceof GpuFusedStep ? 'wgsl' : step ? 'webassembly' : undefined;
+}
+
+function fusedFor(pop: ModulePopulation, spec: ModuleStepSpec): FusedStep | GpuFusedStep | null {
   const ensemble = { ...spec.ensemble, members: pop.memberIds.length };
   const chosen = chooseEngine(pop.tf, spec.engine, { ensemble, optimizer: spec.optimizer, loss: spec.loss, metrics: [] });
   if (chosen.engine !== 'fused') return null;
   // a shared layer steps with the file's hyperparameters: without them, the module's readable TF.js step
   if (!spec.base && ensemble.params.some((p) => p.layout === 'shared')) return null;
   const variables = new Map<string, Variable[]>(ensemble.params.map((p) => [p.name, [pop.params[p.name]]]));
-  return new FusedStep({
+  const host: FusedHost = {
     tf: pop.tf,
     ir: ensemble,
     n: pop.memberIds.length,
@@ -60,5 +70,6 @@ function fusedFor(pop: ModulePopulation, spec: ModuleStepSpec): FusedStep | null
     seed: pop.seed,
     memberIds: pop.memberIds,
     step: () => pop.step,
-  });
+  };
+  return pop.tf.getBackend() === 'webgpu' ? new GpuFusedStep(host) : new FusedStep(host);
 }

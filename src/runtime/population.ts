@@ -15,6 +15,7 @@ import { gatherMembers } from '../kernels/member-axis.js';
 import type { TF, Tensor, Variable } from '../kernels/tf.js';
 import { applyUpdates, memberDraws, type ModulePopulation, type StepInputs } from '../kernels/module-population.js';
 import { chooseEngine, FusedStep, type Engine, type FusedHost, type HostStepValues } from './fused-step.js';
+import { GpuFusedStep } from './gpu-fused-step.js';
 
 export interface PopulationSpec {
   tf: TF;
@@ -40,8 +41,8 @@ export interface PopulationSpec {
   /** a compiled module's training step, run in place of trainStep's own */
   step?: ModuleStep;
   /**
-   * how a training step runs: `fused`, one generated WebAssembly call for the whole step (wasm backend,
-   * models it covers); `ops`, TF.js ops with autodiff (the reference); `auto` (default, or NETC_ENGINE):
+   * how a training step runs: `fused`, the generated step (one WebAssembly call on wasm, one compute
+   * pass of WGSL kernels on webgpu, for the models each covers); `ops`, TF.js ops with autodiff (the reference); `auto` (default, or NETC_ENGINE):
    * fused where it applies
    */
   engine?: Engine;
@@ -127,6 +128,8 @@ export class Population {
   private readonly fused?: FusedStep;
   /** the generated evaluation (forward in inference mode, loss, metrics), beside the generated step */
   private readonly evaluator?: FusedStep;
+  /** the generated WGSL step on webgpu, where it runs this population's steps (evaluation stays on TF.js ops) */
+  private readonly gpuStep?: GpuFusedStep;
   /** how trainStep runs: one generated WebAssembly call (`fused`), or TF.js ops (`ops`) */
   readonly engine: 'fused' | 'ops';
   /** why the step runs on ops where the fused step was asked for (spec.engine `auto` or `fused`) */
@@ -177,7 +180,8 @@ export class Population {
       this.step = from.step;
     }
     this.module = this.moduleView();
-    const chosen = spec.step || spec.forward ? { engine: 'ops' as const } : chooseEngine(tf, spec.engine, { ensemble, optimizer: spec.optimizer, loss: spec.loss, metrics: [] });
+    const clipping = this.hyper('clipnorm').some((c) => c > 0);
+    const chosen = spec.step || spec.forward ? { engine: 'ops' as const } : chooseEngine(tf, spec.engine, { ensemble, optimizer: spec.optimizer, loss: spec.loss, metrics: [], clipping });
     this.engine = chosen.engine;
     this.engineNote = chosen.why;
     if (this.engine === 'fused') {
@@ -197,8 +201,11 @@ export class Population {
         memberIds: this.memberIds,
         step: () => this.step,
       };
-      this.fused = new FusedStep(host);
-      this.evaluator = new FusedStep(host, false);
+      if (tf.getBackend() === 'webgpu') this.gpuStep = new GpuFusedStep(host);
+      else {
+        this.fused = new FusedStep(host);
+        this.evaluator = new FusedStep(host, false);
+      }
     }
   }
 
@@ -321,6 +328,7 @@ export class Population {
   hyperChanged(): void {
     this.fused?.hyperChanged();
     this.evaluator?.hyperChanged();
+    this.gpuStep?.hyperChanged();
     for (const t of this.hyperCache.values()) t.dispose();
     this.hyperCache.clear();
     for (const t of this.sharedCache.values()) t?.dispose();
@@ -489,6 +497,7 @@ export class Population {
   /** Readies the training step for batches up to `batch` with these metrics (the generated step's module), before the first step. */
   prepareStep(batch: number, names: readonly string[]): void {
     this.fused?.prepare(batch, names);
+    this.gpuStep?.prepare(batch, names);
   }
 
   /** Whether trainHostStep() runs here: the generated step, which takes a batch straight from the host. */
@@ -513,8 +522,10 @@ export class Population {
    * same forward pass, handed to `metrics.take` (the caller disposes them).
    */
   trainStep(x: Tensor, y: Tensor, metrics?: { names: readonly string[]; take(values: Record<string, Tensor>): void }): Tensor {
-    if (this.fused) {
-      const result = this.fused.run(x, y, metrics?.names ?? []);
+    // the WGSL step clips no gradients (PBT may set clipnorm) and needs its scratch in one binding: else the op path's step
+    const generated = this.fused ?? (this.gpuStep?.runs(x.shape[0] as number) ? this.gpuStep : undefined);
+    if (generated) {
+      const result = generated.run(x, y, metrics?.names ?? []);
       if (metrics?.names.length) metrics.take(result.metrics);
       this.step++;
       return result.losses;
@@ -692,6 +703,7 @@ export class Population {
 
   dispose(): void {
     this.fused?.dispose();
+    this.gpuStep?.dispose();
     this.evaluator?.dispose();
     this.hyperChanged();
     for (const vs of this.variables.values()) vs.forEach((v) => v.dispose());

@@ -24,6 +24,8 @@ export interface ModuleOutput {
   /** member i's trained weights by parameter name */
   weights: Record<string, number[]>[];
   backend: string;
+  /** the generated step the module ran on (k.fusedEngineOf), or undefined: its TF.js code */
+  fused?: 'webassembly' | 'wgsl';
 }
 
 export async function run(input: ModuleInput): Promise<ModuleOutput> {
@@ -50,7 +52,8 @@ export async function run(input: ModuleInput): Promise<ModuleOutput> {
     const values = await k.memberValues(pop, module.extractMember, i);
     weights.push(Object.fromEntries(Object.entries(values).map(([name, v]) => [name, Array.from(v)])));
   }
+  const fused = k.fusedEngineOf(pop);
   k.disposePopulation(pop);
   tf.dispose([x, y]);
-  return { losses, weights, backend: tf.getBackend() };
+  return { losses, weights, backend: tf.getBackend(), ...(fused ? { fused } : {}) };
 }

@@ -1,0 +1,264 @@
+// The generated training step on TF.js's WebGPU backend: the WGSL kernels of src/step/wgsl.ts, run on
+// the backend's own device, in its own command encoder, on the population's own buffers. Each call
+// records one compute pass (a dispatch per layer and direction), and the parameters and optimizer slots
+// are read and written in place where TF.js keeps them: the population stays TF.js variables, so
+// checkpoints, extraction and schedules see no difference.
+import type { TF, Tensor, Variable } from '../kernels/tf.js';
+import { generateWgslStep, type WgslStep } from '../step/wgsl.js';
+import type { FusedHost } from './fused-step.js';
+import { advanceBetaPowers, derivedValues } from './step-hyper.js';
+
+// GPUBufferUsage's flags (WebGPU's numbers; the globals need not exist where this module loads)
+const STORAGE = 0x80;
+const COPY_DST = 0x08;
+
+/** The parts of WebGPU this step uses (the device is TF.js's). */
+interface Buffer {
+  readonly size: number;
+  destroy(): void;
+}
+interface BindGroupLayout {
+  readonly __brand?: 'layout';
+}
+interface Pipeline {
+  getBindGroupLayout(index: number): BindGroupLayout;
+}
+interface Pass {
+  setPipeline(p: Pipeline): void;
+  setBindGroup(index: number, group: unknown): void;
+  dispatchWorkgroups(x: number, y: number): void;
+  end(): void;
+}
+interface Device {
+  createBuffer(d: { size: number; usage: number }): Buffer;
+  createShaderModule(d: { code: string }): unknown;
+  createComputePipeline(d: { layout: 'auto'; compute: { module: unknown; entryPoint: string } }): Pipeline;
+  createBindGroup(d: { layout: BindGroupLayout; entries: { binding: number; resource: { buffer: Buffer } }[] }): unknown;
+  queue: { writeBuffer(b: Buffer, offset: number, data: Float32Array): void };
+  limits?: { maxStorageBufferBindingSize: number };
+}
+interface TensorData {
+  dtype: string;
+  resource: Buffer | null;
+  values: unknown;
+  refCount: number;
+}
+interface WebGPUBackend {
+  device: Device;
+  tensorMap: { get(dataId: object): TensorData | undefined };
+  uploadToGPU(dataId: object): void;
+  makeTensorInfo(shape: number[], dtype: string): { dataId: object; shape: number[]; dtype: string };
+  ensureCommandEncoderReady(): void;
+  endComputePassEncoder(): void;
+  submitQueue(): void;
+  commandEncoder: { beginComputePass(): Pass } | null;
+}
+
+/** The kernels for one (N, batch, metrics), compiled. */
+interface Built {
+  key: string;
+  step: WgslStep;
+  pipelines: Pipeline[];
+}
+
+/** The generated WGSL step of one population. */
+export class GpuFusedStep {
+  private built?: Built;
+  private acts?: Buffer;
+  private hyperBuffer?: { buffer: Buffer; n: number };
+  /** the hyperparameter rows written since the buffer was made or the values changed */
+  private readonly written = new Set<string>();
+  private readonly cache = new Map<string, Float32Array>();
+  private clips?: boolean;
+  private sized?: WgslStep;
+
+  constructor(private readonly host: FusedHost) {}
+
+  /** Forget cached hyperparameter values (after PBT, or a changed clipnorm). */
+  hyperChanged(): void {
+    this.cache.clear();
+    this.written.clear();
+    this.clips = undefined;
+  }
+
+  /** Whether any member clips its gradients: the WGSL step does not, and such a step runs on TF.js ops. */
+  clipping(): boolean {
+    if (this.clips === undefined) this.clips = this.cached('clipnorm').some((c) => c > 0);
+    return this.clips;
+  }
+
+  /**
+   * Whether a step of `batch` rows runs here: not where a member clips its gradients (PBT may set
+   * clipnorm), nor where the scratch space of every member's values would be larger than one storage
+   * binding of the device may be (lavapipe: 128 MiB, forum.net at about 150,000 members); such a step
+   * runs on TF.js ops, on the same variables.
+   */
+  runs(batch: number): boolean {
+    if (this.clipping()) return false;
+    const device = (this.host.tf.backend() as unknown as WebGPUBackend).device;
+    const limit = device.limits?.maxStorageBufferBindingSize ?? 128 * 2 ** 20;
+    return this.kernelsOf(batch).actsFloats * 4 <= limit;
+  }
+
+  /** The kernels' plan for a batch size (metrics change no buffer sizes), kept for runs(). */
+  private kernelsOf(batch: number): WgslStep {
+    if (this.sized?.batch !== batch || this.sized.n !== this.host.n) this.sized = this.source(batch, []);
+    return this.sized;
+  }
+
+  /** Compiles the kernels for batches of `batch` rows with these metrics now, so that the first step does not. */
+  prepare(batch: number, metrics: readonly string[]): void {
+    this.kernels(batch, metrics);
+  }
+
+  /** The WGSL of the kernels for a batch size and metrics (netc ir, the golden files). */
+  source(batch: number, metrics: readonly string[]): WgslStep {
+    const { ir, optimizer, loss, n } = this.host;
+    return generateWgslStep({ ensemble: ir, optimizer, loss, metrics }, n, batch);
+  }
+
+  /** One training step of every member on x [B, ...input], y [B, width]: the members' losses [N] and each metric [N]. */
+  run(x: Tensor, y: Tensor, metrics: readonly string[]): { losses: Tensor; metrics: Record<string, Tensor> } {
+    const { tf, n } = this.host;
+    if (this.host.volatile) this.hyperChanged();
+    const batch = x.shape[0] as number;
+    const built = this.kernels(batch, metrics);
+    const backend = tf.backend() as unknown as WebGPUBackend;
+    // the kernels read float32: a float32 tensor may still hold an int32 buffer (TF.js's cast of one-hot labels shares it)
+    const copies: Tensor[] = [];
+    [x, y] = [x, y].map((t) => {
+      if (backend.tensorMap.get(t.dataId)?.dtype === 'float32') return t;
+      const copy = tf.add(t, tf.scalar(0, 'float32')) as Tensor;
+      copies.push(copy);
+      return copy;
+    });
+    const outputs = ['losses', ...metrics].map(() => {
+      const info = backend.makeTensorInfo([n], 'float32');
+      backend.uploadToGPU(info.dataId);
+      return info;
+    });
+    advanceBetaPowers(this.host, false, (key) => this.cached(key));
+    this.writeHyper(backend.device, built.step);
+    const buffers = this.buffers(backend, built.step, x, y, outputs, metrics);
+    backend.ensureCommandEncoderReady();
+    backend.endComputePassEncoder();
+    const pass = backend.commandEncoder!.beginComputePass();
+    built.step.kernels.forEach((k, i) => {
+      const pipeline = built.pipelines[i];
+      pass.setPipeline(pipeline);
+      const entries = k.bindings.map((name, binding) => ({ binding, resource: { buffer: buffers.get(name)! } }));
+      pass.setBindGroup(0, backend.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries }));
+      pass.dispatchWorkgroups(k.groups[0], k.groups[1]);
+    });
+    pass.end();
+    backend.submitQueue();
+    tf.dispose(copies);
+    this.forgetHostCopies(backend);
+    const made = outputs.map((o) => tf.engine().makeTensorFromTensorInfo(o as never) as Tensor);
+    return { losses: made[0], metrics: Object.fromEntries(metrics.map((name, i) => [name, made[i + 1]])) };
+  }
+
+  /** Every buffer the kernels bind, by binding name: the batch, the outputs, the population's, and the step's own. */
+  private buffers(backend: WebGPUBackend, step: WgslStep, x: Tensor, y: Tensor, outputs: { dataId: object }[], metrics: readonly string[]): Map<string, Buffer> {
+    const on = (dataId: object): Buffer => {
+      backend.uploadToGPU(dataId);
+      return backend.tensorMap.get(dataId)!.resource!;
+    };
+    const map = new Map<string, Buffer>([
+      ['x', on(x.dataId)],
+      ['y', on(y.dataId)],
+      ['losses', on(outputs[0].dataId)],
+      ['acts', this.actsBuffer(backend.device, step.actsFloats)],
+      ['hyper', this.hyperBuffer!.buffer],
+    ]);
+    metrics.forEach((name, i) => map.set(`metric:${name}`, on(outputs[i + 1].dataId)));
+    for (const [name, v] of this.populationVariables()) map.set(name, on(this.writable(backend, v).dataId));
+    return map;
+  }
+
+  /** The population's variables the step writes, by binding name: each parameter and its optimizer slots. */
+  private *populationVariables(): Generator<[string, Variable]> {
+    for (const p of this.host.ir.params) {
+      yield [`param:${p.name}`, this.host.variables.get(p.name)![0]];
+      for (const [slot, v] of this.host.slots(p.name)) yield [`slot:${p.name}:${slot}`, v];
+    }
+  }
+
+  /**
+   * A variable whose buffer is its own, made so first where another tensor shares it (a clone kept for
+   * the best weights, say): the step writes in place, and must not change what someone else holds.
+   */
+  private writable(backend: WebGPUBackend, v: Variable): Variable {
+    const data = backend.tensorMap.get(v.dataId)!;
+    if (data.refCount > 1) {
+      const tf = this.host.tf;
+      tf.tidy(() => v.assign(tf.add(v, tf.scalar(0))));
+    }
+    return v;
+  }
+
+  /** TF.js keeps a copy of what it last read of a tensor: the step changed the variables under it. */
+  private forgetHostCopies(backend: WebGPUBackend): void {
+    for (const [, v] of this.populationVariables()) {
+      const data = backend.tensorMap.get(v.dataId);
+      if (data?.resource) data.values = null;
+    }
+  }
+
+  /** The compiled kernels for this batch size and these metrics (N is the population's). */
+  private kernels(batch: number, metrics: readonly string[]): Built {
+    const key = `${this.host.n}|${batch}|${metrics.join()}`;
+    if (this.built?.key === key) return this.built;
+    const device = (this.host.tf.backend() as unknown as WebGPUBackend).device;
+    const step = this.source(batch, metrics);
+    const pipelines = step.kernels.map((k) => device.createComputePipeline({ layout: 'auto', compute: { module: device.createShaderModule({ code: k.code }), entryPoint: 'main' } }));
+    this.built = { key, step, pipelines };
+    return this.built;
+  }
+
+  private actsBuffer(device: Device, floats: number): Buffer {
+    if (this.acts && this.acts.size >= floats * 4) return this.acts;
+    this.acts?.destroy();
+    this.acts = device.createBuffer({ size: floats * 4, usage: STORAGE });
+    return this.acts;
+  }
+
+  /** The members' hyperparameter rows: those that move every step (Adam's corrections, a scheduled lr), and the others when they changed. */
+  private writeHyper(device: Device, step: WgslStep): void {
+    const n = this.host.n;
+    if (!this.hyperBuffer || this.hyperBuffer.n !== n) {
+      this.hyperBuffer?.buffer.destroy();
+      this.hyperBuffer = { buffer: device.createBuffer({ size: Math.max(1, step.hyper.length) * n * 4, usage: STORAGE | COPY_DST }), n };
+      this.written.clear();
+    }
+    const { state } = this.host;
+    step.hyper.forEach((key, k) => {
+      let values: Float32Array;
+      if (key === 'bc1' || key === 'bc2') values = Float32Array.from(key === 'bc1' ? state.accBeta1 : state.accBeta2, (a) => 1 - a);
+      else {
+        const moving = this.host.volatile || (this.host.scheduled && (key === 'lr' || key === '-lr'));
+        if (!moving && this.written.has(key)) return;
+        values = Float32Array.from(derivedValues(key, (raw) => this.host.hyper(raw)));
+        if (!moving) this.written.add(key);
+      }
+      device.queue.writeBuffer(this.hyperBuffer!.buffer, k * n * 4, values);
+    });
+  }
+
+  /** A hyperparameter's per-member values as float32, cached until hyperChanged(). */
+  private cached(key: string): Float32Array {
+    let values = this.cache.get(key);
+    if (!values) {
+      values = Float32Array.from(this.host.hyper(key) as number[]);
+      this.cache.set(key, values);
+    }
+    return values;
+  }
+
+  dispose(): void {
+    this.acts?.destroy();
+    this.acts = undefined;
+    this.hyperBuffer?.buffer.destroy();
+    this.hyperBuffer = undefined;
+  }
+}
