@@ -14,7 +14,8 @@ import { Population, type Engine } from '../src/runtime/population.js';
 import { initMember } from '../src/kernels/init.js';
 import { hyperTable } from '../src/runtime/hyper.js';
 import { readCheckpoint } from '../src/cli/run-dir.js';
-import { nonFiniteParameter, nonFiniteRows } from '../src/train/checkpoint.js';
+import { nonFiniteParameter } from '../src/train/checkpoint.js';
+import { nonFiniteRows } from '../src/kernels/fused.js';
 import type { Lowering } from '../src/layers/forward.js';
 import type { TF } from '../src/kernels/tf.js';
 

@@ -96,6 +96,17 @@ export function stackMembers(layout: ParamLayout, shape: Shape, n: number, data:
   return out;
 }
 
+/** The rows (members) of `values`, `size` floats each, that hold a NaN or an infinity. */
+export function nonFiniteRows(values: Float32Array, size: number): number[] {
+  const out: number[] = [];
+  for (let m = 0; m * size < values.length; m++) {
+    let poison = 0;
+    for (let i = m * size, end = i + size; i < end; i++) poison += values[i] * 0;
+    if (Number.isNaN(poison)) out.push(m);
+  }
+  return out;
+}
+
 /** The 0/1 mask that keeps a block-diagonal kernel block-diagonal. */
 export function blockMask(shape: Shape, n: number): Float32Array {
   return fuse('blockdiag', shape, Array.from({ length: n }, () => new Float32Array(size(shape)).fill(1)));

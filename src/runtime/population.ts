@@ -8,7 +8,7 @@ import type { Act, ForwardContext, Params } from '../layers/forward.js';
 import { layerKind } from '../layers/registry.js';
 import { blockMembers, blocksToMembers, groupedMembers, membersToBlocks } from '../layers/widened.js';
 import { blockVector } from '../kernels/block-vector.js';
-import { blockMask, fuse, placeMember, stackMembers, unfuse } from '../kernels/fused.js';
+import { blockMask, fuse, nonFiniteRows, placeMember, stackMembers, unfuse } from '../kernels/fused.js';
 import { memberLosses, memberMetric } from '../kernels/losses.js';
 import { applyGradients, createState, hyperValues, sharedValue, type OptimizerState, type SharedSlots, type Slot } from '../kernels/optimizers.js';
 import { gatherMembers } from '../kernels/member-axis.js';
@@ -102,6 +102,9 @@ export function programSpec(
 }
 
 let populations = 0;
+
+/** Backends whose reads (dataSync) copy host memory: there a scan on the host is the cheap way to look at every value. */
+const HOST_MEMORY = new Set(['cpu', 'wasm', 'tensorflow']);
 
 export class Population {
   readonly tf: TF;
@@ -607,6 +610,7 @@ export class Population {
    */
   async nonFiniteMembers(): Promise<number[]> {
     const { tf, n } = this;
+    if (HOST_MEMORY.has(tf.getBackend())) return this.nonFiniteOnHost();
     const flags = tf.tidy(() => {
       let acc = tf.zeros([n]);
       for (const p of this.ir.params) if (p.layout !== 'shared') acc = tf.add(acc, this.poisonPerMember(p, this.variables.get(p.name)!));
@@ -618,6 +622,28 @@ export class Population {
     const out: number[] = [];
     (values as Float32Array).forEach((v, m) => Number.isNaN(v) && out.push(m));
     return out;
+  }
+
+  /**
+   * nonFiniteMembers where a read is a copy of host memory (cpu, wasm): each parameter read and scanned
+   * member by member, with no kernel launched. A step's interval can be one step (an epoch of one batch),
+   * and a reduction per parameter on the backend there costs more than the generated step itself.
+   */
+  private nonFiniteOnHost(): number[] {
+    const { n } = this;
+    const out = new Set<number>();
+    for (const p of this.ir.params) {
+      if (p.layout === 'shared') continue;
+      const size = p.shape.reduce((a, b) => a * b, 1);
+      const vars = this.variables.get(p.name)!;
+      if (p.layout === 'separate') vars.forEach((v, m) => nonFiniteRows(v.dataSync() as Float32Array, size).length && out.add(m));
+      else {
+        const data = vars[0].dataSync() as Float32Array;
+        // the members are located only when a value is not finite: the common case is one pass, no copy
+        if (nonFiniteRows(data, data.length).length) for (const m of nonFiniteRows(stackMembers(p.layout, p.shape, n, data), size)) out.add(m);
+      }
+    }
+    return [...out].sort((a, b) => a - b);
   }
 
   /** Whether a shared layer's parameter holds a NaN or an infinity (every member reads it). */

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { Population } from '../runtime/population.js';
 import { memberHyperparameters, type HyperTable } from '../runtime/hyper.js';
-import { unfuse } from '../kernels/fused.js';
+import { nonFiniteRows, unfuse } from '../kernels/fused.js';
 
 export interface TrainPosition {
   /** optimizer steps taken */
@@ -249,16 +249,6 @@ export function damagedTensor(manifest: CheckpointManifest, bytes: Uint8Array): 
   return manifest.tensors.find((t) => t.sha256 !== undefined && t.sha256 !== tensorChecksum(bytes, t))?.name;
 }
 
-/** The rows (members) of `values`, `size` floats each, that hold a NaN or an infinity. */
-export function nonFiniteRows(values: Float32Array, size: number): number[] {
-  const out: number[] = [];
-  for (let m = 0; m * size < values.length; m++) {
-    let poison = 0;
-    for (let i = m * size, end = i + size; i < end; i++) poison += values[i] * 0;
-    if (Number.isNaN(poison)) out.push(m);
-  }
-  return out;
-}
 
 /**
  * The first active member's parameter that holds a NaN or an infinity, or undefined: a checkpoint netc

@@ -4,7 +4,8 @@
 // schedules compact it (halving) and copy members within it (PBT).
 import type { HyperTable } from '../runtime/hyper.js';
 import { Population, type PopulationSpec } from '../runtime/population.js';
-import { nonFiniteRows, type CheckpointManifest, type StateSource } from './checkpoint.js';
+import { nonFiniteRows } from '../kernels/fused.js';
+import type { CheckpointManifest, StateSource } from './checkpoint.js';
 import type { ShardState } from '../scale/shard-job.js';
 
 export class HostStore {
