@@ -194,6 +194,28 @@ export class Code {
   storeV128(offset = 0): this {
     return this.simd(0x0b, 2, ...uleb(offset));
   }
+  /** [address] -> the f32 there in every lane (one instruction: a load and a splat) */
+  load32Splat(offset = 0): this {
+    return this.simd(0x09, 2, ...uleb(offset));
+  }
+  /** [address] -> lane 0 the f32 there, the others 0; and lanes 0-1 the two f32 there */
+  load32Zero(offset = 0): this {
+    return this.simd(0x5c, 2, ...uleb(offset));
+  }
+  load64Zero(offset = 0): this {
+    return this.simd(0x5d, 2, ...uleb(offset));
+  }
+  /** [address, vector] -> the vector with lane `lane` (of 32 bits) loaded from the address */
+  load32Lane(offset: number, lane: number): this {
+    return this.simd(0x56, 2, ...uleb(offset), lane);
+  }
+  /** [address, vector] -> stores lane `lane` of 32 bits (of 64: two floats) */
+  store32Lane(offset: number, lane: number): this {
+    return this.simd(0x5a, 2, ...uleb(offset), lane);
+  }
+  store64Lane(offset: number, lane: number): this {
+    return this.simd(0x5b, 2, ...uleb(offset), lane);
+  }
 
   // ---- i32
   i32Add = () => this.op(0x6a);
