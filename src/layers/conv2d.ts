@@ -13,7 +13,8 @@ import type { KernelContext, KernelRule } from './kernel-rule.js';
 import { columnSums, type Mat, type ParamMat } from '../wasm/blocks.js';
 import { applyActivation, applyActivationGrad, kernelActivations } from '../wasm/activations.js';
 import { convGradInput, cropImage, isPadded, padImage, paddedHeight, paddedWidth, rowsOf, transposeKernel } from '../wasm/conv.js';
-import { convForwardDirect, convGradInputDirect, convGradWeightsDirect, padKernelRows, paddedGradSpatial, paddedRow, transposeKernelPadded } from '../wasm/conv-direct.js';
+import { convForwardDirect, convGradInputDirect, convGradWeightsDirect, padKernelRows, paddedGradSpatial, transposeKernelPadded } from '../wasm/conv-direct.js';
+import { paddedRow } from '../wasm/vectors.js';
 import { LEAKY_RELU_ALPHA } from '../kernels/activations.js';
 import type { Local } from '../wasm/module.js';
 

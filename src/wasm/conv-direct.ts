@@ -9,50 +9,10 @@
 import type { Code, Local } from './module.js';
 import { address, type Mat, type ParamMat } from './blocks.js';
 import { paddedHeight, paddedWidth, type Spatial } from './conv.js';
+import { groupsOfVecs, loadVec, paddedRow, storeVec, vectorsOf } from './vectors.js';
 
 /** The most f32x4 sums a tile keeps in locals (x86 has 16 vector registers; the rest hold operands). */
 const ACCS = 12;
-
-/** A vector of a row of channels: its first channel and how many of its lanes are real (1-4). */
-interface Vec {
-  col: number;
-  lanes: number;
-}
-
-/** The vectors of a row of `width` channels. */
-export function vectorsOf(width: number): Vec[] {
-  const out: Vec[] = [];
-  for (let col = 0; col < width; col += 4) out.push({ col, lanes: Math.min(4, width - col) });
-  return out;
-}
-
-/** A row of `width` floats padded to whole vectors. */
-export const paddedRow = (width: number): number => Math.ceil(width / 4) * 4;
-
-/** The vectors in groups of at most `most` (a tile's channels). */
-function groupsOfVecs(vecs: Vec[], most: number): Vec[][] {
-  const out: Vec[][] = [];
-  for (let i = 0; i < vecs.length; i += most) out.push(vecs.slice(i, i + most));
-  return out;
-}
-
-/** Pushes the vector of `v.lanes` floats at [ptr + off] (the other lanes 0). */
-function loadVec(c: Code, ptr: Local, off: number, v: Vec, tmp: Local): void {
-  if (v.lanes === 4) c.get(ptr).loadV128(off);
-  else if (v.lanes === 1) c.get(ptr).load32Zero(off);
-  else if (v.lanes === 2) c.get(ptr).load64Zero(off);
-  else c.get(ptr).load64Zero(off).set(tmp).get(ptr).get(tmp).load32Lane(off + 8, 2);
-}
-
-/** Stores the first `v.lanes` floats of the vector in `val` at [ptr + off]. */
-function storeVec(c: Code, ptr: Local, off: number, v: Vec, val: Local): void {
-  if (v.lanes === 4) c.get(ptr).get(val).storeV128(off);
-  else if (v.lanes === 1) c.get(ptr).get(val).store32Lane(off, 0);
-  else {
-    c.get(ptr).get(val).store64Lane(off, 0);
-    if (v.lanes === 3) c.get(ptr).get(val).store32Lane(off + 8, 2);
-  }
-}
 
 /** acc += splat * operand (operand pushed by `push`): a multiply and an add, as the op path's loops do. */
 function madd(c: Code, acc: Local, splat: Local, push: () => void): void {

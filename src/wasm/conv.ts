@@ -18,6 +18,7 @@
 //     first maximum of each window in row-major order, added window after window.
 import type { Code, Local } from './module.js';
 import { accumulators, address, columns, forEachFloat, forRows, groupsOf, type Mat, type ParamMat } from './blocks.js';
+import { loadVec, storeVec, vectorsOf } from './vectors.js';
 
 /** A window over an NHWC image: the input [h, w, c], the window, stride and padding, the output [oh, ow]. */
 export interface Spatial {
@@ -286,36 +287,39 @@ export function convGradInput(c: Code, batch: Local, dz: Mat, wt: Mat, g: Spatia
   });
 }
 
-/** y [B, oh, ow, C] = the maximum of each window of xs [B, Hp, Wp, C] (padded with -Infinity). */
+/** y [B, oh, ow, C] = the maximum of each window of xs [B, Hp, Wp, C] (padded with -Infinity), the channels as vectors. */
 export function maxPoolForward(c: Code, batch: Local, xs: Mat, g: Spatial, y: Mat): void {
   const [hp, wp] = [paddedHeight(g), paddedWidth(g)];
   const corner = c.local('i32');
   const out = c.local('i32');
+  const [m, tmp] = [c.local('v128'), c.local('v128')];
   address(c, y.base, y.offset);
   c.set(out);
   forOutputs(c, batch, g, (b, i, j) => {
     pixel(c, xs, [hp, wp, g.c], b, i, j, 0, 0, g.sh, g.sw);
     c.set(corner);
-    columns(c, g.c, (v, col) => {
-      c.get(out);
+    for (const vec of vectorsOf(g.c)) {
       for (let p = 0; p < g.kh; p++) {
         for (let q = 0; q < g.kw; q++) {
-          c.get(corner);
-          v.load((p * wp + q) * g.c * 4 + col);
-          if (p + q > 0) v.max();
+          // m = max(m, the next input), in the window's row-major order
+          if (p + q > 0) c.get(m);
+          loadVec(c, corner, (p * wp + q) * g.c * 4 + vec.col * 4, vec, tmp);
+          if (p + q > 0) c.f32x4Max();
+          c.set(m);
         }
       }
-      v.store(col);
-    });
+      storeVec(c, out, vec.col * 4, vec, m);
+    }
     c.get(out).i32(g.c * 4).i32Add().set(out);
   });
 }
 
 /**
  * dxs [B, Hp, Wp, C] (zeroed here) += each window's dy at the first maximum of its window in xs (row-major,
- * strictly greater), window after window, channel by channel: netc's MaxPoolGrad. (With 'same' padding a
- * window whose inputs are all -Infinity gives its gradient to the padding, where the op path gives it to
- * the first input.)
+ * strictly greater), window after window: netc's MaxPoolGrad. (With 'same' padding a window whose inputs
+ * are all -Infinity gives its gradient to the padding, where the op path gives it to the first input.)
+ * The channels go as vectors, each lane finding its own maximum's slot; every slot of the window then gets
+ * dy where it is the lane's maximum and +0 elsewhere (x + 0 is x: dx starts at +0, so it is never -0).
  */
 export function maxPoolGrad(c: Code, batch: Local, xs: Mat, dy: Mat, g: Spatial, dxs: Mat): void {
   const [hp, wp] = [paddedHeight(g), paddedWidth(g)];
@@ -323,11 +327,10 @@ export function maxPoolGrad(c: Code, batch: Local, xs: Mat, dy: Mat, g: Spatial,
   const corner = c.local('i32');
   const dxCorner = c.local('i32');
   const dyAt = c.local('i32');
-  const ch = c.local('i32');
-  const best = c.local('f32');
-  const v = c.local('f32');
-  const at = c.local('i32');
-  const cond = c.local('i32');
+  const [best, v, mask, at, d, tmp] = Array.from({ length: 6 }, () => c.local('v128'));
+  const slot = (s: number) => c.hoisted(`i32x4:${s}`, 'v128', () => c.i32(s).i32x4Splat());
+  const slots: number[] = [];
+  for (let p = 0; p < g.kh; p++) for (let q = 0; q < g.kw; q++) slots.push((p * wp + q) * g.c * 4);
   address(c, dy.base, dy.offset);
   c.set(dyAt);
   forOutputs(c, batch, g, (b, i, j) => {
@@ -335,24 +338,26 @@ export function maxPoolGrad(c: Code, batch: Local, xs: Mat, dy: Mat, g: Spatial,
     c.set(corner);
     pixel(c, dxs, [hp, wp, g.c], b, i, j, 0, 0, g.sh, g.sw);
     c.set(dxCorner);
-    c.for(ch, () => c.i32(0), () => c.i32(g.c * 4), () => {
-      c.get(corner).get(ch).i32Add().loadF32().set(best);
-      c.i32(0).set(at);
-      for (let p = 0; p < g.kh; p++) {
-        for (let q = 0; q < g.kw; q++) {
-          if (p + q === 0) continue;
-          const off = (p * wp + q) * g.c * 4;
-          c.get(corner).get(ch).i32Add().loadF32(off).tee(v).get(best).f32Gt().set(cond);
-          c.get(v).get(best).get(cond).select().set(best);
-          c.i32(off).get(at).get(cond).select().set(at);
-        }
-      }
-      // dx[at] += dy
-      c.get(dxCorner).get(ch).i32Add().get(at).i32Add();
-      c.get(dxCorner).get(ch).i32Add().get(at).i32Add().loadF32();
-      c.get(dyAt).get(ch).i32Add().loadF32();
-      c.f32Add().storeF32();
-    }, 4);
+    for (const vec of vectorsOf(g.c)) {
+      const col = vec.col * 4;
+      loadVec(c, corner, slots[0] + col, vec, tmp);
+      c.set(best);
+      c.get(slot(0)).set(at);
+      slots.forEach((off, s) => {
+        if (s === 0) return;
+        loadVec(c, corner, off + col, vec, tmp);
+        c.tee(v).get(best).f32x4Gt().set(mask);
+        c.get(v).get(best).get(mask).v128Bitselect().set(best);
+        c.get(slot(s)).get(at).get(mask).v128Bitselect().set(at);
+      });
+      loadVec(c, dyAt, col, vec, tmp);
+      c.set(d);
+      slots.forEach((off, s) => {
+        loadVec(c, dxCorner, off + col, vec, tmp);
+        c.get(d).get(at).get(slot(s)).i32x4Eq().v128And().f32x4Add().set(v);
+        storeVec(c, dxCorner, off + col, vec, v);
+      });
+    }
     c.get(dyAt).i32(g.c * 4).i32Add().set(dyAt);
   });
 }
