@@ -52,11 +52,49 @@ export class Code {
   /** what runs first: the hoisted constants' locals set */
   private prologue: number[] = [];
   private readonly hoistedLocals = new Map<string, Local>();
-  private readonly locals: ValType[] = [];
-  private readonly params: Local[];
+  private locals: ValType[] = [];
+  private params: Local[];
 
-  constructor(params: ValType[]) {
+  constructor(
+    params: ValType[],
+    private readonly module?: ModuleBuilder,
+  ) {
     this.params = params.map((type, index) => ({ index, type }));
+  }
+
+  /**
+   * The code `body` writes, as a function of its own that this one calls: its parameters are every local
+   * this function has so far, in order, so the body reads them by the same indices; the locals it makes
+   * are its own, and what it sets in this function's locals does not come back. V8 compiles a function of
+   * more than a few thousand values with a register allocator of lower quality (the mid-tier one): a
+   * generated step split into a function per layer keeps each under that size, and its hot loops'
+   * sums in registers.
+   */
+  outlined(body: () => void): this {
+    if (!this.module) {
+      body();
+      return this;
+    }
+    const shared: ValType[] = [...this.params.map((p) => p.type), ...this.locals];
+    const saved = { bytes: this.bytes, prologue: this.prologue, locals: this.locals, params: this.params, hoisted: new Map(this.hoistedLocals) };
+    this.bytes = [];
+    this.prologue = [];
+    this.locals = [];
+    this.params = shared.map((type, index) => ({ index, type }));
+    body();
+    const child = new Code(shared);
+    child.bytes = this.bytes;
+    child.prologue = this.prologue;
+    child.locals = this.locals;
+    this.bytes = saved.bytes;
+    this.prologue = saved.prologue;
+    this.locals = saved.locals;
+    this.params = saved.params;
+    this.hoistedLocals.clear();
+    for (const [k, v] of saved.hoisted) this.hoistedLocals.set(k, v);
+    const index = this.module.add(shared, [], child);
+    for (let i = 0; i < shared.length; i++) this.op(0x20, ...uleb(i));
+    return this.call(index);
   }
 
   /** The function's i-th parameter. */
@@ -332,8 +370,13 @@ export class ModuleBuilder {
 
   /** Adds a function; returns its index (for `call`). `body` writes its code. */
   func(params: ValType[], results: ValType[], body: (code: Code) => void, exportAs?: string): number {
-    const code = new Code(params);
+    const code = new Code(params, this);
     body(code);
+    return this.add(params, results, code, exportAs);
+  }
+
+  /** Adds a function whose code is written; returns its index. */
+  add(params: ValType[], results: ValType[], code: Code, exportAs?: string): number {
     this.functions.push({ params, results, code, exportAs });
     return this.functions.length - 1;
   }
