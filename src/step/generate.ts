@@ -1,4 +1,4 @@
-// The generated training step: one WebAssembly function, step(table, n, batch), that trains every member
+// The generated training step: one WebAssembly call, step(table, n, batch), that trains every member
 // of a population one step, member after member — the forward pass, the loss, the backward pass, clipping
 // and the optimizer update, and the member's loss and metrics — reading and writing the population's
 // tensors where they lie in memory. Each member's arithmetic is its own: nothing is summed across members,
@@ -34,6 +34,8 @@ export interface StepLayout {
 export interface GeneratedStep {
   bytes: Uint8Array<ArrayBuffer>;
   layout: StepLayout;
+  /** the module's functions: the exported step and the ones it calls (Code.outlined) */
+  functions: number;
 }
 
 const product = (s: number[]) => s.reduce((a, b) => a * b, 1);
@@ -103,7 +105,7 @@ export function generateStep(cfg: StepConfig): GeneratedStep {
   mb.func(['i32', 'i32', 'i32'], [], (c) => {
     arenaBytes = emitStep(c, cfg, { table, places, slotNames, hyper, shared });
   }, 'step');
-  return { bytes: mb.bytes(), layout: { table, hyper, shared, arenaBytes, draws } };
+  return { bytes: mb.bytes(), layout: { table, hyper, shared, arenaBytes, draws }, functions: mb.count };
 }
 
 interface Plan {

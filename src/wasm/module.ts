@@ -375,6 +375,11 @@ export class ModuleBuilder {
     return this.add(params, results, code, exportAs);
   }
 
+  /** How many functions the module has. */
+  get count(): number {
+    return this.functions.length;
+  }
+
   /** Adds a function whose code is written; returns its index. */
   add(params: ValType[], results: ValType[], code: Code, exportAs?: string): number {
     this.functions.push({ params, results, code, exportAs });
