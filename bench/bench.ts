@@ -18,6 +18,7 @@ import type { Lowering } from '../src/layers/forward.js';
 import type { BackendChoice, CompileResult, JaxJob, JaxResult, Job, ModelName, NaiveMethod, NetcEngine, StepResult, Timing, TorchJob, TorchMethod, TorchResult, TrainRunResult, Unavailable } from './lib.js';
 import { measureScale, scaleRatio, type ScalePlan, type ScaleRow } from './scale.js';
 import { describeFloor, floorMissing, floorMs, forumStepCost, measureRates, type MachineRates } from './floor.js';
+import { lenetMacs } from './simd-rates.js';
 import { packageVersion } from './timing.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -349,8 +350,11 @@ if (only.has('lenet')) {
     rows.push(await measure({ model: 'lenet', impl: 'naive', backend: naive.backend, method: naive.method, n, measuredMembers: n }, { kind: 'naive', model: 'lenet', n, members: n, backend: naive.backend, method: naive.method, ...t }));
     const lowerings: Lowering[] = plan.lenetOtherLoweringsAt.includes(n) ? ['grouped', 'blockdiag', 'loop'] : ['grouped'];
     for (const lowering of lowerings) {
-      const profile = lowering === 'grouped' && n === plan.lenetN[plan.lenetN.length - 1];
-      rows.push(await measure({ model: 'lenet', impl: 'netc', lowering, engine: 'ops', backend: 'wasm', n, measuredMembers: n }, { kind: 'netc', model: 'lenet', lowering, engine: 'ops', n, backend: 'wasm', profile, ...t }));
+      // the grouped row twice: the generated fused step (what engine auto runs), and TF.js ops
+      for (const engine of (lowering === 'grouped' ? ['fused', 'ops'] : ['ops']) as NetcEngine[]) {
+        const profile = lowering === 'grouped' && engine === 'ops' && n === plan.lenetN[plan.lenetN.length - 1];
+        rows.push(await measure({ model: 'lenet', impl: 'netc', lowering, engine, backend: 'wasm', n, measuredMembers: n }, { kind: 'netc', model: 'lenet', lowering, engine, n, backend: 'wasm', profile, ...t }));
+      }
     }
     await measureTorch('lenet', n, t);
   }
@@ -612,7 +616,7 @@ if (compileResult) {
 }
 
 // the physical floor's inputs (bench/floor.ts): empty until the step's cost and the core's rates are measured
-const floorRates: MachineRates | undefined = only.has('forum') ? await measureRates() : undefined;
+const floorRates: MachineRates | undefined = only.has('forum') || only.has('lenet') ? await measureRates() : undefined;
 fusedStepTargets();
 
 /**
@@ -937,22 +941,62 @@ function torchTable(model: ModelName): string[] {
   if (trows.length === 0) return [];
   const methods = [...new Set(trows.map((r) => r.method as TorchMethod))];
   const out = [`### ${model === 'forum' ? 'Forum MLP' : 'LeNet-5'} against PyTorch ${torch!.torch}, one thread (speed-up = other ms / netc grouped ms: above 1x netc is faster)`, ''];
-  out.push(`| N | netc grouped ms/step | naive TF.js ms/step | speed-up | ${methods.map((m) => `torch ${m} ms/step | speed-up`).join(' | ')} |`);
+  out.push(`| N | netc grouped ms/step (engine) | naive TF.js ms/step | speed-up | ${methods.map((m) => `torch ${m} ms/step | speed-up`).join(' | ')} |`);
   out.push(`|---:|---:|---:|---:|${methods.map(() => '---:|---:').join('|')}|`);
   for (const n of [...new Set(trows.map((r) => r.n))].sort((a, b) => a - b)) {
-    const g = netcRow(model, n, 'grouped');
+    // netc as engine auto runs it: the fused step where it ran
+    const g = netcBest(model, n);
+    const engine = g?.engine ?? 'ops';
     const naive = naiveRow(model, n);
-    const s = speedup(model, n, 'grouped');
+    const s = speedup(model, n, 'grouped', engine);
     const cells = methods.map((m) => {
       const t = torchRow(model, m, n);
-      const r = overTorch(model, n, m);
+      const r = overTorch(model, n, m, engine);
       return t ? `${fmt(t.msPerStep)}${t.extrapolated ? '*' : ''} | ${r === undefined ? '' : `${r.toFixed(2)}x`}` : '— | ';
     });
-    out.push(`| ${n} | ${g ? fmt(g.msPerStep) : '—'} | ${naive ? `${fmt(naive.msPerStep)}${naive.extrapolated ? '*' : ''}` : '—'} | ${s === undefined ? '' : `${s.toFixed(1)}x`} | ${cells.join(' | ')} |`);
+    out.push(`| ${n} | ${g ? `${fmt(g.msPerStep)} (${engine})` : '—'} | ${naive ? `${fmt(naive.msPerStep)}${naive.extrapolated ? '*' : ''}` : '—'} | ${s === undefined ? '' : `${s.toFixed(1)}x`} | ${cells.join(' | ')} |`);
   }
   const e = trows.find((r) => r.extrapolated);
   if (e) out.push('', `\\* extrapolated: ${e.measuredMembers} of the ${e.n} PyTorch models were trained each step (${fmt(e.measured!.msMedian)} ms), scaled by ${e.n / e.measuredMembers}.`);
   for (const f of trows.filter((r) => r.error)) out.push('', `Failed: torch ${f.method} N=${f.n}: ${f.error}`);
+  out.push('');
+  if (model === 'lenet') out.push(...lenetSideBySide());
+  return out;
+}
+
+/**
+ * LeNet-5 side by side at every N: ms per step, the multiply-adds done per second (the step's MACs at
+ * that N / its time), and peak RSS, for netc fused and ops, the naive loop and each PyTorch configuration,
+ * beside the core's SIMD128 peak.
+ */
+function lenetSideBySide(): string[] {
+  const lines: { name: string; at: (n: number) => Row | undefined }[] = [
+    { name: 'netc fused (grouped, generated wasm step)', at: (n) => netcRow('lenet', n, 'grouped', 'fused') },
+    { name: 'netc ops (grouped, TF.js ops)', at: (n) => netcRow('lenet', n, 'grouped', 'ops') },
+    { name: `naive TF.js loop${naiveChoice.lenet ? ` (${naiveChoice.lenet.method}, ${naiveChoice.lenet.backend})` : ''}`, at: (n) => naiveRow('lenet', n) },
+    ...(['loop', 'grouped'] as TorchMethod[]).map((m) => ({ name: `torch ${torch?.torch ?? ''} ${m}`, at: (n: number) => torchRow('lenet', m, n) })),
+  ];
+  const ns = plan.lenetN.filter((n) => lines.some((l) => l.at(n)));
+  if (!ns.length) return [];
+  const peak = floorRates ? floorRates.gflops / 2 : undefined;
+  const out = [
+    '### LeNet-5 side by side: ms per step, GMAC/s achieved, peak RSS (one core each)',
+    '',
+    `GMAC/s = the step's multiply-adds (${(lenetMacs(1) / 1e6).toFixed(1)} M per member: the forward products, every layer's dkernel and every layer's dx but the first conv's) / its time${peak ? `; the core's SIMD128 peak: ${peak.toFixed(1)} GMAC/s (${floorRates!.how})` : ''}.`,
+    '',
+    `| implementation | ${ns.map((n) => `N=${n} ms/step | GMAC/s | peak RSS MB`).join(' | ')} |`,
+    `|---|${ns.map(() => '---:|---:|---:').join('|')}|`,
+  ];
+  for (const line of lines) {
+    const cells = ns.map((n) => {
+      const r = line.at(n);
+      if (!r) return '— | | ';
+      const gmacs = lenetMacs(n) / (r.msPerStep * 1e6);
+      return `${fmt(r.msPerStep)}${r.extrapolated ? '*' : ''} | ${gmacs.toFixed(2)} | ${r.measured ? mb(r.measured.peakRss) : '—'}`;
+    });
+    out.push(`| ${line.name} | ${cells.join(' | ')} |`);
+  }
+  if (peak) out.push(`| SIMD128 peak (bench/simd-rates.ts) | ${ns.map((n) => `${fmt(lenetMacs(n) / (peak * 1e6))} | ${peak.toFixed(2)} | `).join(' | ')} |`);
   out.push('');
   return out;
 }

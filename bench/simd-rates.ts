@@ -85,4 +85,15 @@ export function forumCost(n: number, batch = 5): { flops: number; bytes: number 
   return { flops: n * (2 * macs + 30 * exps + 14 * params), bytes: n * params * 24 };
 }
 
+/**
+ * The multiply-adds of one LeNet-5 step (examples/lenet.net, batch 64) of N members: per example, the
+ * forward products (conv 28x28x6 of 5x5x1, conv 10x10x16 of 5x5x6, dense 400-120-84-10), the same again for
+ * every kernel's gradient, and again for every input gradient but the first conv's (its input is data).
+ */
+export function lenetMacs(n: number, batch = 64): number {
+  const layers = [28 * 28 * 6 * 25, 10 * 10 * 16 * 150, 400 * 120, 120 * 84, 84 * 10];
+  const forward = layers.reduce((a, b) => a + b, 0);
+  return n * batch * (2 * forward + forward - layers[0]);
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) console.log(simdRates(), forumCost(1000));

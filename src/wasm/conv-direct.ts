@@ -5,7 +5,8 @@
 // together. A tile holds up to ACCS f32x4 sums in locals: several pixels times several vectors of
 // channels, each lane one output of its own, its sum a chain of its own. Where a row of channels is not
 // a whole number of vectors, the last vector's spare lanes compute nothing anyone reads: loads and stores
-// of a partial vector touch only its own floats.
+// of a partial vector touch only its own floats. The kernel's terms run as loops with small bodies (one
+// term of a tile each): V8 compiled the fully unrolled bodies (hundreds of terms) 2-3x slower.
 import type { Code, Local } from './module.js';
 import { address, type Mat, type ParamMat } from './blocks.js';
 import { paddedHeight, paddedWidth, type Spatial } from './conv.js';
@@ -96,8 +97,9 @@ function tiles(c: Code, width: number, per: number, tile: (n: number, j: Local) 
 
 /**
  * z [B, oh, ow, F] = the conv of xs [B, Hp, Wp, C] (padded) with wp [kh*kw*C, paddedRow(F)] (+ bias): each
- * output summed from 0 over the window's (row, column, channel) in order, then plus the bias, as
- * im2col + denseForward compute it. A tile: `pixels` outputs of a row times a group of filter vectors.
+ * output summed from 0 over the window's (row, column, channel) in order, then plus the bias, as a
+ * product of the input's patches with the kernel would (the op path's order). A tile: up to 4 outputs of
+ * a row times a group of up to 4 filter vectors.
  */
 export function convForwardDirect(c: Code, batch: Local, xs: Mat, g: Spatial, wp: Mat, bias: Local | undefined, filters: number, z: Mat): void {
   const [hp, wpx] = [paddedHeight(g), paddedWidth(g)];
@@ -139,7 +141,7 @@ export function convForwardDirect(c: Code, batch: Local, xs: Mat, g: Spatial, wp
           c.get(xRow).get(j).i32(g.sw * g.c * 4).i32Mul().i32Add().set(px);
           c.get(zRow).get(j).i32(filters * 4).i32Mul().i32Add().set(zp);
           for (const a of accs) c.get(zero(c)).set(a);
-          // the kernel's rows p at run time (px and wq move down a row each), its (column, channel) unrolled
+          // the kernel's (row, column, channel) in order: xq walks the window, wq the padded kernel's rows
           c.get(px).set(xq);
           address(c, wp.base, wp.offset);
           c.set(wq);
@@ -173,7 +175,7 @@ export function convForwardDirect(c: Code, batch: Local, xs: Mat, g: Spatial, wp
 /**
  * dw [kh*kw*C, F] = the sum over the outputs of xs's window values times dz [B, oh, ow, F], in the order
  * `order` takes the outputs: 'rows' (b, i, j), as denseGradWeights sums the patches' rows, or 'cells'
- * ((i, j), then b), as patchGradWeightsByCell does. The sums go on in dw between chunks of outputs (an
+ * ((i, j), then b), as the op path's dilated conv on a member's own input does. The sums go on in dw between chunks of outputs (an
  * example, or an output row), so a chunk's image and dz stay in cache while every term block passes over it.
  */
 export function convGradWeightsDirect(c: Code, batch: Local, xs: Mat, dz: Mat, g: Spatial, filters: number, order: 'rows' | 'cells', dw: Mat): void {
@@ -318,7 +320,7 @@ export function convGradInputDirect(c: Code, batch: Local, dzp: Mat, g: Spatial,
           c.get(xRow).get(j).i32(g.c * 4).i32Mul().i32Add().set(px);
           for (const a of accs) c.get(zero(c)).set(a);
           // the windows' cells (u, v) at run time, in order: dz's pointer moves along the padded rows, the
-          // kernel's down from its last cell (u, v reaches cell (kh-1-u, kw-1-v)); the filters unrolled
+          // kernel's down from its last cell (u, v reaches cell (kh-1-u, kw-1-v)); the filters in order
           c.get(pz).set(dq);
           address(c, wt.base, wt.offset + (g.kh * g.kw - 1) * filters * cp * 4);
           c.set(wq);

@@ -3,7 +3,7 @@
 // order of the op path's own kernels, so that a member's numbers are the op path's:
 //   - TF.js's Conv2D (XNNPACK's igemm) sums each output over the kernel's (row, column, channel), in that
 //     order, from 0; the op path pads the input itself and convolves 'valid'; the bias is added after.
-//     The forward pass here is the same sum, as a product of the input's patches with the kernel.
+//     The forward pass here is the same sum, straight from the padded input (src/wasm/conv-direct.ts).
 //   - dKernel: on a shared input (data), the op path multiplies the patches' transpose with dy, summing over
 //     the rows (example, out row, out column) in order; on a member's own input, a dilated forward conv
 //     sums over (out row, out column) and then the example.
@@ -139,70 +139,6 @@ function forOutputs(c: Code, batch: Local, g: Spatial, body: (b: Local, i: Local
     const i = c.local('i32');
     const j = c.local('i32');
     c.for(i, () => c.i32(0), () => c.i32(g.oh), () => c.for(j, () => c.i32(0), () => c.i32(g.ow), () => body(b, i, j)));
-  });
-}
-
-/**
- * The windows of a padded image xs [B, Hp, Wp, C] as rows: patches [B*oh*ow, kh*kw*C], row (b, i, j)
- * holding the window's (row, column, channel) in the kernel's own order.
- */
-export function im2col(c: Code, batch: Local, xs: Mat, g: Spatial, patches: Mat): void {
-  const [hp, wp] = [paddedHeight(g), paddedWidth(g)];
-  const k = g.kh * g.kw * g.c;
-  const run = g.kw * g.c;
-  const src = c.local('i32');
-  const dst = c.local('i32');
-  address(c, patches.base, patches.offset);
-  c.set(dst);
-  forOutputs(c, batch, g, (b, i, j) => {
-    pixel(c, xs, [hp, wp, g.c], b, i, j, 0, 0, g.sh, g.sw);
-    c.set(src);
-    for (let p = 0; p < g.kh; p++) copyRun(c, src, p * wp * g.c * 4, dst, p * run * 4, run);
-    c.get(dst).i32(k * 4).i32Add().set(dst);
-  });
-}
-
-/**
- * dW[r, :] = the sum over (cell t, example b), in that order, of patches[b*cells + t, r] dz[b*cells + t, :]:
- * the op path's dilated forward conv on a member's own input (its kernel dy, its input channels the batch).
- */
-export function patchGradWeightsByCell(c: Code, batch: Local, cells: number, patches: Mat, dz: Mat, dw: Mat): void {
-  const k = patches.width;
-  const r = c.local('i32');
-  const t = c.local('i32');
-  const row = c.local('i32');
-  const x1 = c.local('f32');
-  const x4 = c.local('v128');
-  const dzRow = c.local('i32');
-  const groups = groupsOf(dw.width).map(([first, width]) => accumulators(c, first, width));
-  c.for(r, () => c.i32(0), () => c.i32(k), () => {
-    for (const accs of groups) {
-      for (const a of accs) {
-        a.lanes.const(0);
-        c.set(a.acc);
-      }
-      c.for(t, () => c.i32(0), () => c.i32(cells), () => {
-        forRows(c, batch, (b) => {
-          c.get(b).i32(cells).i32Mul().get(t).i32Add().set(row);
-          // patches[row, r]
-          c.get(patches.base).get(row).i32(k).i32Mul().get(r).i32Add().i32(4).i32Mul().i32Add().loadF32(patches.offset).tee(x1).f32x4Splat().set(x4);
-          address(c, dz.base, dz.offset, row, dz.width * 4);
-          c.set(dzRow);
-          for (const a of accs) {
-            c.get(a.acc).get(a.lanes.width === 4 ? x4 : x1).get(dzRow);
-            a.lanes.load(a.col);
-            a.lanes.mul();
-            a.lanes.add();
-            c.set(a.acc);
-          }
-        });
-      });
-      for (const a of accs) {
-        address(c, dw.base, dw.offset, r, dw.width * 4);
-        c.get(a.acc);
-        a.lanes.store(a.col);
-      }
-    }
   });
 }
 
