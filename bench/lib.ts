@@ -117,6 +117,9 @@ export interface StepResult {
   msMedian: number;
   msMean: number;
   msMin: number;
+  /** the process's CPU time per step (user + system), median and least: steady where other processes share the cores */
+  cpuMsMedian?: number;
+  cpuMsMin?: number;
   steps: number;
   warmup: number;
   /** seconds to build the models (and compile, for netc) */

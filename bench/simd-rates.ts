@@ -4,13 +4,17 @@
 // step's FLOPs and bytes by these.
 import { ModuleBuilder } from '../src/wasm/module.js';
 
-/** the best of `reps` timings of f(), in ms */
-function best(reps: number, f: () => void): number {
+/**
+ * the best of `reps` timings of f(), in ms of this process's CPU time (user + system), each over `inner`
+ * calls: on a machine that other processes load, wall time would count their share of the core too
+ */
+function best(reps: number, f: () => void, inner = 20): number {
   let ms = Infinity;
   for (let r = 0; r < reps; r++) {
-    const t0 = performance.now();
-    f();
-    ms = Math.min(ms, performance.now() - t0);
+    const c0 = process.cpuUsage();
+    for (let i = 0; i < inner; i++) f();
+    const c = process.cpuUsage(c0);
+    ms = Math.min(ms, (c.user + c.system) / 1000 / inner);
   }
   return ms;
 }

@@ -34,7 +34,7 @@ export function vmHwm(): number | undefined {
   }
 }
 
-export async function timeSteps(step: () => Promise<void> | void, timing: Timing, memory: MemorySampler): Promise<number[]> {
+export async function timeSteps(step: () => Promise<void> | void, timing: Timing, memory: MemorySampler, cpu?: number[]): Promise<number[]> {
   for (let i = 0; i < timing.warmup; i++) {
     await step();
     memory.sample();
@@ -42,9 +42,13 @@ export async function timeSteps(step: () => Promise<void> | void, timing: Timing
   const times: number[] = [];
   const start = performance.now();
   while ((times.length < timing.minSteps || performance.now() - start < timing.budgetMs) && times.length < timing.maxSteps) {
+    const c0 = process.cpuUsage();
     const t0 = performance.now();
     await step();
     times.push(performance.now() - t0);
+    // the process's CPU time for the step (user + system): what a shared, loaded machine does not inflate
+    const c = process.cpuUsage(c0);
+    cpu?.push((c.user + c.system) / 1000);
     memory.sample();
   }
   return times;

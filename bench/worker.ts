@@ -46,12 +46,15 @@ async function runSteps(job: Extract<Job, { kind: 'netc' | 'naive' }>): Promise<
   }
   const setupMs = performance.now() - t0;
   memory.sample();
-  const times = await timeSteps(step, job, memory);
+  const cpu: number[] = [];
+  const times = await timeSteps(step, job, memory, cpu);
   const mem = tf.memory();
   const result: StepResult = {
     msMedian: median(times),
     msMean: mean(times),
     msMin: Math.min(...times),
+    cpuMsMedian: median(cpu),
+    cpuMsMin: Math.min(...cpu),
     steps: times.length,
     warmup: job.warmup,
     setupMs,
