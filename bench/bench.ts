@@ -19,6 +19,7 @@ import type { Lowering } from '../src/layers/forward.js';
 import type { BackendChoice, CompileResult, JaxJob, JaxResult, Job, ModelName, NaiveMethod, NetcEngine, StepResult, Timing, TorchJob, TorchMethod, TorchResult, TrainRunResult, Unavailable } from './lib.js';
 import { measureScale, scaleRatio, type ScalePlan, type ScaleRow } from './scale.js';
 import { describeFloor, floorMissing, floorMs, forumStepCost, measureRates, type MachineRates } from './floor.js';
+import { lenetMacs } from './simd-rates.js';
 import { packageVersion } from './timing.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -355,8 +356,11 @@ if (only.has('lenet')) {
     rows.push(await measure({ model: 'lenet', impl: 'naive', backend: naive.backend, method: naive.method, n, measuredMembers: n }, { kind: 'naive', model: 'lenet', n, members: n, backend: naive.backend, method: naive.method, ...t }));
     const lowerings: Lowering[] = plan.lenetOtherLoweringsAt.includes(n) ? ['grouped', 'blockdiag', 'loop'] : ['grouped'];
     for (const lowering of lowerings) {
-      const profile = lowering === 'grouped' && n === plan.lenetN[plan.lenetN.length - 1];
-      rows.push(await measure({ model: 'lenet', impl: 'netc', lowering, engine: 'ops', backend: 'wasm', n, measuredMembers: n }, { kind: 'netc', model: 'lenet', lowering, engine: 'ops', n, backend: 'wasm', profile, ...t }));
+      // the grouped row twice: the generated fused step (what engine auto runs), and TF.js ops
+      for (const engine of (lowering === 'grouped' ? ['fused', 'ops'] : ['ops']) as NetcEngine[]) {
+        const profile = lowering === 'grouped' && engine === 'ops' && n === plan.lenetN[plan.lenetN.length - 1];
+        rows.push(await measure({ model: 'lenet', impl: 'netc', lowering, engine, backend: 'wasm', n, measuredMembers: n }, { kind: 'netc', model: 'lenet', lowering, engine, n, backend: 'wasm', profile, ...t }));
+      }
     }
     await measureTorch('lenet', n, t);
   }
@@ -567,6 +571,8 @@ const jaxRow = (n: number) => rows.find((r) => r.model === 'forum' && r.impl ===
 const over = (other: Row | undefined, netc: Row | undefined) => (other && netc ? other.msPerStep / netc.msPerStep : undefined);
 /** torch ms (the newest torch) / netc grouped ms at the same N. */
 const overTorch = (model: ModelName, n: number, method: TorchMethod, engine: NetcEngine = 'ops') => over(torchRow(model, method, n), netcRow(model, n, 'grouped', engine));
+/** A row's median CPU ms per step, where its process measured it. */
+const cpuMs = (r: Row | undefined): number | undefined => (r?.measured as { cpuMsMedian?: number } | undefined)?.cpuMsMedian;
 const speedup = (model: ModelName, n: number, lowering: Lowering, engine: NetcEngine = 'ops') => over(naiveRow(model, n), netcRow(model, n, lowering, engine));
 
 const targets: Target[] = [];
@@ -599,6 +605,19 @@ torchTarget('forum', 1000, 'bmm', 'forum MLP');
   targets.push({ name: 'LeNet-5: netc grouped at N=30 on wasm, time per step', required: '<= 2000 ms', measured: g ? `${fmt(g.msPerStep)} ms` : 'not measured', pass: g ? g.msPerStep <= 2000 : null, value: g?.msPerStep });
   ratioTarget('lenet', 30, 10, 'LeNet-5');
   torchTarget('lenet', 30, 'loop', 'LeNet-5');
+  {
+    // the same comparison in CPU time per step: on a machine other processes load, wall time is theirs too
+    const t = torchRow('lenet', 'loop', 30);
+    const [tc, gc] = [cpuMs(t), cpuMs(g)];
+    const r = tc !== undefined && gc !== undefined ? tc / gc : undefined;
+    targets.push({
+      name: 'LeNet-5: torch loop / netc grouped at N=30, CPU ms per step, one core each',
+      required: '>= 1.0x (netc <= torch)',
+      measured: r === undefined ? notMeasuredTorch : `${r.toFixed(2)}x (netc ${g!.engine} ${fmt(gc!)} ms, torch ${t!.torch} ${fmt(tc!)} ms)`,
+      pass: r === undefined ? null : r >= 1,
+      value: r,
+    });
+  }
   const naive = naiveRow('lenet', 30);
   const rss = g?.measured && naive?.measured ? g.measured.peakRss / naive.measured.peakRss : undefined;
   targets.push({
@@ -632,7 +651,7 @@ if (compileResult) {
 }
 
 // the physical floor's inputs (bench/floor.ts): empty until the step's cost and the core's rates are measured
-const floorRates: MachineRates | undefined = only.has('forum') ? await measureRates() : undefined;
+const floorRates: MachineRates | undefined = only.has('forum') || only.has('lenet') ? await measureRates() : undefined;
 fusedStepTargets();
 webgpuTargets();
 
@@ -994,22 +1013,65 @@ function torchTable(model: ModelName): string[] {
   if (trows.length === 0) return [];
   const methods = [...new Set(trows.map((r) => r.method as TorchMethod))];
   const out = [`### ${model === 'forum' ? 'Forum MLP' : 'LeNet-5'} against PyTorch ${torch!.torch}, one thread (speed-up = other ms / netc grouped ms: above 1x netc is faster)`, ''];
-  out.push(`| N | netc grouped ms/step | naive TF.js ms/step | speed-up | ${methods.map((m) => `torch ${m} ms/step | speed-up`).join(' | ')} |`);
+  out.push(`| N | netc grouped ms/step (engine) | naive TF.js ms/step | speed-up | ${methods.map((m) => `torch ${m} ms/step | speed-up`).join(' | ')} |`);
   out.push(`|---:|---:|---:|---:|${methods.map(() => '---:|---:').join('|')}|`);
   for (const n of [...new Set(trows.map((r) => r.n))].sort((a, b) => a - b)) {
-    const g = netcRow(model, n, 'grouped');
+    // netc as engine auto runs it: the fused step where it ran
+    const g = netcBest(model, n);
+    const engine = g?.engine ?? 'ops';
     const naive = naiveRow(model, n);
-    const s = speedup(model, n, 'grouped');
+    const s = speedup(model, n, 'grouped', engine);
     const cells = methods.map((m) => {
       const t = torchRow(model, m, n);
-      const r = overTorch(model, n, m);
+      const r = overTorch(model, n, m, engine);
       return t ? `${fmt(t.msPerStep)}${t.extrapolated ? '*' : ''} | ${r === undefined ? '' : `${r.toFixed(2)}x`}` : '— | ';
     });
-    out.push(`| ${n} | ${g ? fmt(g.msPerStep) : '—'} | ${naive ? `${fmt(naive.msPerStep)}${naive.extrapolated ? '*' : ''}` : '—'} | ${s === undefined ? '' : `${s.toFixed(1)}x`} | ${cells.join(' | ')} |`);
+    out.push(`| ${n} | ${g ? `${fmt(g.msPerStep)} (${engine})` : '—'} | ${naive ? `${fmt(naive.msPerStep)}${naive.extrapolated ? '*' : ''}` : '—'} | ${s === undefined ? '' : `${s.toFixed(1)}x`} | ${cells.join(' | ')} |`);
   }
   const e = trows.find((r) => r.extrapolated);
   if (e) out.push('', `\\* extrapolated: ${e.measuredMembers} of the ${e.n} PyTorch models were trained each step (${fmt(e.measured!.msMedian)} ms), scaled by ${e.n / e.measuredMembers}.`);
   for (const f of trows.filter((r) => r.error)) out.push('', `Failed: torch ${f.method} N=${f.n}: ${f.error}`);
+  out.push('');
+  if (model === 'lenet') out.push(...lenetSideBySide());
+  return out;
+}
+
+/**
+ * LeNet-5 side by side at every N: ms per step, the multiply-adds done per second (the step's MACs at
+ * that N / its time), and peak RSS, for netc fused and ops, the naive loop and each PyTorch configuration,
+ * beside the core's SIMD128 peak.
+ */
+function lenetSideBySide(): string[] {
+  const lines: { name: string; at: (n: number) => Row | undefined }[] = [
+    { name: 'netc fused (grouped, generated wasm step)', at: (n) => netcRow('lenet', n, 'grouped', 'fused') },
+    { name: 'netc ops (grouped, TF.js ops)', at: (n) => netcRow('lenet', n, 'grouped', 'ops') },
+    { name: `naive TF.js loop${naiveChoice.lenet ? ` (${naiveChoice.lenet.method}, ${naiveChoice.lenet.backend})` : ''}`, at: (n) => naiveRow('lenet', n) },
+    ...(['loop', 'grouped'] as TorchMethod[]).map((m) => ({ name: `torch ${torch?.torch ?? ''} ${m}`, at: (n: number) => torchRow('lenet', m, n) })),
+  ];
+  const ns = plan.lenetN.filter((n) => lines.some((l) => l.at(n)));
+  if (!ns.length) return [];
+  const peak = floorRates ? floorRates.gflops / 2 : undefined;
+  const out = [
+    '### LeNet-5 side by side: ms per step, GMAC/s achieved, peak RSS (one core each)',
+    '',
+    `GMAC/s = the step's multiply-adds (${(lenetMacs(1) / 1e6).toFixed(1)} M per member: the forward products, every layer's dkernel and every layer's dx but the first conv's) / its time${peak ? `; the core's SIMD128 peak: ${peak.toFixed(1)} GMAC/s (${floorRates!.how})` : ''}.`,
+    '',
+    `| implementation | ${ns.map((n) => `N=${n} ms/step | CPU ms/step | GMAC/s | peak RSS MB`).join(' | ')} |`,
+    `|---|${ns.map(() => '---:|---:|---:|---:').join('|')}|`,
+  ];
+  for (const line of lines) {
+    const cells = ns.map((n) => {
+      const r = line.at(n);
+      if (!r) return '— | | | ';
+      const cpu = cpuMs(r);
+      // per CPU second where the CPU time was measured: the load of other processes does not count
+      const gmacs = lenetMacs(n) / ((cpu ?? r.msPerStep) * 1e6);
+      return `${fmt(r.msPerStep)}${r.extrapolated ? '*' : ''} | ${cpu === undefined ? '—' : fmt(cpu)} | ${gmacs.toFixed(2)} | ${r.measured ? mb(r.measured.peakRss) : '—'}`;
+    });
+    out.push(`| ${line.name} | ${cells.join(' | ')} |`);
+  }
+  if (peak) out.push(`| SIMD128 peak (bench/simd-rates.ts) | ${ns.map((n) => `${fmt(lenetMacs(n) / (peak * 1e6))} | | ${peak.toFixed(2)} | `).join(' | ')} |`);
+  out.push('', 'ms/step: wall-clock median; CPU ms/step: the median of the process\'s CPU time per step (user + system), which other processes on the machine do not inflate; GMAC/s per CPU second.');
   out.push('');
   return out;
 }

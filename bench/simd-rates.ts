@@ -4,13 +4,17 @@
 // step's FLOPs and bytes by these.
 import { ModuleBuilder } from '../src/wasm/module.js';
 
-/** the best of `reps` timings of f(), in ms */
-function best(reps: number, f: () => void): number {
+/**
+ * the best of `reps` timings of f(), in ms of this process's CPU time (user + system), each over `inner`
+ * calls: on a machine that other processes load, wall time would count their share of the core too
+ */
+function best(reps: number, f: () => void, inner = 20): number {
   let ms = Infinity;
   for (let r = 0; r < reps; r++) {
-    const t0 = performance.now();
-    f();
-    ms = Math.min(ms, performance.now() - t0);
+    const c0 = process.cpuUsage();
+    for (let i = 0; i < inner; i++) f();
+    const c = process.cpuUsage(c0);
+    ms = Math.min(ms, (c.user + c.system) / 1000 / inner);
   }
   return ms;
 }
@@ -83,6 +87,17 @@ export function forumCost(n: number, batch = 5): { flops: number; bytes: number 
   const exps = batch * (hidden + output);
   const params = input * hidden + hidden + hidden * output + output;
   return { flops: n * (2 * macs + 30 * exps + 14 * params), bytes: n * params * 24 };
+}
+
+/**
+ * The multiply-adds of one LeNet-5 step (examples/lenet.net, batch 64) of N members: per example, the
+ * forward products (conv 28x28x6 of 5x5x1, conv 10x10x16 of 5x5x6, dense 400-120-84-10), the same again for
+ * every kernel's gradient, and again for every input gradient but the first conv's (its input is data).
+ */
+export function lenetMacs(n: number, batch = 64): number {
+  const layers = [28 * 28 * 6 * 25, 10 * 10 * 16 * 150, 400 * 120, 120 * 84, 84 * 10];
+  const forward = layers.reduce((a, b) => a + b, 0);
+  return n * batch * (2 * forward + forward - layers[0]);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) console.log(simdRates(), forumCost(1000));

@@ -34,7 +34,7 @@ export function vmHwm(): number | undefined {
   }
 }
 
-export async function timeSteps(step: () => Promise<void> | void, timing: Timing, memory: MemorySampler): Promise<number[]> {
+export async function timeSteps(step: () => Promise<void> | void, timing: Timing, memory: MemorySampler, cpu?: number[]): Promise<number[]> {
   for (let i = 0; i < timing.warmup; i++) {
     await step();
     memory.sample();
@@ -42,9 +42,13 @@ export async function timeSteps(step: () => Promise<void> | void, timing: Timing
   const times: number[] = [];
   const start = performance.now();
   while ((times.length < timing.minSteps || performance.now() - start < timing.budgetMs) && times.length < timing.maxSteps) {
+    const c0 = process.cpuUsage();
     const t0 = performance.now();
     await step();
     times.push(performance.now() - t0);
+    // the process's CPU time for the step (user + system): what a shared, loaded machine does not inflate
+    const c = process.cpuUsage(c0);
+    cpu?.push((c.user + c.system) / 1000);
     memory.sample();
   }
   return times;
@@ -56,6 +60,9 @@ export interface StepTimes {
   msMedian: number;
   msMean: number;
   msMin: number;
+  /** the process's CPU time per step (user + system), median and least: steady where other processes share the cores */
+  cpuMsMedian: number;
+  cpuMsMin: number;
   steps: number;
   warmup: number;
   /** the largest process.memoryUsage().rss seen (sampled after building, and after every step) */
@@ -66,8 +73,9 @@ export interface StepTimes {
 
 /** timeSteps' times, summarised as a step job reports them. */
 export async function timedSteps(step: () => Promise<void> | void, timing: Timing, memory: MemorySampler): Promise<StepTimes> {
-  const times = await timeSteps(step, timing, memory);
-  return { msMedian: median(times), msMean: mean(times), msMin: minOf(times), steps: times.length, warmup: timing.warmup, peakRss: memory.peak, vmHwm: vmHwm() };
+  const cpu: number[] = [];
+  const times = await timeSteps(step, timing, memory, cpu);
+  return { msMedian: median(times), msMean: mean(times), msMin: minOf(times), cpuMsMedian: median(cpu), cpuMsMin: minOf(cpu), steps: times.length, warmup: timing.warmup, peakRss: memory.peak, vmHwm: vmHwm() };
 }
 
 const minOf = (xs: number[]): number => xs.reduce((a, b) => (b < a ? b : a), Infinity);

@@ -241,16 +241,21 @@ def run(job):
         last = step()
         sample()
     times = []
+    cpu = []  # the process's CPU time per step, as bench/timing.ts takes netc's
     start = time.perf_counter()
     while (len(times) < job['minSteps'] or (time.perf_counter() - start) * 1000 < job['budgetMs']) and len(times) < job['maxSteps']:
+        c = time.process_time()
         t = time.perf_counter()
         last = step()
         times.append((time.perf_counter() - t) * 1000)
+        cpu.append((time.process_time() - c) * 1000)
         sample()
     return {
         'msMedian': median(times),
         'msMean': sum(times) / len(times),
         'msMin': min(times),
+        'cpuMsMedian': median(cpu),
+        'cpuMsMin': min(cpu),
         'steps': len(times),
         'warmup': job['warmup'],
         'setupMs': setup_ms,

@@ -149,10 +149,18 @@ describe('npm run bench -- --quick', () => {
     for (const f of results.compile.files) expect(finite(f.medianMs) && finite(f.coldMs)).toBe(true);
 
     // targets: PASS/MISS where measured, null where quick mode does not reach them
-    // ten speed, PyTorch, memory and compile targets, two scale-out targets per LeNet size (one in quick
-    // mode), then the fused step's eight (netc train against torch and jax-js at three N, Seed 000, the floor),
-    // then the WGSL step against the webgpu op path (quick mode: N=15)
-    expect(results.targets.length).toBe(10 + 2 + 8 + 1);
+    // eleven speed, PyTorch (LeNet's against the torch loop in wall and in CPU time), memory and compile
+    // targets, two scale-out targets per LeNet size (one in quick mode), then the fused step's eight (netc
+    // train against torch and jax-js at three N, Seed 000, the floor), then the WGSL step against the webgpu
+    // op path (quick mode: N=15)
+    expect(results.targets.length).toBe(11 + 2 + 8 + 1);
+    // quick mode runs no PyTorch LeNet at N=30: the CPU-time target is there, not measured
+    const cpuTarget = results.targets.find((t: { name: string }) => t.name.includes('CPU ms per step'));
+    expect(cpuTarget.pass).toBeNull();
+    // LeNet's generated step ran, with its CPU time per step beside the wall clock's
+    const lenetFused = results.rows.filter((r: { model: string; engine?: string }) => r.model === 'lenet' && r.engine === 'fused');
+    expect(lenetFused.length).toBeGreaterThan(0);
+    for (const r of lenetFused) expect(finite(r.measured.cpuMsMedian) && finite(r.measured.cpuMsMin)).toBe(true);
     // the forum step on webgpu, fused WGSL and ops: measured, or failed where there is no adapter
     expect(results.webgpu.map((r: { engine: string }) => r.engine)).toEqual(['fused', 'ops']);
     for (const r of results.webgpu) expect(finite(r.msPerStep) || (typeof r.error === 'string' && process.env['NETC_REQUIRE_WEBGPU'] !== '1'), r.error).toBe(true);

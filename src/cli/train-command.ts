@@ -328,7 +328,7 @@ function engineLine(tf: TF, run: CompiledRun, requested: TrainOptions['engine'])
   if (chosen.engine === 'fused') return { name: tf.getBackend() === 'webgpu' ? 'fused WGSL step' : 'fused step', fused: true };
   const asked = (requested ?? 'auto') !== 'ops';
   if (!asked || !chosen.why) return { name: 'TF.js ops', fused: false };
-  return { name: 'TF.js ops', fused: false, note: chosen.covered ? `engine auto runs each step on TF.js ops because of ${chosen.why}` : `the fused step does not cover ${chosen.why}: each step runs on TF.js ops` };
+  return { name: 'TF.js ops', fused: false, note: `the fused step does not cover ${chosen.why}: each step runs on TF.js ops` };
 }
 
 /** A resume that changed the kept options (a new step budget, another backend) keeps the new ones for the next. */

@@ -10,9 +10,11 @@ import type { Tensor } from '../kernels/tf.js';
 import type { ForwardContext, Params } from './forward.js';
 import { sharedByFolding } from './widened.js';
 import type { KernelContext, KernelRule } from './kernel-rule.js';
-import { columnSums, denseForward, denseGradWeights, type Mat, type ParamMat } from '../wasm/blocks.js';
+import { columnSums, type Mat, type ParamMat } from '../wasm/blocks.js';
 import { applyActivation, applyActivationGrad, kernelActivations } from '../wasm/activations.js';
-import { convGradInput, cropImage, im2col, isPadded, padImage, paddedHeight, paddedWidth, patchGradWeightsByCell, rowsOf, transposeKernel } from '../wasm/conv.js';
+import { convGradInput, cropImage, isPadded, padImage, paddedHeight, paddedWidth, rowsOf, transposeKernel } from '../wasm/conv.js';
+import { convForwardDirect, convGradInputDirect, convGradWeightsDirect, padKernelRows, paddedGradSpatial, transposeKernelPadded } from '../wasm/conv-direct.js';
+import { paddedRow } from '../wasm/vectors.js';
 import { LEAKY_RELU_ALPHA } from '../kernels/activations.js';
 import type { Local } from '../wasm/module.js';
 
@@ -75,10 +77,12 @@ export const conv2d: LayerKind = {
 };
 
 /**
- * The generated step's conv2d, per member (src/wasm/conv.ts says whose order each sum follows): the input
- * padded as the op path pads it, its windows as rows (patches [B*oh*ow, kh*kw*C]), z = patches · kernel +
- * bias, then the activation; backward, the gradient through the activation, dbias = the sums of dz over
- * (example, row, column), dkernel from the patches, dx scattered from dz through the kernel.
+ * The generated step's conv2d, per member (src/wasm/conv.ts says whose order each sum follows, and
+ * src/wasm/conv-direct.ts how the loops keep it): the input padded as the op path pads it, z = the conv of
+ * it with the kernel (its rows padded to whole vectors) + bias, then the activation; backward, the
+ * gradient through the activation, dbias = the sums of dz over (example, row, column), dkernel from the
+ * padded input and dz, and dx gathered from dz padded by the kernel's size (stride 1; other strides
+ * scatter dz through the kernel).
  */
 function convKernel(): KernelRule {
   const slope = (k: KernelContext) => {
@@ -93,12 +97,12 @@ function convKernel(): KernelRule {
     const depth = g.kh * g.kw * g.c;
     const padded = isPadded(g);
     const xs = padded ? k.saved('xpad', paddedHeight(g) * paddedWidth(g) * g.c) : k.inputs[0];
-    const saved = k.saved('patches', cells * depth);
-    const patches: Mat = { ...saved, width: depth };
     const act = k.attrs.activation as string;
     const z: Mat = { ...(act === 'linear' ? k.output : k.saved('z', k.output.width)), width: f };
     const out: Mat = { ...k.output, width: f };
-    return { g, f, cells, depth, padded, xs, patches, act, z, out, kernel: { ...(k.params.kernel as ParamMat), blocked: false } };
+    // scratch of a few rows of the batch's size: the kernel with its rows padded, or transposed
+    const scratch = (name: string, floats: number) => k.saved(name, Math.ceil(floats / k.maxBatch));
+    return { g, f, cells, depth, padded, xs, act, z, out, scratch, kernel: { ...(k.params.kernel as ParamMat), blocked: false } };
   };
   return {
     unsupported(attrs) {
@@ -108,26 +112,36 @@ function convKernel(): KernelRule {
       return undefined;
     },
     forward(k) {
-      const { g, padded, xs, patches, act, z, out, kernel, cells } = parts(k);
+      const { g, f, depth, padded, xs, act, z, out, kernel, cells, scratch } = parts(k);
       if (padded) padImage(k.code, k.batch, k.inputs[0], g, xs, 0);
-      im2col(k.code, k.batch, xs, g, patches);
+      const wp: Mat = { ...scratch('kernelPadded', depth * paddedRow(f)), width: paddedRow(f) };
+      padKernelRows(k.code, kernel, wp);
+      convForwardDirect(k.code, k.batch, xs, g, wp, k.params.bias as Local | undefined, f, z);
       const rows = rowsOf(k.code, k.batch, cells);
-      denseForward(k.code, rows, patches, kernel, k.params.bias as Local | undefined, z);
       if (act !== 'linear') applyActivation(k.code, act, rows, z, out, act === 'leaky_relu' ? slope(k) : undefined);
     },
     backward(k) {
-      const { g, f, cells, padded, patches, act, z, out, kernel } = parts(k);
+      const { g, f, cells, padded, xs, act, z, out, kernel, scratch } = parts(k);
       const rows = rowsOf(k.code, k.batch, cells);
       const dz: Mat = { ...k.dOutput, width: f };
       if (act !== 'linear') applyActivationGrad(k.code, act, rows, z, out, dz, dz, act === 'leaky_relu' ? slope(k) : undefined);
       if (k.grads.bias) columnSums(k.code, rows, dz, k.grads.bias);
       // a columns kernel meets the shared data in one product of the patches with dy (rows in order); a
       // member's own input, in a dilated conv (over the output's cells, then the examples)
-      if (kernel.stride === undefined && !k.dInputs[0]) denseGradWeights(k.code, rows, patches, dz, k.grads.kernel);
-      else patchGradWeightsByCell(k.code, k.batch, cells, patches, dz, k.grads.kernel);
+      const order = kernel.stride === undefined && !k.dInputs[0] ? 'rows' : 'cells';
+      convGradWeightsDirect(k.code, k.batch, xs, dz, g, f, order, k.grads.kernel);
       const dx = k.dInputs[0];
       if (!dx) return;
-      const wt = k.saved('kernelT', Math.ceil((g.kh * g.kw * g.c * f) / k.maxBatch));
+      if (g.sh === 1 && g.sw === 1) {
+        const pg = paddedGradSpatial(g, f);
+        const dzp = k.saved('dzpad', paddedHeight(pg) * paddedWidth(pg) * f);
+        padImage(k.code, k.batch, { ...dz, width: cells * f }, pg, dzp, 0);
+        const wt = scratch('kernelT', g.kh * g.kw * f * paddedRow(g.c));
+        transposeKernelPadded(k.code, kernel, g.kh * g.kw, g.c, wt);
+        convGradInputDirect(k.code, k.batch, dzp, g, wt, f, dx);
+        return;
+      }
+      const wt = scratch('kernelT', g.kh * g.kw * g.c * f);
       transposeKernel(k.code, kernel, g.kh * g.kw, g.c, wt);
       const dxs = padded ? k.saved('dxpad', paddedHeight(g) * paddedWidth(g) * g.c) : dx;
       convGradInput(k.code, k.batch, dz, wt, g, f, dxs);

@@ -90,7 +90,8 @@ function denseKernel(): KernelRule {
       // the batch is the inner dimension here: its blocks of 48 matter only for batches above 48
       denseGradWeights(k.code, k.batch, k.inputs[0], dz, k.grads.kernel, !!(k.params.kernel as ParamMat).blocked && k.maxBatch > SUM_BLOCK, k.accumulate);
       if (k.grads.bias) columnSums(k.code, k.batch, dz, k.grads.bias, k.accumulate);
-      if (k.dInputs[0]) denseGradInput(k.code, k.batch, dz, k.params.kernel as ParamMat, k.dInputs[0]);
+      const kernel = k.params.kernel as ParamMat;
+      if (k.dInputs[0]) denseGradInput(k.code, k.batch, dz, kernel, k.dInputs[0], k.saved('kernelT', Math.ceil((kernel.rows * kernel.width) / k.maxBatch)));
     },
   };
 }

@@ -5,7 +5,7 @@
 import type { TF, Tensor, Variable } from '../kernels/tf.js';
 import type { EnsembleIR } from '../ensemble/ensemble-ir.js';
 import { generateStep, type GeneratedStep } from '../step/generate.js';
-import { whyNotFused, whyOpsByDefault, type StepConfig } from '../step/plan.js';
+import { whyNotFused, type StepConfig } from '../step/plan.js';
 import type { OptimizerState } from '../kernels/optimizers.js';
 import { Rng } from '../util/rng.js';
 import { advanceBetaPowers, derivedValues } from './step-hyper.js';
@@ -64,17 +64,16 @@ export type EngineConfig = Omit<StepConfig, 'maxBatch' | 'clipping'> & { clippin
 
 /**
  * The engine a population of this configuration trains with, and, where the fused step was asked for
- * (`auto`, `fused`) but does not run, why not (`netc train` prints it); `covered` where the generated step
- * covers the model but `auto` keeps TF.js ops, which are faster for it (conv models on wasm, for now).
- * On wasm the fused step is the WebAssembly one, on webgpu the WGSL one (src/step/wgsl.ts).
+ * (`auto`, `fused`) but does not run, why not (`netc train` prints it). `auto` takes the generated step
+ * wherever it covers the model: it was measured faster than TF.js ops for every kind it covers, conv
+ * models included (bench/NOTES.md). On wasm the fused step is the WebAssembly one, on webgpu the WGSL
+ * one (src/step/wgsl.ts).
  */
-export function chooseEngine(tf: TF, requested: Engine | undefined, cfg: EngineConfig): { engine: 'fused' | 'ops'; why?: string; covered?: boolean } {
+export function chooseEngine(tf: TF, requested: Engine | undefined, cfg: EngineConfig): { engine: 'fused' | 'ops'; why?: string } {
   const engine = requested ?? defaultEngine();
   if (engine === 'ops') return { engine: 'ops' };
   const why = whyNotHere(tf, cfg);
-  if (why !== undefined) return { engine: 'ops', why };
-  const slower = engine === 'auto' && tf.getBackend() === 'wasm' ? whyOpsByDefault(cfg) : undefined;
-  return slower === undefined ? { engine: 'fused' } : { engine: 'ops', why: slower, covered: true };
+  return why === undefined ? { engine: 'fused' } : { engine: 'ops', why };
 }
 
 /** Why the fused step cannot run here, or undefined. */

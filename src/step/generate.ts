@@ -1,4 +1,4 @@
-// The generated training step: one WebAssembly function, step(table, n, batch), that trains every member
+// The generated training step: one WebAssembly call, step(table, n, batch), that trains every member
 // of a population one step, member after member — the forward pass, the loss, the backward pass, clipping
 // and the optimizer update, and the member's loss and metrics — reading and writing the population's
 // tensors where they lie in memory. Each member's arithmetic is its own: nothing is summed across members,
@@ -34,6 +34,8 @@ export interface StepLayout {
 export interface GeneratedStep {
   bytes: Uint8Array<ArrayBuffer>;
   layout: StepLayout;
+  /** the module's functions: the exported step and the ones it calls (Code.outlined) */
+  functions: number;
 }
 
 const product = (s: number[]) => s.reduce((a, b) => a * b, 1);
@@ -103,7 +105,7 @@ export function generateStep(cfg: StepConfig): GeneratedStep {
   mb.func(['i32', 'i32', 'i32'], [], (c) => {
     arenaBytes = emitStep(c, cfg, { table, places, slotNames, hyper, shared });
   }, 'step');
-  return { bytes: mb.bytes(), layout: { table, hyper, shared, arenaBytes, draws } };
+  return { bytes: mb.bytes(), layout: { table, hyper, shared, arenaBytes, draws }, functions: mb.count };
 }
 
 interface Plan {
@@ -161,7 +163,8 @@ function emitStep(c: Code, cfg: StepConfig, plan: Plan): number {
     for (const [key, local] of hyperValue) c.get(at(`hyper:${key}`)).get(m).i32(4).i32Mul().i32Add().loadF32().set(local);
     values.set(0, { base: xBase, offset: 0, width: product(e.ops[0].shape) });
     const contexts = e.ops.slice(1).map((op) => context(c, op, { training, maxBatch: cfg.maxBatch, member: m, entry: at, batch, arena, values, saved, memberBase, rowStride, hyperValue, plan, shapes: e.ops.map((o) => o.shape) }));
-    for (const [op, k] of contexts) layerKind(op.op)!.kernel!.forward(k);
+    // each layer's code, the loss and each update a function of its own (Code.outlined says why)
+    for (const [op, k] of contexts) c.outlined(() => layerKind(op.op)!.kernel!.forward(k));
     const out = e.model.output;
     const outMat = values.get(out)!;
     dValues.set(out, arena.mat(outMat.width));
@@ -173,10 +176,11 @@ function emitStep(c: Code, cfg: StepConfig, plan: Plan): number {
       c.get(at(`metric:${name}`)).get(m).i32(4).i32Mul().i32Add().set(l);
       metricOut[name] = l;
     }
-    emitLoss(c, cfg.loss.name, cfg.loss.args, outMat.width, { batch, p: outMat, y: yBase, dp: dValues.get(out)!, lossOut, metricOut, terms: arena.mat(outMat.width) });
+    const terms = arena.mat(outMat.width);
+    c.outlined(() => emitLoss(c, cfg.loss.name, cfg.loss.args, outMat.width, { batch, p: outMat, y: yBase, dp: dValues.get(out)!, lossOut, metricOut, terms }));
     if (!training) return;
     backward(c, contexts, { arena, values, dValues, needsGrad, grads, sharedGrads, consumers: consumerCounts(e) });
-    for (const p of trained) if (!p.shared) update(c, cfg, plan, p, { grads, memberBase, rowStride, hyperValue });
+    for (const p of trained) if (!p.shared) c.outlined(() => update(c, cfg, plan, p, { grads, memberBase, rowStride, hyperValue }));
   });
   if (training) updateShared(c, cfg, plan, trained.filter((p) => p.shared), { grads: sharedGrads, memberBase: new Map(placed.map((t) => [t, at(t)])), rowStride, hyperValue: sharedHyperValues(c, plan, at) });
   return arena.bytes;
@@ -304,12 +308,12 @@ function backward(c: Code, contexts: [WideOp, KernelContext][], b: BackwardBuffe
         if (g) grads[name.slice(op.name.length + 1)] = g;
       }
       const ctx: KernelBackwardContext = { ...k, dOutput, dInputs, grads, accumulate };
-      kernel.backward(ctx);
+      c.outlined(() => kernel.backward(ctx));
     }
     op.inputs.forEach((i, j) => {
       const d = dInputs[j];
       if (!d) return;
-      if (written.has(i) && d !== b.dValues.get(i)) addInto(c, k.batch, d, b.dValues.get(i)!);
+      if (written.has(i) && d !== b.dValues.get(i)) c.outlined(() => addInto(c, k.batch, d, b.dValues.get(i)!));
       written.add(i);
     });
   }
@@ -326,7 +330,7 @@ function sharedHyperValues(c: Code, plan: Plan, at: (name: string) => Local): Ma
 
 /** After every member: clipping and one optimizer step on each shared parameter, with the file's hyperparameters. */
 function updateShared(c: Code, cfg: StepConfig, plan: Plan, places: ParamPlace[], u: UpdateBuffers): void {
-  for (const p of places) update(c, cfg, plan, p, u);
+  for (const p of places) c.outlined(() => update(c, cfg, plan, p, u));
 }
 
 interface UpdateBuffers {

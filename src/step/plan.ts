@@ -45,16 +45,3 @@ export function whyNotFused(cfg: StepConfig): string | undefined {
   if (out.shape.length !== 1) return `an output of shape [${out.shape.join(', ')}]`;
   return undefined;
 }
-
-/** Layer kinds whose generated code is covered but not yet faster than TF.js's own kernels for them. */
-const SLOWER_THAN_OPS = new Set(['conv2d', 'maxpool2d', 'avgpool2d']);
-
-/**
- * Why `--engine auto` keeps a covered configuration on TF.js ops, or undefined where it takes the generated
- * step: the generated conv and pooling kernels are exact but, untuned, slower than XNNPACK's convolution
- * (examples/lenet.net at N=30, batch 64: about 900-1000 ms a step against about 500). `--engine fused` runs them.
- */
-export function whyOpsByDefault(cfg: Pick<StepConfig, 'ensemble'>): string | undefined {
-  const slow = cfg.ensemble.ops.find((op) => SLOWER_THAN_OPS.has(op.op));
-  return slow ? `the ${slow.op} layer ${slow.name} (its generated kernel is exact but slower than TF.js's for now; --engine fused runs it)` : undefined;
-}

@@ -4,7 +4,7 @@ import type { EnsembleIR, WideParam } from '../ensemble/ensemble-ir.js';
 import { PER_MEMBER_MACS } from '../kernels/matmul.js';
 import { optimizerSlots } from '../wasm/optimizer-update.js';
 import type { GeneratedStep } from './generate.js';
-import { whyOpsByDefault, type StepConfig } from './plan.js';
+import type { StepConfig } from './plan.js';
 
 const product = (s: number[]) => s.reduce((a, b) => a * b, 1);
 const shape = (s: number[]) => `[${s.join(', ')}]`;
@@ -21,9 +21,7 @@ export function printFusedStep(plan: FusedPlan): string {
     return L.join('\n') + '\n';
   }
   const { config, step } = plan;
-  const byDefault = whyOpsByDefault(config);
-  if (byDefault) L.push(`engine auto keeps ${e.model.name} on TF.js ops: ${byDefault}; the generated step it would run:`);
-  L.push(`fused step of ${e.model.name} (${e.lowering}): one WebAssembly function step(table, n, batch), ${count(step.bytes.length)} bytes, SIMD128`);
+  L.push(`fused step of ${e.model.name} (${e.lowering}): one WebAssembly call step(table, n, batch), ${count(step.bytes.length)} bytes, SIMD128, ${step.functions} functions (a layer's forward or backward pass, the loss or an update each)`);
   L.push(`  compiled for batches up to ${config.maxBatch}; N and the batch size are arguments: a halved population or a short last batch reuses it`);
   L.push(`  scratch: ${count(step.layout.arenaBytes)} bytes, reused by every member (nothing is kept between steps)`);
   L.push(`  per-member hyperparameters read: ${step.layout.hyper.join(', ')}`);

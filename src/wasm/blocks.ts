@@ -345,33 +345,42 @@ export function columnSums(c: Code, batch: Local, dy: Mat, db: Mat, accumulate =
   });
 }
 
+/** wt [width, rows] = the member's W [rows, width] transposed, contiguous. */
+export function transposeParam(c: Code, w: ParamMat, wt: Mat): void {
+  const r = c.local('i32');
+  const o = c.local('i32');
+  const src = c.local('i32');
+  const dst = c.local('i32');
+  c.get(w.base).set(src);
+  address(c, wt.base, wt.offset);
+  c.set(dst);
+  const unrolled = w.width <= UNROLL;
+  c.for(r, () => c.i32(0), () => c.i32(w.rows), () => {
+    // W[r, o] -> wt[o, r]: dst walks wt's column r
+    if (unrolled) for (let k = 0; k < w.width; k++) c.get(dst).get(src).loadF32(k * 4).storeF32(k * w.rows * 4);
+    else {
+      c.for(o, () => c.i32(0), () => c.i32(w.width), () => {
+        c.get(dst).get(o).i32(w.rows * 4).i32Mul().i32Add().get(src).get(o).i32(4).i32Mul().i32Add().loadF32().storeF32();
+      });
+    }
+    c.get(src).get(w.rowStride).i32Add().set(src);
+    c.get(dst).i32(4).i32Add().set(dst);
+  });
+}
+
 /**
  * dx[b, i] = the sum over o of dy[b, o] W[i, o], in the op path's order (over o, in blocks of 48 where it
- * sums so): one float at a time, as a row of W is a column of the product.
+ * sums so): the product dy · Wᵀ, W transposed into `wt` [width, rows] first, so that denseForward's SIMD
+ * rows sum each dx[b, i] over o in that same order, lane by lane.
  */
-export function denseGradInput(c: Code, batch: Local, dy: Mat, w: ParamMat, dx: Mat): void {
-  const dyRow = c.local('i32');
-  const dxAt = c.local('i32');
-  const wRow = c.local('i32');
-  const i = c.local('i32');
-  const lanes = scalarLanes(c);
-  const total = [{ lanes, col: 0, acc: c.local('f32') }];
-  const partial = [{ lanes, col: 0, acc: c.local('f32') }];
-  forRows(c, batch, (b) => {
-    rowOf(c, dy, b);
-    c.set(dyRow);
-    rowOf(c, dx, b);
-    c.set(dxAt);
-    c.get(w.base).set(wRow);
-    c.for(i, () => c.i32(0), () => c.i32(w.rows), () => {
-      blockedSums(c, w.width, !!w.blocked, total, partial, (k0, k1, into) => {
-        for (let o = k0; o < k1; o++) c.get(into[0].acc).get(dyRow).loadF32(o * 4).get(wRow).loadF32(o * 4).f32Mul().f32Add().set(into[0].acc);
-      });
-      c.get(dxAt).get(total[0].acc).storeF32();
-      c.get(dxAt).i32(4).i32Add().set(dxAt);
-      c.get(wRow).get(w.rowStride).i32Add().set(wRow);
-    });
-  });
+export function denseGradInput(c: Code, batch: Local, dy: Mat, w: ParamMat, dx: Mat, wt: Mat): void {
+  transposeParam(c, w, wt);
+  const base = c.local('i32');
+  address(c, wt.base, wt.offset);
+  c.set(base);
+  const rowStride = c.local('i32');
+  c.i32(w.rows * 4).set(rowStride);
+  denseForward(c, batch, dy, { base, rowStride, rows: w.width, width: w.rows, blocked: w.blocked, stride: w.rows * 4 }, undefined, dx);
 }
 
 /** dst += src over [B, width] (a gradient's second share). */

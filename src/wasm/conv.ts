@@ -3,7 +3,7 @@
 // order of the op path's own kernels, so that a member's numbers are the op path's:
 //   - TF.js's Conv2D (XNNPACK's igemm) sums each output over the kernel's (row, column, channel), in that
 //     order, from 0; the op path pads the input itself and convolves 'valid'; the bias is added after.
-//     The forward pass here is the same sum, as a product of the input's patches with the kernel.
+//     The forward pass here is the same sum, straight from the padded input (src/wasm/conv-direct.ts).
 //   - dKernel: on a shared input (data), the op path multiplies the patches' transpose with dy, summing over
 //     the rows (example, out row, out column) in order; on a member's own input, a dilated forward conv
 //     sums over (out row, out column) and then the example.
@@ -18,6 +18,7 @@
 //     first maximum of each window in row-major order, added window after window.
 import type { Code, Local } from './module.js';
 import { accumulators, address, columns, forEachFloat, forRows, groupsOf, type Mat, type ParamMat } from './blocks.js';
+import { loadVec, storeVec, vectorsOf } from './vectors.js';
 
 /** A window over an NHWC image: the input [h, w, c], the window, stride and padding, the output [oh, ow]. */
 export interface Spatial {
@@ -141,70 +142,6 @@ function forOutputs(c: Code, batch: Local, g: Spatial, body: (b: Local, i: Local
   });
 }
 
-/**
- * The windows of a padded image xs [B, Hp, Wp, C] as rows: patches [B*oh*ow, kh*kw*C], row (b, i, j)
- * holding the window's (row, column, channel) in the kernel's own order.
- */
-export function im2col(c: Code, batch: Local, xs: Mat, g: Spatial, patches: Mat): void {
-  const [hp, wp] = [paddedHeight(g), paddedWidth(g)];
-  const k = g.kh * g.kw * g.c;
-  const run = g.kw * g.c;
-  const src = c.local('i32');
-  const dst = c.local('i32');
-  address(c, patches.base, patches.offset);
-  c.set(dst);
-  forOutputs(c, batch, g, (b, i, j) => {
-    pixel(c, xs, [hp, wp, g.c], b, i, j, 0, 0, g.sh, g.sw);
-    c.set(src);
-    for (let p = 0; p < g.kh; p++) copyRun(c, src, p * wp * g.c * 4, dst, p * run * 4, run);
-    c.get(dst).i32(k * 4).i32Add().set(dst);
-  });
-}
-
-/**
- * dW[r, :] = the sum over (cell t, example b), in that order, of patches[b*cells + t, r] dz[b*cells + t, :]:
- * the op path's dilated forward conv on a member's own input (its kernel dy, its input channels the batch).
- */
-export function patchGradWeightsByCell(c: Code, batch: Local, cells: number, patches: Mat, dz: Mat, dw: Mat): void {
-  const k = patches.width;
-  const r = c.local('i32');
-  const t = c.local('i32');
-  const row = c.local('i32');
-  const x1 = c.local('f32');
-  const x4 = c.local('v128');
-  const dzRow = c.local('i32');
-  const groups = groupsOf(dw.width).map(([first, width]) => accumulators(c, first, width));
-  c.for(r, () => c.i32(0), () => c.i32(k), () => {
-    for (const accs of groups) {
-      for (const a of accs) {
-        a.lanes.const(0);
-        c.set(a.acc);
-      }
-      c.for(t, () => c.i32(0), () => c.i32(cells), () => {
-        forRows(c, batch, (b) => {
-          c.get(b).i32(cells).i32Mul().get(t).i32Add().set(row);
-          // patches[row, r]
-          c.get(patches.base).get(row).i32(k).i32Mul().get(r).i32Add().i32(4).i32Mul().i32Add().loadF32(patches.offset).tee(x1).f32x4Splat().set(x4);
-          address(c, dz.base, dz.offset, row, dz.width * 4);
-          c.set(dzRow);
-          for (const a of accs) {
-            c.get(a.acc).get(a.lanes.width === 4 ? x4 : x1).get(dzRow);
-            a.lanes.load(a.col);
-            a.lanes.mul();
-            a.lanes.add();
-            c.set(a.acc);
-          }
-        });
-      });
-      for (const a of accs) {
-        address(c, dw.base, dw.offset, r, dw.width * 4);
-        c.get(a.acc);
-        a.lanes.store(a.col);
-      }
-    }
-  });
-}
-
 /** wt [kh*kw, F, C] = the member's kernel [kh*kw, C, F] with its last two axes swapped: rows of C to scatter with. */
 export function transposeKernel(c: Code, w: ParamMat, cells: number, channels: number, wt: Mat): void {
   const f = w.width;
@@ -286,36 +223,39 @@ export function convGradInput(c: Code, batch: Local, dz: Mat, wt: Mat, g: Spatia
   });
 }
 
-/** y [B, oh, ow, C] = the maximum of each window of xs [B, Hp, Wp, C] (padded with -Infinity). */
+/** y [B, oh, ow, C] = the maximum of each window of xs [B, Hp, Wp, C] (padded with -Infinity), the channels as vectors. */
 export function maxPoolForward(c: Code, batch: Local, xs: Mat, g: Spatial, y: Mat): void {
   const [hp, wp] = [paddedHeight(g), paddedWidth(g)];
   const corner = c.local('i32');
   const out = c.local('i32');
+  const [m, tmp] = [c.local('v128'), c.local('v128')];
   address(c, y.base, y.offset);
   c.set(out);
   forOutputs(c, batch, g, (b, i, j) => {
     pixel(c, xs, [hp, wp, g.c], b, i, j, 0, 0, g.sh, g.sw);
     c.set(corner);
-    columns(c, g.c, (v, col) => {
-      c.get(out);
+    for (const vec of vectorsOf(g.c)) {
       for (let p = 0; p < g.kh; p++) {
         for (let q = 0; q < g.kw; q++) {
-          c.get(corner);
-          v.load((p * wp + q) * g.c * 4 + col);
-          if (p + q > 0) v.max();
+          // m = max(m, the next input), in the window's row-major order
+          if (p + q > 0) c.get(m);
+          loadVec(c, corner, (p * wp + q) * g.c * 4 + vec.col * 4, vec, tmp);
+          if (p + q > 0) c.f32x4Max();
+          c.set(m);
         }
       }
-      v.store(col);
-    });
+      storeVec(c, out, vec.col * 4, vec, m);
+    }
     c.get(out).i32(g.c * 4).i32Add().set(out);
   });
 }
 
 /**
  * dxs [B, Hp, Wp, C] (zeroed here) += each window's dy at the first maximum of its window in xs (row-major,
- * strictly greater), window after window, channel by channel: netc's MaxPoolGrad. (With 'same' padding a
- * window whose inputs are all -Infinity gives its gradient to the padding, where the op path gives it to
- * the first input.)
+ * strictly greater), window after window: netc's MaxPoolGrad. (With 'same' padding a window whose inputs
+ * are all -Infinity gives its gradient to the padding, where the op path gives it to the first input.)
+ * The channels go as vectors, each lane finding its own maximum's slot; every slot of the window then gets
+ * dy where it is the lane's maximum and +0 elsewhere (x + 0 is x: dx starts at +0, so it is never -0).
  */
 export function maxPoolGrad(c: Code, batch: Local, xs: Mat, dy: Mat, g: Spatial, dxs: Mat): void {
   const [hp, wp] = [paddedHeight(g), paddedWidth(g)];
@@ -323,11 +263,10 @@ export function maxPoolGrad(c: Code, batch: Local, xs: Mat, dy: Mat, g: Spatial,
   const corner = c.local('i32');
   const dxCorner = c.local('i32');
   const dyAt = c.local('i32');
-  const ch = c.local('i32');
-  const best = c.local('f32');
-  const v = c.local('f32');
-  const at = c.local('i32');
-  const cond = c.local('i32');
+  const [best, v, mask, at, d, tmp] = Array.from({ length: 6 }, () => c.local('v128'));
+  const slot = (s: number) => c.hoisted(`i32x4:${s}`, 'v128', () => c.i32(s).i32x4Splat());
+  const slots: number[] = [];
+  for (let p = 0; p < g.kh; p++) for (let q = 0; q < g.kw; q++) slots.push((p * wp + q) * g.c * 4);
   address(c, dy.base, dy.offset);
   c.set(dyAt);
   forOutputs(c, batch, g, (b, i, j) => {
@@ -335,24 +274,26 @@ export function maxPoolGrad(c: Code, batch: Local, xs: Mat, dy: Mat, g: Spatial,
     c.set(corner);
     pixel(c, dxs, [hp, wp, g.c], b, i, j, 0, 0, g.sh, g.sw);
     c.set(dxCorner);
-    c.for(ch, () => c.i32(0), () => c.i32(g.c * 4), () => {
-      c.get(corner).get(ch).i32Add().loadF32().set(best);
-      c.i32(0).set(at);
-      for (let p = 0; p < g.kh; p++) {
-        for (let q = 0; q < g.kw; q++) {
-          if (p + q === 0) continue;
-          const off = (p * wp + q) * g.c * 4;
-          c.get(corner).get(ch).i32Add().loadF32(off).tee(v).get(best).f32Gt().set(cond);
-          c.get(v).get(best).get(cond).select().set(best);
-          c.i32(off).get(at).get(cond).select().set(at);
-        }
-      }
-      // dx[at] += dy
-      c.get(dxCorner).get(ch).i32Add().get(at).i32Add();
-      c.get(dxCorner).get(ch).i32Add().get(at).i32Add().loadF32();
-      c.get(dyAt).get(ch).i32Add().loadF32();
-      c.f32Add().storeF32();
-    }, 4);
+    for (const vec of vectorsOf(g.c)) {
+      const col = vec.col * 4;
+      loadVec(c, corner, slots[0] + col, vec, tmp);
+      c.set(best);
+      c.get(slot(0)).set(at);
+      slots.forEach((off, s) => {
+        if (s === 0) return;
+        loadVec(c, corner, off + col, vec, tmp);
+        c.tee(v).get(best).f32x4Gt().set(mask);
+        c.get(v).get(best).get(mask).v128Bitselect().set(best);
+        c.get(slot(s)).get(at).get(mask).v128Bitselect().set(at);
+      });
+      loadVec(c, dyAt, col, vec, tmp);
+      c.set(d);
+      slots.forEach((off, s) => {
+        loadVec(c, dxCorner, off + col, vec, tmp);
+        c.get(d).get(at).get(slot(s)).i32x4Eq().v128And().f32x4Add().set(v);
+        storeVec(c, dxCorner, off + col, vec, v);
+      });
+    }
     c.get(dyAt).i32(g.c * 4).i32Add().set(dyAt);
   });
 }

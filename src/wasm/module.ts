@@ -52,11 +52,49 @@ export class Code {
   /** what runs first: the hoisted constants' locals set */
   private prologue: number[] = [];
   private readonly hoistedLocals = new Map<string, Local>();
-  private readonly locals: ValType[] = [];
-  private readonly params: Local[];
+  private locals: ValType[] = [];
+  private params: Local[];
 
-  constructor(params: ValType[]) {
+  constructor(
+    params: ValType[],
+    private readonly module?: ModuleBuilder,
+  ) {
     this.params = params.map((type, index) => ({ index, type }));
+  }
+
+  /**
+   * The code `body` writes, as a function of its own that this one calls: its parameters are every local
+   * this function has so far, in order, so the body reads them by the same indices; the locals it makes
+   * are its own, and what it sets in this function's locals does not come back. V8 compiles a function of
+   * more than a few thousand values with a register allocator of lower quality (the mid-tier one): a
+   * generated step split into a function per layer keeps each under that size, and its hot loops'
+   * sums in registers.
+   */
+  outlined(body: () => void): this {
+    if (!this.module) {
+      body();
+      return this;
+    }
+    const shared: ValType[] = [...this.params.map((p) => p.type), ...this.locals];
+    const saved = { bytes: this.bytes, prologue: this.prologue, locals: this.locals, params: this.params, hoisted: new Map(this.hoistedLocals) };
+    this.bytes = [];
+    this.prologue = [];
+    this.locals = [];
+    this.params = shared.map((type, index) => ({ index, type }));
+    body();
+    const child = new Code(shared);
+    child.bytes = this.bytes;
+    child.prologue = this.prologue;
+    child.locals = this.locals;
+    this.bytes = saved.bytes;
+    this.prologue = saved.prologue;
+    this.locals = saved.locals;
+    this.params = saved.params;
+    this.hoistedLocals.clear();
+    for (const [k, v] of saved.hoisted) this.hoistedLocals.set(k, v);
+    const index = this.module.add(shared, [], child);
+    for (let i = 0; i < shared.length; i++) this.op(0x20, ...uleb(i));
+    return this.call(index);
   }
 
   /** The function's i-th parameter. */
@@ -194,6 +232,28 @@ export class Code {
   storeV128(offset = 0): this {
     return this.simd(0x0b, 2, ...uleb(offset));
   }
+  /** [address] -> the f32 there in every lane (one instruction: a load and a splat) */
+  load32Splat(offset = 0): this {
+    return this.simd(0x09, 2, ...uleb(offset));
+  }
+  /** [address] -> lane 0 the f32 there, the others 0; and lanes 0-1 the two f32 there */
+  load32Zero(offset = 0): this {
+    return this.simd(0x5c, 2, ...uleb(offset));
+  }
+  load64Zero(offset = 0): this {
+    return this.simd(0x5d, 2, ...uleb(offset));
+  }
+  /** [address, vector] -> the vector with lane `lane` (of 32 bits) loaded from the address */
+  load32Lane(offset: number, lane: number): this {
+    return this.simd(0x56, 2, ...uleb(offset), lane);
+  }
+  /** [address, vector] -> stores lane `lane` of 32 bits (of 64: two floats) */
+  store32Lane(offset: number, lane: number): this {
+    return this.simd(0x5a, 2, ...uleb(offset), lane);
+  }
+  store64Lane(offset: number, lane: number): this {
+    return this.simd(0x5b, 2, ...uleb(offset), lane);
+  }
 
   // ---- i32
   i32Add = () => this.op(0x6a);
@@ -310,8 +370,18 @@ export class ModuleBuilder {
 
   /** Adds a function; returns its index (for `call`). `body` writes its code. */
   func(params: ValType[], results: ValType[], body: (code: Code) => void, exportAs?: string): number {
-    const code = new Code(params);
+    const code = new Code(params, this);
     body(code);
+    return this.add(params, results, code, exportAs);
+  }
+
+  /** How many functions the module has. */
+  get count(): number {
+    return this.functions.length;
+  }
+
+  /** Adds a function whose code is written; returns its index. */
+  add(params: ValType[], results: ValType[], code: Code, exportAs?: string): number {
     this.functions.push({ params, results, code, exportAs });
     return this.functions.length - 1;
   }
