@@ -5,6 +5,7 @@
 import { createRequire } from 'node:module';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { BackendError, selectBackend, tensorData } from '../src/runtime/backend.js';
+import { webgpuUnavailable } from './helpers.js';
 
 type TF = Awaited<ReturnType<typeof selectBackend>>['tf'];
 
@@ -173,19 +174,6 @@ describe('cpu and wasm agree', () => {
 });
 
 // ---- webgpu -------------------------------------------------------------------------------------------
-
-/** null when Dawn finds a WebGPU adapter here, else why not. Probed directly, not through selectBackend. */
-async function webgpuUnavailable(): Promise<string | null> {
-  try {
-    const { create } = await import('webgpu');
-    const adapter = await create([]).requestAdapter();
-    return adapter == null
-      ? 'Dawn found no WebGPU adapter (no usable Vulkan driver; on Debian bookworm: apt-get install -t bookworm-backports mesa-vulkan-drivers libvulkan1)'
-      : null;
-  } catch (error) {
-    return `the webgpu package could not start Dawn: ${error instanceof Error ? error.message : String(error)}`;
-  }
-}
 
 const webgpuMissing = await webgpuUnavailable();
 const webgpuRequired = process.env['NETC_REQUIRE_WEBGPU'] === '1';

@@ -4,11 +4,9 @@
 // for every layer kind the step covers, every loss and every optimizer. Also: what it does not cover
 // runs on ops, and says why.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { maxRelDiff, tf, useBackend } from './equivalence/harness.js';
+import { maxRelDiff, populationOf, tf, useBackend } from './equivalence/harness.js';
 import { compile } from '../src/pipeline.js';
 import { Population, type Engine } from '../src/runtime/population.js';
-import { initMember } from '../src/kernels/init.js';
-import { hyperTable } from '../src/runtime/hyper.js';
 import { Rng } from '../src/util/rng.js';
 import type { TF, Tensor } from '../src/kernels/tf.js';
 
@@ -16,26 +14,7 @@ beforeAll(() => useBackend('wasm'));
 
 function populations(source: string, engines: Engine[], lrFactor?: (member: number, step: number) => number): Population[] {
   const state = compile(source, 'fused.net', {});
-  if (!state.ensemble) throw new Error(state.diagnostics.map((d) => d.message).join('\n'));
-  const program = state.program!;
-  const table = hyperTable(program, state.ir!);
-  const n = state.ensemble.members;
-  return engines.map(
-    (engine) =>
-      new Population({
-        tf: tf as unknown as TF,
-        ensemble: state.ensemble!,
-        memberIds: Array.from({ length: n }, (_, i) => i),
-        seed: program.ensemble.seed,
-        optimizer: program.train!.optimizer.name,
-        loss: program.train!.loss,
-        hyper: (k, m) => table.value(k, m),
-        base: (k) => table.base(k),
-        initial: (m) => initMember(state.ir!, program.ensemble.seed, m),
-        ...(lrFactor ? { lrFactor } : {}),
-        engine,
-      }),
-  );
+  return engines.map((engine) => populationOf(state, engine, { lrFactor }));
 }
 
 /** Reproducible batches for a loss: x [B, ...input], labels as the loss reads them. */

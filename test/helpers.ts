@@ -67,3 +67,16 @@ export function spawnNode(args: string[], cwd: string): Promise<{ code: number |
     child.on('close', (code) => resolve({ code, out, err }));
   });
 }
+
+/** null when Dawn finds a WebGPU adapter here, else why not. Probed directly, not through selectBackend. */
+export async function webgpuUnavailable(): Promise<string | null> {
+  try {
+    const { create } = await import('webgpu');
+    const adapter = await create([]).requestAdapter();
+    return adapter == null
+      ? 'Dawn found no WebGPU adapter (no usable Vulkan driver; on Debian bookworm: apt-get install -t bookworm-backports mesa-vulkan-drivers libvulkan1)'
+      : null;
+  } catch (error) {
+    return `the webgpu package could not start Dawn: ${error instanceof Error ? error.message : String(error)}`;
+  }
+}

@@ -7,12 +7,10 @@ import { mkdtempSync, writeFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { tf, useBackend } from './equivalence/harness.js';
+import { populationOf, tf, useBackend } from './equivalence/harness.js';
 import { netc } from './helpers.js';
 import { compile } from '../src/pipeline.js';
 import { Population, type Engine } from '../src/runtime/population.js';
-import { initMember } from '../src/kernels/init.js';
-import { hyperTable } from '../src/runtime/hyper.js';
 import { readCheckpoint } from '../src/cli/run-dir.js';
 import { nonFiniteParameter } from '../src/train/checkpoint.js';
 import { nonFiniteRows } from '../src/kernels/fused.js';
@@ -24,22 +22,7 @@ beforeAll(() => useBackend('wasm'));
 const tmp = () => mkdtempSync(join(tmpdir(), 'netc-nonfinite-'));
 
 function population(source: string, lowering: Lowering, engine: Engine = 'ops'): Population {
-  const state = compile(source, 'nan.net', { lowering });
-  if (!state.ensemble) throw new Error(state.diagnostics.map((d) => d.message).join('\n'));
-  const program = state.program!;
-  const table = hyperTable(program, state.ir!);
-  return new Population({
-    tf: tf as unknown as TF,
-    ensemble: state.ensemble,
-    memberIds: Array.from({ length: state.ensemble.members }, (_, i) => i),
-    seed: program.ensemble.seed,
-    optimizer: program.train!.optimizer.name,
-    loss: program.train!.loss,
-    hyper: (k, m) => table.value(k, m),
-    base: (k) => table.base(k),
-    initial: (m) => initMember(state.ir!, program.ensemble.seed, m),
-    engine,
-  });
+  return populationOf(compile(source, 'nan.net', { lowering }), engine);
 }
 
 /** Member `m`'s float `at` of parameter `name` set to `value`, through the canonical state. */

@@ -8,21 +8,11 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import * as tf from '@tensorflow/tfjs';
 import { compile } from '../src/pipeline.js';
 import { Population, type Engine } from '../src/runtime/population.js';
-import { initMember } from '../src/kernels/init.js';
-import { hyperTable } from '../src/runtime/hyper.js';
 import { selectBackend } from '../src/runtime/backend.js';
 import { Rng } from '../src/util/rng.js';
 import type { TF, Tensor } from '../src/kernels/tf.js';
-import { maxRelDiff } from './equivalence/harness.js';
-
-async function webgpuUnavailable(): Promise<string | null> {
-  try {
-    const { create } = await import('webgpu');
-    return (await create([]).requestAdapter()) == null ? 'Dawn found no WebGPU adapter (no usable Vulkan driver)' : null;
-  } catch (error) {
-    return `the webgpu package could not start Dawn: ${error instanceof Error ? error.message : String(error)}`;
-  }
-}
+import { maxRelDiff, populationOf } from './equivalence/harness.js';
+import { webgpuUnavailable } from './helpers.js';
 
 const missing = await webgpuUnavailable();
 const required = process.env['NETC_REQUIRE_WEBGPU'] === '1';
@@ -39,26 +29,7 @@ beforeAll(async () => {
 
 function populations(source: string, engines: Engine[], ids?: number[], lrFactor?: (member: number, step: number) => number): Population[] {
   const state = compile(source, 'wgsl.net', ids ? { members: ids.length } : {});
-  if (!state.ensemble) throw new Error(state.diagnostics.map((d) => d.message).join('\n'));
-  const program = state.program!;
-  const table = hyperTable(program, state.ir!);
-  const memberIds = ids ?? Array.from({ length: state.ensemble.members }, (_, i) => i);
-  return engines.map(
-    (engine) =>
-      new Population({
-        tf: tf as unknown as TF,
-        ensemble: state.ensemble!,
-        memberIds,
-        seed: program.ensemble.seed,
-        optimizer: program.train!.optimizer.name,
-        loss: program.train!.loss,
-        hyper: (k, m) => table.value(k, m),
-        base: (k) => table.base(k),
-        initial: (m) => initMember(state.ir!, program.ensemble.seed, m),
-        ...(lrFactor ? { lrFactor } : {}),
-        engine,
-      }),
-  );
+  return engines.map((engine) => populationOf(state, engine, { memberIds: ids, lrFactor }));
 }
 
 /** A reproducible batch: x [B, in], labels as the loss reads them (0/1, one-hot rows, class indices [B, 1], or normal). */

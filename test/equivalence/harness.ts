@@ -5,7 +5,8 @@ import '@tensorflow/tfjs-backend-wasm';
 import { expect } from 'vitest';
 import { compile } from '../../src/pipeline.js';
 import type { Lowering } from '../../src/layers/forward.js';
-import { Population } from '../../src/runtime/population.js';
+import { Population, type Engine } from '../../src/runtime/population.js';
+import type { CompileState } from '../../src/pipeline.js';
 import { initMember } from '../../src/kernels/init.js';
 import { hyperTable, memberHyperparameters, type HyperTable } from '../../src/runtime/hyper.js';
 import { setWeights, toLayersModel } from '../../src/serve/layers-model.js';
@@ -16,6 +17,30 @@ import type { ModelIR } from '../../src/ir/model-ir.js';
 import type { Program } from '../../src/check/program.js';
 
 export { tf };
+
+/**
+ * A population of a compiled file on the current backend, trained by `engine`: every member of the file
+ * (or `memberIds`), its hyperparameter table, its initial weights.
+ */
+export function populationOf(state: CompileState, engine: Engine, options: { memberIds?: number[]; lrFactor?: (member: number, step: number) => number } = {}): Population {
+  if (!state.ensemble) throw new Error(state.diagnostics.map((d) => d.message).join('\n'));
+  const program = state.program!;
+  const table = hyperTable(program, state.ir!);
+  return new Population({
+    tf: tf as unknown as TF,
+    ensemble: state.ensemble,
+    memberIds: options.memberIds ?? Array.from({ length: state.ensemble.members }, (_, i) => i),
+    seed: program.ensemble.seed,
+    optimizer: program.train!.optimizer.name,
+    loss: program.train!.loss,
+    hyper: (k, m) => table.value(k, m),
+    base: (k) => table.base(k),
+    initial: (m) => initMember(state.ir!, program.ensemble.seed, m),
+    ...(options.lrFactor ? { lrFactor: options.lrFactor } : {}),
+    engine,
+  });
+}
+
 export const backends = ['cpu', 'wasm'] as const;
 export const TOLERANCE = 1e-5;
 

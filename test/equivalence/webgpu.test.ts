@@ -5,15 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { selectBackend } from '../../src/runtime/backend.js';
 import { lowerings } from '../../src/layers/forward.js';
 import { build, maxRelDiff, randomBatch, tf } from './harness.js';
-
-async function webgpuUnavailable(): Promise<string | null> {
-  try {
-    const { create } = await import('webgpu');
-    return (await create([]).requestAdapter()) == null ? 'Dawn found no WebGPU adapter (no usable Vulkan driver)' : null;
-  } catch (error) {
-    return `the webgpu package could not start Dawn: ${error instanceof Error ? error.message : String(error)}`;
-  }
-}
+import { webgpuUnavailable } from '../helpers.js';
 
 const missing = await webgpuUnavailable();
 const required = process.env['NETC_REQUIRE_WEBGPU'] === '1';
