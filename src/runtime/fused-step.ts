@@ -8,7 +8,7 @@ import { generateStep, type GeneratedStep } from '../step/generate.js';
 import { whyNotFused, type StepConfig } from '../step/plan.js';
 import type { OptimizerState } from '../kernels/optimizers.js';
 import { Rng } from '../util/rng.js';
-import { advanceBetaPowers, derivedValues } from './step-hyper.js';
+import { advanceBetaPowers, derivedValues, StepHyper } from './step-hyper.js';
 import { whyNotWgsl } from '../step/wgsl.js';
 
 interface TensorInfo {
@@ -95,16 +95,13 @@ export type HostStepValues = { loss: Float32Array } & Record<string, Float32Arra
 /** The generated step of one population. */
 export class FusedStep {
   private generated?: Generated;
-  /** the hyperparameter keys whose arrays hold their values (rewritten when they change) */
-  private readonly written = new Set<string>();
-  /** whether any member clips its gradients, until hyperChanged() */
-  private clips?: boolean;
   /** the table, the hyperparameter arrays and the scratch space, in one buffer TF.js owns */
   private arena?: { tensor: Tensor; bytes: number };
   /** runHost()'s batch and outputs */
   private io?: { tensor: Tensor; floats: number };
   private views?: { buffer: ArrayBuffer; f32: Float32Array; i32: Int32Array };
-  private staticHyper = new Map<string, Float32Array>();
+  /** the members' hyperparameter rows, and which the arena holds already */
+  private readonly hyper: StepHyper;
 
   /**
    * `training` false: an evaluation (the forward pass with dropout off and batchnorm's running statistics,
@@ -113,13 +110,13 @@ export class FusedStep {
   constructor(
     private readonly host: FusedHost,
     private readonly training = true,
-  ) {}
+  ) {
+    this.hyper = new StepHyper(host);
+  }
 
   /** Forget cached hyperparameter values (after PBT, or a changed clipnorm). */
   hyperChanged(): void {
-    this.staticHyper.clear();
-    this.written.clear();
-    this.clips = undefined;
+    this.hyper.changed();
   }
 
   /** Generates the module for batches up to `batch` with these metrics now, so that the first step does not (start-up). */
@@ -226,23 +223,9 @@ export class FusedStep {
   /** The members' hyperparameters into their arrays: those that change every step, and the others when they did. */
   private writeHyper(g: Generated, heap: Float32Array, base: number): void {
     const n = this.host.n;
-    const { accBeta1, accBeta2 } = this.host.state;
-    const keys = g.step.layout.hyper;
-    for (let k = 0; k < keys.length; k++) {
-      const key = keys[k];
-      const at = (base + g.hyperAt) / 4 + k * n;
-      // Adam's bias corrections 1 - beta^t move every step: written straight in, float64 then float32
-      if (key === 'bc1' || key === 'bc2') {
-        const acc = key === 'bc1' ? accBeta1 : accBeta2;
-        for (let m = 0; m < n; m++) heap[at + m] = 1 - acc[m];
-        continue;
-      }
-      const moving = this.host.volatile || (this.host.scheduled && (key === 'lr' || key === '-lr'));
-      if (!moving && this.written.has(key)) continue;
-      heap.set(this.hyperValues(key), at);
-      if (!moving) this.written.add(key);
-    }
+    this.hyper.rows(g.step.layout.hyper, (k, values) => heap.set(values, (base + g.hyperAt) / 4 + k * n));
   }
+
 
   /** The file's hyperparameters for the shared layers' step, one float each (Adam's corrections move every step). */
   private writeShared(g: Generated, heap: Float32Array, base: number): void {
@@ -264,7 +247,7 @@ export class FusedStep {
 
   /** The module for batches up to `batch` (generated again for a larger one, or when clipping starts or stops). */
   private module(batch: number, metrics: readonly string[]): Generated {
-    const clipping = this.clipping();
+    const clipping = this.hyper.clipping();
     const g = this.generated;
     if (g && g.maxBatch >= batch && g.clipping === clipping && (g.metricNames === metrics || g.metrics === metrics.join())) {
       g.metricNames = metrics;
@@ -284,7 +267,7 @@ export class FusedStep {
       drawsAts.set(d.op, scratchAt);
       scratchAt += this.drawsBytes(d.width, batch);
     }
-    this.written.clear();
+    this.hyper.unwritten();
     this.generated = {
       step,
       run: instance.exports.step as (t: number, n: number, b: number) => void,
@@ -300,12 +283,6 @@ export class FusedStep {
       sources: step.layout.table.map((name) => this.source(name, { metrics, hyper: step.layout.hyper, shared: step.layout.shared, scratchAt, hyperAt, sharedAt, drawsAt: drawsAts })),
     };
     return this.generated;
-  }
-
-  /** Whether any member clips its gradients (cached until hyperChanged()). */
-  private clipping(): boolean {
-    if (this.clips === undefined) this.clips = this.cached('clipnorm').some((c) => c > 0);
-    return this.clips;
   }
 
   /** Where one entry of the step's table comes from, at each call. */
@@ -365,7 +342,7 @@ export class FusedStep {
     const tf = this.host.tf;
     const info = (tf.backend() as unknown as WasmBackend).makeOutput([Math.ceil(bytes / 4)], 'float32');
     this.arena = { tensor: tf.keep(tf.engine().makeTensorFromTensorInfo(info as never) as Tensor), bytes };
-    this.written.clear();
+    this.hyper.unwritten();
     return this.arena;
   }
 
@@ -410,31 +387,7 @@ export class FusedStep {
 
   /** Adam's beta powers one step on, as the op path advances them. */
   private advance(shared: boolean): void {
-    advanceBetaPowers(this.host, shared, (key) => this.cached(key));
-  }
-
-  /** A hyperparameter's per-member values as float32, cached until hyperChanged(). */
-  private cached(key: string): Float32Array {
-    let values = this.staticHyper.get(key);
-    if (!values) {
-      values = Float32Array.from(this.host.hyper(key) as number[]);
-      this.staticHyper.set(key, values);
-    }
-    return values;
-  }
-
-  /** The values of one of the step's hyperparameter keys, as the op path computes them (derived keys in float64, then float32). */
-  private hyperValues(key: string): Float32Array {
-    const { state } = this.host;
-    const raw = (k: string) => this.host.hyper(k);
-    if ((key === 'lr' || key === '-lr') && this.host.scheduled) return Float32Array.from(derivedValues(key, raw));
-    if (key === 'bc1') return Float32Array.from(state.accBeta1, (a) => 1 - a);
-    if (key === 'bc2') return Float32Array.from(state.accBeta2, (a) => 1 - a);
-    let values = this.staticHyper.get(key);
-    if (values) return values;
-    values = Float32Array.from(derivedValues(key, raw));
-    this.staticHyper.set(key, values);
-    return values;
+    advanceBetaPowers(this.host, shared, (key) => this.hyper.values(key));
   }
 
   dispose(): void {

@@ -6,7 +6,7 @@
 import type { TF, Tensor, Variable } from '../kernels/tf.js';
 import { generateWgslStep, type WgslStep } from '../step/wgsl.js';
 import type { FusedHost } from './fused-step.js';
-import { advanceBetaPowers, derivedValues } from './step-hyper.js';
+import { advanceBetaPowers, StepHyper } from './step-hyper.js';
 
 // GPUBufferUsage's flags (WebGPU's numbers; the globals need not exist where this module loads)
 const STORAGE = 0x80;
@@ -66,25 +66,22 @@ export class GpuFusedStep {
   private built?: Built;
   private acts?: Buffer;
   private hyperBuffer?: { buffer: Buffer; n: number };
-  /** the hyperparameter rows written since the buffer was made or the values changed */
-  private readonly written = new Set<string>();
-  private readonly cache = new Map<string, Float32Array>();
-  private clips?: boolean;
+  /** the members' hyperparameter rows, and which the buffer holds already */
+  private readonly hyper: StepHyper;
   private sized?: WgslStep;
 
-  constructor(private readonly host: FusedHost) {}
+  constructor(private readonly host: FusedHost) {
+    this.hyper = new StepHyper(host);
+  }
 
   /** Forget cached hyperparameter values (after PBT, or a changed clipnorm). */
   hyperChanged(): void {
-    this.cache.clear();
-    this.written.clear();
-    this.clips = undefined;
+    this.hyper.changed();
   }
 
   /** Whether any member clips its gradients: the WGSL step does not, and such a step runs on TF.js ops. */
   clipping(): boolean {
-    if (this.clips === undefined) this.clips = this.cached('clipnorm').some((c) => c > 0);
-    return this.clips;
+    return this.hyper.clipping();
   }
 
   /**
@@ -137,7 +134,7 @@ export class GpuFusedStep {
       backend.uploadToGPU(info.dataId);
       return info;
     });
-    advanceBetaPowers(this.host, false, (key) => this.cached(key));
+    advanceBetaPowers(this.host, false, (key) => this.hyper.values(key));
     this.writeHyper(backend.device, built.step);
     const buffers = this.buffers(backend, built.step, x, y, outputs, metrics);
     backend.ensureCommandEncoderReady();
@@ -229,30 +226,9 @@ export class GpuFusedStep {
     if (!this.hyperBuffer || this.hyperBuffer.n !== n) {
       this.hyperBuffer?.buffer.destroy();
       this.hyperBuffer = { buffer: device.createBuffer({ size: Math.max(1, step.hyper.length) * n * 4, usage: STORAGE | COPY_DST }), n };
-      this.written.clear();
+      this.hyper.unwritten();
     }
-    const { state } = this.host;
-    step.hyper.forEach((key, k) => {
-      let values: Float32Array;
-      if (key === 'bc1' || key === 'bc2') values = Float32Array.from(key === 'bc1' ? state.accBeta1 : state.accBeta2, (a) => 1 - a);
-      else {
-        const moving = this.host.volatile || (this.host.scheduled && (key === 'lr' || key === '-lr'));
-        if (!moving && this.written.has(key)) return;
-        values = Float32Array.from(derivedValues(key, (raw) => this.host.hyper(raw)));
-        if (!moving) this.written.add(key);
-      }
-      device.queue.writeBuffer(this.hyperBuffer!.buffer, k * n * 4, values);
-    });
-  }
-
-  /** A hyperparameter's per-member values as float32, cached until hyperChanged(). */
-  private cached(key: string): Float32Array {
-    let values = this.cache.get(key);
-    if (!values) {
-      values = Float32Array.from(this.host.hyper(key) as number[]);
-      this.cache.set(key, values);
-    }
-    return values;
+    this.hyper.rows(step.hyper, (k, values) => device.queue.writeBuffer(this.hyperBuffer!.buffer, k * n * 4, values));
   }
 
   dispose(): void {

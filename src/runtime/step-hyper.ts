@@ -45,3 +45,83 @@ export function advanceBetaPowers(host: BetaHost, shared: boolean, betas: (key: 
   state.accBeta1 = a1;
   state.accBeta2 = a2;
 }
+
+/** What a generated step reads of its population's hyperparameters (FusedHost has it). */
+export interface HyperHost extends BetaHost {
+  /** per-member values of a hyperparameter key, in population order */
+  hyper(key: string): number[];
+  /** an lr_schedule moves `lr` every step */
+  scheduled: boolean;
+  /** every hyperparameter may change between any two steps: read them all at each step */
+  volatile?: boolean;
+}
+
+/**
+ * The members' hyperparameters as both generated steps hand them to their memory: each key's row (derived
+ * in float64, then float32), cached until changed(); which rows the step's memory holds already; whether
+ * any member clips its gradients.
+ */
+export class StepHyper {
+  private readonly cache = new Map<string, Float32Array>();
+  private readonly written = new Set<string>();
+  private clips?: boolean;
+  /** Adam's corrections 1 - beta^t, refilled at every step without a new array */
+  private readonly corrections = new Map<string, Float32Array>();
+
+  constructor(private readonly host: HyperHost) {}
+
+  /** Forget the cached values (after PBT, or a changed clipnorm): every row is written again. */
+  changed(): void {
+    this.cache.clear();
+    this.written.clear();
+    this.clips = undefined;
+  }
+
+  /** The step's memory lost its rows (a new buffer or arena): every row is written again. */
+  unwritten(): void {
+    this.written.clear();
+  }
+
+  /** A key's per-member values as float32, cached until changed(). */
+  values(key: string): Float32Array {
+    let values = this.cache.get(key);
+    if (!values) {
+      values = Float32Array.from(derivedValues(key, (raw) => this.host.hyper(raw)));
+      this.cache.set(key, values);
+    }
+    return values;
+  }
+
+  /** Whether any member clips its gradients (cached until changed()). */
+  clipping(): boolean {
+    if (this.clips === undefined) this.clips = this.values('clipnorm').some((c) => c > 0);
+    return this.clips;
+  }
+
+  /**
+   * Hands `write` the rows of `keys` the step must be given now: Adam's corrections and a scheduled lr at
+   * every step (every key, when the host is volatile), the others once after a change.
+   */
+  rows(keys: readonly string[], write: (k: number, values: Float32Array) => void): void {
+    const { host } = this;
+    for (let k = 0; k < keys.length; k++) {
+      const key = keys[k];
+      if (key === 'bc1' || key === 'bc2') {
+        write(k, this.correction(key === 'bc1' ? host.state.accBeta1 : host.state.accBeta2, key));
+        continue;
+      }
+      const moving = host.volatile || (host.scheduled && (key === 'lr' || key === '-lr'));
+      if (!moving && this.written.has(key)) continue;
+      write(k, moving ? Float32Array.from(derivedValues(key, (raw) => host.hyper(raw))) : this.values(key));
+      if (!moving) this.written.add(key);
+    }
+  }
+
+  /** 1 - beta^t of every member, float64 then float32, in an array kept for the key. */
+  private correction(acc: readonly number[], key: string): Float32Array {
+    let out = this.corrections.get(key);
+    if (out?.length !== acc.length) this.corrections.set(key, (out = new Float32Array(acc.length)));
+    for (let m = 0; m < acc.length; m++) out[m] = 1 - acc[m];
+    return out;
+  }
+}
