@@ -103,8 +103,11 @@ export function programSpec(
 
 let populations = 0;
 
-/** Backends whose reads (dataSync) copy host memory: there a scan on the host is the cheap way to look at every value. */
+/** Backends whose dataSync() is a plain read of host memory; the others (webgpu, webgl) are read with data(). */
 const HOST_MEMORY = new Set(['cpu', 'wasm', 'tensorflow']);
+
+/** Whether this TF.js reads tensors synchronously from host memory (where a scan on the host is cheap too). */
+export const readsHostMemory = (tf: TF): boolean => HOST_MEMORY.has(tf.getBackend());
 
 export class Population {
   readonly tf: TF;
@@ -610,7 +613,7 @@ export class Population {
    */
   async nonFiniteMembers(): Promise<number[]> {
     const { tf, n } = this;
-    if (HOST_MEMORY.has(tf.getBackend())) return this.nonFiniteOnHost();
+    if (readsHostMemory(tf)) return this.nonFiniteOnHost();
     const flags = tf.tidy(() => {
       let acc = tf.zeros([n]);
       for (const p of this.ir.params) if (p.layout !== 'shared') acc = tf.add(acc, this.poisonPerMember(p, this.variables.get(p.name)!));

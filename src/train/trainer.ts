@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { batchRanges, epochOrder } from '../data/batches.js';
 import type { Dataset, LabelEncoding } from '../data/dataset.js';
 import { computedMetrics } from '../vocabulary/losses.js';
-import { Population, type PopulationSpec } from '../runtime/population.js';
+import { Population, readsHostMemory, type PopulationSpec } from '../runtime/population.js';
 import { canonicalMember, restore, restoreHyperparameters, retiredMembers, type CheckpointManifest, type RetiredMember, type StateSource, type TrainPosition } from './checkpoint.js';
 import type { Decisions, Schedule, ScheduleMetric } from './schedules.js';
 import { decodeMetrics, encodeMetrics, HostSums, metricsRow, pick, type MemberMetrics } from './member-metrics.js';
@@ -228,7 +228,7 @@ class TrainingRun {
     this.every = setup.checkpointEvery ?? 0;
     this.checkpointMs = setup.checkpointSeconds === undefined ? undefined : setup.checkpointSeconds * 1000;
     this.clock = setup.clock ?? (() => performance.now());
-    this.syncReads = SYNC_READS.has(tf.getBackend());
+    this.syncReads = readsHostMemory(tf);
     const start = (this.start = setup.resume?.manifest.position ?? { step: 0, epoch: 0, batch: 0 });
     this.step = start.step;
     this.epoch = start.epoch;
@@ -715,9 +715,6 @@ class TrainingRun {
 
 /** About how often the resident loop lets the event loop run (timers, signals, output), in milliseconds. */
 const YIELD_MS = 50;
-
-/** Backends whose dataSync() is a plain read of host memory; the others (webgpu, webgl) are read with data(). */
-const SYNC_READS = new Set(['cpu', 'wasm', 'tensorflow']);
 
 /** A step's per-member values on the host, by name: loss, then each metric. */
 type StepValues = { loss: ArrayLike<number> } & Record<string, ArrayLike<number>>;
