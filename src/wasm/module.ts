@@ -39,6 +39,28 @@ const section = (id: number, body: number[]): number[] => [id, ...uleb(body.leng
 
 const f32Bytes = (v: number): number[] => [...new Uint8Array(new Float32Array([v]).buffer)];
 
+/** Where a local op's index (uleb) lies: `length` bytes at `at` of `bytes`. */
+interface LocalRef {
+  bytes: number[];
+  at: number;
+  length: number;
+  index: number;
+}
+
+/** `bytes` with the local indices that `refs` place in it written again as `renumber` says. */
+function relocated(bytes: number[], refs: LocalRef[], renumber: (index: number) => number): number[] {
+  const out: number[] = [];
+  let from = 0;
+  for (const r of refs) {
+    if (r.bytes !== bytes) continue;
+    for (let i = from; i < r.at; i++) out.push(bytes[i]);
+    uleb(renumber(r.index), out);
+    from = r.at + r.length;
+  }
+  for (let i = from; i < bytes.length; i++) out.push(bytes[i]);
+  return out;
+}
+
 /** A local variable (or parameter) of a function, by index. */
 export interface Local {
   readonly index: number;
@@ -54,6 +76,8 @@ export class Code {
   private readonly hoistedLocals = new Map<string, Local>();
   private locals: ValType[] = [];
   private params: Local[];
+  /** where each local op's index lies, in which of the byte arrays */
+  private refs: LocalRef[] = [];
 
   constructor(
     params: ValType[],
@@ -63,12 +87,14 @@ export class Code {
   }
 
   /**
-   * The code `body` writes, as a function of its own that this one calls: its parameters are every local
-   * this function has so far, in order, so the body reads them by the same indices; the locals it makes
-   * are its own, and what it sets in this function's locals does not come back. V8 compiles a function of
-   * more than a few thousand values with a register allocator of lower quality (the mid-tier one): a
-   * generated step split into a function per layer keeps each under that size, and its hot loops'
-   * sums in registers.
+   * The code `body` writes, as a function of its own that this one calls. The body reads this function's
+   * locals by their Local handles as it would inline; the function it becomes takes as parameters only
+   * those it reads or writes (each local op records where its index lies, and the body's indices are
+   * renumbered once it is written), so a call passes a few values, not every local of a large step. The
+   * locals it makes are its own, and what it sets in this function's locals does not come back. V8
+   * compiles a function of more than a few thousand values with a register allocator of lower quality (the
+   * mid-tier one): a generated step split into a function per layer keeps each under that size, and its
+   * hot loops' sums in registers.
    */
   outlined(body: () => void): this {
     if (!this.module) {
@@ -76,24 +102,30 @@ export class Code {
       return this;
     }
     const shared: ValType[] = [...this.params.map((p) => p.type), ...this.locals];
-    const saved = { bytes: this.bytes, prologue: this.prologue, locals: this.locals, params: this.params, hoisted: new Map(this.hoistedLocals) };
+    const saved = { bytes: this.bytes, prologue: this.prologue, locals: this.locals, params: this.params, refs: this.refs, hoisted: new Map(this.hoistedLocals) };
     this.bytes = [];
     this.prologue = [];
     this.locals = [];
+    this.refs = [];
     this.params = shared.map((type, index) => ({ index, type }));
     body();
-    const child = new Code(shared);
-    child.bytes = this.bytes;
-    child.prologue = this.prologue;
+    // the parameters: the enclosing function's locals the body used, in order; its own locals after them
+    const used = [...new Set(this.refs.filter((r) => r.index < shared.length).map((r) => r.index))].sort((a, b) => a - b);
+    const position = new Map(used.map((index, i) => [index, i]));
+    const renumber = (index: number) => position.get(index) ?? used.length + index - shared.length;
+    const child = new Code(used.map((i) => shared[i]));
+    child.bytes = relocated(this.bytes, this.refs, renumber);
+    child.prologue = relocated(this.prologue, this.refs, renumber);
     child.locals = this.locals;
     this.bytes = saved.bytes;
     this.prologue = saved.prologue;
     this.locals = saved.locals;
     this.params = saved.params;
+    this.refs = saved.refs;
     this.hoistedLocals.clear();
     for (const [k, v] of saved.hoisted) this.hoistedLocals.set(k, v);
-    const index = this.module.add(shared, [], child);
-    for (let i = 0; i < shared.length; i++) this.op(0x20, ...uleb(i));
+    const index = this.module.add(used.map((i) => shared[i]), [], child);
+    for (const i of used) this.get({ index: i, type: shared[i] });
     return this.call(index);
   }
 
@@ -138,13 +170,21 @@ export class Code {
 
   // ---- variables and constants
   get(l: Local): this {
-    return this.op(0x20, ...uleb(l.index));
+    return this.localOp(0x20, l);
   }
   set(l: Local): this {
-    return this.op(0x21, ...uleb(l.index));
+    return this.localOp(0x21, l);
   }
   tee(l: Local): this {
-    return this.op(0x22, ...uleb(l.index));
+    return this.localOp(0x22, l);
+  }
+  /** local.get/set/tee, with where its index lies recorded (outlined() renumbers them) */
+  private localOp(opcode: number, l: Local): this {
+    this.bytes.push(opcode);
+    const at = this.bytes.length;
+    uleb(l.index, this.bytes);
+    this.refs.push({ bytes: this.bytes, at, length: this.bytes.length - at, index: l.index });
+    return this;
   }
   i32(v: number): this {
     return this.op(0x41, ...sleb(v));
