@@ -17,6 +17,33 @@ function horner(v: Lanes, x: Local, coefficients: number[]): void {
   }
 }
 
+/**
+ * p(x) by Estrin's scheme, highest coefficient first; [x] and [x2] = x * x are locals, pushes the value.
+ * Pairs a + b x, then pairs of those with x^2, x^4, ...: the chain of dependent operations grows with
+ * log2 of the degree where Horner's grows with the degree, and a kernel of many exps waits on that chain.
+ */
+function estrin(v: Lanes, x: Local, x2: Local, coefficients: number[]): void {
+  const c = v.code;
+  const low = [...coefficients].reverse();
+  let terms: (() => void)[] = [];
+  for (let i = 0; i < low.length; i += 2) {
+    const [a, b] = [low[i], low[i + 1]];
+    terms.push(b === undefined ? () => v.const(a) : () => (v.const(b), c.get(x), v.mul(), v.const(a), v.add()));
+  }
+  let power = x2;
+  while (terms.length > 1) {
+    const p = power;
+    const next: (() => void)[] = [];
+    for (let i = 0; i < terms.length; i += 2) {
+      const [lo, hi] = [terms[i], terms[i + 1]];
+      next.push(hi === undefined ? lo : () => (hi(), c.get(p), v.mul(), lo(), v.add()));
+    }
+    terms = next;
+    if (terms.length > 1) power = keep(v, () => (c.get(p), c.get(p), v.mul()));
+  }
+  terms[0]();
+}
+
 /** Pushes the value of `emit` into a new local and returns it. */
 function keep(v: Lanes, emit: () => void): Local {
   const l = v.floatLocal();
@@ -41,8 +68,12 @@ function pow2(v: Lanes): void {
   v.fromBits();
 }
 
-/** exp(x), x a local; pushes the value. */
-export function exp(v: Lanes, x: Local): void {
+/**
+ * exp(x), x a local; pushes the value. `shortChain`: P by Estrin's scheme (see estrin), as the sigmoid
+ * uses it: the same accuracy (within 2 ulp), other roundings. tanh, elu, gelu's erf and the losses keep
+ * Horner's rule, whose roundings their op-path tests were measured with.
+ */
+export function exp(v: Lanes, x: Local, shortChain = false): void {
   const c = v.code;
   // beyond these exp is Infinity and 0 in float32; NaN passes the clamp as NaN
   const xc = keep(v, () => {
@@ -79,6 +110,17 @@ export function exp(v: Lanes, x: Local): void {
   });
   // 1 + r + r^2 P(r)
   const p = keep(v, () => {
+    if (shortChain) {
+      const r2 = keep(v, () => (c.get(r), c.get(r), v.mul()));
+      estrin(v, r, r2, EXP_P);
+      c.get(r2);
+      v.mul();
+      c.get(r);
+      v.const(1);
+      v.add();
+      v.add();
+      return;
+    }
     horner(v, r, EXP_P);
     c.get(r);
     v.mul();
@@ -241,7 +283,7 @@ export function sigmoid(v: Lanes, x: Local): void {
     v.abs();
     v.neg();
   });
-  const e = keep(v, () => exp(v, negAbs));
+  const e = keep(v, () => exp(v, negAbs, true));
   // one division: (x >= 0 ? 1 : e) / (1 + e)
   v.const(1);
   c.get(e);
