@@ -53,6 +53,22 @@ describe('Population.nonFiniteMembers', () => {
     }
   });
 
+  it("finds it by the generated module's scan once the fused step has run, in each parameter layout", async () => {
+    const x = Float32Array.from({ length: 16 }, (_, i) => (i % 3) - 1);
+    const y = Float32Array.from({ length: 8 }, (_, i) => i % 2);
+    // dense_1/kernel and bias lie in columns, dense_3's [4, 1] kernel stacked; 5 and 4 floats leave scalar tails
+    for (const [name, m, at, value] of [['dense_1/kernel', 2, 7, NaN], ['dense_1/bias', 0, 4, Infinity], ['dense_2/kernel', 3, 19, -Infinity], ['dense_3/kernel', 1, 3, NaN]] as const) {
+      const pop = population(MLP.replace('input: [3]', 'input: [2]'), 'grouped', 'fused');
+      pop.trainHostStep(x, y, 8, []);
+      const scan = () => (pop as unknown as { fused: { nonFiniteMembers(): number[] | undefined } }).fused.nonFiniteMembers();
+      expect(scan()).toEqual([]);
+      await plant(pop, name, m, at, value);
+      expect(scan(), `${name} of member ${m}`).toEqual([m]);
+      expect(await pop.nonFiniteMembers()).toEqual([m]);
+      pop.dispose();
+    }
+  });
+
   it('nonFiniteRows, the host store and checkpoint check, finds the same rows', () => {
     const values = new Float32Array(12);
     values[5] = NaN;

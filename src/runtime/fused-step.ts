@@ -200,6 +200,31 @@ export class FusedStep {
     if (this.training) this.renewIds(at.backend);
   }
 
+  /**
+   * The positions of the members with a NaN or an infinity in a parameter of their own, by the generated
+   * module's nonfinite() where it is built (undefined before the first step): what the divergence guard
+   * asks at every interval's end, answered without reading the parameters out.
+   */
+  nonFiniteMembers(): number[] | undefined {
+    const g = this.generated;
+    if (!g || !this.arena) return undefined;
+    const { n } = this.host;
+    const backend = this.host.tf.backend() as unknown as WasmBackend;
+    const flags = this.ioFor(n);
+    const base = backend.dataIdMap.get(this.arena.tensor.dataId)!.memoryOffset;
+    const flagsAt = backend.dataIdMap.get(flags.tensor.dataId)!.memoryOffset;
+    // the parameters' entries as they are now (a schedule may have replaced a tensor since the last step)
+    const table = this.heap(backend.wasm.asm.memory).i32;
+    g.step.layout.table.forEach((name, i) => {
+      if (name.startsWith('param:')) table[base / 4 + i] = backend.dataIdMap.get(this.host.variables.get(name.slice(6))![0].dataId)!.memoryOffset;
+    });
+    g.nonFinite(base, n, flagsAt);
+    const out = this.heap(backend.wasm.asm.memory).f32;
+    const found: number[] = [];
+    for (let m = 0; m < n; m++) if (out[flagsAt / 4 + m] !== 0) found.push(m);
+    return found;
+  }
+
   /** Each dropout layer's uniform draws for this step, member by member, as the op path's memberDraws draws them. */
   private writeDraws(g: Generated, memory: WebAssembly.Memory, base: number, batch: number): void {
     const { seed, memberIds } = this.host;
@@ -271,6 +296,7 @@ export class FusedStep {
     this.generated = {
       step,
       run: instance.exports.step as (t: number, n: number, b: number) => void,
+      nonFinite: instance.exports.nonfinite as (t: number, n: number, out: number) => void,
       maxBatch: batch,
       clipping,
       metrics: metrics.join(),
@@ -420,6 +446,8 @@ function optimizedModule(bytes: Uint8Array<ArrayBuffer>): WebAssembly.Module {
 interface Generated {
   step: GeneratedStep;
   run: (table: number, n: number, batch: number) => void;
+  /** nonfinite(table, n, out): out[m] NaN where member m's parameters hold a NaN or an infinity, else 0 */
+  nonFinite: (table: number, n: number, out: number) => void;
   maxBatch: number;
   clipping: boolean;
   metrics: string;

@@ -633,6 +633,8 @@ export class Population {
    * and a reduction per parameter on the backend there costs more than the generated step itself.
    */
   private nonFiniteOnHost(): number[] {
+    const scanned = this.fused?.nonFiniteMembers();
+    if (scanned) return scanned;
     const { n } = this;
     const out = new Set<number>();
     for (const p of this.ir.params) {

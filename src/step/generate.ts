@@ -16,6 +16,7 @@ import { addInto, zeroFloats, type Mat, type ParamMat } from '../wasm/blocks.js'
 import { emitLoss } from '../wasm/losses.js';
 import { emitClip, emitUpdate, optimizerHyper, optimizerSlots } from '../wasm/optimizer-update.js';
 import type { StepConfig } from './plan.js';
+import { emitScan } from './scan.js';
 import { PER_MEMBER_MACS } from '../kernels/matmul.js';
 
 export interface StepLayout {
@@ -34,7 +35,7 @@ export interface StepLayout {
 export interface GeneratedStep {
   bytes: Uint8Array<ArrayBuffer>;
   layout: StepLayout;
-  /** the module's functions: the exported step and the ones it calls (Code.outlined) */
+  /** the module's functions: the exported step and the ones it calls (Code.outlined), and nonfinite (step/scan.ts) */
   functions: number;
 }
 
@@ -105,6 +106,9 @@ export function generateStep(cfg: StepConfig): GeneratedStep {
   mb.func(['i32', 'i32', 'i32'], [], (c) => {
     arenaBytes = emitStep(c, cfg, { table, places, slotNames, hyper, shared });
   }, 'step');
+  // every member's own parameters (not the shared layers': one copy, which every member reads)
+  const scanned = places.filter((p) => !p.shared).map((p) => ({ ...p, entry: table.indexOf(`param:${p.param.name}`) }));
+  mb.func(['i32', 'i32', 'i32'], [], (c) => emitScan(c, scanned), 'nonfinite');
   return { bytes: mb.bytes(), layout: { table, hyper, shared, arenaBytes, draws }, functions: mb.count };
 }
 
