@@ -462,18 +462,19 @@ function recorder(runDir: string, table: HyperTable, progress: TrainProgress, io
     if (json === undefined) shownJson.set(member, (json = JSON.stringify(shown(member))));
     return json;
   };
-  // each member's learning rate as JSON, written again only when it changes (a schedule, an exploit)
-  const lrJson = new Map<number, { lr: number; json: string }>();
-  const lrText = (member: number, lr: number) => {
-    let kept = lrJson.get(member);
-    if (kept?.lr !== lr) lrJson.set(member, (kept = { lr, json: jsonNumber(lr) }));
+  // each member's `,"member":..,"hyperparameters":..,"lr":..` as JSON, made again only when its lr changes
+  // (a schedule, an exploit) or a population event changes its hyperparameters
+  const memberJson = new Map<number, { lr: number; json: string }>();
+  const memberText = (member: number, lr: number) => {
+    let kept = memberJson.get(member);
+    if (kept?.lr !== lr) memberJson.set(member, (kept = { lr, json: `,"member":${member},"hyperparameters":${hyperJson(member)},"lr":${jsonNumber(lr)}` }));
     return kept.json;
   };
-  /** JSON.stringify({ epoch, step, member, hyperparameters, lr, ...metrics }), its constant parts cached */
-  const line = (r: EpochReport, m: number) => {
+  /** JSON.stringify({ epoch, step, member, hyperparameters, lr, ...metrics }), its constant parts cached; `head` is `{"epoch":E,"step":S` */
+  const line = (r: EpochReport, m: number, head: string) => {
     const member = r.members[m];
     if (typeof r.lr[m] !== 'number') return JSON.stringify({ epoch: r.epoch, step: r.step, member, hyperparameters: shown(member), lr: r.lr[m], ...r.metrics[m] });
-    let text = `{"epoch":${r.epoch},"step":${r.step},"member":${member},"hyperparameters":${hyperJson(member)},"lr":${lrText(member, r.lr[m])}`;
+    let text = head + memberText(member, r.lr[m]);
     const metrics = r.metrics[m] as unknown as Record<string, number>;
     // the metrics' names are identifiers (loss, val_accuracy, ...): nothing in them to escape
     for (const name in metrics) if (metrics[name] !== undefined) text += `,"${name}":${jsonNumber(metrics[name])}`;
@@ -482,11 +483,15 @@ function recorder(runDir: string, table: HyperTable, progress: TrainProgress, io
   const onEpoch = (r: EpochReport) => {
     timings.push({ epoch: r.epoch, step: r.step, members: r.members.length, seconds: Math.round(r.seconds * 1000) / 1000 });
     progress.epoch(r);
-    metricsFile.push(r.metrics.map((_, m) => line(r, m)));
+    const head = `{"epoch":${r.epoch},"step":${r.step}`;
+    const lines = new Array<string>(r.metrics.length);
+    for (let m = 0; m < lines.length; m++) lines[m] = line(r, m, head);
+    metricsFile.push(lines);
   };
   const eventsPath = join(runDir, 'events.jsonl');
   const onEvent = (e: PopulationEvent) => {
     shownJson.clear();
+    memberJson.clear();
     appendFileSync(eventsPath, JSON.stringify(e) + '\n');
     if (e.event === 'stop' && e.reason?.startsWith('diverged')) io.err(`\nnetc: member ${e.member} ${e.reason}; it is stopped, the others go on\n`);
   };

@@ -6,7 +6,7 @@ import type { EpochReport, Progress } from '../train/trainer.js';
 import { plural } from '../util/plural.js';
 import { rank } from '../report/rank.js';
 import type { Io } from './io.js';
-import { minOf } from '../util/extrema.js';
+import { minFiniteLoss } from '../util/extrema.js';
 
 export interface ProgressSetup {
   io: Io;
@@ -58,7 +58,7 @@ export class TrainProgress {
 
   /** At each epoch's end (and at the end of a partial last epoch). */
   epoch(r: EpochReport): void {
-    this.bestLoss = Math.min(this.bestLoss, minOf(r.metrics.map((m) => m.loss).filter((l) => Number.isFinite(l))));
+    this.bestLoss = minFiniteLoss(r.metrics, this.bestLoss);
     if (this.bar) {
       this.bar.update(r.step, { best: best(this.bestLoss) });
       return;

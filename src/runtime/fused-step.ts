@@ -10,6 +10,7 @@ import type { OptimizerState } from '../kernels/optimizers.js';
 import { Rng } from '../util/rng.js';
 import { advanceBetaPowers, derivedValues, StepHyper } from './step-hyper.js';
 import { whyNotWgsl } from '../step/wgsl.js';
+import { layerKind } from '../layers/registry.js';
 
 interface TensorInfo {
   dataId: object;
@@ -91,6 +92,13 @@ export function whyNotHere(tf: TF, cfg: EngineConfig): string | undefined {
 
 /** A host step's losses [N] and each metric [N], by name. */
 export type HostStepValues = { loss: Float32Array } & Record<string, Float32Array>;
+
+/** One batch every member shares, on the host: x [size, ...input] and y [size, width], row-major. */
+export interface HostBatch {
+  x: Float32Array;
+  y: Float32Array;
+  size: number;
+}
 
 /** The generated step of one population. */
 export class FusedStep {
@@ -184,6 +192,87 @@ export class FusedStep {
     const values: HostStepValues = { loss: read(0) };
     metrics.forEach((name, i) => (values[name] = read(i + 1)));
     return values;
+  }
+
+  /**
+   * Why steps() cannot run this population's steps several to a call (undefined where it can): its
+   * shared layers' step and dropout's draws are written per call, and a compiled module's population may
+   * change any hyperparameter between two steps.
+   */
+  stepsUncovered(): string | undefined {
+    if (!this.training) return 'an evaluation';
+    if (this.host.volatile) return "a compiled module's population";
+    if (this.host.ir.params.some((p) => p.layout === 'shared')) return 'shared layers';
+    if (this.host.ir.ops.some((op) => op.id > 0 && layerKind(op.op)!.kernel?.draws)) return "dropout's draws";
+    return undefined;
+  }
+
+  /**
+   * Up to batches.length training steps on batches every member shares, in one call (steps(),
+   * step/steps.ts), as that many runHost() calls compute them: each step gets its own table, batch,
+   * outputs and the hyperparameter rows written for it. `ends[j]`: step j ends an interval, where the
+   * divergence guard looks at the weights. `stepped()` is called as each step's inputs are written (the
+   * host's step count moves on: a scheduled lr is the next step's). The call stops after a step whose
+   * losses or (at an interval's end) weights are not finite; `done` says how many ran, and Adam's beta
+   * powers are put back to theirs.
+   */
+  runHostSteps(batches: HostBatch[], ends: readonly boolean[], metrics: readonly string[], stepped: () => void): { done: number; values: HostStepValues[] } {
+    const { tf, n, state } = this.host;
+    const g = this.module(Math.max(...batches.map((b) => b.size)), metrics);
+    const backend = tf.backend() as unknown as WasmBackend;
+    const memory = backend.wasm.asm.memory;
+    const { table: entries, hyper: keys } = g.step.layout;
+    const recordBytes = (entries.length + 2) * 4 + pad((entries.length + 2) * 4);
+    const stepFloats = (b: HostBatch) => b.x.length + b.y.length + (g.outputs.length + keys.length) * n;
+    const count = batches.length;
+    const io = this.ioFor((count * recordBytes) / 4 + n + batches.reduce((a, b) => a + stepFloats(b), 0));
+    const arena = this.arenaFor(g);
+    const ioAt = backend.dataIdMap.get(io.tensor.dataId)!.memoryOffset;
+    const base = backend.dataIdMap.get(arena.tensor.dataId)!.memoryOffset;
+    const flagsAt = ioAt + count * recordBytes;
+    const hyperEntry = keys.map((k) => entries.indexOf(`hyper:${k}`));
+    const betas: [number[], number[]][] = [];
+    const outAt: number[] = [];
+    let at = flagsAt + n * 4;
+    for (let j = 0; j < count; j++) {
+      const b = batches[j];
+      if (this.training) {
+        betas.push([state.accBeta1, state.accBeta2]);
+        this.advance(false);
+      }
+      const addresses: StepAddresses = { backend, x: at, y: at + b.x.length * 4, xStride: 0, yStride: 0, outputs: g.outputs.map((_, i) => at + (b.x.length + b.y.length + i * n) * 4), base };
+      const rec = (ioAt + j * recordBytes) / 4;
+      const values = g.sources.map((source) => source(addresses));
+      // the views after every allocation (a parameter made its own may grow the memory)
+      const { f32, i32 } = this.heap(memory);
+      i32.set(values, rec);
+      f32.set(b.x, addresses.x / 4);
+      f32.set(b.y, addresses.y / 4);
+      outAt.push(addresses.outputs[0]);
+      // the rows written for this step get copies of their own; the others stay where the arena holds them
+      const rowsAt = addresses.outputs[0] + g.outputs.length * n * 4;
+      this.hyper.rows(keys, (k, row) => {
+        f32.set(row, (base + g.hyperAt) / 4 + k * n);
+        f32.set(row, rowsAt / 4 + k * n);
+        i32[rec + hyperEntry[k]] = rowsAt + k * n * 4;
+      });
+      i32[rec + entries.length] = b.size;
+      i32[rec + entries.length + 1] = ends[j] ? 1 : 0;
+      at = rowsAt + keys.length * n * 4;
+      stepped();
+    }
+    const done = g.steps(ioAt, count, n, recordBytes, flagsAt);
+    if (this.training && done < count) [state.accBeta1, state.accBeta2] = betas[done];
+    if (this.training) this.renewIds(backend);
+    const out = this.heap(memory).f32;
+    const read = (j: number, i: number) => out.slice(outAt[j] / 4 + i * n, outAt[j] / 4 + (i + 1) * n);
+    const results: HostStepValues[] = [];
+    for (let j = 0; j < done; j++) {
+      const values: HostStepValues = { loss: read(j, 0) };
+      metrics.forEach((name, i) => (values[name] = read(j, i + 1)));
+      results.push(values);
+    }
+    return { done, values: results };
   }
 
   /** The table, the hyperparameters and the draws written, the generated step called, the parameters' ids renewed. */
@@ -297,6 +386,7 @@ export class FusedStep {
       step,
       run: instance.exports.step as (t: number, n: number, b: number) => void,
       nonFinite: instance.exports.nonfinite as (t: number, n: number, out: number) => void,
+      steps: instance.exports.steps as (records: number, count: number, n: number, recordBytes: number, flags: number) => number,
       maxBatch: batch,
       clipping,
       metrics: metrics.join(),
@@ -448,6 +538,8 @@ interface Generated {
   run: (table: number, n: number, batch: number) => void;
   /** nonfinite(table, n, out): out[m] NaN where member m's parameters hold a NaN or an infinity, else 0 */
   nonFinite: (table: number, n: number, out: number) => void;
+  /** steps(records, count, n, recordBytes, flags): up to count steps, one record each; how many ran */
+  steps: (records: number, count: number, n: number, recordBytes: number, flags: number) => number;
   maxBatch: number;
   clipping: boolean;
   metrics: string;

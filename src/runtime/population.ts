@@ -14,7 +14,7 @@ import { applyGradients, createState, hyperValues, sharedValue, type OptimizerSt
 import { gatherMembers } from '../kernels/member-axis.js';
 import type { TF, Tensor, Variable } from '../kernels/tf.js';
 import { applyUpdates, memberDraws, type ModulePopulation, type StepInputs } from '../kernels/module-population.js';
-import { chooseEngine, FusedStep, type Engine, type FusedHost, type HostStepValues } from './fused-step.js';
+import { chooseEngine, FusedStep, type Engine, type FusedHost, type HostBatch, type HostStepValues } from './fused-step.js';
 import { GpuFusedStep } from './gpu-fused-step.js';
 
 export interface PopulationSpec {
@@ -520,6 +520,26 @@ export class Population {
     const values = this.fused!.runHost(x, y, size, names);
     this.step++;
     return values;
+  }
+
+  /**
+   * Why trainHostSteps() cannot run here (undefined where it can): it needs the generated step, and one
+   * that can run several steps to a call (FusedStep.stepsUncovered).
+   */
+  get hostStepsUncovered(): string | undefined {
+    return this.fused ? this.fused.stepsUncovered() : 'the op path';
+  }
+
+  /**
+   * Up to batches.length training steps, each on a batch every member shares, in one call of the generated
+   * module: what as many trainHostStep() calls compute, up to and including the first step whose losses
+   * (or, where `ends` says a step ends an interval, weights) are not finite. How many ran, and their values.
+   */
+  trainHostSteps(batches: HostBatch[], ends: readonly boolean[], names: readonly string[]): { done: number; values: HostStepValues[] } {
+    const start = this.step;
+    const r = this.fused!.runHostSteps(batches, ends, names, () => this.step++);
+    this.step = start + r.done;
+    return r;
   }
 
   /**

@@ -17,6 +17,7 @@ import { emitLoss } from '../wasm/losses.js';
 import { emitClip, emitUpdate, optimizerHyper, optimizerSlots } from '../wasm/optimizer-update.js';
 import type { StepConfig } from './plan.js';
 import { emitScan } from './scan.js';
+import { emitSteps } from './steps.js';
 import { PER_MEMBER_MACS } from '../kernels/matmul.js';
 
 export interface StepLayout {
@@ -103,12 +104,13 @@ export function generateStep(cfg: StepConfig): GeneratedStep {
   ];
   const mb = new ModuleBuilder();
   let arenaBytes = 0;
-  mb.func(['i32', 'i32', 'i32'], [], (c) => {
+  const step = mb.func(['i32', 'i32', 'i32'], [], (c) => {
     arenaBytes = emitStep(c, cfg, { table, places, slotNames, hyper, shared });
   }, 'step');
   // every member's own parameters (not the shared layers': one copy, which every member reads)
   const scanned = places.filter((p) => !p.shared).map((p) => ({ ...p, entry: table.indexOf(`param:${p.param.name}`) }));
-  mb.func(['i32', 'i32', 'i32'], [], (c) => emitScan(c, scanned), 'nonfinite');
+  const scan = mb.func(['i32', 'i32', 'i32'], [], (c) => emitScan(c, scanned), 'nonfinite');
+  mb.func(['i32', 'i32', 'i32', 'i32', 'i32'], ['i32'], (c) => emitSteps(c, { step, scan, tableLength: table.length, losses: table.indexOf('losses') }), 'steps');
   return { bytes: mb.bytes(), layout: { table, hyper, shared, arenaBytes, draws }, functions: mb.count };
 }
 

@@ -21,7 +21,7 @@ export function printFusedStep(plan: FusedPlan): string {
     return L.join('\n') + '\n';
   }
   const { config, step } = plan;
-  L.push(`fused step of ${e.model.name} (${e.lowering}): one WebAssembly call step(table, n, batch), ${count(step.bytes.length)} bytes, SIMD128, ${step.functions} functions (a layer's forward or backward pass, the loss or an update each; and nonfinite(table, n, out), the divergence guard's scan of every member's own parameters)`);
+  L.push(`fused step of ${e.model.name} (${e.lowering}): one WebAssembly call step(table, n, batch), ${count(step.bytes.length)} bytes, SIMD128, ${step.functions} functions (a layer's forward or backward pass, the loss or an update each; nonfinite(table, n, out), the divergence guard's scan of every member's own parameters; and steps(records, count, n, recordBytes, flags), up to count steps in one call, each from its own table)`);
   L.push(`  compiled for batches up to ${config.maxBatch}; N and the batch size are arguments: a halved population or a short last batch reuses it`);
   L.push(`  scratch: ${count(step.layout.arenaBytes)} bytes, reused by every member (nothing is kept between steps)`);
   L.push(`  per-member hyperparameters read: ${step.layout.hyper.join(', ')}`);

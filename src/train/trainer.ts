@@ -5,6 +5,7 @@ import { hasSharedParams, type EnsembleIR } from '../ensemble/ensemble-ir.js';
 import type { ModelIR } from '../ir/model-ir.js';
 import { randomUUID } from 'node:crypto';
 import { batchRanges, epochOrder } from '../data/batches.js';
+import { StepsAhead } from './steps-ahead.js';
 import type { Dataset, LabelEncoding } from '../data/dataset.js';
 import { computedMetrics } from '../vocabulary/losses.js';
 import { Population, readsHostMemory, type PopulationSpec } from '../runtime/population.js';
@@ -23,7 +24,7 @@ import { InProcess } from '../scale/in-process.js';
 import { shards, type Transport } from '../scale/transport.js';
 import { MemberData, memberBatches } from '../runtime/member-data.js';
 import { batcher, hostBatcher, type EvaluateJob, type EvaluateResult, type RunContext, type TrainJob, type TrainResult as ShardTrainResult } from '../scale/shard-job.js';
-import { minOf } from '../util/extrema.js';
+import { minFiniteLoss, minOf } from '../util/extrema.js';
 
 export interface TrainSetup {
   tf: TF;
@@ -59,6 +60,8 @@ export interface TrainSetup {
   resident?: number;
   /** train the population in shards through this transport (worker processes, a queue) */
   transport?: Transport;
+  /** on the generated step, at most this many steps to a call (StepsAhead); 1 calls it once a step (default 256) */
+  stepsPerCall?: number;
 }
 
 export interface EpochReport {
@@ -199,6 +202,8 @@ class TrainingRun {
   /** on performance.now(): when onStep was last called, and when the loop next lets the event loop run */
   private lastReport = -Infinity;
   private yieldAt = 0;
+  /** steps trained ahead in one call of the generated step (open() decides whether it applies) */
+  private ahead: StepsAhead | undefined;
 
   constructor(
     private readonly setup: TrainSetup,
@@ -270,12 +275,31 @@ class TrainingRun {
       this.population = new Population(this.spec(this.active));
       if (resumed) restore(this.population, resumed.manifest, resumed.tensors);
       this.population.prepareStep(this.ranges.reduce((most, [s0, s1]) => Math.max(most, s1 - s0), 1), this.extra);
+      this.ahead = this.stepsAhead(this.population);
     }
     this.start.schedules?.state.forEach((s, i) => s !== undefined && this.schedules[i]?.restore?.(s));
     this.started = performance.now();
     this.epochStarted = this.started;
     this.yieldAt = this.started + YIELD_MS;
     this.lastCheckpoint = this.clock();
+  }
+
+  /** Steps trained several to a call, where the generated step can (shared batches, no shared layers or dropout) and stepsPerCall allows. */
+  private stepsAhead(pop: Population): StepsAhead | undefined {
+    const { setup, config } = this;
+    const maxPerCall = setup.stepsPerCall ?? defaultStepsPerCall();
+    if (maxPerCall <= 1 || this.own || !pop.hostSteps || pop.hostStepsUncovered) return undefined;
+    const train = setup.data.train;
+    return new StepsAhead({
+      ranges: this.ranges,
+      steps: setup.steps,
+      order: (epoch) => epochOrder(train.count, config.shuffle, setup.seed, epoch),
+      batch: (order, s0, s1) => this.hostBatch(train, order, s0, s1),
+      boundary: (s) => this.boundary(s),
+      epochEndsRun: this.validates,
+      names: this.extra,
+      maxPerCall,
+    });
   }
 
   /** The population spec of these members: the whole resident population, or a shard of it. */
@@ -370,7 +394,8 @@ class TrainingRun {
       this.reportStep(now);
       if (diverged.length) break;
       if (now >= this.yieldAt) await this.yieldToEvents();
-      if (this.callbacks.shouldStop?.()) {
+      // stopping waits for the steps trained ahead, a call's worth (StepsAhead)
+      if (!this.ahead?.pending && this.callbacks.shouldStop?.()) {
         this.stopped = true;
         break;
       }
@@ -387,6 +412,7 @@ class TrainingRun {
 
   /** Whether checkpointSeconds have passed on the clock since the last checkpoint. */
   private checkpointTimeDue(): boolean {
+    if (this.ahead?.pending) return false;
     return this.checkpointMs !== undefined && this.clock() - this.lastCheckpoint >= this.checkpointMs;
   }
 
@@ -420,6 +446,10 @@ class TrainingRun {
     const { tf, extra } = this;
     const [s0, s1] = this.ranges[b];
     // the generated step takes a shared batch from the host and gives its values back as arrays
+    if (this.ahead) {
+      const { values, size } = this.ahead.next(pop, { step: this.step, epoch: this.epoch, batch: b });
+      return this.summed(pop, values, size);
+    }
     if (!this.own && pop.hostSteps) {
       const batch = this.hostBatch(this.setup.data.train, order, s0, s1);
       return this.summed(pop, pop.trainHostStep(batch.x, batch.y, batch.size, extra), batch.size);
@@ -488,6 +518,8 @@ class TrainingRun {
   /** Members whose loss went non-finite stop, unless their NaN has reached the others: then the run cannot go on. */
   /** The active members with a NaN or infinite parameter now, by id. */
   private async nonFiniteWeights(): Promise<number[]> {
+    // the population is ahead: the call that trained it looked at the weights at this interval's end
+    if (this.ahead?.pending) return [];
     const positions = this.population ? await this.population.nonFiniteMembers() : this.store!.nonFiniteMembers();
     return positions.map((m) => this.ids[m]);
   }
@@ -551,7 +583,7 @@ class TrainingRun {
     });
     // a partial epoch (the step budget ended mid-epoch) keeps its sums: a resumed run continues them
     if (ended) epochSums.clear();
-    this.best = Math.min(Number.isNaN(this.best) ? Infinity : this.best, minOf(metrics.map((m) => m.loss).filter((l) => Number.isFinite(l))));
+    this.best = minFiniteLoss(metrics, Number.isNaN(this.best) ? Infinity : this.best);
     const now = performance.now();
     const rates = ids.map((id) => memberLr(this.setup.hyper, this.lr, id, this.step - 1));
     this.callbacks.onEpoch?.({ epoch: this.epoch + 1, step: this.step, members: ids, metrics, lr: rates, seconds: (now - this.epochStarted) / 1000 });
@@ -561,6 +593,7 @@ class TrainingRun {
   /** The schedules due at this step act, in the file's order, each on the members the previous left. */
   private async actOnSchedules(): Promise<void> {
     const { step, setup } = this;
+    if (this.due(step).length) this.caughtUp('a schedule');
     for (const sc of this.due(step)) {
       const ids = this.ids;
       if (!ids.length) break;
@@ -672,6 +705,7 @@ class TrainingRun {
   }
 
   private async checkpoint(): Promise<void> {
+    this.caughtUp('a checkpoint');
     if (!this.callbacks.checkpoint) return;
     const source = this.population ?? this.store!.source(this.setup.hyper);
     await this.callbacks.checkpoint(source, this.position(), this.retired, this.bestKept.tensors());
@@ -679,7 +713,13 @@ class TrainingRun {
   }
 
   /** The last checkpoint and the summary: every member's last metrics (the untrained population's without a step) and learning rate. */
+  /** Steps trained ahead (StepsAhead) never run past one where the population is read: a check that they did not. */
+  private caughtUp(what: string): void {
+    if (this.ahead?.pending) throw new Error(`internal error: ${what} at step ${this.step} with steps trained ahead of it`);
+  }
+
   private async finish(): Promise<TrainResult> {
+    this.caughtUp('the end of training');
     const { step, allIds, retired, population, store } = this;
     const seconds = (performance.now() - this.started) / 1000;
     if (!this.lastMetrics.size && !this.partialMetrics.size && (population?.n || store?.ids.length)) {
@@ -723,6 +763,12 @@ type StepValues = { loss: ArrayLike<number> } & Record<string, ArrayLike<number>
  * The one place the trainer reads a step's losses and metrics: at once with dataSync() where that is a
  * plain read (`sync`), else with data(), a promise.
  */
+/** NETC_STEPS_PER_CALL where a process has it (1: a call a step), else 256. */
+function defaultStepsPerCall(): number {
+  const given = Number((globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.NETC_STEPS_PER_CALL);
+  return Number.isInteger(given) && given >= 1 ? given : 256;
+}
+
 function stepValues(losses: Tensor, metrics: Record<string, Tensor>, names: readonly string[], sync: boolean): StepValues | Promise<StepValues> {
   if (sync) {
     const values: StepValues = { loss: losses.dataSync() as Float32Array };

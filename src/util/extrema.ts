@@ -14,3 +14,13 @@ export function maxOf(values: Iterable<number>): number {
   for (const v of values) if (v > m) m = v;
   return m;
 }
+
+/** The smallest finite loss of `rows`, or `start` if it is smaller (Infinity for none): NaN and infinities are passed over. */
+export function minFiniteLoss(rows: readonly { loss: number }[], start = Infinity): number {
+  let m = start;
+  for (let i = 0; i < rows.length; i++) {
+    const l = rows[i].loss;
+    if (Number.isFinite(l) && l < m) m = l;
+  }
+  return m;
+}

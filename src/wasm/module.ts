@@ -229,6 +229,10 @@ export class Code {
   brIf(depth: number): this {
     return this.op(0x0d, ...uleb(depth));
   }
+  /** return from the function (with its results on the stack) */
+  ret(): this {
+    return this.op(0x0f);
+  }
   call(index: number): this {
     return this.op(0x10, ...uleb(index));
   }
