@@ -17,6 +17,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Lowering } from '../src/layers/forward.js';
 import type { BackendChoice, CompileResult, JaxJob, JaxResult, Job, ModelName, NaiveMethod, NetcEngine, StepResult, Timing, TorchJob, TorchMethod, TorchResult, TrainRunResult, Unavailable } from './lib.js';
+import { median } from './lib.js';
 import { measureScale, scaleRatio, type ScalePlan, type ScaleRow } from './scale.js';
 import { describeFloor, floorMissing, floorMs, forumStepCost, measureRates, type MachineRates } from './floor.js';
 import { lenetMacs } from './simd-rates.js';
@@ -62,7 +63,7 @@ const plan = quick
       // netc train and Seed 000 against these torches: the newest only in quick mode
       allTorchesForTraining: false,
       train: { n: [15], steps: 100 },
-      seed000: { steps: 50 },
+      seed000: { steps: 50, repeats: 1 },
     }
   : {
       forumN: [1, 5, 15, 100, 1000],
@@ -91,7 +92,9 @@ const plan = quick
       // netc train end to end against a PyTorch user's loop: the forum problem at these N, this many steps
       train: { n: [15, 100, 1000], steps: 2000 },
       // Seed 000's workload: 15 MLPs, 5 rows, batch 5, this many Adam steps (one step an epoch)
-      seed000: { steps: 1000 },
+      // each side runs this many times, each in a process of its own, and the median counts: one run of
+      // 0.1 s varies by a third between runs on this machine
+      seed000: { steps: 1000, repeats: 5 },
     };
 
 /** Which PyTorch methods run at which N, per model (plan.torch: the newest torch found; plan.torchOthers: any other version). */
@@ -477,10 +480,12 @@ interface Seed000Torch {
   python: string;
   naive?: { seconds: number; meanLoss: number };
   merged?: { seconds: number; meanLoss: number };
+  /** every run's merged seconds (merged.seconds is their median) */
+  mergedRuns?: number[];
   threads?: number;
   error?: string;
 }
-const seed000: { steps: number; netc: { name: string; args: string[]; result?: TrainRunResult; error?: string }[]; torch: Seed000Torch[] } = { steps: plan.seed000.steps, netc: [], torch: [] };
+const seed000: { steps: number; repeats: number; netc: { name: string; args: string[]; result?: TrainRunResult; runs?: number[]; error?: string }[]; torch: Seed000Torch[] } = { steps: plan.seed000.steps, repeats: plan.seed000.repeats, netc: [], torch: [] };
 if (only.has('seed000')) {
   const sectionStarted = performance.now();
   const { steps } = plan.seed000;
@@ -494,9 +499,12 @@ if (only.has('seed000')) {
   for (const v of variants) {
     const args = ['--backend', 'wasm', ...(steps === 1000 ? [] : ['--epochs', String(steps)]), ...v.args];
     try {
-      const result = await runWorker<TrainRunResult>({ kind: 'train', file, args });
-      seed000.netc.push({ ...v, args, result });
-      log(`  ${v.name}: ${result.seconds.toFixed(2)} s of training (${(result.wallMs / 1000).toFixed(1)} s with start-up)`);
+      const results: TrainRunResult[] = [];
+      for (let r = 0; r < plan.seed000.repeats; r++) results.push(await runWorker<TrainRunResult>({ kind: 'train', file, args }));
+      const runs = results.map((r) => r.seconds);
+      const result = results.find((r) => r.seconds === median(runs)) ?? results[0];
+      seed000.netc.push({ ...v, args, result, runs });
+      log(`  ${v.name}: ${result.seconds.toFixed(3)} s of training, the median of ${runs.map((x) => x.toFixed(3)).join(', ')} (${(result.wallMs / 1000).toFixed(1)} s with start-up)`);
     } catch (e) {
       seed000.netc.push({ ...v, args, error: (e as Error).message });
       log(`  ${v.name}: FAILED ${(e as Error).message}`);
@@ -504,9 +512,13 @@ if (only.has('seed000')) {
   }
   for (const t of trainingTorches) {
     try {
-      const r = await runResult<Omit<Seed000Torch, 'python'>>(t.python, [join(here, 'seed000.py'), '--json', '--steps', String(steps)], 'seed000.py', torchEnv);
-      seed000.torch.push({ ...r, python: t.python });
-      log(`  PyTorch ${r.torch}: naive loop ${r.naive!.seconds.toFixed(2)} s, merged ${r.merged!.seconds.toFixed(3)} s`);
+      const script = [join(here, 'seed000.py'), '--json', '--steps', String(steps)];
+      const r = await runResult<Omit<Seed000Torch, 'python'>>(t.python, script, 'seed000.py', torchEnv);
+      const runs = [r.merged!.seconds];
+      for (let k = 1; k < plan.seed000.repeats; k++) runs.push((await runResult<Omit<Seed000Torch, 'python'>>(t.python, [...script, '--merged-only'], 'seed000.py', torchEnv)).merged!.seconds);
+      r.merged!.seconds = median(runs);
+      seed000.torch.push({ ...r, mergedRuns: runs, python: t.python });
+      log(`  PyTorch ${r.torch}: naive loop ${r.naive!.seconds.toFixed(2)} s, merged ${r.merged!.seconds.toFixed(3)} s, the median of ${runs.map((x) => x.toFixed(3)).join(', ')}`);
     } catch (e) {
       seed000.torch.push({ torch: t.torch, python: t.python, error: (e as Error).message });
       log(`  PyTorch ${t.torch}: FAILED ${(e as Error).message}`);
@@ -1113,7 +1125,7 @@ function trainTables(): string[] {
     const anchor = seed000.torch.find((t) => t.merged);
     out.push(`## Seed 000's workload: 15 MLPs (2-20-1 sigmoid), 5 data rows, batch 5, ${seed000.steps} Adam steps`, '');
     out.push(
-      `Seconds of training, start-up excluded: netc from summary.json (bench/seed000.net, on wasm, engine ${engineSaid(seed000.netc.map((v) => v.result))}; one step is one epoch here), PyTorch from bench/seed000.py (one thread, the forum question's two versions). ÷ merged = seconds / the merged PyTorch model's seconds${anchor ? ` (torch ${anchor.torch})` : ''}: netc / merged is the ratio asked about.`,
+      `Seconds of training, start-up excluded: netc from summary.json (bench/seed000.net, on wasm, engine ${engineSaid(seed000.netc.map((v) => v.result))}; one step is one epoch here), PyTorch from bench/seed000.py (one thread, the forum question's two versions). netc and the merged model: the median of ${seed000.repeats} runs, each in a process of its own (the naive loop: one). ÷ merged = seconds / the merged PyTorch model's seconds${anchor ? ` (torch ${anchor.torch})` : ''}: netc / merged is the ratio asked about.`,
       '',
     );
     out.push('| implementation | seconds | ÷ merged |');

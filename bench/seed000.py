@@ -12,7 +12,7 @@
 # question's code prints them. bench/seed000.net is the same model and data for `netc train`; bench/bench.ts
 # runs this script with --json and reads the one line `RESULT {...}` it prints.
 #
-#   python3 bench/seed000.py [--csv bench/seed000.csv] [--steps 1000] [--json]
+#   python3 bench/seed000.py [--csv bench/seed000.csv] [--steps 1000] [--json] [--merged-only]
 import argparse
 import csv
 import json
@@ -66,6 +66,7 @@ def main():
     parser.add_argument('--csv', default=os.path.join(here, 'seed000.csv'))
     parser.add_argument('--steps', type=int, default=1000)
     parser.add_argument('--json', action='store_true', help='print one line RESULT {...} for bench/bench.ts')
+    parser.add_argument('--merged-only', action='store_true', help='time the merged model alone (a repeat of the bench)')
     args = parser.parse_args()
 
     torch = single_threaded_torch()
@@ -73,7 +74,7 @@ def main():
     x = torch.tensor(xs, dtype=torch.float32)
     y = torch.tensor(ys, dtype=torch.float32)
     result = {'torch': torch.__version__, 'threads': torch.get_num_threads(), 'steps': args.steps, 'members': MEMBERS, 'rows': len(xs)}
-    for name, fn in (('naive', naive), ('merged', merged)):
+    for name, fn in ((('merged', merged),) if args.merged_only else (('naive', naive), ('merged', merged))):
         seconds, losses = fn(torch, x, y, args.steps)
         result[name] = {'seconds': seconds, 'meanLoss': sum(losses) / len(losses)}
     if args.json:
