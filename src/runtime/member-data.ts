@@ -36,6 +36,12 @@ export interface MemberBatch {
   y: Tensor;
   /** B, each member's rows */
   size: number;
+  /**
+   * each member's real rows [N], the first of its B, where a member has fewer than B (a short member's
+   * last batch under kfold; absent when every member's B rows are its own): the rows after them are
+   * padding, of weight 0, which its loss, metrics, gradient and batch statistics never see
+   */
+  rows?: Int32Array;
 }
 
 export class MemberData {
@@ -73,13 +79,14 @@ export class MemberData {
     return e;
   }
 
-  /** Batch b of `epoch` for the members `ids`: each member's rows of its own epoch order. */
+  /** Batch b of `epoch` for the members `ids`: each member's rows of its own epoch order, padded where it has fewer. */
   batch(ids: readonly number[], epoch: number, b: number): MemberBatch {
     const [start, end] = this.ranges[b];
     const size = end - start;
     const rows = new Int32Array(ids.length * size);
     ids.forEach((id, m) => rows.set(this.order(id, epoch).subarray(start, end), m * size));
-    return { ...this.gather(rows, ids.length, size), size };
+    const real = Int32Array.from(ids, (id) => realRows(this.examples(id).train.length, start, end));
+    return { ...this.gather(rows, ids.length, size), size, ...(real.some((r) => r < size) ? { rows: real } : {}) };
   }
 
   /**
@@ -159,6 +166,18 @@ export class MemberData {
     tf.dispose([x, y, ...values]);
     return data;
   }
+}
+
+/**
+ * A member's real rows in the batch [start, end) of an epoch of its `own` examples (src/data/member-splits.ts
+ * pads the epoch after them). A batch that would hold none (the epoch's last batch one row long, and the
+ * member one example short) keeps its one padding row as a real one: the member then takes that step on
+ * its first example again, as it did before padding existed (docs/language.md says so, and netc train
+ * prints a note), since a step with no rows still moves a member whose optimizer has momentum.
+ */
+export function realRows(own: number, start: number, end: number): number {
+  const real = Math.min(end, own) - start;
+  return real > 0 ? real : end - start;
 }
 
 /** Rows `rows` of a row-major array of rows `width` numbers wide, one after another. */

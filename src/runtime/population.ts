@@ -426,15 +426,17 @@ export class Population {
   }
 
   /** The ops of one forward pass, to be called in order: what forward() runs, and what netc compile traces. */
-  pass(training: boolean, updates: [string, Tensor][] = []): ForwardPass {
+  pass(training: boolean, updates: [string, Tensor][] = [], rowWeights?: Tensor): ForwardPass {
     const { tf, ir } = this;
     const loop = ir.lowering === 'loop';
+    // each member's own row weights under the loop lowering, [B] each
+    const memberWeights = loop && rowWeights ? tf.unstack(rowWeights) : undefined;
     return {
       input: (x) => (ir.ops[0].shared ? (loop ? this.memberIds.map(() => x) : { t: x, shared: true, data: true }) : this.ownInputs(x)),
       op: (id, inputs) => {
         const op = ir.ops[id];
         const kind = layerKind(op.op)!;
-        const base = { tf, lowering: ir.lowering, training, attrs: op.attrs, inputShapes: op.inputs.map((i) => ir.ops[i].shape), outShape: op.shape };
+        const base = { tf, lowering: ir.lowering, training, attrs: op.attrs, inputShapes: op.inputs.map((i) => ir.ops[i].shape), outShape: op.shape, ...(rowWeights ? { rowWeights } : {}) };
         const short = (name: string) => name.slice(op.name.length + 1);
         // a shared layer's parameters are one variable, which every member reads
         const own = (name: string, m: number) => (this.sharedParams.has(name) ? name : `${name}#${m}`);
@@ -448,6 +450,7 @@ export class Population {
               hyper: (arg) => [this.spec.hyper(`${op.name}.${arg}`, id)],
               draws: (shape) => memberDraws(tf, this.module, op.name, shape, [m]),
               update: (param, value) => updates.push([own(`${op.name}/${param}`, m), value]),
+              ...(memberWeights ? { rowWeights: memberWeights[m] } : {}),
             };
             return kind.forward.single(ctx, inputs.map((v) => (v as Tensor[])[m]), params);
           });
@@ -527,15 +530,18 @@ export class Population {
    * `metrics`, also each named metric (accuracy, mse, mae) of the members on the batch, [N] each, from the
    * same forward pass, handed to `metrics.take` (the caller disposes them).
    */
-  trainStep(x: Tensor, y: Tensor, metrics?: { names: readonly string[]; take(values: Record<string, Tensor>): void }): Tensor {
+  trainStep(x: Tensor, y: Tensor, metrics?: { names: readonly string[]; take(values: Record<string, Tensor>): void }, rows?: Int32Array): Tensor {
     // the WGSL step clips no gradients (PBT may set clipnorm) and needs its scratch in one binding: else the op path's step
-    const generated = this.fused ?? (this.gpuStep?.runs(x.shape[0] as number) ? this.gpuStep : undefined);
+    const gpu = !rows && this.gpuStep?.runs(x.shape[0] as number) ? this.gpuStep : undefined;
+    const generated = this.fused ?? gpu;
     if (generated) {
-      const result = generated.run(x, y, metrics?.names ?? []);
+      const result = this.fused ? this.fused.run(x, y, metrics?.names ?? [], rows) : generated.run(x, y, metrics?.names ?? []);
       if (metrics?.names.length) metrics.take(result.metrics);
       this.step++;
       return result.losses;
     }
+    // a padded batch (rows) runs on the population's own ops, which weigh the rows; a compiled module's step does not
+    if (rows) return this.weightedStep(x, y, rows, metrics);
     if (this.spec.step) {
       const result = this.spec.step(this.module, x, y, metrics?.names ?? []);
       if (metrics?.names.length) metrics.take(result.metrics);
@@ -559,6 +565,38 @@ export class Population {
     });
     for (const g of Object.values(grads)) g.dispose();
     for (const [, t] of updates) t.dispose();
+    this.step++;
+    return losses!;
+  }
+
+  /**
+   * trainStep() on a batch where some members have fewer real rows than B (`rows`, each member's, the first
+   * of its B): every row weighs 1 or 0, so that a member's loss, metrics, gradient and batchnorm's batch
+   * statistics are those of its real rows alone, what the member trained alone on them computes.
+   */
+  private weightedStep(x: Tensor, y: Tensor, rows: Int32Array, metrics?: { names: readonly string[]; take(values: Record<string, Tensor>): void }): Tensor {
+    const { tf } = this;
+    const size = x.shape[1] as number;
+    const weights = tf.tensor(Float32Array.from({ length: this.n * size }, (_, i) => (i % size < rows[Math.floor(i / size)] ? 1 : 0)), [this.n, size]);
+    const updates: [string, Tensor][] = [];
+    let losses: Tensor | undefined;
+    const { name, args } = this.spec.loss;
+    const { value, grads } = tf.variableGrads(() => {
+      const pass = this.pass(true, updates, weights);
+      const values: Value[] = [pass.input(x)];
+      for (const op of this.ir.ops.slice(1)) values[op.id] = pass.op(op.id, op.inputs.map((i) => values[i]));
+      const out = pass.output(values[this.ir.model.output]);
+      losses = tf.keep(memberLosses(tf, name, args, out, y, weights));
+      if (metrics?.names.length) metrics.take(Object.fromEntries(metrics.names.map((m) => [m, tf.keep(memberMetric(tf, m, name, out, y, weights))])));
+      for (const [, t] of updates) tf.keep(t);
+      return tf.sum(losses);
+    }, this.slots.map((s) => s.variable));
+    value.dispose();
+    tf.tidy(() => {
+      this.optimize(new Map(this.slots.map((s) => [s.key, grads[s.variable.name]])));
+      applyUpdates(this.module, updates);
+    });
+    tf.dispose([weights, ...Object.values(grads), ...updates.map(([, t]) => t)]);
     this.step++;
     return losses!;
   }
