@@ -37,9 +37,10 @@ export interface MemberBatch {
   /** B, each member's rows */
   size: number;
   /**
-   * each member's real rows [N], the first of its B, where a member has fewer than B (a short member's
-   * last batch under kfold; absent when every member's B rows are its own): the rows after them are
-   * padding, of weight 0, which its loss, metrics, gradient and batch statistics never see
+   * each member's real rows [N], the first of its B, in an epoch's last batch under kfold when k does not
+   * divide n (a short member's padding lies there, and only there): the rows after them are padding, of
+   * weight 0, which its loss, metrics, gradient and batch statistics never see. Given for that batch
+   * whichever members are in it, so that how a member's step computes never depends on the others
    */
   rows?: Int32Array;
 }
@@ -55,6 +56,8 @@ export class MemberData {
   private device?: { x: Tensor; y: Tensor };
   /** gather on the device (backends whose memory is not the host's), or on the host */
   private readonly onDevice: boolean;
+  /** whether some members are one example short (kfold, k not dividing n): their epochs' last batches are padded */
+  private readonly padded: boolean;
 
   constructor(
     private readonly tf: TF,
@@ -64,6 +67,7 @@ export class MemberData {
     // the checker's and netc train's NET4060; here for programs that call train() themselves
     if (spec.split.kind === 'kfold' && ds.count < spec.split.k) throw new Error(`split: kfold(${spec.split.k}) needs at least ${spec.split.k} training examples, one per fold; there are ${ds.count}`);
     this.length = epochLength(spec.split, ds.count);
+    this.padded = spec.split.kind === 'kfold' && ds.count % spec.split.k !== 0;
     this.ranges = batchRanges(this.length, spec.batch);
     const expects = lossSpecs.find((l) => l.name === spec.loss.name)!.expects;
     const classes = ds.labels.kind === 'classes' ? ds.labels.classes : 0;
@@ -85,8 +89,9 @@ export class MemberData {
     const size = end - start;
     const rows = new Int32Array(ids.length * size);
     ids.forEach((id, m) => rows.set(this.order(id, epoch).subarray(start, end), m * size));
-    const real = Int32Array.from(ids, (id) => realRows(this.examples(id).train.length, start, end));
-    return { ...this.gather(rows, ids.length, size), size, ...(real.some((r) => r < size) ? { rows: real } : {}) };
+    const batch = { ...this.gather(rows, ids.length, size), size };
+    if (!this.padded || b !== this.ranges.length - 1) return batch;
+    return { ...batch, rows: Int32Array.from(ids, (id) => realRows(this.examples(id).train.length, start, end)) };
   }
 
   /**

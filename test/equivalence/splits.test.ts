@@ -238,6 +238,13 @@ describe('a member batch gathered on the host and on the device', () => {
     const ds = dataset(models.conv.input);
     const spec = { split: program.ensemble.split!, train: ds, seed: SEED, shuffle: true, batch: BATCH, input: models.conv.input, loss: program.train!.loss };
     const [host, device] = (['host', 'device'] as const).map((gatherOn) => new MemberData(tf as unknown as TF, { ...spec, gatherOn }));
+    // batch 2 of an epoch, [8, 10): members 0 and 1 (9 examples each) have 1 real row, member 2 (10) both;
+    // the last batch says so whoever is in it (member 2 alone too), the others never pad
+    const [last, alone2, full] = [host.batch([0, 1, 2], 0, 2), host.batch([2], 0, 2), host.batch([0, 1, 2], 0, 1)];
+    expect(Array.from(last.rows ?? [])).toEqual([1, 1, 2]);
+    expect(Array.from(alone2.rows ?? [])).toEqual([2]);
+    expect(full.rows).toBeUndefined();
+    tf.dispose([last, alone2, full].flatMap((t) => [t.x, t.y]));
     for (const [epoch, b] of [[0, 0], [1, 2]]) {
       const [a, c] = [host.batch([5, 0, 3], epoch, b), device.batch([5, 0, 3], epoch, b)];
       expect(a.x.shape).toEqual([3, a.size, 4, 4, 1]);
