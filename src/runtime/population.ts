@@ -414,12 +414,13 @@ export class Population {
   /**
    * The fused forward pass. x: [B, ...input], shared by all members (or [N, B, ...input], each member's
    * own, when the ensemble IR's input is not shared). Returns member-first outputs
-   * [N, B, ...output]. In training, batchnorm's new running statistics are pushed to `updates`.
+   * [N, B, ...output]. In training, batchnorm's new running statistics are pushed to `updates`; `rowWeights`
+   * [N, B] (1 real, 0 padding) keeps padding rows out of its batch statistics, on these ops (a module's forward does not take them).
    * A compiled module's forward (spec.forward), traced from these same ops by netc compile, runs instead when given.
    */
-  forward(x: Tensor, training: boolean, updates: [string, Tensor][] = []): Tensor {
-    if (this.spec.forward) return this.spec.forward(this.module, x, { training, updates });
-    const pass = this.pass(training, updates);
+  forward(x: Tensor, training: boolean, updates: [string, Tensor][] = [], rowWeights?: Tensor): Tensor {
+    if (this.spec.forward && !rowWeights) return this.spec.forward(this.module, x, { training, updates });
+    const pass = this.pass(training, updates, rowWeights);
     const values: Value[] = [pass.input(x)];
     for (const op of this.ir.ops.slice(1)) values[op.id] = pass.op(op.id, op.inputs.map((i) => values[i]));
     return pass.output(values[this.ir.model.output]);
@@ -528,7 +529,8 @@ export class Population {
   /**
    * One training step on a batch; returns the members' losses [N] (the caller disposes it). With
    * `metrics`, also each named metric (accuracy, mse, mae) of the members on the batch, [N] each, from the
-   * same forward pass, handed to `metrics.take` (the caller disposes them).
+   * same forward pass, handed to `metrics.take` (the caller disposes them). `rows` (MemberBatch.rows):
+   * each member's real rows, the first of its B, where an epoch's last batch may be padded; the rest weigh 0.
    */
   trainStep(x: Tensor, y: Tensor, metrics?: { names: readonly string[]; take(values: Record<string, Tensor>): void }, rows?: Int32Array): Tensor {
     // the WGSL step clips no gradients (PBT may set clipnorm) and needs its scratch in one binding: else the op path's step
@@ -541,20 +543,24 @@ export class Population {
       return result.losses;
     }
     // a padded batch (rows) runs on the population's own ops, which weigh the rows; a compiled module's step does not
-    if (rows) return this.weightedStep(x, y, rows, metrics);
-    if (this.spec.step) {
+    if (this.spec.step && !rows) {
       const result = this.spec.step(this.module, x, y, metrics?.names ?? []);
       if (metrics?.names.length) metrics.take(result.metrics);
       return result.losses;
     }
     const { tf } = this;
+    // rows: each member's real rows, the first of its B; the others weigh 0, so that a member's loss, metrics,
+    // gradient and batchnorm's batch statistics are those of its real rows alone
+    const size = x.shape[1] as number;
+    const weights = rows && tf.tensor(Float32Array.from({ length: this.n * size }, (_, i) => (i % size < rows[Math.floor(i / size)] ? 1 : 0)), [this.n, size]);
     const updates: [string, Tensor][] = [];
     let losses: Tensor | undefined;
     const trainable = this.slots.map((s) => s.variable);
+    const { name: loss, args } = this.spec.loss;
     const { value, grads } = tf.variableGrads(() => {
-      const out = this.forward(x, true, updates);
-      losses = tf.keep(memberLosses(tf, this.spec.loss.name, this.spec.loss.args, out, y));
-      if (metrics?.names.length) metrics.take(Object.fromEntries(metrics.names.map((name) => [name, tf.keep(memberMetric(tf, name, this.spec.loss.name, out, y))])));
+      const out = this.forward(x, true, updates, weights);
+      losses = tf.keep(memberLosses(tf, loss, args, out, y, weights));
+      if (metrics?.names.length) metrics.take(Object.fromEntries(metrics.names.map((name) => [name, tf.keep(memberMetric(tf, name, loss, out, y, weights))])));
       for (const [, t] of updates) tf.keep(t);
       return tf.sum(losses);
     }, trainable);
@@ -565,38 +571,7 @@ export class Population {
     });
     for (const g of Object.values(grads)) g.dispose();
     for (const [, t] of updates) t.dispose();
-    this.step++;
-    return losses!;
-  }
-
-  /**
-   * trainStep() on a batch where some members have fewer real rows than B (`rows`, each member's, the first
-   * of its B): every row weighs 1 or 0, so that a member's loss, metrics, gradient and batchnorm's batch
-   * statistics are those of its real rows alone, what the member trained alone on them computes.
-   */
-  private weightedStep(x: Tensor, y: Tensor, rows: Int32Array, metrics?: { names: readonly string[]; take(values: Record<string, Tensor>): void }): Tensor {
-    const { tf } = this;
-    const size = x.shape[1] as number;
-    const weights = tf.tensor(Float32Array.from({ length: this.n * size }, (_, i) => (i % size < rows[Math.floor(i / size)] ? 1 : 0)), [this.n, size]);
-    const updates: [string, Tensor][] = [];
-    let losses: Tensor | undefined;
-    const { name, args } = this.spec.loss;
-    const { value, grads } = tf.variableGrads(() => {
-      const pass = this.pass(true, updates, weights);
-      const values: Value[] = [pass.input(x)];
-      for (const op of this.ir.ops.slice(1)) values[op.id] = pass.op(op.id, op.inputs.map((i) => values[i]));
-      const out = pass.output(values[this.ir.model.output]);
-      losses = tf.keep(memberLosses(tf, name, args, out, y, weights));
-      if (metrics?.names.length) metrics.take(Object.fromEntries(metrics.names.map((m) => [m, tf.keep(memberMetric(tf, m, name, out, y, weights))])));
-      for (const [, t] of updates) tf.keep(t);
-      return tf.sum(losses);
-    }, this.slots.map((s) => s.variable));
-    value.dispose();
-    tf.tidy(() => {
-      this.optimize(new Map(this.slots.map((s) => [s.key, grads[s.variable.name]])));
-      applyUpdates(this.module, updates);
-    });
-    tf.dispose([weights, ...Object.values(grads), ...updates.map(([, t]) => t)]);
+    weights?.dispose();
     this.step++;
     return losses!;
   }
