@@ -7,7 +7,9 @@
 //
 // The host writes the table (i32 addresses, in `StepLayout.table` order) and the members' hyperparameters
 // (f32 arrays [N], one per `StepLayout.hyper` key) before each call; scratch space is `arenaBytes` at the
-// table's `arena` entry, reused by every member.
+// table's `arena` entry, reused by every member. Members on rows of their own (a per-member input) read a
+// `rows` entry too: 0, or each member's real rows, i32 [N], the first of its B (a short member under kfold
+// pads an epoch's last batch); every layer, the loss and the metrics of member m then run over its rows alone.
 import type { EnsembleIR, WideOp, WideParam } from '../ensemble/ensemble-ir.js';
 import { layerKind } from '../layers/registry.js';
 import type { KernelBackwardContext, KernelContext } from '../layers/kernel-rule.js';
