@@ -2,7 +2,8 @@
 // it sees them, and which varied values it shares, each against the rule docs/language.md states, computed
 // here from scratch.
 import { describe, expect, it } from 'vitest';
-import { epochLength, foldRange, memberEpochOrder, memberExamples } from '../src/data/member-splits.js';
+import { epochLength, foldRange, memberEpochOrder, memberExamples, splitNote } from '../src/data/member-splits.js';
+import { realRows } from '../src/runtime/member-data.js';
 import { Rng } from '../src/util/rng.js';
 import { hyperTable } from '../src/runtime/hyper.js';
 import { expectClean, expectDiagnostics, expectError } from './helpers.js';
@@ -27,12 +28,26 @@ describe('kfold(k)', () => {
     }
   });
 
-  it('without shuffling a member sees its examples in order, the shorter members cycling to the largest member\'s epoch', () => {
+  it('without shuffling a member sees its examples in order, the shorter members padded to the largest member\'s epoch', () => {
     const split = { kind: 'kfold', k: 5 } as const;
     expect(epochLength(split, 23)).toBe(19); // 23 - floor(23 / 5): the members holding out a fold of 4
-    // member 0 holds out 5 examples: 18 of its own, then its first again
+    // member 0 holds out 5 examples: 18 of its own, then its first again, as a padding row
     expect(ints(memberEpochOrder(split, 23, 9, false, 0, 3))).toEqual([...range(5, 23), 5]);
     expect(ints(memberEpochOrder(split, 23, 9, false, 4, 3))).toEqual(range(0, 19));
+  });
+
+  it("a short member's padding is not among its real rows, but for a last batch it would leave empty", () => {
+    // 18 own examples in an epoch of 19, batches of 4: [16, 19) holds 2 real rows and the padding
+    expect(realRows(18, 16, 19)).toBe(2);
+    expect(realRows(19, 16, 19)).toBe(3);
+    expect(realRows(18, 0, 4)).toBe(4);
+    // batches of 6: [18, 19) would hold none; the member keeps that row, its first example again
+    expect(realRows(18, 18, 19)).toBe(1);
+    const split = { kind: 'kfold', k: 5 } as const;
+    expect(splitNote(split, 23, 4)).toBeUndefined();
+    expect(splitNote(split, 23, 6)).toMatch(/^note: with 19 examples per epoch and batch 6, the last batch of each epoch is 1 row, and the members holding out a fold of 5 have none left/);
+    expect(splitNote(split, 25, 6)).toBeUndefined(); // 5 divides 25: no member is short
+    expect(splitNote({ kind: 'bootstrap' }, 23, 6)).toBeUndefined();
   });
 
   it("with shuffling, member i's order each epoch is its examples permuted by Rng.of(seed, 'member-shuffle', i, epoch)", () => {
@@ -58,6 +73,8 @@ describe('bootstrap()', () => {
       expect(ints(e.train)).toEqual(draws);
       // its validation set is its out-of-bag set: every example it never drew, in order
       expect(ints(e.held)).toEqual(range(0, 50).filter((i) => !draws.includes(i)));
+      // every member's epoch is its own n draws: nothing is ever padded
+      expect(e.train.length).toBe(epochLength(split, 50));
       expect(ints(memberEpochOrder(split, 50, 4, false, member, 0))).toEqual(draws);
     }
     expect(ints(memberExamples(split, 50, 4, 0).train)).not.toEqual(ints(memberExamples(split, 50, 4, 1).train));

@@ -27,7 +27,8 @@ const lines = (dir: string, name: string) =>
 const json = (path: string) => JSON.parse(readFileSync(path, 'utf8'));
 
 // 233 examples in 5 folds (47, 47, 47, 46, 46): every member's epoch is 187 examples, the members holding
-// out a fold of 47 cycling one; batches of 20, so 10 steps an epoch (the last of 7), 30 in all
+// out a fold of 47 padding their last batch with one row of weight 0; batches of 20, so 10 steps an epoch
+// (the last of 7), 30 in all
 const source = (ensemble: string, schedules = '') => `model m(input: [2]) {
   dense(12, activation: relu)
   dropout(0.1)
@@ -183,6 +184,18 @@ describe('extract, predict and compile a kfold run', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('kfold with a one-row last batch', () => {
+  it('says in one line which members take that step on their first example again (187 examples an epoch, batches of 6)', async () => {
+    const r = await netc('train', file(source(KFOLD).replace('batch: 20', 'batch: 6')), '--backend', 'cpu', '--steps', '1', '--out', join(tmp(), 'run'));
+    expect(r.code, r.err).toBe(0);
+    const notes = r.err.split('\n').filter((l) => l.startsWith('note: with'));
+    expect(notes).toEqual([expect.stringMatching(/^note: with 187 examples per epoch and batch 6, the last batch of each epoch is 1 row, and the members holding out a fold of 47 have none left for it: they take that step on their first example again/)]);
+    // batches of 20 leave a last batch of 7: every member exact, no note
+    const exact = await netc('train', file(source(KFOLD)), '--backend', 'cpu', '--steps', '1', '--out', join(tmp(), 'run'));
+    expect(exact.err).not.toContain('note: with');
   });
 });
 

@@ -9,7 +9,7 @@ import { Messages } from '../diagnostics/messages.js';
 import { loadDataset } from '../data/load.js';
 import { DataError, formatDataError } from '../data/dataset.js';
 import { splitData, splitValidation } from '../data/split.js';
-import { describeSplit } from '../data/member-splits.js';
+import { describeSplit, splitNote } from '../data/member-splits.js';
 import { shownHyperparameters, type HyperTable } from '../runtime/hyper.js';
 import type { CompiledRun } from '../runtime/compiled-run.js';
 import { chooseEngine } from '../runtime/fused-step.js';
@@ -123,6 +123,8 @@ async function trainLocked(net: NetFile, run: RunInfo | undefined, options: Trai
   if (engine.note) io.err(`${engine.note}\n`);
   if (options.queue !== undefined && queueHoldsPassword(options.queue)) io.err(queueNotKept(options.queue));
   if (program.ensemble.split) io.err(`split: ${describeSplit(program.ensemble.split, data.train.count)}\n`);
+  const padding = program.ensemble.split && splitNote(program.ensemble.split, data.train.count, program.train!.batch);
+  if (padding) io.err(`${padding}\n`);
 
   const compiled = state.run!;
   const trained = await runTraining({ tf: chosen.tf, backend: chosen.name, run: compiled, data, steps, epochs, perEpoch, runDir, resume, options }, io);

@@ -10,9 +10,11 @@
 //
 // An epoch is L examples for every member, L the largest member's training set (kfold: n - floor(n/k);
 // bootstrap: n), so that every member's batch has the same size at every step. A member with fewer
-// examples (kfold, when k does not divide n: one fewer) fills its epoch by cycling: after its own examples
-// it takes the first ones of the same epoch's order again. With `shuffle`, member i's examples are
-// permuted each epoch by Rng.of(seed, 'member-shuffle', i, epoch); without, they keep the order above.
+// examples (kfold, when k does not divide n: one fewer) has its epoch padded: after its own examples come
+// the first ones of the same epoch's order again, as rows of weight 0 (src/runtime/member-data.ts says
+// which rows of a batch are real), so it trains on exactly its own examples, its last batch one row
+// shorter. With `shuffle`, member i's examples are permuted each epoch by Rng.of(seed, 'member-shuffle',
+// i, epoch); without, they keep the order above.
 import { Rng } from '../util/rng.js';
 import type { MemberSplit } from '../vocabulary/splits.js';
 
@@ -58,8 +60,9 @@ export function epochLength(split: MemberSplit, n: number): number {
 }
 
 /**
- * The L training-set indices member `member` sees in epoch `epoch`, in order: its own examples (permuted
- * by Rng.of(seed, 'member-shuffle', member, epoch) when shuffling), cycled to fill L.
+ * The L training-set indices of member `member`'s rows in epoch `epoch`, in order: its own examples
+ * (permuted by Rng.of(seed, 'member-shuffle', member, epoch) when shuffling), then, to fill L, its first
+ * ones again: padding, which weighs 0 (realRows in src/runtime/member-data.ts).
  */
 export function memberEpochOrder(split: MemberSplit, n: number, seed: number, shuffle: boolean, member: number, epoch: number, own = memberExamples(split, n, seed, member).train): Int32Array {
   const count = own.length;
@@ -77,6 +80,19 @@ function range(start: number, end: number): Int32Array {
   const out = new Int32Array(end - start);
   for (let i = 0; i < out.length; i++) out[i] = start + i;
   return out;
+}
+
+/**
+ * Where a short member cannot train exactly as alone, why, in one line; else undefined. Under kfold with
+ * k not dividing n, a member one example short pads its last batch of each epoch; when that batch is one
+ * row long (L mod batch = 1) the member has no real row left for it, and a step with none would still
+ * move its weights (momentum, Adam), so it takes that step on its first example of the epoch again.
+ */
+export function splitNote(split: MemberSplit, n: number, batch: number): string | undefined {
+  if (split.kind !== 'kfold' || n % split.k === 0) return undefined;
+  const length = epochLength(split, n);
+  if (length % batch !== 1) return undefined;
+  return `note: with ${length} examples per epoch and batch ${batch}, the last batch of each epoch is 1 row, and the members holding out a fold of ${Math.ceil(n / split.k)} have none left for it: they take that step on their first example again, one step more than alone (a batch size that leaves a last batch of 2 or more keeps every member exact)`;
 }
 
 /** What the members train and validate on, in words, for n training examples. */

@@ -9,10 +9,21 @@ type GradFunc = Parameters<TF['customGrad']>[0];
 
 const EPS = 1e-7;
 
-/** yTrue is [B, K] (binary/onehot/values) or [B, 1] class indices (sparse); or [N, B, K], [N, B, 1] per member. */
-export function memberLosses(tf: TF, loss: string, args: Record<string, unknown>, yPred: Tensor, yTrue: Tensor): Tensor {
+/**
+ * yTrue is [B, K] (binary/onehot/values) or [B, 1] class indices (sparse); or [N, B, K], [N, B, 1] per member.
+ * `weights` [N, B] (1 for a member's real rows, 0 for padding; src/runtime/member-data.ts) makes each
+ * member's value the mean over its real rows only: sum(w l) / sum(w).
+ */
+export function memberLosses(tf: TF, loss: string, args: Record<string, unknown>, yPred: Tensor, yTrue: Tensor, weights?: Tensor): Tensor {
+  if (weights) return weightedMean(tf, exampleLosses(tf, loss, args, yPred, yTrue), weights);
   if (loss === 'binary_crossentropy') return binaryCrossentropy(tf, yPred, yTrue);
   return tf.mean(exampleLosses(tf, loss, args, yPred, yTrue), -1);
+}
+
+/** Each member's mean of per-example values [N, B, ...] (an example's own axes averaged first) over its rows of weight 1, [N]. */
+function weightedMean(tf: TF, values: Tensor, weights: Tensor): Tensor {
+  const perRow = values.rank === 2 && values.shape[1] === weights.shape[1] ? values : tf.mean(tf.reshape(values, [...weights.shape, -1]), -1);
+  return tf.div(tf.sum(tf.mul(perRow, weights), -1), tf.sum(weights, -1));
 }
 
 /** Class indices [B, 1] or [N, B, 1] as one-hot rows that broadcast against yPred [N, B, K]. */
@@ -101,7 +112,9 @@ export function exampleHits(tf: TF, loss: string, yPred: Tensor, yTrue: Tensor):
  * A metric per member [N] by name: `accuracy`, or `mse`/`mae` of the outputs against the labels as the loss
  * sees them, class indices (sparse) one-hot.
  */
-export function memberMetric(tf: TF, name: string, loss: string, yPred: Tensor, yTrue: Tensor): Tensor {
+export function memberMetric(tf: TF, name: string, loss: string, yPred: Tensor, yTrue: Tensor, weights?: Tensor): Tensor {
+  // over a member's real rows only: each example's value, then their weighted mean
+  if (weights) return weightedMean(tf, exampleMetric(tf, name, loss, yPred, yTrue), weights);
   if (name === 'accuracy') return memberAccuracy(tf, loss, yPred, yTrue);
   if (name !== 'mse' && name !== 'mae') throw new Error(`internal error: unknown metric ${name}`);
   const truth = loss === 'sparse_categorical_crossentropy' ? tf.cast(oneHotOf(tf, yTrue, yPred), 'float32') : yTrue;

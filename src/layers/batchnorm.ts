@@ -25,12 +25,13 @@ function normalise(
   param: (t: Tensor) => Tensor,
   stat: (t: Tensor) => Tensor,
   statVec: (values: number[]) => Tensor = vec,
+  weights?: Tensor,
 ): Tensor {
   const { tf } = ctx;
   let mean: Tensor;
   let variance: Tensor;
   if (ctx.training) {
-    ({ mean, variance } = tf.moments(x, axes, true));
+    ({ mean, variance } = weights ? weightedMoments(ctx, x, weights, axes) : tf.moments(x, axes, true));
     const keep = statVec(ctx.hyper('momentum'));
     // Keras: moving -= (moving - batch) * (1 - momentum)
     ctx.update('moving_mean', tf.sub(p.moving_mean, tf.mul(tf.sub(p.moving_mean, stat(mean)), tf.sub(1, keep))));
@@ -41,6 +42,25 @@ function normalise(
   }
   const inv = tf.rsqrt(tf.add(variance, vec(ctx.hyper('epsilon'))));
   return tf.add(tf.mul(tf.mul(tf.sub(x, mean), inv), param(p.gamma)), param(p.beta));
+}
+
+/**
+ * The batch's mean and variance over `axes` counting each row by its weight (`weights` broadcasts against
+ * x: 1 for a real row, 0 for padding), so that padding rows are not seen: sum(w x) / sum(w), then
+ * sum(w (x - mean)^2) / sum(w), the two-pass rule tf.moments follows over the real rows alone.
+ */
+function weightedMoments(ctx: ForwardContext, x: Tensor, weights: Tensor, axes: number[]): { mean: Tensor; variance: Tensor } {
+  const { tf } = ctx;
+  const count = tf.sum(tf.broadcastTo(weights, x.shape), axes, true);
+  const mean = tf.div(tf.sum(tf.mul(x, weights), axes, true), count);
+  const variance = tf.div(tf.sum(tf.mul(tf.square(tf.sub(x, mean)), weights), axes, true), count);
+  return { mean, variance };
+}
+
+/** ctx.rowWeights ([N, B], or [B] for one member) as `leading` followed by 1 on x's other axes, to broadcast against x. */
+function rowWeightsLike(ctx: ForwardContext, x: Tensor, leading: number[]): Tensor | undefined {
+  const w = ctx.rowWeights;
+  return w && ctx.tf.reshape(w, [...leading, ...new Array<number>(x.rank - leading.length).fill(1)]);
 }
 
 export const batchnorm: LayerKind = {
@@ -66,7 +86,8 @@ export const batchnorm: LayerKind = {
     single(ctx, [x], p) {
       const axes = x.shape.slice(0, -1).map((_, i) => i);
       const stat = (t: Tensor) => ctx.tf.reshape(t, [-1]);
-      return normalise(ctx, x, p, axes, (v) => ctx.tf.scalar(v[0]), (t) => t, stat);
+      const scalar = (v: number[]) => ctx.tf.scalar(v[0]);
+      return normalise(ctx, x, p, axes, scalar, (t) => t, stat, scalar, rowWeightsLike(ctx, x, [x.shape[0]]));
     },
     // [N, B, ..., C]: statistics per member over its batch; parameters [N, C] -> [N, 1, ..., C]
     grouped(ctx, [a], p) {
@@ -79,7 +100,7 @@ export const batchnorm: LayerKind = {
       const vec = (v: number[]) => groupedVector(tf, v, x.rank);
       // momentum per member, against statistics stored as [N, C]
       const statVec = (v: number[]) => ctx.tf.tensor(v, [n, 1]);
-      return { t: normalise(ctx, x, p, axes, vec, param, stat, statVec), shared: false };
+      return { t: normalise(ctx, x, p, axes, vec, param, stat, statVec, rowWeightsLike(ctx, x, [n, x.shape[1] as number])), shared: false };
     },
     // [B, ..., N*C]: every channel already belongs to one member
     blockdiag(ctx, [a], p) {
@@ -88,7 +109,10 @@ export const batchnorm: LayerKind = {
       const axes = x.shape.slice(0, -1).map((_, i) => i);
       const width = x.shape[x.rank - 1] / ctx.members;
       const stat = (t: Tensor) => tf.reshape(t, [-1]);
-      return { t: normalise(ctx, x, p, axes, (v) => blockVector(tf, v, width), (t) => t, stat), shared: false };
+      const vec = (v: number[]) => blockVector(tf, v, width);
+      // [N, B] as [B, ..., N*C]: member m's weight on each of its C columns
+      const w = ctx.rowWeights && tf.reshape(tf.tile(tf.reshape(tf.transpose(ctx.rowWeights), [x.shape[0], ctx.members, 1]), [1, 1, width]), [x.shape[0], ...axes.slice(1).map(() => 1), ctx.members * width]);
+      return { t: normalise(ctx, x, p, axes, vec, (t) => t, stat, vec, w), shared: false };
     },
     // one gamma, beta and pair of running statistics [C] for every member. On a shared input it runs once;
     // on per-member inputs each member is normalised with its own batch's statistics (as a Keras layer

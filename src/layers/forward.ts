@@ -39,6 +39,12 @@ export interface ForwardContext {
   draws(shape: Shape): Tensor;
   /** a new value for a non-trainable parameter (batchnorm's running statistics), applied after the step */
   update(param: string, value: Tensor): void;
+  /**
+   * in training, where a member's batch holds padding (a short member under kfold): each row's weight, 1
+   * for a real row and 0 for padding, [N, B] in population order ([B] for `single`). A layer that
+   * computes over the batch (batchnorm's statistics) counts the real rows only; absent, every row is real
+   */
+  rowWeights?: Tensor;
 }
 
 export type Params = Record<string, Tensor>;

@@ -120,7 +120,7 @@ export const languageDocs: readonly DocLine[] = [
       "data"
     ],
     "text": "| `data` | required | the data source (below) |",
-    "line": 264
+    "line": 267
   },
   {
     "section": "The train block",
@@ -128,7 +128,7 @@ export const languageDocs: readonly DocLine[] = [
       "loss"
     ],
     "text": "| `loss` | required | the loss function (below); the model's last layer must fit it and the labels |",
-    "line": 265
+    "line": 268
   },
   {
     "section": "The train block",
@@ -136,7 +136,7 @@ export const languageDocs: readonly DocLine[] = [
       "optimizer"
     ],
     "text": "| `optimizer` | `adam()` | the optimizer and its hyperparameters (below) |",
-    "line": 266
+    "line": 269
   },
   {
     "section": "The train block",
@@ -144,7 +144,7 @@ export const languageDocs: readonly DocLine[] = [
       "lr_schedule"
     ],
     "text": "| `lr_schedule` | none (a constant rate) | how each member's learning rate moves while it trains (below) |",
-    "line": 267
+    "line": 270
   },
   {
     "section": "The train block",
@@ -152,7 +152,7 @@ export const languageDocs: readonly DocLine[] = [
       "batch"
     ],
     "text": "| `batch` | `32` | examples per step; every member sees the same batches (under a `split`, a batch of its own examples) |",
-    "line": 268
+    "line": 271
   },
   {
     "section": "The train block",
@@ -160,7 +160,7 @@ export const languageDocs: readonly DocLine[] = [
       "epochs"
     ],
     "text": "| `epochs` | one of the two is required | passes over the training examples |",
-    "line": 269
+    "line": 272
   },
   {
     "section": "The train block",
@@ -168,7 +168,7 @@ export const languageDocs: readonly DocLine[] = [
       "steps"
     ],
     "text": "| `steps` | | optimizer steps (`steps: 0` leaves the members untrained) |",
-    "line": 270
+    "line": 273
   },
   {
     "section": "The train block",
@@ -176,7 +176,7 @@ export const languageDocs: readonly DocLine[] = [
       "validation"
     ],
     "text": "| `validation` | `0` | the fraction held out for validation, in [0, 1): the examples right before the test split (or the data's last) |",
-    "line": 271
+    "line": 274
   },
   {
     "section": "The train block",
@@ -184,7 +184,7 @@ export const languageDocs: readonly DocLine[] = [
       "test"
     ],
     "text": "| `test` | `0` | the fraction held out for testing, in [0, 1): the data's last examples, never trained or ranked on; `validation + test` must be below 1 |",
-    "line": 272
+    "line": 275
   },
   {
     "section": "The train block",
@@ -192,7 +192,7 @@ export const languageDocs: readonly DocLine[] = [
       "metrics"
     ],
     "text": "| `metrics` | `[accuracy]` (a regression loss: none) | what is computed per member besides the loss: `accuracy`, `mse`, `mae` (`loss` may be listed; it always is); `accuracy` needs a classification loss |",
-    "line": 273
+    "line": 276
   },
   {
     "section": "The train block",
@@ -200,7 +200,7 @@ export const languageDocs: readonly DocLine[] = [
       "shuffle"
     ],
     "text": "| `shuffle` | `true` | shuffle the batches from the seed each epoch; `false` keeps the data's order, batch after batch |",
-    "line": 274
+    "line": 277
   },
   {
     "section": "Learning-rate schedules",
@@ -208,7 +208,7 @@ export const languageDocs: readonly DocLine[] = [
       "constant"
     ],
     "text": "| `constant()` | 1 |",
-    "line": 296
+    "line": 299
   },
   {
     "section": "Learning-rate schedules",
@@ -216,7 +216,7 @@ export const languageDocs: readonly DocLine[] = [
       "step"
     ],
     "text": "| `step(every: Q, gamma: g)` | g ^ floor(t / Q) |",
-    "line": 297
+    "line": 300
   },
   {
     "section": "Learning-rate schedules",
@@ -224,7 +224,7 @@ export const languageDocs: readonly DocLine[] = [
       "exponential"
     ],
     "text": "| `exponential(every: Q, gamma: g)` | g ^ (t / Q) |",
-    "line": 298
+    "line": 301
   },
   {
     "section": "Learning-rate schedules",
@@ -232,7 +232,7 @@ export const languageDocs: readonly DocLine[] = [
       "cosine"
     ],
     "text": "| `cosine(warmup: W, min: m)` | (t + 1) / W for t < W; then m + (1 - m)(1 + cos(pi p)) / 2, p = (t - W) / (T - W) |",
-    "line": 299
+    "line": 302
   },
   {
     "section": "Learning-rate schedules",
@@ -240,7 +240,7 @@ export const languageDocs: readonly DocLine[] = [
       "linear"
     ],
     "text": "| `linear(warmup: W, min: m)` | the same warmup; then 1 - (1 - m) p |",
-    "line": 300
+    "line": 303
   },
   {
     "section": "Learning-rate schedules",
@@ -248,7 +248,7 @@ export const languageDocs: readonly DocLine[] = [
       "plateau"
     ],
     "text": "| `plateau(metric:, patience:, factor:, min_delta:, min_lr:)` | starts at 1; at an epoch's end, a member whose `metric` has not improved by `min_delta` for `patience` epochs has its factor multiplied by `factor` (its rate never below `min_lr`), as Keras' ReduceLROnPlateau |",
-    "line": 301
+    "line": 304
   },
   {
     "section": "Schedules",
@@ -256,7 +256,7 @@ export const languageDocs: readonly DocLine[] = [
       "pbt"
     ],
     "text": "| `pbt` | `every` (required), `metric` (`val_loss`), `quantile` (0.25, in (0, 0.5]), `perturb` (`[0.8, 1.2]`), `resample` (0.25) | population-based training: each member of the bottom `quantile` copies the weights and optimizer state of a member of the top `quantile`, then perturbs each varied hyperparameter by a factor from `perturb`, or with probability `resample` draws it anew |",
-    "line": 374
+    "line": 377
   },
   {
     "section": "Schedules",
@@ -264,7 +264,7 @@ export const languageDocs: readonly DocLine[] = [
       "halving"
     ],
     "text": "| `halving` | `every` (required), `metric` (`val_loss`), `keep` (0.5, in (0, 1)), `min_members` (1) | successive halving: at each interval all but the best `keep` fraction stop, down to `min_members` |",
-    "line": 375
+    "line": 378
   },
   {
     "section": "Schedules",
@@ -272,7 +272,7 @@ export const languageDocs: readonly DocLine[] = [
       "early_stopping"
     ],
     "text": "| `early_stopping` | `patience` (required, epochs), `metric` (`val_loss`), `min_delta` (0), `restore_best` (`false`) | stops a member once its metric has not improved by `min_delta` for `patience` epochs; with `restore_best: true` the stopped member keeps the weights of its best epoch |",
-    "line": 376
+    "line": 379
   },
   {
     "section": "Layers",
@@ -280,7 +280,7 @@ export const languageDocs: readonly DocLine[] = [
       "dense"
     ],
     "text": "| `dense(units)` | `units` | a fully connected layer; input `[n]` |",
-    "line": 389
+    "line": 392
   },
   {
     "section": "Layers",
@@ -288,7 +288,7 @@ export const languageDocs: readonly DocLine[] = [
       "conv2d"
     ],
     "text": "| `conv2d(filters, kernel:, stride:, padding:)` | `filters`, `kernel: 3`, `stride: 1`, `padding: valid` | a 2-D convolution; input `[h, w, c]`; `padding: same` keeps `h` and `w` at stride 1 |",
-    "line": 390
+    "line": 393
   },
   {
     "section": "Layers",
@@ -296,7 +296,7 @@ export const languageDocs: readonly DocLine[] = [
       "maxpool2d"
     ],
     "text": "| `maxpool2d(size, stride:, padding:)` | `size: 2`, `stride:` the size, `padding: valid` | max over each window |",
-    "line": 391
+    "line": 394
   },
   {
     "section": "Layers",
@@ -304,7 +304,7 @@ export const languageDocs: readonly DocLine[] = [
       "avgpool2d"
     ],
     "text": "| `avgpool2d(size, stride:, padding:)` | as `maxpool2d` | mean over each window |",
-    "line": 392
+    "line": 395
   },
   {
     "section": "Layers",
@@ -312,7 +312,7 @@ export const languageDocs: readonly DocLine[] = [
       "flatten"
     ],
     "text": "| `flatten()` | | `[h, w, c]` to `[h*w*c]` |",
-    "line": 393
+    "line": 396
   },
   {
     "section": "Layers",
@@ -320,7 +320,7 @@ export const languageDocs: readonly DocLine[] = [
       "dropout"
     ],
     "text": "| `dropout(rate)` | `rate`, in [0, 1) | drops inputs while training; each member draws its own mask |",
-    "line": 394
+    "line": 397
   },
   {
     "section": "Layers",
@@ -328,7 +328,7 @@ export const languageDocs: readonly DocLine[] = [
       "batchnorm"
     ],
     "text": "| `batchnorm(momentum:, epsilon:)` | `momentum: 0.99`, `epsilon: 0.001` | normalises over the batch; statistics per member |",
-    "line": 395
+    "line": 398
   },
   {
     "section": "Layers",
@@ -336,7 +336,7 @@ export const languageDocs: readonly DocLine[] = [
       "layernorm"
     ],
     "text": "| `layernorm(epsilon:)` | `epsilon: 0.001` | normalises over the last axis |",
-    "line": 396
+    "line": 399
   },
   {
     "section": "Layers",
@@ -344,7 +344,7 @@ export const languageDocs: readonly DocLine[] = [
       "add"
     ],
     "text": "| `add(a, b, ...)` | two or more labels | element-wise sum of outputs of one shape |",
-    "line": 397
+    "line": 400
   },
   {
     "section": "Layers",
@@ -352,7 +352,7 @@ export const languageDocs: readonly DocLine[] = [
       "concat"
     ],
     "text": "| `concat(a, b, ...)` | two or more labels | joins outputs along the last axis |",
-    "line": 398
+    "line": 401
   },
   {
     "section": "Layers",
@@ -366,7 +366,7 @@ export const languageDocs: readonly DocLine[] = [
       "swish"
     ],
     "text": "| `relu()`, `sigmoid()`, `tanh()`, `softmax()`, `gelu()`, `elu()`, `swish()` | | an activation as a layer of its own |",
-    "line": 399
+    "line": 402
   },
   {
     "section": "Layers",
@@ -374,7 +374,7 @@ export const languageDocs: readonly DocLine[] = [
       "leaky_relu"
     ],
     "text": "| `leaky_relu(alpha)` | `alpha: 0.2` | |",
-    "line": 400
+    "line": 403
   },
   {
     "section": "Layers",
@@ -382,7 +382,7 @@ export const languageDocs: readonly DocLine[] = [
       "activation"
     ],
     "text": "| `activation:` | `linear` | an activation (below), applied to the layer's output |",
-    "line": 409
+    "line": 412
   },
   {
     "section": "Layers",
@@ -390,7 +390,7 @@ export const languageDocs: readonly DocLine[] = [
       "bias"
     ],
     "text": "| `bias:` | `true` | `false` leaves the bias out |",
-    "line": 410
+    "line": 413
   },
   {
     "section": "Layers",
@@ -398,7 +398,7 @@ export const languageDocs: readonly DocLine[] = [
       "init"
     ],
     "text": "| `init:` | `glorot_uniform` | the kernel's initialiser (below) |",
-    "line": 411
+    "line": 414
   },
   {
     "section": "Layers",
@@ -406,7 +406,7 @@ export const languageDocs: readonly DocLine[] = [
       "bias_init"
     ],
     "text": "| `bias_init:` | `zeros` | the bias's initialiser |",
-    "line": 412
+    "line": 415
   },
   {
     "section": "Activations",
@@ -424,7 +424,7 @@ export const languageDocs: readonly DocLine[] = [
       "swish"
     ],
     "text": "`linear` (the default: none), `relu`, `sigmoid`, `tanh`, `softmax`, `gelu`, `elu`, `leaky_relu` (with `alpha` 0.2 when used as `activation: leaky_relu`), `swish`.",
-    "line": 416
+    "line": 419
   },
   {
     "section": "Activations",
@@ -434,7 +434,7 @@ export const languageDocs: readonly DocLine[] = [
       "swish"
     ],
     "text": "`alpha` 0.2 when used as `activation: leaky_relu`), `swish`.",
-    "line": 417
+    "line": 420
   },
   {
     "section": "Initialisers",
@@ -449,7 +449,7 @@ export const languageDocs: readonly DocLine[] = [
       "ones"
     ],
     "text": "`glorot_uniform` (the default for kernels), `glorot_normal`, `he_uniform`, `he_normal`, `lecun_normal`, `lecun_uniform`, `zeros` (the default for biases), `ones`.",
-    "line": 421
+    "line": 424
   },
   {
     "section": "Initialisers",
@@ -459,7 +459,7 @@ export const languageDocs: readonly DocLine[] = [
       "ones"
     ],
     "text": "`lecun_uniform`, `zeros` (the default for biases), `ones`.",
-    "line": 422
+    "line": 425
   },
   {
     "section": "Losses",
@@ -467,7 +467,7 @@ export const languageDocs: readonly DocLine[] = [
       "mse"
     ],
     "text": "| `mse` | regression: mean squared error |",
-    "line": 428
+    "line": 431
   },
   {
     "section": "Losses",
@@ -475,7 +475,7 @@ export const languageDocs: readonly DocLine[] = [
       "mae"
     ],
     "text": "| `mae` | regression: mean absolute error |",
-    "line": 429
+    "line": 432
   },
   {
     "section": "Losses",
@@ -483,7 +483,7 @@ export const languageDocs: readonly DocLine[] = [
       "huber"
     ],
     "text": "| `huber(delta)` | regression: squared below `delta` (default 1), absolute above |",
-    "line": 430
+    "line": 433
   },
   {
     "section": "Losses",
@@ -491,7 +491,7 @@ export const languageDocs: readonly DocLine[] = [
       "binary_crossentropy"
     ],
     "text": "| `binary_crossentropy` | two classes, one `sigmoid` output |",
-    "line": 431
+    "line": 434
   },
   {
     "section": "Losses",
@@ -499,7 +499,7 @@ export const languageDocs: readonly DocLine[] = [
       "categorical_crossentropy"
     ],
     "text": "| `categorical_crossentropy` | K classes, K `softmax` outputs (labels one-hot encoded by netc) |",
-    "line": 432
+    "line": 435
   },
   {
     "section": "Losses",
@@ -507,7 +507,7 @@ export const languageDocs: readonly DocLine[] = [
       "sparse_categorical_crossentropy"
     ],
     "text": "| `sparse_categorical_crossentropy` | K classes, K `softmax` outputs, integer labels |",
-    "line": 433
+    "line": 436
   },
   {
     "section": "Optimizers",
@@ -515,7 +515,7 @@ export const languageDocs: readonly DocLine[] = [
       "sgd"
     ],
     "text": "| `sgd(lr, momentum, nesterov)` | `lr: 0.01`, `momentum: 0`, `nesterov: false`, `weight_decay: 0`, `clipnorm: 0` |",
-    "line": 444
+    "line": 447
   },
   {
     "section": "Optimizers",
@@ -523,7 +523,7 @@ export const languageDocs: readonly DocLine[] = [
       "adam"
     ],
     "text": "| `adam(lr, beta1, beta2, epsilon)` | `lr: 0.001`, `beta1: 0.9`, `beta2: 0.999`, `epsilon: 1e-7`, `clipnorm: 0` |",
-    "line": 445
+    "line": 448
   },
   {
     "section": "Optimizers",
@@ -531,7 +531,7 @@ export const languageDocs: readonly DocLine[] = [
       "adamw"
     ],
     "text": "| `adamw(lr, weight_decay, beta1, beta2, epsilon)` | `lr: 0.001`, `weight_decay: 0.004`, `beta1: 0.9`, `beta2: 0.999`, `epsilon: 1e-7`, `clipnorm: 0` |",
-    "line": 446
+    "line": 449
   },
   {
     "section": "Optimizers",
@@ -539,7 +539,7 @@ export const languageDocs: readonly DocLine[] = [
       "rmsprop"
     ],
     "text": "| `rmsprop(lr, rho, momentum, epsilon)` | `lr: 0.001`, `rho: 0.9`, `momentum: 0`, `epsilon: 1e-7`, `clipnorm: 0` |",
-    "line": 447
+    "line": 450
   },
   {
     "section": "Data sources",
@@ -547,7 +547,7 @@ export const languageDocs: readonly DocLine[] = [
       "xor"
     ],
     "text": "| `xor(n, noise)` | `n: 200`, `noise: 0.1` | points `[2]` in 2 classes, generated from the seed |",
-    "line": 456
+    "line": 459
   },
   {
     "section": "Data sources",
@@ -555,7 +555,7 @@ export const languageDocs: readonly DocLine[] = [
       "moons"
     ],
     "text": "| `moons(n, noise)` | `n: 400`, `noise: 0.1` | two interleaved half circles: `[2]`, 2 classes |",
-    "line": 457
+    "line": 460
   },
   {
     "section": "Data sources",
@@ -563,7 +563,7 @@ export const languageDocs: readonly DocLine[] = [
       "spirals"
     ],
     "text": "| `spirals(n, classes, noise)` | `n: 400`, `classes: 2`, `noise: 0.1` | interleaved spirals: `[2]`, `classes` classes |",
-    "line": 458
+    "line": 461
   },
   {
     "section": "Data sources",
@@ -571,7 +571,7 @@ export const languageDocs: readonly DocLine[] = [
       "iris"
     ],
     "text": "| `iris(limit, offset)` | `limit: 150`, `offset: 0` | Fisher's 150 irises: `[4]`, 3 classes |",
-    "line": 459
+    "line": 462
   },
   {
     "section": "Data sources",
@@ -579,7 +579,7 @@ export const languageDocs: readonly DocLine[] = [
       "mnist"
     ],
     "text": "| `mnist(limit, offset)` | `limit: 10000` (at most 10000), `offset: 0` | handwritten digits `[28, 28, 1]`, 10 classes |",
-    "line": 460
+    "line": 463
   },
   {
     "section": "Data sources",
@@ -587,7 +587,7 @@ export const languageDocs: readonly DocLine[] = [
       "fashion_mnist"
     ],
     "text": "| `fashion_mnist(limit, offset)` | `limit: 10000` (at most 10000), `offset: 0` | clothing images `[28, 28, 1]`, 10 classes |",
-    "line": 461
+    "line": 464
   },
   {
     "section": "Data sources",
@@ -595,7 +595,7 @@ export const languageDocs: readonly DocLine[] = [
       "csv"
     ],
     "text": "| `csv(\"file.csv\", label: \"y\")` | the path; `label:` a column or a list of columns (default: the first) | a header row, then numbers: the other columns are the features |",
-    "line": 462
+    "line": 465
   },
   {
     "section": "Data sources",
@@ -603,7 +603,7 @@ export const languageDocs: readonly DocLine[] = [
       "idx"
     ],
     "text": "| `idx(images: \"...\", labels: \"...\", classes:)` | both paths required; `classes: 10` | the MNIST file format, plain or gzip |",
-    "line": 463
+    "line": 466
   },
   {
     "section": "Data sources",
@@ -611,7 +611,7 @@ export const languageDocs: readonly DocLine[] = [
       "npy"
     ],
     "text": "| `npy(x: \"...\", y: \"...\", classes:)` | both paths required; `classes: 10` | NumPy `.npy` arrays: features x `[count, ...]`, labels y |",
-    "line": 464
+    "line": 467
   },
   {
     "section": "Data sources",
@@ -619,6 +619,6 @@ export const languageDocs: readonly DocLine[] = [
       "npz"
     ],
     "text": "| `npz(\"file.npz\", x: \"...\", y: \"...\", classes:)` | the path and both keys required; `classes: 10` | two arrays of a NumPy `.npz` archive (`np.savez`, `np.savez_compressed`) |",
-    "line": 465
+    "line": 468
   }
 ];

@@ -132,8 +132,12 @@ export class FusedStep {
     this.module(batch, metrics);
   }
 
-  /** One training step of every member on x, y; returns the members' losses [N] and each metric [N]. */
-  run(x: Tensor, y: Tensor, metrics: readonly string[]): { losses: Tensor; metrics: Record<string, Tensor> } {
+  /**
+   * One training step of every member on x, y; returns the members' losses [N] and each metric [N]. `rows`,
+   * each member's real rows where some have fewer than B (members on their own data): the step reads
+   * only those, as the member alone on them would.
+   */
+  run(x: Tensor, y: Tensor, metrics: readonly string[], rows?: Int32Array): { losses: Tensor; metrics: Record<string, Tensor> } {
     const { tf, n } = this.host;
     const inputRank = this.host.ir.ops[0].shape.length;
     const batch = x.shape[x.rank === inputRank + 1 ? 0 : 1] as number;
@@ -152,6 +156,7 @@ export class FusedStep {
       yStride: y.rank === 3 ? (y.size / n) * 4 : 0,
       outputs: outputs.map(offset),
       base: offset(arena.tensor),
+      ...(rows ? { rows } : {}),
     });
     const made = outputs.map((o) => tf.engine().makeTensorFromTensorInfo(o as never) as Tensor);
     return { losses: made[0], metrics: Object.fromEntries(metrics.map((name, i) => [name, made[i + 1]])) };
@@ -285,6 +290,7 @@ export class FusedStep {
     this.writeHyper(g, this.heap(memory).f32, at.base);
     this.writeShared(g, this.heap(memory).f32, at.base);
     this.writeDraws(g, memory, at.base, batch);
+    if (at.rows) this.heap(memory).i32.set(at.rows, (at.base + g.rowsAt) / 4);
     g.run(at.base, this.host.n, batch);
     if (this.training) this.renewIds(at.backend);
   }
@@ -381,6 +387,9 @@ export class FusedStep {
       drawsAts.set(d.op, scratchAt);
       scratchAt += this.drawsBytes(d.width, batch);
     }
+    // each member's real rows, i32 [N], where a batch is padded
+    const rowsAt = scratchAt;
+    if (step.layout.table.includes('rows')) scratchAt += this.host.n * 4 + pad(this.host.n * 4);
     this.hyper.unwritten();
     this.generated = {
       step,
@@ -395,14 +404,15 @@ export class FusedStep {
       hyperAt,
       sharedAt,
       drawsAt,
+      rowsAt,
       scratchAt,
-      sources: step.layout.table.map((name) => this.source(name, { metrics, hyper: step.layout.hyper, shared: step.layout.shared, scratchAt, hyperAt, sharedAt, drawsAt: drawsAts })),
+      sources: step.layout.table.map((name) => this.source(name, { metrics, hyper: step.layout.hyper, shared: step.layout.shared, scratchAt, hyperAt, sharedAt, drawsAt: drawsAts, rowsAt })),
     };
     return this.generated;
   }
 
   /** Where one entry of the step's table comes from, at each call. */
-  private source(name: string, where: { metrics: readonly string[]; hyper: string[]; shared: string[]; scratchAt: number; hyperAt: number; sharedAt: number; drawsAt: Map<string, number> }): (at: StepAddresses) => number {
+  private source(name: string, where: { metrics: readonly string[]; hyper: string[]; shared: string[]; scratchAt: number; hyperAt: number; sharedAt: number; drawsAt: Map<string, number>; rowsAt: number }): (at: StepAddresses) => number {
     const { scratchAt, hyperAt } = where;
     const colon = name.indexOf(':');
     const [kind, rest] = colon < 0 ? [name, ''] : [name.slice(0, colon), name.slice(colon + 1)];
@@ -417,6 +427,8 @@ export class FusedStep {
         return (at) => at.xStride;
       case 'yStride':
         return (at) => at.yStride;
+      case 'rows':
+        return (at) => (at.rows ? at.base + where.rowsAt : 0);
       case 'losses':
         return (at) => at.outputs[0];
       case 'metric': {
@@ -551,6 +563,8 @@ interface Generated {
   hyperAt: number;
   sharedAt: number;
   drawsAt: number;
+  /** where each member's real rows are written, where a batch is padded */
+  rowsAt: number;
   scratchAt: number;
   /** each table entry's value at a call */
   sources: ((at: StepAddresses) => number)[];
@@ -566,4 +580,6 @@ interface StepAddresses {
   outputs: number[];
   /** the arena's address */
   base: number;
+  /** each member's real rows, where some have fewer than B */
+  rows?: Int32Array;
 }

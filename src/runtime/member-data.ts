@@ -36,6 +36,13 @@ export interface MemberBatch {
   y: Tensor;
   /** B, each member's rows */
   size: number;
+  /**
+   * each member's real rows [N], the first of its B, in an epoch's last batch under kfold when k does not
+   * divide n (a short member's padding lies there, and only there): the rows after them are padding, of
+   * weight 0, which its loss, metrics, gradient and batch statistics never see. Given for that batch
+   * whichever members are in it, so that how a member's step computes never depends on the others
+   */
+  rows?: Int32Array;
 }
 
 export class MemberData {
@@ -49,6 +56,8 @@ export class MemberData {
   private device?: { x: Tensor; y: Tensor };
   /** gather on the device (backends whose memory is not the host's), or on the host */
   private readonly onDevice: boolean;
+  /** whether some members are one example short (kfold, k not dividing n): their epochs' last batches are padded */
+  private readonly padded: boolean;
 
   constructor(
     private readonly tf: TF,
@@ -58,6 +67,7 @@ export class MemberData {
     // the checker's and netc train's NET4060; here for programs that call train() themselves
     if (spec.split.kind === 'kfold' && ds.count < spec.split.k) throw new Error(`split: kfold(${spec.split.k}) needs at least ${spec.split.k} training examples, one per fold; there are ${ds.count}`);
     this.length = epochLength(spec.split, ds.count);
+    this.padded = spec.split.kind === 'kfold' && ds.count % spec.split.k !== 0;
     this.ranges = batchRanges(this.length, spec.batch);
     const expects = lossSpecs.find((l) => l.name === spec.loss.name)!.expects;
     const classes = ds.labels.kind === 'classes' ? ds.labels.classes : 0;
@@ -73,13 +83,15 @@ export class MemberData {
     return e;
   }
 
-  /** Batch b of `epoch` for the members `ids`: each member's rows of its own epoch order. */
+  /** Batch b of `epoch` for the members `ids`: each member's rows of its own epoch order, padded where it has fewer. */
   batch(ids: readonly number[], epoch: number, b: number): MemberBatch {
     const [start, end] = this.ranges[b];
     const size = end - start;
     const rows = new Int32Array(ids.length * size);
     ids.forEach((id, m) => rows.set(this.order(id, epoch).subarray(start, end), m * size));
-    return { ...this.gather(rows, ids.length, size), size };
+    const batch = { ...this.gather(rows, ids.length, size), size };
+    if (!this.padded || b !== this.ranges.length - 1) return batch;
+    return { ...batch, rows: Int32Array.from(ids, (id) => realRows(this.examples(id).train.length, start, end)) };
   }
 
   /**
@@ -159,6 +171,18 @@ export class MemberData {
     tf.dispose([x, y, ...values]);
     return data;
   }
+}
+
+/**
+ * A member's real rows in the batch [start, end) of an epoch of its `own` examples (src/data/member-splits.ts
+ * pads the epoch after them). A batch that would hold none (the epoch's last batch one row long, and the
+ * member one example short) keeps its one padding row as a real one: the member then takes that step on
+ * its first example again, as it did before padding existed (docs/language.md says so, and netc train
+ * prints a note), since a step with no rows still moves a member whose optimizer has momentum.
+ */
+export function realRows(own: number, start: number, end: number): number {
+  const real = Math.min(end, own) - start;
+  return real > 0 ? real : end - start;
 }
 
 /** Rows `rows` of a row-major array of rows `width` numbers wide, one after another. */

@@ -414,27 +414,30 @@ export class Population {
   /**
    * The fused forward pass. x: [B, ...input], shared by all members (or [N, B, ...input], each member's
    * own, when the ensemble IR's input is not shared). Returns member-first outputs
-   * [N, B, ...output]. In training, batchnorm's new running statistics are pushed to `updates`.
+   * [N, B, ...output]. In training, batchnorm's new running statistics are pushed to `updates`; `rowWeights`
+   * [N, B] (1 real, 0 padding) keeps padding rows out of its batch statistics, on these ops (a module's forward does not take them).
    * A compiled module's forward (spec.forward), traced from these same ops by netc compile, runs instead when given.
    */
-  forward(x: Tensor, training: boolean, updates: [string, Tensor][] = []): Tensor {
-    if (this.spec.forward) return this.spec.forward(this.module, x, { training, updates });
-    const pass = this.pass(training, updates);
+  forward(x: Tensor, training: boolean, updates: [string, Tensor][] = [], rowWeights?: Tensor): Tensor {
+    if (this.spec.forward && !rowWeights) return this.spec.forward(this.module, x, { training, updates });
+    const pass = this.pass(training, updates, rowWeights);
     const values: Value[] = [pass.input(x)];
     for (const op of this.ir.ops.slice(1)) values[op.id] = pass.op(op.id, op.inputs.map((i) => values[i]));
     return pass.output(values[this.ir.model.output]);
   }
 
   /** The ops of one forward pass, to be called in order: what forward() runs, and what netc compile traces. */
-  pass(training: boolean, updates: [string, Tensor][] = []): ForwardPass {
+  pass(training: boolean, updates: [string, Tensor][] = [], rowWeights?: Tensor): ForwardPass {
     const { tf, ir } = this;
     const loop = ir.lowering === 'loop';
+    // each member's own row weights under the loop lowering, [B] each
+    const memberWeights = loop && rowWeights ? tf.unstack(rowWeights) : undefined;
     return {
       input: (x) => (ir.ops[0].shared ? (loop ? this.memberIds.map(() => x) : { t: x, shared: true, data: true }) : this.ownInputs(x)),
       op: (id, inputs) => {
         const op = ir.ops[id];
         const kind = layerKind(op.op)!;
-        const base = { tf, lowering: ir.lowering, training, attrs: op.attrs, inputShapes: op.inputs.map((i) => ir.ops[i].shape), outShape: op.shape };
+        const base = { tf, lowering: ir.lowering, training, attrs: op.attrs, inputShapes: op.inputs.map((i) => ir.ops[i].shape), outShape: op.shape, ...(rowWeights ? { rowWeights } : {}) };
         const short = (name: string) => name.slice(op.name.length + 1);
         // a shared layer's parameters are one variable, which every member reads
         const own = (name: string, m: number) => (this.sharedParams.has(name) ? name : `${name}#${m}`);
@@ -448,6 +451,7 @@ export class Population {
               hyper: (arg) => [this.spec.hyper(`${op.name}.${arg}`, id)],
               draws: (shape) => memberDraws(tf, this.module, op.name, shape, [m]),
               update: (param, value) => updates.push([own(`${op.name}/${param}`, m), value]),
+              ...(memberWeights ? { rowWeights: memberWeights[m] } : {}),
             };
             return kind.forward.single(ctx, inputs.map((v) => (v as Tensor[])[m]), params);
           });
@@ -545,30 +549,38 @@ export class Population {
   /**
    * One training step on a batch; returns the members' losses [N] (the caller disposes it). With
    * `metrics`, also each named metric (accuracy, mse, mae) of the members on the batch, [N] each, from the
-   * same forward pass, handed to `metrics.take` (the caller disposes them).
+   * same forward pass, handed to `metrics.take` (the caller disposes them). `rows` (MemberBatch.rows):
+   * each member's real rows, the first of its B, where an epoch's last batch may be padded; the rest weigh 0.
    */
-  trainStep(x: Tensor, y: Tensor, metrics?: { names: readonly string[]; take(values: Record<string, Tensor>): void }): Tensor {
+  trainStep(x: Tensor, y: Tensor, metrics?: { names: readonly string[]; take(values: Record<string, Tensor>): void }, rows?: Int32Array): Tensor {
     // the WGSL step clips no gradients (PBT may set clipnorm) and needs its scratch in one binding: else the op path's step
-    const generated = this.fused ?? (this.gpuStep?.runs(x.shape[0] as number) ? this.gpuStep : undefined);
+    const gpu = !rows && this.gpuStep?.runs(x.shape[0] as number) ? this.gpuStep : undefined;
+    const generated = this.fused ?? gpu;
     if (generated) {
-      const result = generated.run(x, y, metrics?.names ?? []);
+      const result = this.fused ? this.fused.run(x, y, metrics?.names ?? [], rows) : generated.run(x, y, metrics?.names ?? []);
       if (metrics?.names.length) metrics.take(result.metrics);
       this.step++;
       return result.losses;
     }
-    if (this.spec.step) {
+    // a padded batch (rows) runs on the population's own ops, which weigh the rows; a compiled module's step does not
+    if (this.spec.step && !rows) {
       const result = this.spec.step(this.module, x, y, metrics?.names ?? []);
       if (metrics?.names.length) metrics.take(result.metrics);
       return result.losses;
     }
     const { tf } = this;
+    // rows: each member's real rows, the first of its B; the others weigh 0, so that a member's loss, metrics,
+    // gradient and batchnorm's batch statistics are those of its real rows alone
+    const size = x.shape[1] as number;
+    const weights = rows && tf.tensor(Float32Array.from({ length: this.n * size }, (_, i) => (i % size < rows[Math.floor(i / size)] ? 1 : 0)), [this.n, size]);
     const updates: [string, Tensor][] = [];
     let losses: Tensor | undefined;
     const trainable = this.slots.map((s) => s.variable);
+    const { name: loss, args } = this.spec.loss;
     const { value, grads } = tf.variableGrads(() => {
-      const out = this.forward(x, true, updates);
-      losses = tf.keep(memberLosses(tf, this.spec.loss.name, this.spec.loss.args, out, y));
-      if (metrics?.names.length) metrics.take(Object.fromEntries(metrics.names.map((name) => [name, tf.keep(memberMetric(tf, name, this.spec.loss.name, out, y))])));
+      const out = this.forward(x, true, updates, weights);
+      losses = tf.keep(memberLosses(tf, loss, args, out, y, weights));
+      if (metrics?.names.length) metrics.take(Object.fromEntries(metrics.names.map((name) => [name, tf.keep(memberMetric(tf, name, loss, out, y, weights))])));
       for (const [, t] of updates) tf.keep(t);
       return tf.sum(losses);
     }, trainable);
@@ -579,6 +591,7 @@ export class Population {
     });
     for (const g of Object.values(grads)) g.dispose();
     for (const [, t] of updates) t.dispose();
+    weights?.dispose();
     this.step++;
     return losses!;
   }

@@ -83,7 +83,7 @@ export interface TrainResult extends ShardState {
   /** members whose loss went non-finite in the last batch run */
   diverged: number[];
   /** per batch run: its size, each member's loss and each member's value of every metric of the context */
-  batches: { size: number; loss: Float32Array; metrics: Record<string, Float32Array> }[];
+  batches: { size: number; loss: Float32Array; metrics: Record<string, Float32Array>; rows?: Int32Array }[];
 }
 
 export interface EvaluateResult {
@@ -162,14 +162,14 @@ export function hostBatcher(ctx: Pick<RunContext, 'loss' | 'train'>) {
 const YIELD_MS = 20;
 
 /** One step on tensors, its values read back. */
-async function tensorStep(tf: TF, pop: Population, b: { x: Tensor; y: Tensor; size: number }, names: readonly string[]): Promise<TrainResult['batches'][number]> {
+async function tensorStep(tf: TF, pop: Population, b: { x: Tensor; y: Tensor; size: number; rows?: Int32Array }, names: readonly string[]): Promise<TrainResult['batches'][number]> {
   let values: Record<string, Tensor> = {};
-  const losses = pop.trainStep(b.x, b.y, { names, take: (v) => (values = v) });
+  const losses = pop.trainStep(b.x, b.y, { names, take: (v) => (values = v) }, b.rows);
   const loss = (await losses.data()) as Float32Array;
   const metrics: Record<string, Float32Array> = {};
   for (const name of names) metrics[name] = (await values[name].data()) as Float32Array;
   tf.dispose([b.x, b.y, losses, ...Object.values(values)]);
-  return { size: b.size, loss, metrics };
+  return { size: b.size, loss, metrics, ...(b.rows ? { rows: b.rows } : {}) };
 }
 
 /** One step of the generated step on a batch from the host. */

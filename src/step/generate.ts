@@ -7,7 +7,9 @@
 //
 // The host writes the table (i32 addresses, in `StepLayout.table` order) and the members' hyperparameters
 // (f32 arrays [N], one per `StepLayout.hyper` key) before each call; scratch space is `arenaBytes` at the
-// table's `arena` entry, reused by every member.
+// table's `arena` entry, reused by every member. Members on rows of their own (a per-member input) read a
+// `rows` entry too: 0, or each member's real rows, i32 [N], the first of its B (a short member under kfold
+// pads an epoch's last batch); every layer, the loss and the metrics of member m then run over its rows alone.
 import type { EnsembleIR, WideOp, WideParam } from '../ensemble/ensemble-ir.js';
 import { layerKind } from '../layers/registry.js';
 import type { KernelBackwardContext, KernelContext } from '../layers/kernel-rule.js';
@@ -21,7 +23,7 @@ import { emitSteps } from './steps.js';
 import { PER_MEMBER_MACS } from '../kernels/matmul.js';
 
 export interface StepLayout {
-  /** the table's entries, in order: arena, x, y, xStride, yStride, losses, metric:<name>..., param:<name>, slot:<name>:<slot>..., hyper:<key>... */
+  /** the table's entries, in order: arena, x, y, xStride, yStride, rows (members on their own rows only), losses, metric:<name>..., param:<name>, slot:<name>:<slot>..., hyper:<key>... */
   table: string[];
   /** the per-member hyperparameter arrays the step reads, by key (`lr`, `-lr`, `bc1`, `leaky_relu_1.alpha`, ...) */
   hyper: string[];
@@ -94,7 +96,10 @@ export function generateStep(cfg: StepConfig): GeneratedStep {
   const draws = training ? cfg.ensemble.ops.filter((op) => op.id > 0 && layerKind(op.op)!.kernel!.draws).map((op) => ({ op: op.name, width: product(op.shape) })) : [];
   const shared = places.some((p) => p.shared) ? [...optimizerHyper[cfg.optimizer], ...(cfg.clipping ? ['clip'] : [])] : [];
   const table = [
-    'arena', 'x', 'y', 'xStride', 'yStride', 'losses',
+    'arena', 'x', 'y', 'xStride', 'yStride',
+    // each member's real rows, i32 [N], or 0 where all B are (members on their own data: a short member's batch is padded)
+    ...(ownRows(cfg.ensemble) ? ['rows'] : []),
+    'losses',
     ...cfg.metrics.map((m) => `metric:${m}`),
     // running statistics (batchnorm's) have no optimizer slots: their layer's forward code moves them
     ...places.flatMap((p) => [`param:${p.param.name}`, ...(p.param.trainable ? slotNames.map((s) => `slot:${p.param.name}:${s}`) : [])]),
@@ -122,6 +127,9 @@ interface Plan {
   shared: string[];
 }
 
+/** Whether each member reads rows of its own (the input is per member), and so may have fewer real rows than B. */
+const ownRows = (e: EnsembleIR) => !e.ops[0].shared;
+
 /** The step function's body; returns the scratch space it uses. */
 function emitStep(c: Code, cfg: StepConfig, plan: Plan): number {
   const e = cfg.ensemble;
@@ -147,6 +155,8 @@ function emitStep(c: Code, cfg: StepConfig, plan: Plan): number {
   const memberBase = new Map<string, Local>(placed.map((t) => [t, c.local('i32')]));
   const hyperValue = new Map<string, Local>(plan.hyper.map((k) => [k, c.local('f32')]));
   const m = c.local('i32');
+  // the member's rows: its real ones where the host says it has fewer than B (the rest is padding, never read)
+  const memberBatch = ownRows(e) ? c.local('i32') : batch;
   const xBase = c.local('i32');
   const yBase = c.local('i32');
   const trained = plan.places.filter((p) => p.param.trainable);
@@ -162,13 +172,14 @@ function emitStep(c: Code, cfg: StepConfig, plan: Plan): number {
   c.for(m, () => c.i32(0), () => c.get(n), () => {
     c.get(at('x')).get(m).get(at('xStride')).i32Mul().i32Add().set(xBase);
     c.get(at('y')).get(m).get(at('yStride')).i32Mul().i32Add().set(yBase);
+    if (memberBatch !== batch) c.get(at('rows')).if(() => c.get(at('rows')).get(m).i32(4).i32Mul().i32Add().loadI32().set(memberBatch), () => c.get(batch).set(memberBatch));
     for (const [name, local] of memberBase) {
       const place = plan.places.find((p) => name === `param:${p.param.name}` || name.startsWith(`slot:${p.param.name}:`))!;
       c.get(at(name)).get(m).i32(place.memberBytes).i32Mul().i32Add().set(local);
     }
     for (const [key, local] of hyperValue) c.get(at(`hyper:${key}`)).get(m).i32(4).i32Mul().i32Add().loadF32().set(local);
     values.set(0, { base: xBase, offset: 0, width: product(e.ops[0].shape) });
-    const contexts = e.ops.slice(1).map((op) => context(c, op, { training, maxBatch: cfg.maxBatch, member: m, entry: at, batch, arena, values, saved, memberBase, rowStride, hyperValue, plan, shapes: e.ops.map((o) => o.shape) }));
+    const contexts = e.ops.slice(1).map((op) => context(c, op, { training, maxBatch: cfg.maxBatch, member: m, entry: at, batch: memberBatch, fullBatch: batch, arena, values, saved, memberBase, rowStride, hyperValue, plan, shapes: e.ops.map((o) => o.shape) }));
     // each layer's code, the loss and each update a function of its own (Code.outlined says why)
     for (const [op, k] of contexts) c.outlined(() => layerKind(op.op)!.kernel!.forward(k));
     const out = e.model.output;
@@ -183,7 +194,7 @@ function emitStep(c: Code, cfg: StepConfig, plan: Plan): number {
       metricOut[name] = l;
     }
     const terms = arena.mat(outMat.width);
-    c.outlined(() => emitLoss(c, cfg.loss.name, cfg.loss.args, outMat.width, { batch, p: outMat, y: yBase, dp: dValues.get(out)!, lossOut, metricOut, terms }));
+    c.outlined(() => emitLoss(c, cfg.loss.name, cfg.loss.args, outMat.width, { batch: memberBatch, p: outMat, y: yBase, dp: dValues.get(out)!, lossOut, metricOut, terms }));
     if (!training) return;
     backward(c, contexts, { arena, values, dValues, needsGrad, grads, sharedGrads, consumers: consumerCounts(e) });
     for (const p of trained) if (!p.shared) c.outlined(() => update(c, cfg, plan, p, { grads, memberBase, rowStride, hyperValue }));
@@ -207,7 +218,10 @@ interface Buffers {
   maxBatch: number;
   member: Local;
   entry(name: string): Local;
+  /** the member's rows */
   batch: Local;
+  /** B, every member's rows with padding: the layout of the host's draws */
+  fullBatch: Local;
   arena: Arena;
   values: Map<number, Mat>;
   saved: Map<string, Mat>;
@@ -247,7 +261,7 @@ function context(c: Code, op: WideOp, b: Buffers): [WideOp, KernelContext] {
     draws: () => {
       // the member's block of the host's draws: [N, B, width], member m at m * B * width floats
       const at = c.local('i32');
-      c.get(b.entry(`draws:${op.name}`)).get(b.member).get(b.batch).i32Mul().i32(width * 4).i32Mul().i32Add().set(at);
+      c.get(b.entry(`draws:${op.name}`)).get(b.member).get(b.fullBatch).i32Mul().i32(width * 4).i32Mul().i32Add().set(at);
       return { base: at, offset: 0, width };
     },
     saved: (name, w) => {

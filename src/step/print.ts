@@ -30,7 +30,7 @@ export function printFusedStep(plan: FusedPlan): string {
   L.push(shared.length ? "  for each member m (its arithmetic its own, but for the shared layers' gradients, which add up member after member):" : '  for each member m (its arithmetic its own: nothing is summed across members):');
   L.push('    forward');
   for (const op of e.ops) {
-    if (op.id === 0) L.push(`      input       x ${shape(op.shape)}${op.shared ? ', shared by every member' : ', the member\'s own rows'}`);
+    if (op.id === 0) L.push(`      input       x ${shape(op.shape)}${op.shared ? ', shared by every member' : ", the member's own rows (its real ones: a short member's padding is not read)"}`);
     else L.push(`      ${op.name.padEnd(11)} ${describe(op.op, op.attrs, op.inputs.map((i) => e.ops[i].name))} -> ${shape(op.shape)}${products(e, op.params, config.maxBatch)}`);
   }
   const loss = config.loss.name;

@@ -68,20 +68,21 @@ export class HostSums {
 
   /**
    * One batch of `size` examples: for each member m of `ids` whose loss is finite, each metric's
-   * values[name][m] × size is added to its sums and `size` to its count.
+   * values[name][m] × size is added to its sums and `size` to its count. `rows`, where a member's batch
+   * is padded (src/runtime/member-data.ts), gives each member's real rows, which count in place of `size`.
    */
-  addBatch(ids: readonly number[], values: Record<string, ArrayLike<number>>, size: number): void {
+  addBatch(ids: readonly number[], values: Record<string, ArrayLike<number>>, size: number, rows?: ArrayLike<number>): void {
     const loss = values.loss;
     if (this.at.length < ids.length) this.at = new Int32Array(ids.length);
     const at = this.at;
     for (let m = 0; m < ids.length; m++) {
       at[m] = Number.isFinite(loss[m]) ? this.slot(ids[m]) : -1;
-      if (at[m] >= 0) this.counts[at[m]] += size;
+      if (at[m] >= 0) this.counts[at[m]] += rows ? rows[m] : size;
     }
     for (const name in values) {
       const sums = this.metric(name);
       const v = values[name];
-      for (let m = 0; m < ids.length; m++) if (at[m] >= 0) sums[at[m]] += v[m] * size;
+      for (let m = 0; m < ids.length; m++) if (at[m] >= 0) sums[at[m]] += v[m] * (rows ? rows[m] : size);
     }
   }
 

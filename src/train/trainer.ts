@@ -22,7 +22,7 @@ import { HostStore } from './host-store.js';
 import { NETC_VERSION } from '../version.js';
 import { InProcess } from '../scale/in-process.js';
 import { shards, type Transport } from '../scale/transport.js';
-import { MemberData, memberBatches } from '../runtime/member-data.js';
+import { MemberData, memberBatches, type MemberBatch } from '../runtime/member-data.js';
 import { batcher, hostBatcher, type EvaluateJob, type EvaluateResult, type RunContext, type TrainJob, type TrainResult as ShardTrainResult } from '../scale/shard-job.js';
 import { minFiniteLoss, minOf } from '../util/extrema.js';
 
@@ -454,21 +454,21 @@ class TrainingRun {
       const batch = this.hostBatch(this.setup.data.train, order, s0, s1);
       return this.summed(pop, pop.trainHostStep(batch.x, batch.y, batch.size, extra), batch.size);
     }
-    const { x, y, size } = this.own ? this.own.batch(pop.memberIds, this.epoch, b) : this.batch(this.setup.data.train, order, s0, s1);
+    const { x, y, size, rows }: MemberBatch = this.own ? this.own.batch(pop.memberIds, this.epoch, b) : this.batch(this.setup.data.train, order, s0, s1);
     let metrics: Record<string, Tensor> = {};
-    const losses = pop.trainStep(x, y, { names: extra, take: (v) => (metrics = v) });
+    const losses = pop.trainStep(x, y, { names: extra, take: (v) => (metrics = v) }, rows);
     const summed = (values: StepValues): number[] => {
       tf.dispose([x, y, losses, ...Object.values(metrics)]);
-      return this.summed(pop, values, size);
+      return this.summed(pop, values, size, rows);
     };
     const values = stepValues(losses, metrics, extra, this.syncReads);
     return values instanceof Promise ? values.then(summed) : summed(values);
   }
 
   /** A step's values into the sums; the members whose loss went non-finite. */
-  private summed(pop: Population, values: StepValues, size: number): number[] {
+  private summed(pop: Population, values: StepValues, size: number, rows?: Int32Array): number[] {
     this.trained += pop.n;
-    this.addToSums(pop.memberIds, values, size);
+    this.addToSums(pop.memberIds, values, size, rows);
     const loss = values.loss;
     const diverged: number[] = [];
     for (let m = 0; m < loss.length; m++) if (!Number.isFinite(loss[m])) diverged.push(pop.memberIds[m]);
@@ -476,9 +476,9 @@ class TrainingRun {
   }
 
   /** A batch's losses and metrics of these members, into the epoch's and every schedule's sums; non-finite losses stay out. */
-  private addToSums(ids: readonly number[], values: Record<string, ArrayLike<number>>, size: number): void {
-    this.epochSums.addBatch(ids, values, size);
-    for (const sums of this.scheduleSums) sums.addBatch(ids, values, size);
+  private addToSums(ids: readonly number[], values: Record<string, ArrayLike<number>>, size: number, rows?: Int32Array): void {
+    this.epochSums.addBatch(ids, values, size, rows);
+    for (const sums of this.scheduleSums) sums.addBatch(ids, values, size, rows);
   }
 
   /** The active members cut into shards: at most `resident` each in this process, one per worker elsewhere. */
@@ -509,7 +509,7 @@ class TrainingRun {
     again.forEach((i, k) => (results[i] = redone[k]));
     for (const r of results) {
       store.put(r);
-      for (const b of r.batches) this.addToSums(r.memberIds, { loss: b.loss, ...b.metrics }, b.size);
+      for (const b of r.batches) this.addToSums(r.memberIds, { loss: b.loss, ...b.metrics }, b.size, b.rows);
       this.trained += r.ran * r.memberIds.length;
     }
     return { diverged: results.flatMap((r) => r.diverged), ran: end - from };

@@ -2,12 +2,15 @@
 // netc's trainer must end with the weights of member i's tfjs-layers model trained alone by tf.train.adam
 // on its own examples, in the order docs/language.md states — computed here from the rule, not by netc:
 //  - kfold(k), shuffle off: every example but fold (i mod k), in order; a member with one example fewer
-//    than the largest takes its first again at the end of each epoch (14 examples in 3 folds: 5, 5, 4);
+//    than the largest (14 examples in 3 folds: 5, 5, 4) trains alone on exactly its own: its last batch of
+//    each epoch is one row shorter (3 rows of 4), with no example repeated;
 //  - kfold(k), shuffle on: those examples permuted each epoch by Rng.of(seed, 'member-shuffle', i, epoch);
 //  - bootstrap(): n draws Rng.of(seed, 'bootstrap', i).int(n), in the order drawn.
 // Its reported metrics must be the reference's: the last epoch's training loss and accuracy, and its loss
 // and accuracy on its own held-out fold (or out-of-bag set). A dense and a conv first layer (the layers
-// that lose the shared-input fast path), every lowering on cpu, grouped on wasm; sparse labels, so that
+// that lose the shared-input fast path) and a batchnorm (whose batch statistics must see the short
+// member's real rows only), every lowering on cpu (the op path) and on wasm (grouped: the generated step;
+// blockdiag and loop: the op path), grouped on wasm with the op path forced too; sparse labels, so that
 // each member's own labels go through the loss and the accuracy.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compile } from '../../src/pipeline.js';
@@ -30,16 +33,19 @@ const EPOCHS = 2;
 const SEED = 4;
 const LRS = [0.05, 0.01];
 
-const models = {
+const models: Record<string, { input: number[]; layers: string; batch?: number }> = {
   dense: { input: [3], layers: 'dense(5, activation: tanh)\ndense(3, activation: softmax)' },
   conv: { input: [4, 4, 1], layers: 'conv2d(2, kernel: 3, activation: tanh)\nflatten()\ndense(3, activation: softmax)' },
+  // batches of 6: a short member's last batch is 3 real rows and 1 of padding. (A one-row batch, which
+  // batches of 4 would give, has variance 0: rsqrt(epsilon) then magnifies last-bit differences to ~3e-5.)
+  batchnorm: { input: [3], layers: 'dense(5, bias: false)\nbatchnorm()\nrelu()\ndense(3, activation: softmax)', batch: 6 },
 };
 
-const source = (model: { input: number[]; layers: string }, split: string, members: number, shuffle: boolean, loss = 'sparse_categorical_crossentropy') => `model m(input: [${model.input.join(', ')}]) {
+const source = (model: { input: number[]; layers: string; batch?: number }, split: string, members: number, shuffle: boolean, loss = 'sparse_categorical_crossentropy') => `model m(input: [${model.input.join(', ')}]) {
 ${model.layers}
 }
 ensemble { members: ${members} seed: ${SEED} split: ${split} vary lr: [${LRS.join(', ')}] }
-train { data: idx(images: "none-images", labels: "none-labels", classes: 3) loss: ${loss} optimizer: adam batch: ${BATCH} epochs: ${EPOCHS} shuffle: ${shuffle} metrics: [accuracy] }
+train { data: idx(images: "none-images", labels: "none-labels", classes: 3) loss: ${loss} optimizer: adam batch: ${model.batch ?? BATCH} epochs: ${EPOCHS} shuffle: ${shuffle} metrics: [accuracy] }
 `;
 
 /** COUNT reproducible examples of the model's input, each with a class label. */
@@ -59,6 +65,7 @@ interface Plan {
   held: number[];
   /** examples per epoch: the largest member's training set */
   length: number;
+  /** the member's own examples of an epoch, in order (fewer than `length` for a short member) */
   order(epoch: number): number[];
 }
 
@@ -69,9 +76,10 @@ function kfoldPlan(k: number, shuffle: boolean) {
     const held = range(start, start + sizes[i % k]);
     const own = range(0, COUNT).filter((e) => !held.includes(e));
     const length = COUNT - Math.min(...sizes);
+    // its own examples and nothing more: a member with fewer has a shorter last batch
     const order = (epoch: number) => {
       const perm = shuffle ? Array.from(Rng.of(SEED, 'member-shuffle', i, epoch).permutation(own.length)) : range(0, own.length);
-      return range(0, length).map((j) => own[perm[j % own.length]]);
+      return range(0, own.length).map((j) => own[perm[j]]);
     };
     return { own, held, length, order };
   };
@@ -113,15 +121,18 @@ const cases: Record<string, Case> = {
   'bootstrap(), shuffle off': { split: 'bootstrap()', members: 3, shuffle: false, plan: bootstrapPlan },
 };
 
-async function expectSplitMatches(c: Case, modelName: keyof typeof models, lowering: Lowering) {
+async function expectSplitMatches(c: Case, modelName: keyof typeof models, lowering: Lowering, engine?: 'ops') {
   const spec = models[modelName];
   const state = compile(source(spec, c.split, c.members, c.shuffle), 'splits.net', { lowering });
   expect(state.ensemble, state.diagnostics.map((d) => d.message).join('\n')).toBeDefined();
   const program = state.program!;
   const hyper = hyperTable(program, state.ir!);
   const ds = dataset(spec.input);
-  const perEpoch = Math.ceil(c.plan(0).length / BATCH);
-  const result = await train({ tf: tf as unknown as TF, program, model: state.ir!, ensemble: state.ensemble!, hyper, data: { train: ds }, steps: EPOCHS * perEpoch, seed: SEED });
+  const batch = spec.batch ?? BATCH;
+  const perEpoch = Math.ceil(c.plan(0).length / batch);
+  const result = await train({ tf: tf as unknown as TF, program, model: state.ir!, ensemble: state.ensemble!, hyper, data: { train: ds }, steps: EPOCHS * perEpoch, seed: SEED, ...(engine ? { engine } : {}) });
+  // on wasm the grouped lowering trains by the generated step unless ops are forced; the rest on TF.js ops
+  if (tf.getBackend() === 'wasm') expect(result.population.engine).toBe(lowering === 'grouped' && !engine ? 'fused' : 'ops');
   for (let i = 0; i < c.members; i++) {
     const plan = c.plan(i);
     const model = alone({ pop: undefined!, program, ir: state.ir!, hyper }, i);
@@ -130,8 +141,8 @@ async function expectSplitMatches(c: Case, modelName: keyof typeof models, lower
     for (let epoch = 0; epoch < EPOCHS; epoch++) {
       const order = plan.order(epoch);
       sums = { loss: 0, count: 0 };
-      for (let s = 0; s < order.length; s += BATCH) {
-        const { x, y } = rows(ds, spec.input, order.slice(s, s + BATCH));
+      for (let s = 0; s < order.length; s += batch) {
+        const { x, y } = rows(ds, spec.input, order.slice(s, s + batch));
         const loss = (await model.trainOnBatch(x, y)) as number;
         sums = { loss: sums.loss + loss * x.shape[0], count: sums.count + x.shape[0] };
         tf.dispose([x, y]);
@@ -165,6 +176,9 @@ describe('members on their own data, against plain TF.js on wasm', () => {
   beforeAll(() => useBackend('wasm'));
   afterAll(() => tf.disposeVariables());
   it.each(Object.keys(cases))('%s: conv, grouped', (name) => expectSplitMatches(cases[name], 'conv', 'grouped'));
+  // the short member's padded last batch, on both engines: the generated step (grouped) and TF.js ops
+  it.each(lowerings)('kfold(3), shuffle on: batchnorm, %s', (lowering) => expectSplitMatches(cases['kfold(3), shuffle on'], 'batchnorm', lowering));
+  it.each(['dense', 'batchnorm'] as const)('kfold(3), shuffle on: %s, grouped, ops forced', (modelName) => expectSplitMatches(cases['kfold(3), shuffle on'], modelName, 'grouped', 'ops'));
 });
 
 // Bootstrapped heads: a shared trunk under bootstrap() sees every member's own batch, and trains on the sum
@@ -224,6 +238,13 @@ describe('a member batch gathered on the host and on the device', () => {
     const ds = dataset(models.conv.input);
     const spec = { split: program.ensemble.split!, train: ds, seed: SEED, shuffle: true, batch: BATCH, input: models.conv.input, loss: program.train!.loss };
     const [host, device] = (['host', 'device'] as const).map((gatherOn) => new MemberData(tf as unknown as TF, { ...spec, gatherOn }));
+    // batch 2 of an epoch, [8, 10): members 0 and 1 (9 examples each) have 1 real row, member 2 (10) both;
+    // the last batch says so whoever is in it (member 2 alone too), the others never pad
+    const [last, alone2, full] = [host.batch([0, 1, 2], 0, 2), host.batch([2], 0, 2), host.batch([0, 1, 2], 0, 1)];
+    expect(Array.from(last.rows ?? [])).toEqual([1, 1, 2]);
+    expect(Array.from(alone2.rows ?? [])).toEqual([2]);
+    expect(full.rows).toBeUndefined();
+    tf.dispose([last, alone2, full].flatMap((t) => [t.x, t.y]));
     for (const [epoch, b] of [[0, 0], [1, 2]]) {
       const [a, c] = [host.batch([5, 0, 3], epoch, b), device.batch([5, 0, 3], epoch, b)];
       expect(a.x.shape).toEqual([3, a.size, 4, 4, 1]);
