@@ -11,7 +11,7 @@ const tmp = () => mkdtempSync(join(tmpdir(), 'netc-webgpu-'));
 describe('--backend webgpu', () => {
   it("where it cannot run, says why in netc's words, without Dawn's raw warning and its build paths", async () => {
     const bin = new URL('../bin/netc.js', import.meta.url).pathname;
-    const r = spawnSync('node', [bin, 'train', 'examples/xor.net', '--steps', '1', '--backend', 'webgpu', '--out', join(tmp(), 'run')], { encoding: 'utf8' });
+    const r = spawnSync('node', [bin, 'train', 'examples/xor.net', '--steps', '1', '--backend', 'webgpu', '--engine', 'auto', '--out', join(tmp(), 'run')], { encoding: 'utf8' });
     if (r.status === 0) {
       // an adapter exists here: webgpu trains, xor.net by the fused WGSL step (Dawn may print its notes about software Vulkan's limits)
       expect(r.stdout).toContain('webgpu, grouped, fused WGSL step)');

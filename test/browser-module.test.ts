@@ -75,7 +75,8 @@ async function reference(c: Case, input: ModuleInput, backend: 'cpu' | 'wasm'): 
   await selectBackend(backend, { log: () => {} });
   const path = join(root, c.net);
   const state = compile(readFileSync(path, 'utf8'), path, { host: fileHost(path), members: c.members });
-  const pop = runtimePopulation(tf, state);
+  // the engine the module picks in the page (the generated step where it covers the model), whatever NETC_ENGINE says
+  const pop = runtimePopulation(tf, state, { engine: 'auto' });
   const x = tf.tensor(input.x, input.xShape);
   const y = tf.tensor(input.y, input.yShape);
   for (const batch of input.batches) {

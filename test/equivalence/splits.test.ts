@@ -121,7 +121,9 @@ const cases: Record<string, Case> = {
   'bootstrap(), shuffle off': { split: 'bootstrap()', members: 3, shuffle: false, plan: bootstrapPlan },
 };
 
-async function expectSplitMatches(c: Case, modelName: keyof typeof models, lowering: Lowering, engine?: 'ops') {
+async function expectSplitMatches(c: Case, modelName: keyof typeof models, lowering: Lowering, forced?: 'ops') {
+  // the generated step where it applies, named (NETC_ENGINE=ops, as npm run test:ops sets it, would pick ops): else ops
+  const engine = forced ?? (lowering === 'grouped' ? 'fused' : undefined);
   const spec = models[modelName];
   const state = compile(source(spec, c.split, c.members, c.shuffle), 'splits.net', { lowering });
   expect(state.ensemble, state.diagnostics.map((d) => d.message).join('\n')).toBeDefined();
@@ -132,7 +134,7 @@ async function expectSplitMatches(c: Case, modelName: keyof typeof models, lower
   const perEpoch = Math.ceil(c.plan(0).length / batch);
   const result = await train({ tf: tf as unknown as TF, program, model: state.ir!, ensemble: state.ensemble!, hyper, data: { train: ds }, steps: EPOCHS * perEpoch, seed: SEED, ...(engine ? { engine } : {}) });
   // on wasm the grouped lowering trains by the generated step unless ops are forced; the rest on TF.js ops
-  if (tf.getBackend() === 'wasm') expect(result.population.engine).toBe(lowering === 'grouped' && !engine ? 'fused' : 'ops');
+  if (tf.getBackend() === 'wasm') expect(result.population.engine).toBe(lowering === 'grouped' && !forced ? 'fused' : 'ops');
   for (let i = 0; i < c.members; i++) {
     const plan = c.plan(i);
     const model = alone({ pop: undefined!, program, ir: state.ir!, hyper }, i);
