@@ -30,7 +30,7 @@ interface WeightSpec {
   dtype: string;
 }
 
-export function importCommand(modelDir: string, run: string, member: number, io: Io, options: { shared?: boolean } = {}): number {
+export async function importCommand(modelDir: string, run: string, member: number, io: Io, options: { shared?: boolean } = {}): Promise<number> {
   let lock: RunLock | undefined;
   try {
     const info = readRunInfo(run);
@@ -50,7 +50,7 @@ export function importCommand(modelDir: string, run: string, member: number, io:
     manifest.acc_beta1[m] = 1;
     manifest.acc_beta2[m] = 1;
     if (shared.length) replaceShared(manifest, tensors, incoming);
-    writeCheckpointFiles(run, manifest, tensors);
+    await writeCheckpointFiles(run, manifest, tensors);
     const also = shared.length ? `; the shared layers' weights are replaced for every member, their optimizer state afresh too` : '';
     io.out(`${modelDir} -> member ${member} of ${run} (step ${manifest.position.step}; its optimizer state starts afresh${also})\n`);
     return ExitCode.ok;

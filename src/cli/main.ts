@@ -149,8 +149,8 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     .requiredOption('--into <run>', 'the run directory')
     .requiredOption('--member <k>', 'the member to replace', intOption(0))
     .option('--shared', "also replace the shared layers' weights, for every member (otherwise they must match the run's)")
-    .action((modelDir: string, opts: { into: string; member: number; shared?: boolean }) => {
-      code = importCommand(modelDir, opts.into, opts.member, io, { shared: opts.shared });
+    .action(async (modelDir: string, opts: { into: string; member: number; shared?: boolean }) => {
+      code = await importCommand(modelDir, opts.into, opts.member, io, { shared: opts.shared });
     });
 
   program

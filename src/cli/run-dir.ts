@@ -4,7 +4,7 @@
 // that names it: a run killed at any moment leaves the previous checkpoint or the new one, never half.
 import { createHash } from 'node:crypto';
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeSync } from 'node:fs';
-import { writeAtomic, writeAtomicBy } from '../util/write-atomic.js';
+import { writeAtomic, writeAtomicBy, writeAtomicByAsync } from '../util/write-atomic.js';
 import { maxOf } from '../util/extrema.js';
 import { plural } from '../util/plural.js';
 import { join } from 'node:path';
@@ -13,7 +13,7 @@ import type { EnsembleIR } from '../ensemble/ensemble-ir.js';
 import { slicingMap, type SlicingMap } from '../ensemble/slicing-map.js';
 import { printModelIR } from '../ir/print.js';
 import type { ModelIR } from '../ir/model-ir.js';
-import { damagedTensor, decodeTensors, describeCheckpoint, manifestProblem, nonFiniteParameter, sha256, tensorBytes, withChecksums, memberParams, restore, type CheckpointManifest, type RetiredMember, type StateSource, type TrainPosition } from '../train/checkpoint.js';
+import { damagedTensor, decodeTensors, describeCheckpoint, manifestProblem, nonFiniteParameter, sha256, tensorBytes, valuesOf, memberParams, restore, type CheckpointManifest, type RetiredMember, type StateSource, type TensorValues, type TrainPosition } from '../train/checkpoint.js';
 import { Population } from '../runtime/population.js';
 import { compiledRun, type CompiledRun } from '../runtime/compiled-run.js';
 import type { TF } from '../kernels/tf.js';
@@ -154,8 +154,9 @@ export async function writeCheckpoint(
   meta: { fingerprint: string; seed: number; hyperKeys: string[]; retired?: RetiredMember[]; extra?: Map<string, Float32Array> },
 ): Promise<void> {
   const data = `population-${position.step}.bin`;
-  const { manifest, tensors } = await describeCheckpoint(population, position, { ...meta, data });
-  writeCheckpointFiles(dir, manifest, tensors);
+  // a population's tensors are read one at a time as the writer comes to them
+  const { manifest, tensors } = await describeCheckpoint(population, position, { ...meta, data }, true);
+  await writeCheckpointFiles(dir, manifest, tensors);
 }
 
 /**
@@ -164,13 +165,19 @@ export async function writeCheckpoint(
  * previous one stays as it was. A buffer of a later step than this one (left by a run killed before its
  * manifest) is not superseded and stays.
  */
-export function writeCheckpointFiles(dir: string, given: CheckpointManifest, tensors: Map<string, Float32Array>): void {
-  const manifest = withChecksums(given, tensors);
-  const bin = join(dir, manifest.data);
-  // tensor by tensor, each at its offset: no copy of the whole population is made
-  writeAtomicBy(bin, (fd) => {
-    for (const t of manifest.tensors) writeAllSync(fd, tensorBytes(tensors.get(t.name)!), 4 * t.offset);
+export async function writeCheckpointFiles(dir: string, given: CheckpointManifest, tensors: Map<string, TensorValues>): Promise<void> {
+  const bin = join(dir, given.data);
+  // tensor by tensor, each read (where it is a read), checksummed and written at its offset, then let go:
+  // neither the whole population nor a copy of it is on the host at once
+  const checksums = new Map<string, string>();
+  await writeAtomicByAsync(bin, async (fd) => {
+    for (const t of given.tensors) {
+      const bytes = tensorBytes(await valuesOf(tensors.get(t.name)!));
+      checksums.set(t.name, sha256(bytes));
+      writeAllSync(fd, bytes, 4 * t.offset);
+    }
   });
+  const manifest: CheckpointManifest = { ...given, tensors: given.tensors.map((t) => ({ ...t, sha256: checksums.get(t.name)! })) };
   if (!readsBackWhole(bin, manifest)) {
     throw new RunError(`the checkpoint buffer ${bin} did not read back as it was written; the previous checkpoint is kept (population.json names it)`);
   }

@@ -724,20 +724,26 @@ export class Population {
    */
   async exportState(): Promise<Map<string, Float32Array>> {
     const out = new Map<string, Float32Array>();
-    const canonical = async (p: WideParam, vars: Variable[]) => {
-      if (p.layout === 'shared') return (await vars[0].data()) as Float32Array;
-      if (p.layout !== 'separate') return stackMembers(p.layout, p.shape, this.n, (await vars[0].data()) as Float32Array);
-      const size = p.shape.reduce((a, b) => a * b, 1);
-      const all = new Float32Array(size * this.n);
-      for (let m = 0; m < this.n; m++) all.set((await vars[m].data()) as Float32Array, m * size);
-      return all;
-    };
-    for (const p of this.ir.params) {
-      out.set(p.name, await canonical(p, this.variables.get(p.name)!));
-      if (!p.trainable) continue;
-      for (const slotName of this.slotNames()) out.set(`${p.name}:${slotName}`, await canonical(p, this.slotVariables(p, slotName)));
-    }
+    for (const name of this.stateNames()) out.set(name, await this.exportTensor(name));
     return out;
+  }
+
+  /** The names exportState() gives, in its order: each parameter, then its optimizer slots (`NAME:SLOT`). */
+  stateNames(): string[] {
+    return this.ir.params.flatMap((p) => [p.name, ...(p.trainable ? this.slotNames().map((slot) => `${p.name}:${slot}`) : [])]);
+  }
+
+  /** One of exportState()'s tensors by name, on its own: a writer can take them one at a time. */
+  async exportTensor(name: string): Promise<Float32Array> {
+    const colon = name.indexOf(':');
+    const p = this.ir.params.find((q) => q.name === (colon < 0 ? name : name.slice(0, colon)))!;
+    const vars = colon < 0 ? this.variables.get(p.name)! : this.slotVariables(p, name.slice(colon + 1));
+    if (p.layout === 'shared') return (await vars[0].data()) as Float32Array;
+    if (p.layout !== 'separate') return stackMembers(p.layout, p.shape, this.n, (await vars[0].data()) as Float32Array);
+    const size = p.shape.reduce((a, b) => a * b, 1);
+    const all = new Float32Array(size * this.n);
+    for (let m = 0; m < this.n; m++) all.set((await vars[m].data()) as Float32Array, m * size);
+    return all;
   }
 
   /** Restores what exportState() wrote (for the same model and member count). */

@@ -97,13 +97,28 @@ export interface StateSource {
   hyper(key: string, member: number): number;
 }
 
-export async function populationSource(population: Population): Promise<StateSource> {
+/** A tensor's values, or a read of them that a writer makes when it comes to the tensor (one at a time). */
+export type TensorValues = Float32Array | (() => Promise<Float32Array>);
+
+/** The values, read where they are a read. */
+export const valuesOf = async (v: TensorValues): Promise<Float32Array> => (typeof v === 'function' ? await v() : v);
+
+/**
+ * A population's state for a checkpoint. `lazy`: each tensor read only when the writer comes to it, so
+ * that at most one is on the host at a time (100,000 forum members' parameters and Adam slots are 97 MB).
+ */
+/** A StateSource whose tensors may be reads not made yet (a population's, for a checkpoint writer). */
+export type CheckpointSource = Omit<StateSource, 'state'> & { state: Map<string, TensorValues> };
+
+export async function populationSource(population: Population): Promise<StateSource>;
+export async function populationSource(population: Population, lazy: true): Promise<CheckpointSource>;
+export async function populationSource(population: Population, lazy = false): Promise<CheckpointSource> {
   return {
     model: population.ir.model.name,
     lowering: population.ir.lowering,
     optimizer: population.spec.optimizer,
     memberIds: population.memberIds,
-    state: await population.exportState(),
+    state: lazy ? new Map(population.stateNames().map((name) => [name, () => population.exportTensor(name)])) : await population.exportState(),
     accBeta1: population.state.accBeta1,
     accBeta2: population.state.accBeta2,
     shapes: new Map(population.ir.params.map((p) => [p.name, p.shape])),
@@ -126,13 +141,13 @@ export interface CheckpointMeta {
 /** A checkpoint as one buffer: the manifest and its tensors' values one after another. */
 export async function encodeCheckpoint(population: Population | StateSource, position: TrainPosition, meta: CheckpointMeta): Promise<{ manifest: CheckpointManifest; bytes: Uint8Array }> {
   const { manifest, tensors } = await describeCheckpoint(population, position, meta);
-  return { manifest, bytes: joinTensors(manifest, tensors) };
+  return { manifest, bytes: await joinTensors(manifest, tensors) };
 }
 
 /** The tensors of a manifest as its one buffer, each at its offset. */
-export function joinTensors(manifest: CheckpointManifest, tensors: Map<string, Float32Array>): Uint8Array {
+export async function joinTensors(manifest: CheckpointManifest, tensors: Map<string, TensorValues>): Promise<Uint8Array> {
   const all = new Float32Array(manifest.tensors.reduce((n, t) => n + t.length, 0));
-  for (const t of manifest.tensors) all.set(tensors.get(t.name)!, t.offset);
+  for (const t of manifest.tensors) all.set(await valuesOf(tensors.get(t.name)!), t.offset);
   return new Uint8Array(all.buffer);
 }
 
@@ -144,11 +159,12 @@ export async function describeCheckpoint(
   population: Population | StateSource,
   position: TrainPosition,
   meta: CheckpointMeta,
-): Promise<{ manifest: CheckpointManifest; tensors: Map<string, Float32Array> }> {
-  const source = population instanceof Population ? await populationSource(population) : population;
+  lazy = false,
+): Promise<{ manifest: CheckpointManifest; tensors: Map<string, TensorValues> }> {
+  const source: CheckpointSource = population instanceof Population ? (lazy ? await populationSource(population, true) : await populationSource(population)) : population;
   const n = source.memberIds.length;
   const tensors: CheckpointManifest['tensors'] = [];
-  const data = new Map(source.state);
+  const data = new Map<string, TensorValues>(source.state);
   for (const r of meta.retired ?? []) for (const [name, values] of r.params) data.set(`${name}@${r.member}`, values);
   // tensors of one member, `NAME@...` (restore_best's copies), at the parameter's own shape
   for (const [name, values] of meta.extra ?? []) data.set(name, values);
@@ -157,8 +173,11 @@ export async function describeCheckpoint(
     const param = name.split(/[:@]/)[0];
     const own = source.shapes.get(param)!;
     const shared = !name.includes('@') && !!source.shared?.has(param);
-    tensors.push({ name, shape: name.includes('@') || shared ? own : [n, ...own], offset, length: values.length, ...(shared ? { shared: true as const } : {}) });
-    offset += values.length;
+    const shape = name.includes('@') || shared ? own : [n, ...own];
+    // a read not made yet has its length from its shape
+    const length = typeof values === 'function' ? shape.reduce((a, b) => a * b, 1) : values.length;
+    tensors.push({ name, shape, offset, length, ...(shared ? { shared: true as const } : {}) });
+    offset += length;
   }
   const manifest: CheckpointManifest = {
     format: 'netc-checkpoint-1',
@@ -239,10 +258,6 @@ export const sha256 = (bytes: Uint8Array): string => createHash('sha256').update
 /** A tensor's values as the bytes a checkpoint's buffer holds, without a copy. */
 export const tensorBytes = (values: Float32Array): Uint8Array => new Uint8Array(values.buffer, values.byteOffset, values.byteLength);
 
-/** The manifest with each tensor's checksum of its values (by name, as describeCheckpoint gives them). */
-export function withChecksums(manifest: CheckpointManifest, tensors: Map<string, Float32Array>): CheckpointManifest {
-  return { ...manifest, tensors: manifest.tensors.map((t) => ({ ...t, sha256: sha256(tensorBytes(tensors.get(t.name)!)) })) };
-}
 
 /** The first tensor whose bytes do not match its checksum (a checkpoint written before checksums has none to check). */
 export function damagedTensor(manifest: CheckpointManifest, bytes: Uint8Array): string | undefined {

@@ -10,20 +10,50 @@ export function writeAtomic(path: string, data: string | Uint8Array): void {
 
 /** writeAtomic for a file written piece by piece: `write` writes the whole file to the open descriptor. */
 export function writeAtomicBy(path: string, write: (fd: number) => void): void {
-  makeDirs(dirname(path));
-  const tmp = `${path}.tmp-${process.pid}`;
-  let fd: number | undefined;
+  const file = tempFile(path);
   try {
-    fd = openSync(tmp, 'w');
-    write(fd);
-    closeSync(fd);
-    fd = undefined;
-    renameSync(tmp, path);
+    write(file.fd);
   } catch (e) {
-    if (fd !== undefined) closeSync(fd);
-    rmSync(tmp, { force: true });
+    file.abort();
     throw e;
   }
+  file.commit();
+}
+
+/** writeAtomicBy with a writer that awaits between its writes (reading each piece as it goes). */
+export async function writeAtomicByAsync(path: string, write: (fd: number) => Promise<void>): Promise<void> {
+  const file = tempFile(path);
+  try {
+    await write(file.fd);
+  } catch (e) {
+    file.abort();
+    throw e;
+  }
+  file.commit();
+}
+
+/** A temporary file beside `path`: commit() closes it and renames it over `path`, abort() closes and removes it. */
+function tempFile(path: string): { fd: number; commit(): void; abort(): void } {
+  makeDirs(dirname(path));
+  const tmp = `${path}.tmp-${process.pid}`;
+  const fd = openSync(tmp, 'w');
+  const abort = () => {
+    closeSync(fd);
+    rmSync(tmp, { force: true });
+  };
+  return {
+    fd,
+    abort,
+    commit: () => {
+      try {
+        closeSync(fd);
+        renameSync(tmp, path);
+      } catch (e) {
+        rmSync(tmp, { force: true });
+        throw e;
+      }
+    },
+  };
 }
 
 /**
