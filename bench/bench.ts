@@ -62,7 +62,7 @@ const plan = quick
       webgpu: { warmup: 2, budgetMs: 300, minSteps: 5, maxSteps: 500 } as Timing,
       // netc train and Seed 000 against these torches: the newest only in quick mode
       allTorchesForTraining: false,
-      train: { n: [15], steps: 100 },
+      train: { n: [15], steps: 100, memory: { n: 10000, steps: 5 } },
       seed000: { steps: 50, repeats: 1 },
     }
   : {
@@ -90,7 +90,8 @@ const plan = quick
       webgpu: { warmup: 5, budgetMs: 3000, minSteps: 10, maxSteps: 2000 } as Timing,
       allTorchesForTraining: true,
       // netc train end to end against a PyTorch user's loop: the forum problem at these N, this many steps
-      train: { n: [15, 100, 1000], steps: 2000 },
+      // and forum x100,000 for its memory: RSS sampled while it trains, and the process's peak
+      train: { n: [15, 100, 1000], steps: 2000, memory: { n: 100000, steps: 40 } },
       // Seed 000's workload: 15 MLPs, 5 rows, batch 5, this many Adam steps (one step an epoch)
       // each side runs this many times, each in a process of its own, and the median counts: one run of
       // 0.1 s varies by a third between runs on this machine
@@ -432,6 +433,9 @@ if (only.has('webgpu')) {
 if (only.has('train') || only.has('seed000')) ensureDist();
 
 const trainRows: TrainRow[] = [];
+/** forum x plan.train.memory.n by netc train: its RSS while training and the process's peak */
+let trainMemory: TrainRunResult | undefined;
+let trainMemoryError: string | undefined;
 /** the torches that netc train and Seed 000 are held against */
 const trainingTorches = plan.allTorchesForTraining ? torches : torches.slice(0, 1);
 if (only.has('train')) {
@@ -470,6 +474,16 @@ if (only.has('train')) {
       }
     }
     trainRows.push(row);
+  }
+  const { n: bigN, steps: bigSteps } = plan.train.memory;
+  const bigFile = join(workDir, `forum-train-${bigN}.net`);
+  writeFileSync(bigFile, trainFile(bigN, bigSteps));
+  try {
+    trainMemory = await runWorker<TrainRunResult>({ kind: 'train', file: bigFile, args: ['--backend', 'wasm'], sampleRss: true });
+    log(`  forum x${bigN}, ${bigSteps} steps: peak RSS ${trainMemory.trainingPeakRss === undefined ? 'not sampled (too short)' : mb(trainMemory.trainingPeakRss)} MB while training (its checkpoints included), ${mb(trainMemory.peakRss)} MB for the whole process (the run's files after it)`);
+  } catch (e) {
+    trainMemoryError = (e as Error).message;
+    log(`  forum x${bigN}: FAILED ${trainMemoryError}`);
   }
   sectionSeconds['train'] = (performance.now() - sectionStarted) / 1000;
   log(`  [train: ${sectionSeconds['train'].toFixed(0)} s]`);
@@ -734,6 +748,18 @@ function fusedStepTargets(): void {
     pass: f === undefined ? null : f <= 3,
     value: f,
   });
+  const big = plan.train.memory.n;
+  const limit = 300;
+  for (const [what, bytes] of [['while it trains (its checkpoints included)', trainMemory?.trainingPeakRss], ['for the whole process (start-up, training, then the run files: summary.json, report.html)', trainMemory?.peakRss]] as const) {
+    const value = bytes === undefined ? undefined : bytes / 1e6;
+    targets.push({
+      name: `forum x${big} by netc train: peak RSS ${what}, MB`,
+      required: `<= ${limit} MB`,
+      measured: value === undefined ? (trainMemoryError ? `failed: ${trainMemoryError}` : 'not measured') : `${value.toFixed(0)} MB`,
+      pass: value === undefined ? null : value <= limit,
+      value,
+    });
+  }
 }
 
 const seconds = (performance.now() - started) / 1000;
@@ -811,7 +837,7 @@ const results = {
       overJax: r.model === 'forum' && r.lowering === 'grouped' ? (over(jaxRow(r.n), netcRow(r.model, r.n, 'grouped', r.engine)) ?? null) : null,
     })),
   webgpu: gpuRows,
-  train: { steps: plan.train.steps, rows: trainRows },
+  train: { steps: plan.train.steps, rows: trainRows, memory: { ...plan.train.memory, result: trainMemory ?? null, error: trainMemoryError ?? null } },
   seed000,
   floor: { rates: floorRates ?? null, costs: plan.forumN.map((n) => ({ n, cost: forumStepCost(n) ?? null })), missing: floorRates && plan.forumN.every((n) => forumStepCost(n)) ? null : floorMissing },
   compile: compileResult ?? { error: compileError },
@@ -1119,6 +1145,7 @@ function trainTables(): string[] {
     }
     out.push(...notes.lines());
     if (!versions.length) out.push('', `${torchNote}.`);
+    if (trainMemory) out.push('', `forum x${plan.train.memory.n} by \`netc train\`, ${plan.train.memory.steps} steps (${trainMemory.engine ?? 'auto'} engine): peak RSS ${trainMemory.trainingPeakRss === undefined ? 'not sampled (too short)' : mb(trainMemory.trainingPeakRss)} MB while it trains (sampled every 50 ms from its "training" line until summary.json appears, so its checkpoints count), ${mb(trainMemory.peakRss)} MB for the whole process (VmHWM; the run's files, summary.json, report.html and the leaderboard, are written after the training).`);
     out.push('');
   }
   if (seed000.netc.length || seed000.torch.length) {

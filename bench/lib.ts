@@ -80,7 +80,7 @@ export type Job =
     } & Timing)
   | { kind: 'compile'; files: string[]; runs: number }
   /** `netc train FILE ARGS --out TMP` in the worker's process, from the sources (src/cli/main.ts) */
-  | { kind: 'train'; file: string; args: string[] }
+  | { kind: 'train'; file: string; args: string[]; sampleRss?: boolean }
   /** the training split of FILE's data and each epoch's example order, as netc train draws them, written to `out` as JSON (a TrainData) */
   | { kind: 'dataset'; file: string; epochs: number; out: string };
 
@@ -99,6 +99,8 @@ export interface TrainRunResult {
   wallMs: number;
   baselineRss: number;
   peakRss: number;
+  /** with sampleRss: the largest RSS sampled every 50 ms while the trainer trained (from its first line for train_seconds) */
+  trainingPeakRss?: number;
 }
 
 /** A 'dataset' job's file: what bench/train_loop.py trains on, so that PyTorch sees netc's batches. */

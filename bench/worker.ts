@@ -1,6 +1,6 @@
 // Runs one benchmark job (a JSON argument, see lib.ts Job) in this process and prints its result as one
 // line `RESULT {...}`. bench/bench.ts starts one worker per job, so each job's RSS is its own.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -83,6 +83,14 @@ async function runSteps(job: Extract<Job, { kind: 'netc' | 'naive' }>): Promise<
   return result;
 }
 
+/** The largest RSS sampled from the training's first line until summary.json appeared (its last checkpoint written). */
+function trainingPeak(samples: { at: number; rss: number }[], from: number | undefined, to: number | undefined): number | undefined {
+  if (from === undefined) throw new Error('netc train printed no "training ..." line to time the training from');
+  const inside = samples.filter((s) => s.at >= from && (to === undefined || s.at <= to));
+  // none: the training was over before a timer could run (too short to say)
+  return inside.length > 1 ? Math.max(...inside.map((s) => s.rss)) : undefined;
+}
+
 /** `netc train` from the sources, in this process; the numbers are its summary.json's. */
 async function runTrain(job: Extract<Job, { kind: 'train' }>): Promise<TrainRunResult> {
   // imported here, not above, so that the step jobs' processes hold no more than they did; from dist/, as
@@ -92,11 +100,30 @@ async function runTrain(job: Extract<Job, { kind: 'train' }>): Promise<TrainRunR
   const baselineRss = memory.sample();
   const out = mkdtempSync(join(tmpdir(), 'netc-bench-train-'));
   let talk = '';
-  const io = { out: (t: string) => void (talk += t), err: (t: string) => void (talk += t) };
+  // with sampleRss: RSS every 50 ms (the trainer lets timers run about every 50 ms), and when training began
+  const samples: { at: number; rss: number }[] = [];
+  let trainingFrom: number | undefined;
+  const io = {
+    out: (t: string) => void (talk += t),
+    err: (t: string) => {
+      if (trainingFrom === undefined && t.startsWith('training ')) trainingFrom = performance.now();
+      if (job.sampleRss) samples.push({ at: performance.now(), rss: process.memoryUsage().rss });
+      talk += t;
+    },
+  };
+  // the training's window: from its first line to summary.json (written after the last checkpoint)
+  let trainedAt: number | undefined;
+  const sampler = job.sampleRss
+    ? setInterval(() => {
+        if (trainedAt === undefined && existsSync(join(out, 'summary.json'))) trainedAt = performance.now();
+        samples.push({ at: performance.now(), rss: process.memoryUsage().rss });
+      }, 50)
+    : undefined;
   try {
     const t0 = performance.now();
     const code = await main(['train', job.file, ...job.args, '--out', out, '--force'], io);
     const wallMs = performance.now() - t0;
+    if (sampler) clearInterval(sampler);
     memory.sample();
     if (code !== 0) throw new Error(`netc train exited with ${code}: ${talk.trim().split('\n').slice(-3).join(' | ')}`);
     const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
@@ -111,6 +138,7 @@ async function runTrain(job: Extract<Job, { kind: 'train' }>): Promise<TrainRunR
       wallMs,
       baselineRss,
       peakRss: Math.max(memory.peak, vmHwm() ?? 0),
+      ...(job.sampleRss ? { trainingPeakRss: trainingPeak(samples, trainingFrom, trainedAt) } : {}),
     };
   } finally {
     rmSync(out, { recursive: true, force: true });
