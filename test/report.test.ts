@@ -5,7 +5,7 @@ import { closeSync, cpSync, existsSync, fstatSync, mkdtempSync, openSync, readdi
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { rank } from '../src/report/rank.js';
+import { best, rank } from '../src/report/rank.js';
 import { curvePoints } from '../src/report/curves-spec.js';
 import { BEST_COLOR } from '../src/report/render-svg.js';
 import { readRun, renderReport, writeReport, type ReportInput } from '../src/report/report.js';
@@ -25,6 +25,22 @@ let withoutEvents: string;
 beforeAll(async () => {
   input = { ...(await readRun(FIXTURE)), finishedAt: '2026-01-02T03:04:05Z' };
   [withEvents, withoutEvents] = await Promise.all([renderReport(input), renderReport({ ...input, events: undefined })]);
+});
+
+describe('best', () => {
+  it("is rank's first row, by one pass: for every metric, with ties, NaN and missing values", () => {
+    const pick = (i: number, values: number[]) => values[(i * 7919) % values.length];
+    const rows = Array.from({ length: 200 }, (_, i) => ({
+      member: 199 - i,
+      hyperparameters: {},
+      metrics: { loss: pick(i, [0.5, 0.25, NaN, 0.25, Infinity, 0.7]), ...(i % 3 ? { val_loss: pick(i + 1, [0.4, 0.3, 0.3, NaN]) } : {}), ...(i % 4 ? { val_accuracy: pick(i + 2, [0.9, 0.95, 0.95, NaN]) } : {}) },
+    }));
+    for (const subset of [rows, rows.map((r) => ({ ...r, metrics: { loss: r.metrics.loss } })), rows.slice(0, 1)]) {
+      expect(best(subset)).toBe(rank(subset)[0]);
+      for (const metric of ['loss', 'val_loss', 'val_accuracy'] as const) expect(best(subset, metric)).toBe(rank(subset, metric)[0]);
+    }
+    expect(best([])).toBeUndefined();
+  });
 });
 
 describe('reading a run directory', () => {

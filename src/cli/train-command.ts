@@ -486,9 +486,12 @@ function recorder(runDir: string, table: HyperTable, progress: TrainProgress, io
     timings.push({ epoch: r.epoch, step: r.step, members: r.members.length, seconds: Math.round(r.seconds * 1000) / 1000 });
     progress.epoch(r);
     const head = `{"epoch":${r.epoch},"step":${r.step}`;
-    const lines = new Array<string>(r.metrics.length);
-    for (let m = 0; m < lines.length; m++) lines[m] = line(r, m, head);
-    metricsFile.push(lines);
+    // in pieces of at most LINES_A_PUSH: 100,000 members' lines at once are tens of MB of strings
+    for (let from = 0; from < r.metrics.length; from += LINES_A_PUSH) {
+      const lines = new Array<string>(Math.min(LINES_A_PUSH, r.metrics.length - from));
+      for (let i = 0; i < lines.length; i++) lines[i] = line(r, from + i, head);
+      metricsFile.push(lines);
+    }
   };
   const eventsPath = join(runDir, 'events.jsonl');
   const onEvent = (e: PopulationEvent) => {
@@ -499,6 +502,9 @@ function recorder(runDir: string, table: HyperTable, progress: TrainProgress, io
   };
   return { onEpoch, onEvent, timings, metricsFile };
 }
+
+/** How many metrics.jsonl lines are made before they go to the file's buffer (which writes them once it holds 1 MB). */
+const LINES_A_PUSH = 4096;
 
 /** A number as JSON.stringify writes it (non-finite: null), by the template literal's faster path. */
 const jsonNumber = (v: number) => (Number.isFinite(v) ? `${v}` : 'null');

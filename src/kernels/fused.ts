@@ -80,14 +80,14 @@ export function unfuse(layout: ParamLayout, shape: Shape, n: number, data: Float
 /**
  * Every member's own array, one after another ([n, ...shape], the `stacked` layout a checkpoint keeps), from
  * the fused tensor's data: that data itself where the layout already lays the members out so (`stacked`, and
- * `columns` of a vector), without a copy.
+ * `columns` of a vector), without a copy; else a new array, or `scratch(length)` where given.
  */
-export function stackMembers(layout: ParamLayout, shape: Shape, n: number, data: Float32Array): Float32Array {
+export function stackMembers(layout: ParamLayout, shape: Shape, n: number, data: Float32Array, scratch?: (length: number) => Float32Array): Float32Array {
   const own = size(shape);
   // `columns` puts member i at i * shape[last] along the last axis: one run each, in member order, when the axes before it are 1
   const inPlace = layout === 'stacked' || (layout === 'columns' && shape.slice(0, -1).every((d) => d === 1));
   if (inPlace && data.length === n * own) return data;
-  const out = new Float32Array(n * own);
+  const out = scratch ? scratch(n * own) : new Float32Array(n * own);
   for (let m = 0; m < n; m++) {
     const b = memberBlock(layout, shape, n, m);
     if (b.run) out.set(data.subarray(b.start, b.start + own), m * own);

@@ -22,11 +22,24 @@ export function rankKey(rows: MemberRow[]): { key: keyof MemberMetrics; higherIs
  * by the loss of the same split; with `metric`, by that metric alone (accuracies higher, losses lower).
  */
 export function rank(rows: MemberRow[], metric?: keyof MemberMetrics): MemberRow[] {
+  return [...rows].sort(rankOrder(rows, metric));
+}
+
+/** rank(rows, metric)[0] by one pass, without sorting (a progress line at 100,000 members); undefined for none. */
+export function best(rows: MemberRow[], metric?: keyof MemberMetrics): MemberRow | undefined {
+  const order = rankOrder(rows, metric);
+  let top: MemberRow | undefined;
+  for (const r of rows) if (top === undefined || order(r, top) < 0) top = r;
+  return top;
+}
+
+/** rank's comparison: negative where `a` ranks before `b`. */
+function rankOrder(rows: MemberRow[], metric?: keyof MemberMetrics): (a: MemberRow, b: MemberRow) => number {
   const { key, higherIsBetter } = metric ? { key: metric, higherIsBetter: metric.endsWith('accuracy') } : rankKey(rows);
   const tie: keyof MemberMetrics | undefined = metric ? undefined : key === 'val_accuracy' ? 'val_loss' : 'loss';
   const score = (r: MemberRow, k: keyof MemberMetrics | undefined, higher: boolean) => {
     const v = k && r.metrics[k];
     return v === undefined || !Number.isFinite(v) ? -Infinity : higher ? v : -v;
   };
-  return [...rows].sort((a, b) => score(b, key, higherIsBetter) - score(a, key, higherIsBetter) || score(b, tie, false) - score(a, tie, false) || a.member - b.member);
+  return (a, b) => score(b, key, higherIsBetter) - score(a, key, higherIsBetter) || score(b, tie, false) - score(a, tie, false) || a.member - b.member;
 }

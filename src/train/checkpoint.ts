@@ -107,6 +107,19 @@ export const valuesOf = async (v: TensorValues): Promise<Float32Array> => (typeo
  * A population's state for a checkpoint. `lazy`: each tensor read only when the writer comes to it, so
  * that at most one is on the host at a time (100,000 forum members' parameters and Adam slots are 97 MB).
  */
+/**
+ * Each tensor of a population as a read made when the writer comes to it: in place where the backend's
+ * memory is the host's, reordered (a columns layout) into one scratch array reused from tensor to tensor.
+ */
+function lazyState(population: Population): Map<string, TensorValues> {
+  let scratch = new Float32Array(0);
+  const into = (length: number) => {
+    if (scratch.length < length) scratch = new Float32Array(length);
+    return scratch.subarray(0, length);
+  };
+  return new Map(population.stateNames().map((name) => [name, () => population.exportTensor(name, into)]));
+}
+
 /** A StateSource whose tensors may be reads not made yet (a population's, for a checkpoint writer). */
 export type CheckpointSource = Omit<StateSource, 'state'> & { state: Map<string, TensorValues> };
 
@@ -118,7 +131,7 @@ export async function populationSource(population: Population, lazy = false): Pr
     lowering: population.ir.lowering,
     optimizer: population.spec.optimizer,
     memberIds: population.memberIds,
-    state: lazy ? new Map(population.stateNames().map((name) => [name, () => population.exportTensor(name)])) : await population.exportState(),
+    state: lazy ? lazyState(population) : await population.exportState(),
     accBeta1: population.state.accBeta1,
     accBeta2: population.state.accBeta2,
     shapes: new Map(population.ir.params.map((p) => [p.name, p.shape])),
