@@ -660,6 +660,21 @@ for (const w of plan.scale.lenet) {
   const q = scaleRatio(scaleRows, 'LeNet-5', w.members, 'queue, 2 workers', '--workers 2');
   targets.push({ name: `LeNet-5 x${w.members}: queue with 2 workers / --workers 2`, required: '>= 0.9x', measured: q === undefined ? `not measured${scaleQueueNote ? ` (${scaleQueueNote})` : ''}` : `${q.toFixed(2)}x`, pass: q === undefined ? null : q >= 0.9, value: q });
 }
+{
+  // issue 22's first target: `netc train examples/lenet.net` at 30 members, end to end (the scale section's
+  // one-process run of 10 steps, summary.json's member-steps/s), against the PyTorch loop's bench step at N=30
+  const one = scaleRows.find((r) => r.workload === 'LeNet-5' && r.members === 30 && r.mode === 'one process')?.memberStepsPerSecond ?? undefined;
+  const torch = torchRow('lenet', 'loop', 30);
+  const torchRate = torch && Number.isFinite(torch.msPerStep) ? 30 / (torch.msPerStep / 1000) : undefined;
+  const r = one && torchRate ? one / torchRate : undefined;
+  targets.push({
+    name: 'LeNet-5 x30: netc train (one process, member-steps/s of its run) / the PyTorch loop (member-steps/s of its bench step)',
+    required: '>= 1.0x',
+    measured: r === undefined ? 'not measured' : `${r.toFixed(2)}x (netc ${one!.toFixed(1)}, torch ${torch!.torch} loop ${torchRate!.toFixed(1)})`,
+    pass: r === undefined ? null : r >= 1,
+    value: r,
+  });
+}
 for (const w of plan.scale.forum) {
   const r = scaleRatio(scaleRows, 'forum MLP', w.members, '--workers 2', 'one process');
   targets.push({ name: `forum MLP x${w.members}: --workers 2 / one process (reported)`, required: 'report', measured: r === undefined ? 'not measured' : `${r.toFixed(2)}x`, pass: null, value: r });
