@@ -1,7 +1,7 @@
 // The generated WGSL step (src/step/wgsl.ts, src/runtime/gpu-fused-step.ts) on TF.js's WebGPU backend
 // (Dawn on Mesa's lavapipe here), against the webgpu op path on the same adapter: 100 steps end within
 // 1e-5 (relative, on the scale of each tensor) in every parameter and optimizer slot, for each activation,
-// loss and optimizer it covers; a member's numbers are the same bit for bit whoever trains beside it
+// loss and optimizer it covers and for small conv models (conv2d, pooling, flatten); a member's numbers are the same bit for bit whoever trains beside it
 // (N = 1, 3, 7); what it does not cover runs on ops and says why. Never a silent pass: without an adapter
 // the tests are skipped with the reason printed, and NETC_REQUIRE_WEBGPU=1 makes a missing adapter fail.
 import { beforeAll, describe, expect, it } from 'vitest';
