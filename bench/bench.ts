@@ -5,7 +5,7 @@
 // workloads in PyTorch on one thread (bench/torch_bench.py, with every Python whose `import torch` works,
 // one row per torch version) and against jax-js (bench/jax_bench.ts, the forum step); `netc train` end to end
 // against a PyTorch user's own loop (bench/train_loop.py); Seed 000's workload (bench/seed000.net against
-// bench/seed000.py); the forum step on webgpu, the generated WGSL step against TF.js's webgpu op path, side
+// bench/seed000.py); the forum and LeNet steps on webgpu, the generated WGSL step against TF.js's webgpu op path, side
 // by side (on a machine without a GPU, Mesa's lavapipe: only the ratio counts); memory per configuration, and compile time of every example; writes DIR/results.json and
 // DIR/RESULTS.md (DIR: bench/, or bench/quick/ for the quick smoke run, so that it never overwrites a full
 // run's). Every configuration runs in a process of its own (bench/worker.ts, or the Python or jax-js
@@ -60,6 +60,9 @@ const plan = quick
       // the forum step on webgpu, fused WGSL and the op path, at these N
       webgpuN: [15],
       webgpu: { warmup: 2, budgetMs: 300, minSteps: 5, maxSteps: 500 } as Timing,
+      // LeNet on webgpu, fused WGSL and the op path: x2, one step (lavapipe runs them on the CPU)
+      webgpuLenetN: [2],
+      webgpuLenet: { warmup: 0, budgetMs: 0, minSteps: 1, maxSteps: 1 } as Timing,
       // netc train and Seed 000 against these torches: the newest only in quick mode
       allTorchesForTraining: false,
       train: { n: [15], steps: 100, memory: { n: 10000, steps: 5 } },
@@ -88,6 +91,9 @@ const plan = quick
       fusedN: [1, 5, 15, 100, 1000],
       webgpuN: [15, 1000],
       webgpu: { warmup: 5, budgetMs: 3000, minSteps: 10, maxSteps: 2000 } as Timing,
+      // LeNet x8 on webgpu: a few steps (on lavapipe one op-path step of LeNet x8 takes seconds)
+      webgpuLenetN: [8],
+      webgpuLenet: { warmup: 1, budgetMs: 2000, minSteps: 3, maxSteps: 20 } as Timing,
       allTorchesForTraining: true,
       // netc train end to end against a PyTorch user's loop: the forum problem at these N, this many steps
       // and forum x100,000 for its memory: RSS sampled while it trains, and the process's peak
@@ -416,14 +422,16 @@ function ensureDist(): void {
   const r = spawnSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json')], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`tsc -p tsconfig.build.json failed: ${(r.stdout + r.stderr).trim().split('\n').slice(0, 5).join(' | ')}`);
 }
-/** The forum step on webgpu: the generated WGSL step and TF.js's op path, side by side (their own table, not the wasm rows'). */
+/** The forum and LeNet steps on webgpu: the generated WGSL step and TF.js's op path, side by side (their own table, not the wasm rows'). */
 const gpuRows: Row[] = [];
+/** The webgpu section's models and member counts. */
+const webgpuRuns = (): [ModelName, number, Timing][] => [...plan.webgpuN.map((n): [ModelName, number, Timing] => ['forum', n, plan.webgpu]), ...plan.webgpuLenetN.map((n): [ModelName, number, Timing] => ['lenet', n, plan.webgpuLenet])];
 if (only.has('webgpu')) {
   const sectionStarted = performance.now();
-  for (const n of plan.webgpuN) {
-    log(`forum N=${n} on webgpu`);
+  for (const [model, n, timing] of webgpuRuns()) {
+    log(`${model} N=${n} on webgpu`);
     for (const engine of ['fused', 'ops'] as NetcEngine[]) {
-      gpuRows.push(await measure({ model: 'forum', impl: 'netc', lowering: 'grouped', engine, backend: 'webgpu', n, measuredMembers: n }, { kind: 'netc', model: 'forum', lowering: 'grouped', engine, n, backend: 'webgpu', ...plan.webgpu }));
+      gpuRows.push(await measure({ model, impl: 'netc', lowering: 'grouped', engine, backend: 'webgpu', n, measuredMembers: n }, { kind: 'netc', model, lowering: 'grouped', engine, n, backend: 'webgpu', ...timing }));
     }
   }
   sectionSeconds['webgpu'] = (performance.now() - sectionStarted) / 1000;
@@ -696,17 +704,18 @@ const floorRates: MachineRates | undefined = only.has('forum') || only.has('lene
 fusedStepTargets();
 webgpuTargets();
 
-/** The WGSL step against the webgpu op path at forum N=15 (>= 5x), and at N=1000 for the record. */
+/** The WGSL step against the webgpu op path at forum N=15 (>= 5x), at N=1000 and LeNet x8 for the record. */
 function webgpuTargets(): void {
   if (!only.has('webgpu')) return;
-  for (const n of plan.webgpuN) {
-    const [fused, ops] = (['fused', 'ops'] as NetcEngine[]).map((engine) => gpuRows.find((r) => r.n === n && r.engine === engine && ok(r)));
+  for (const [model, n] of webgpuRuns()) {
+    const mine = gpuRows.filter((r) => r.model === model && r.n === n);
+    const [fused, ops] = (['fused', 'ops'] as NetcEngine[]).map((engine) => mine.find((r) => r.engine === engine && ok(r)));
     const r = fused && ops ? ops.msPerStep / fused.msPerStep : undefined;
-    const required = n === 15 ? 5 : undefined;
+    const required = model === 'forum' && n === 15 ? 5 : undefined;
     targets.push({
-      name: `forum MLP on webgpu at N=${n}: the TF.js op path / the fused WGSL step, ms per step`,
+      name: `${model === 'forum' ? 'forum MLP' : 'LeNet'} on webgpu at N=${n}: the TF.js op path / the fused WGSL step, ms per step`,
       required: required === undefined ? '(for the record)' : `>= ${required}.0x`,
-      measured: r === undefined ? `not measured${gpuRows.find((g) => g.n === n)?.error ? ` (${gpuRows.find((g) => g.n === n)!.error!.split('\n')[0]})` : ''}` : `${r.toFixed(1)}x (fused ${fmt(fused!.msPerStep)} ms, ops ${fmt(ops!.msPerStep)} ms)`,
+      measured: r === undefined ? `not measured${mine.find((g) => g.error)?.error ? ` (${mine.find((g) => g.error)!.error!.split('\n')[0]})` : ''}` : `${r.toFixed(1)}x (fused ${fmt(fused!.msPerStep)} ms, ops ${fmt(ops!.msPerStep)} ms)`,
       pass: r === undefined || required === undefined ? null : r >= required,
       value: r,
     });
@@ -791,14 +800,14 @@ log(`total ${seconds.toFixed(1)} s (${Object.entries(sectionSeconds).map(([k, v]
 /** The webgpu rows side by side: the fused WGSL step and the op path at each N. */
 function gpuTable(): string[] {
   if (gpuRows.length === 0) return [];
-  const out = ['## The forum step on webgpu: the fused WGSL step against TF.js\'s webgpu op path', ''];
+  const out = ['## The forum and LeNet steps on webgpu: the fused WGSL step against TF.js\'s webgpu op path', ''];
   out.push('One step of every member on the same batch, every loss read back with `await data()` (the device\'s sync point), in a process of its own. Without a GPU this is Dawn on Mesa\'s lavapipe (software Vulkan on the CPU): only the ratio counts.', '');
-  out.push('| N | fused WGSL ms/step | op path ms/step | op path / fused |');
-  out.push('|---:|---:|---:|---:|');
-  for (const n of plan.webgpuN) {
-    const [fused, ops] = (['fused', 'ops'] as NetcEngine[]).map((engine) => gpuRows.find((r) => r.n === n && r.engine === engine));
+  out.push('| model | N | fused WGSL ms/step | op path ms/step | op path / fused |');
+  out.push('|---|---:|---:|---:|---:|');
+  for (const [model, n] of webgpuRuns()) {
+    const [fused, ops] = (['fused', 'ops'] as NetcEngine[]).map((engine) => gpuRows.find((r) => r.model === model && r.n === n && r.engine === engine));
     const cell = (r?: Row) => (!r ? '—' : ok(r) ? fmt(r.msPerStep) : r.unavailable ? `— (${r.unavailable})` : `failed: ${(r.error ?? '').split('\n')[0]}`);
-    out.push(`| ${n} | ${cell(fused)} | ${cell(ops)} | ${fused && ops && ok(fused) && ok(ops) ? `${(ops.msPerStep / fused.msPerStep).toFixed(1)}x` : '—'} |`);
+    out.push(`| ${model} | ${n} | ${cell(fused)} | ${cell(ops)} | ${fused && ops && ok(fused) && ok(ops) ? `${(ops.msPerStep / fused.msPerStep).toFixed(1)}x` : '—'} |`);
   }
   out.push('');
   return out;

@@ -58,6 +58,7 @@ const gpuConfigs: Config[] = quick
       { backend: 'webgpu', model: 'forum', impl: 'netc', n: 15, engine: 'fused' },
       { backend: 'webgpu', model: 'forum', impl: 'netc', n: 15 },
       { backend: 'webgpu', model: 'forum', impl: 'naive', n: 15, members: 2 },
+      { backend: 'webgpu', model: 'lenet', impl: 'netc', n: 1, engine: 'fused' },
       { backend: 'webgpu', model: 'lenet', impl: 'netc', n: 1 },
     ]
   : [
@@ -65,6 +66,8 @@ const gpuConfigs: Config[] = quick
       { backend: 'webgpu', model: 'forum', impl: 'netc', n: 15, engine: 'fused' },
       { backend: 'webgpu', model: 'forum', impl: 'netc', n: 1000, engine: 'fused' },
       { backend: 'webgpu', model: 'forum', impl: 'netc', n: 100000, engine: 'fused' },
+      { backend: 'webgpu', model: 'lenet', impl: 'netc', n: 8, engine: 'fused' },
+      { backend: 'webgpu', model: 'lenet', impl: 'netc', n: 30, engine: 'fused' },
       { backend: 'webgpu', model: 'forum', impl: 'netc', n: 15 },
       { backend: 'webgpu', model: 'forum', impl: 'netc', n: 100 },
       { backend: 'webgpu', model: 'forum', impl: 'netc', n: 1000 },
@@ -90,6 +93,7 @@ const wasmConfigs: Config[] = quick
       { backend: 'wasm', model: 'forum', impl: 'netc', n: 15 },
       { backend: 'wasm', model: 'forum', impl: 'netc', n: 1000 },
       { backend: 'wasm', model: 'forum', impl: 'naive', n: 15, members: 15 },
+      { backend: 'wasm', model: 'lenet', impl: 'netc', n: 30, engine: 'fused' },
       { backend: 'wasm', model: 'lenet', impl: 'netc', n: 30 },
       { backend: 'wasm', model: 'lenet', impl: 'naive', n: 30, members: 3 },
     ];
@@ -214,10 +218,11 @@ for (const model of ['forum', 'lenet'] as ModelName[]) {
 }
 log('');
 log('the fused step (WGSL on webgpu, WebAssembly on wasm) against the op path, member-steps/s:');
-for (const n of [...new Set(rows.filter((r) => r.engine === 'fused').map((r) => r.n))]) {
-  const rate = (r?: Row) => (r ? `${Math.round((n * 1000) / r.msPerStep!)}` : '—');
-  const [gf, go, wf] = [find('webgpu', 'forum', 'netc', n, 'fused'), find('webgpu', 'forum', 'netc', n), find('wasm', 'forum', 'netc', n, 'fused')];
-  log(`  forum N=${n}: webgpu fused WGSL ${rate(gf)}, webgpu ops ${rate(go)}${gf && go ? ` (${(go.msPerStep! / gf.msPerStep!).toFixed(1)}x)` : ''}, wasm fused ${rate(wf)}${gf && wf ? ` (webgpu fused / wasm fused ${(wf.msPerStep! / gf.msPerStep!).toFixed(2)}x)` : ''}`);
+for (const [model, n] of [...new Set(rows.filter((r) => r.engine === 'fused').map((r) => `${r.model} ${r.n}`))].map((k) => k.split(' '))) {
+  const rate = (r?: Row) => (r ? `${Math.round((Number(n) * 1000) / r.msPerStep!)}` : '—');
+  const m = model as ModelName;
+  const [gf, go, wf] = [find('webgpu', m, 'netc', Number(n), 'fused'), find('webgpu', m, 'netc', Number(n)), find('wasm', m, 'netc', Number(n), 'fused')];
+  log(`  ${model} N=${n}: webgpu fused WGSL ${rate(gf)}, webgpu ops ${rate(go)}${gf && go ? ` (${(go.msPerStep! / gf.msPerStep!).toFixed(1)}x)` : ''}, wasm fused ${rate(wf)}${gf && wf ? ` (webgpu fused / wasm fused ${(wf.msPerStep! / gf.msPerStep!).toFixed(2)}x)` : ''}`);
 }
 log(`total ${elapsedS().toFixed(1)} s`);
 log(`RESULT ${JSON.stringify({ quick, node: process.version, arch: arch(), backends: notes, rows, seconds: elapsedS() })}`);

@@ -152,8 +152,8 @@ describe('npm run bench -- --quick', () => {
     // eleven speed, PyTorch (LeNet's against the torch loop in wall and in CPU time), memory and compile
     // targets, two scale-out targets per LeNet size (one in quick mode), then the fused step's eight (netc
     // train against torch and jax-js at three N, Seed 000, the floor), then the WGSL step against the webgpu
-    // op path (quick mode: N=15)
-    expect(results.targets.length).toBe(11 + 2 + 8 + 1);
+    // op path (quick mode: forum N=15 and LeNet N=2)
+    expect(results.targets.length).toBe(11 + 2 + 8 + 2);
     // quick mode runs no PyTorch LeNet at N=30: the CPU-time target is there, not measured
     const cpuTarget = results.targets.find((t: { name: string }) => t.name.includes('CPU ms per step'));
     expect(cpuTarget.pass).toBeNull();
@@ -161,10 +161,10 @@ describe('npm run bench -- --quick', () => {
     const lenetFused = results.rows.filter((r: { model: string; engine?: string }) => r.model === 'lenet' && r.engine === 'fused');
     expect(lenetFused.length).toBeGreaterThan(0);
     for (const r of lenetFused) expect(finite(r.measured.cpuMsMedian) && finite(r.measured.cpuMsMin)).toBe(true);
-    // the forum step on webgpu, fused WGSL and ops: measured, or failed where there is no adapter
-    expect(results.webgpu.map((r: { engine: string }) => r.engine)).toEqual(['fused', 'ops']);
+    // the forum and LeNet steps on webgpu, fused WGSL and ops: measured, or failed where there is no adapter
+    expect(results.webgpu.map((r: { model: string; engine: string }) => `${r.model} ${r.engine}`)).toEqual(['forum fused', 'forum ops', 'lenet fused', 'lenet ops']);
     for (const r of results.webgpu) expect(finite(r.msPerStep) || (typeof r.error === 'string' && process.env['NETC_REQUIRE_WEBGPU'] !== '1'), r.error).toBe(true);
-    if (results.webgpu.every((r: { msPerStep: number }) => finite(r.msPerStep))) expect(readFileSync(join(out, 'RESULTS.md'), 'utf8')).toContain('| N | fused WGSL ms/step | op path ms/step | op path / fused |');
+    if (results.webgpu.every((r: { msPerStep: number }) => finite(r.msPerStep))) expect(readFileSync(join(out, 'RESULTS.md'), 'utf8')).toContain('| model | N | fused WGSL ms/step | op path ms/step | op path / fused |');
     const seedTarget = results.targets.find((t: { name: string }) => t.name.startsWith("Seed 000's workload"));
     expect(seedTarget.pass === null ? !results.torch.available : typeof seedTarget.value === 'number').toBe(true);
     for (const t of results.targets) {

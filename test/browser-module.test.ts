@@ -160,8 +160,8 @@ describe.runIf(chromium)('a compiled module trained in headless Chromium by its 
       expect(page.errors).toEqual([]);
       const result = page.result as ModuleOutput;
       expect(result.backend).toBe('webgpu');
-      // forum's step is covered by the WGSL step (dense, sigmoid, binary cross-entropy, adam): the module runs it; LeNet's is not
-      expect(result.fused).toBe(c.name === 'forum' ? 'wgsl' : undefined);
+      // both steps are covered by the WGSL step (forum: dense, sigmoid, binary cross-entropy, adam; LeNet: conv, pooling, flatten, softmax, categorical cross-entropy): the module runs it
+      expect(result.fused).toBe('wgsl');
       const difference = maxDifference(result.weights, await reference(c, input, 'cpu'));
       console.log(`${c.name}: browser webgpu (${probe.adapter}) vs netc's runtime on cpu: max |difference| ${difference.toExponential(2)}`);
       expect(difference).toBeLessThanOrEqual(1e-4);

@@ -87,7 +87,10 @@ describe('netc ir', () => {
     expect(r.out).toContain('  | fn main(@builtin(global_invocation_id) gid: vec3<u32>) {');
     const lenet = await run('ir', 'examples/lenet.net', '--after', 'wgsl');
     expect(lenet.code).toBe(0);
-    expect(lenet.out).toMatch(/^no WGSL step for lenet5: it does not cover /);
+    expect(lenet.out).toMatch(/^WGSL step of lenet5 \(grouped\) for N=30, batch 64: \d+ compute kernels/);
+    const mlp = await run('ir', 'examples/mnist-mlp.net', '--after', 'wgsl');
+    expect(mlp.code).toBe(0);
+    expect(mlp.out).toMatch(/^no WGSL step for mlp: it does not cover the dropout layer/);
   });
 
   it('refuses an unknown pass with exit code 2', async () => {

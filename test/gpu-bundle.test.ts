@@ -44,7 +44,7 @@ describe('bench/gpu.sh', () => {
     const measured = (backend: string) => result.rows.filter((r) => r.backend === backend && Number.isFinite(r.msPerStep)).map((r) => r.model);
     // the forum rows: the fused step, then the op path
     expect(measured('wasm')).toEqual(['forum', 'forum', 'lenet']);
-    if (result.backends.webgpu.startsWith('backend: webgpu')) expect(measured('webgpu')).toEqual(['forum', 'forum', 'forum', 'lenet']);
+    if (result.backends.webgpu.startsWith('backend: webgpu')) expect(measured('webgpu')).toEqual(['forum', 'forum', 'forum', 'lenet', 'lenet']);
     else {
       expect(process.env['NETC_REQUIRE_WEBGPU'], `NETC_REQUIRE_WEBGPU=1 but ${result.backends.webgpu}`).not.toBe('1');
       expect(result.backends.webgpu).toMatch(/^not available: /);

@@ -1,7 +1,7 @@
 // The generated WGSL step (src/step/wgsl.ts, src/runtime/gpu-fused-step.ts) on TF.js's WebGPU backend
 // (Dawn on Mesa's lavapipe here), against the webgpu op path on the same adapter: 100 steps end within
 // 1e-5 (relative, on the scale of each tensor) in every parameter and optimizer slot, for each activation,
-// loss and optimizer it covers; a member's numbers are the same bit for bit whoever trains beside it
+// loss and optimizer it covers and for small conv models (conv2d, pooling, flatten); a member's numbers are the same bit for bit whoever trains beside it
 // (N = 1, 3, 7); what it does not cover runs on ops and says why. Never a silent pass: without an adapter
 // the tests are skipped with the reason printed, and NETC_REQUIRE_WEBGPU=1 makes a missing adapter fail.
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -32,10 +32,10 @@ function populations(source: string, engines: Engine[], ids?: number[], lrFactor
   return engines.map((engine) => populationOf(state, engine, { memberIds: ids, lrFactor }));
 }
 
-/** A reproducible batch: x [B, in], labels as the loss reads them (0/1, one-hot rows, class indices [B, 1], or normal). */
-function batchFor(step: number, inWidth: number, k: number, loss: string, b = 6): { x: Tensor; y: Tensor } {
+/** A reproducible batch: x [B, in] (or [B, ...shape]), labels as the loss reads them (0/1, one-hot rows, class indices [B, 1], or normal). */
+function batchFor(step: number, inWidth: number, k: number, loss: string, b = 6, shape = [inWidth]): { x: Tensor; y: Tensor } {
   const rng = Rng.of(step, 'wgsl-step');
-  const x = tf.tensor(Float32Array.from({ length: b * inWidth }, () => rng.normal()), [b, inWidth]);
+  const x = tf.tensor(Float32Array.from({ length: b * inWidth }, () => rng.normal()), [b, ...shape]);
   const classes = Array.from({ length: b }, () => Math.floor(rng.uniform() * k));
   let y: tf.Tensor;
   if (loss === 'sparse_categorical_crossentropy') y = tf.tensor(Float32Array.from(classes), [b, 1]);
@@ -64,6 +64,8 @@ interface Case {
   name: string;
   model: string;
   inWidth: number;
+  /** an image input [H, W, C] (inWidth its size) */
+  input?: number[];
   k: number;
   loss: string;
   optimizer: string;
@@ -82,18 +84,49 @@ const cases: Case[] = [
   { name: 'a softmax inside, sparse categorical cross-entropy, sgd with momentum', model: 'dense(5, activation: softmax)\n  dense(3, activation: softmax)', inWidth: 2, k: 3, loss: 'sparse_categorical_crossentropy', optimizer: 'sgd(lr: 0.1, momentum: 0.9)', metrics: ['accuracy', 'mae'], vary: 'vary momentum: [0.5, 0.8, 0.9]' },
 ];
 
-function source(c: Pick<Case, 'model' | 'inWidth' | 'loss' | 'optimizer' | 'vary'>, members = 3): string {
-  return `model m(input: [${c.inWidth}]) {\n  ${c.model}\n}\nensemble {\n  members: ${members}\n  seed: 4\n  ${c.vary}\n}\ntrain {\n  data: csv(\"none.csv\")\n  loss: ${c.loss}\n  optimizer: ${c.optimizer}\n  batch: 6\n  epochs: 1\n}\n`;
+/**
+ * Conv models (small: lavapipe runs on the CPU): same and valid padding, strides, overlapping and padded
+ * pools, both kernel layouts. No nesterov with a member's own conv: the op path's nesterov step on its
+ * [N, kh, kw, C, F] kernel is a Select of rank 5, which TF.js's webgpu backend does not have.
+ */
+const convCases: Case[] = [
+  {
+    name: 'conv same relu, maxpool, conv valid tanh, flatten, softmax dense; categorical cross-entropy, adam',
+    model: 'conv2d(3, kernel: 3, padding: same, activation: relu)\n  maxpool2d(2)\n  conv2d(4, kernel: 2, activation: tanh)\n  flatten()\n  dense(3, activation: softmax)',
+    input: [6, 6, 2],
+    inWidth: 72,
+    k: 3,
+    loss: 'categorical_crossentropy',
+    optimizer: 'adam(lr: 0.01)',
+    metrics: ['accuracy'],
+    vary: 'vary lr: [0.005, 0.01, 0.03]',
+  },
+  {
+    name: 'conv stride 2 sigmoid, avgpool same stride 1, conv [2, 3] stride [1, 2] same elu without bias, maxpool same stride 1; mse, sgd with momentum',
+    model:
+      'conv2d(3, kernel: 3, stride: 2, activation: sigmoid)\n  avgpool2d(2, stride: 1, padding: same)\n  conv2d(2, kernel: [2, 3], stride: [1, 2], padding: same, activation: elu, bias: false)\n  maxpool2d(2, stride: 1, padding: same)\n  flatten()\n  dense(1)',
+    input: [7, 7, 1],
+    inWidth: 49,
+    k: 1,
+    loss: 'mse',
+    optimizer: 'sgd(lr: 0.05, momentum: 0.9)',
+    metrics: ['mae'],
+    vary: 'vary momentum: [0.5, 0.8, 0.9]',
+  },
+];
+
+function source(c: Pick<Case, 'model' | 'inWidth' | 'input' | 'loss' | 'optimizer' | 'vary'>, members = 3): string {
+  return `model m(input: [${(c.input ?? [c.inWidth]).join(', ')}]) {\n  ${c.model}\n}\nensemble {\n  members: ${members}\n  seed: 4\n  ${c.vary}\n}\ntrain {\n  data: csv(\"none.csv\")\n  loss: ${c.loss}\n  optimizer: ${c.optimizer}\n  batch: 6\n  epochs: 1\n}\n`;
 }
 
 describe.skipIf(skip)('the WGSL step against the webgpu op path', () => {
-  for (const c of cases) {
+  for (const c of [...cases, ...convCases]) {
     it(`${c.name}: 100 steps end within 1e-5 in every parameter and slot`, async () => {
       const [ops, fused] = populations(source(c), ['ops', 'fused'], undefined, c.lrFactor);
       expect(ops.engine).toBe('ops');
       expect(fused.engine, fused.engineNote).toBe('fused');
       for (let s = 0; s < 100; s++) {
-        const { x, y } = batchFor(s, c.inWidth, c.k, c.loss);
+        const { x, y } = batchFor(s, c.inWidth, c.k, c.loss, 6, c.input);
         const read = s % 10 === 9;
         const a = await step(ops, x, y, c.metrics, read);
         const b = await step(fused, x, y, c.metrics, read);
@@ -110,8 +143,10 @@ describe.skipIf(skip)('the WGSL step against the webgpu op path', () => {
 });
 
 describe.skipIf(skip)('member independence on one adapter', () => {
-  it('member 3 trains the same, bit for bit, alone, among 3 and among 7', async () => {
-    const c = cases[0];
+  it.each([
+    ['dense', cases[0]],
+    ['conv', convCases[0]],
+  ])('%s: member 3 trains the same, bit for bit, alone, among 3 and among 7', async (_, c) => {
     const text = source(c, 7);
     const runs: { losses: number[]; weights: Map<string, Float32Array> }[] = [];
     for (const ids of [[3], [1, 3, 5], [0, 1, 2, 3, 4, 5, 6]]) {
@@ -120,7 +155,7 @@ describe.skipIf(skip)('member independence on one adapter', () => {
       const at = ids.indexOf(3);
       const losses: number[] = [];
       for (let s = 0; s < 30; s++) {
-        const { x, y } = batchFor(s, c.inWidth, c.k, c.loss);
+        const { x, y } = batchFor(s, c.inWidth, c.k, c.loss, 6, c.input);
         if (s % 10 === 9) losses.push((await step(pop, x, y, []))['loss'][at]);
         else await step(pop, x, y, [], false);
         tf.dispose([x as never, y as never]);
@@ -152,8 +187,11 @@ describe.skipIf(skip)('labels in an int32 buffer', () => {
 });
 
 describe.skipIf(skip)('what the WGSL step does not cover runs on ops and says why', () => {
-  const why = (model: string, optimizer = 'adam(lr: 0.01)') => populations(source({ model, inWidth: 2, loss: 'mse', optimizer, vary: '' }), ['auto'])[0];
+  const why = (model: string, optimizer = 'adam(lr: 0.01)') => populations(source({ model, inWidth: 2, input: model.includes('2d(') ? [4, 4, 1] : undefined, loss: 'mse', optimizer, vary: '' }), ['auto'])[0];
   it.each([
+    ['conv2d(2, kernel: 3, activation: softmax)\n  flatten()\n  dense(1)', 'adam(lr: 0.01)', 'the softmax activation (conv2d_1)'],
+    ['maxpool2d(2)\n  flatten()\n  dense(1)', 'adam(lr: 0.01)', "maxpool2d_1 on the input (the WGSL step pools members' own values)"],
+    ['conv2d(2, kernel: 3, activation: relu)\n  dropout(0.2)\n  flatten()\n  dense(1)', 'adam(lr: 0.01)', 'the dropout layer'],
     ['dense(6, activation: relu)\n  dropout(0.2)\n  dense(1)', 'adam(lr: 0.01)', 'the dropout layer'],
     ['dense(6, activation: gelu)\n  dense(1)', 'adam(lr: 0.01)', 'the gelu activation (dense_1)'],
     ['dense(6, activation: relu)\n  dense(1)', 'rmsprop(lr: 0.01)', 'the rmsprop optimizer'],

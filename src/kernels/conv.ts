@@ -18,11 +18,16 @@ export function samePadding(size: number, kernel: number, stride: number): [numb
   return [Math.floor(total / 2), total - Math.floor(total / 2)];
 }
 
-/** Inserts stride-1 zeros between the rows and columns of dy: [B, H, W, F] -> [B, (H-1)s+1, (W-1)s+1, F]. */
+/**
+ * Inserts stride-1 zeros between the rows and columns of dy: [B, H, W, F] -> [B, (H-1)s+1, (W-1)s+1, F].
+ * Rows, then columns, each a pad of rank 4: TF.js's webgpu backend cannot compile a pad of rank 6 (it
+ * logs a WGSL error and returns garbage), which one pad of both at once would need.
+ */
 function dilate(tf: TF, dy: Tensor, [sh, sw]: number[]): Tensor {
   if (sh === 1 && sw === 1) return dy;
   const [b, h, w, f] = dy.shape;
-  const spread = tf.pad(tf.reshape(dy, [b, h, 1, w, 1, f]), [[0, 0], [0, 0], [0, sh - 1], [0, 0], [0, sw - 1], [0, 0]]);
+  const rows = tf.reshape(tf.pad(tf.reshape(dy, [b, h, 1, w * f]), [[0, 0], [0, 0], [0, sh - 1], [0, 0]]), [b * h * sh, w, 1, f]);
+  const spread = tf.pad(rows, [[0, 0], [0, 0], [0, sw - 1], [0, 0]]);
   return tf.slice(tf.reshape(spread, [b, h * sh, w * sw, f]), [0, 0, 0, 0], [b, (h - 1) * sh + 1, (w - 1) * sw + 1, f]);
 }
 

@@ -1,6 +1,7 @@
 // The generated training step's second target: WGSL compute kernels for WebGPU, for chains of dense
-// layers. The same planned step as the WebAssembly one (forward, loss, backward, optimizer, each member's
-// loss and metrics), as one kernel per layer and direction, dispatched one after another in one compute
+// layers, with conv2d, maxpool2d, avgpool2d and flatten before them (src/step/wgsl-conv.ts). The same
+// planned step as the WebAssembly one (forward, loss, backward, optimizer, each member's loss and
+// metrics), as one kernel per layer and direction, dispatched one after another in one compute
 // pass on TF.js's own device, reading and writing the population's own buffers in place:
 //
 //   forward_l    one invocation per (member, row, unit): a_l = f(a_{l-1} · kernel + bias)
@@ -15,6 +16,7 @@
 import type { EnsembleIR, WideOp, WideParam } from '../ensemble/ensemble-ir.js';
 import { optimizerHyper, optimizerSlots } from '../wasm/optimizer-update.js';
 import type { StepConfig } from './plan.js';
+import { isSpatialLayer, spatialBackward, spatialForward, spatialLayer, whyNotSpatial, wgslSpatialKinds, type LayerInput, type SpatialLayer, type SpatialWriter } from './wgsl-conv.js';
 
 /** What the WGSL step covers (the rest of netc's vocabulary runs on TF.js ops on webgpu). */
 export const wgslActivations = new Set(['linear', 'relu', 'sigmoid', 'tanh', 'elu', 'softmax']);
@@ -60,10 +62,18 @@ export function whyNotWgsl(cfg: WgslConfig): string | undefined {
   if (metric) return `the ${metric} metric`;
   if (cfg.clipping) return 'clipnorm';
   if (!e.ops[0].shared) return "members' own input rows (a split)";
-  if (e.ops[0].shape.length !== 1) return `an input of shape [${e.ops[0].shape.join(', ')}]`;
+  const first = e.ops[1]?.op ?? '';
+  if (e.ops[0].shape.length !== 1 && first !== 'flatten' && !wgslSpatialKinds.has(first)) return `an input of shape [${e.ops[0].shape.join(', ')}]`;
   for (const op of e.ops.slice(1)) {
-    if (op.op !== 'dense') return `the ${op.op} layer`;
+    const spatial = wgslSpatialKinds.has(op.op);
+    if (op.op !== 'dense' && op.op !== 'flatten' && !spatial) return `the ${op.op} layer`;
     if (op.inputs.length !== 1 || op.inputs[0] !== op.id - 1) return `${op.name}'s input (the WGSL step runs a chain of layers)`;
+    if (op.op === 'flatten') continue;
+    if (spatial) {
+      const why = whyNotSpatial(op, e.ops[op.inputs[0]], wgslActivations);
+      if (why) return why;
+      continue;
+    }
     const activation = String(op.attrs.activation ?? 'linear');
     if (!wgslActivations.has(activation)) return `the ${activation} activation (${op.name})`;
   }
@@ -87,34 +97,42 @@ interface Layer {
   kernel: WideParam;
   bias?: WideParam;
   /** where its input is: the batch (`x`, shared by every member), or a region of `acts` */
-  input: { buffer: 'x' } | { buffer: 'acts'; at: number };
+  input: LayerInput;
   /** its values a_l and their gradient dL/da_l in `acts`, [N, B, width] each */
   valuesAt: number;
   gradAt: number;
 }
 
-function layersOf(e: EnsembleIR, n: number, batch: number): { layers: Layer[]; actsFloats: number } {
+/** A layer of the chain: a dense layer, or a conv or pool (src/step/wgsl-conv.ts). */
+type ChainLayer = Layer | SpatialLayer;
+
+const size = (shape: readonly number[]): number => shape.reduce((a, d) => a * d, 1);
+
+/** The chain's layers; a flatten is none (a member's example is row-major already: the next layer reads its input as it lies). */
+function layersOf(e: EnsembleIR, n: number, batch: number): { layers: ChainLayer[]; actsFloats: number } {
   let at = 0;
-  const layers: Layer[] = [];
+  const layers: ChainLayer[] = [];
   for (const op of e.ops.slice(1)) {
+    if (op.op === 'flatten') continue;
     const params = e.params.filter((p) => p.op === op.name);
-    const inWidth = e.ops[op.inputs[0]].shape[0];
-    const width = op.shape[0];
+    const inShape = e.ops[op.inputs[0]].shape;
+    const width = size(op.shape);
     const prev = layers[layers.length - 1];
     const valuesAt = at;
     const gradAt = at + n * batch * width;
     at = gradAt + n * batch * width;
-    layers.push({
+    const kernel = params.find((p) => p.name.endsWith('/kernel'));
+    const layer = {
       op,
-      inWidth,
+      inWidth: size(inShape),
       width,
       activation: String(op.attrs.activation ?? 'linear'),
-      kernel: params.find((p) => p.name.endsWith('/kernel'))!,
       bias: params.find((p) => p.name.endsWith('/bias')),
-      input: prev ? { buffer: 'acts', at: prev.valuesAt } : { buffer: 'x' },
+      input: (prev ? { buffer: 'acts', at: prev.valuesAt } : { buffer: 'x' }) as LayerInput,
       valuesAt,
       gradAt,
-    });
+    };
+    layers.push(wgslSpatialKinds.has(op.op) ? spatialLayer({ ...layer, kernel }, inShape) : { ...layer, kernel: kernel! });
   }
   return { layers, actsFloats: Math.max(at, 1) };
 }
@@ -125,16 +143,34 @@ export function generateWgslStep(cfg: WgslConfig, n: number, batch: number): Wgs
   const { layers, actsFloats } = layersOf(e, n, batch);
   const hyper = optimizerHyper[cfg.optimizer];
   const ctx: Ctx = { n, batch, hyper, optimizer: cfg.optimizer, slots: optimizerSlots[cfg.optimizer] };
-  const kernels: WgslKernel[] = layers.map((l) => forwardKernel(ctx, l));
+  const spatial = spatialWriter(ctx);
+  const kernels: WgslKernel[] = layers.map((l) => (isSpatialLayer(l) ? spatialForward(spatial, l) : forwardKernel(ctx, l)));
   kernels.push(lossKernel(ctx, layers[layers.length - 1], cfg.loss.name, cfg.metrics));
   for (let i = layers.length - 1; i >= 0; i--) {
     const l = layers[i];
+    if (isSpatialLayer(l)) {
+      kernels.push(...spatialBackward(spatial, l, layers[i - 1]));
+      continue;
+    }
     // the gradient of the layer's input first: it reads the kernel before its update
     if (i > 0) kernels.push(dinputKernel(ctx, l, layers[i - 1]));
     kernels.push(updateKernel(ctx, l, 'kernel'));
     if (l.bias) kernels.push(updateKernel(ctx, l, 'bias'));
   }
   return { kernels, hyper, actsFloats, n, batch };
+}
+
+/** What the conv and pool kernels (src/step/wgsl-conv.ts) write with: this file's kernel text and rules. */
+function spatialWriter(ctx: Ctx): SpatialWriter<WgslKernel> {
+  return {
+    n: ctx.n,
+    batch: ctx.batch,
+    kernel: (name, invocations) => new KernelText(name, invocations),
+    activate,
+    activationFns,
+    dz: (k, l) => dzHelper(k, ctx, l),
+    update: (k, p) => updateLines(k, ctx, p),
+  };
 }
 
 interface Ctx {
@@ -212,6 +248,11 @@ function activate(name: string, z: string): string {
 
 const TANH_FN = 'fn tanh_tfjs(a: f32) -> f32 {\n  let e2x = exp(-2.0 * abs(a));\n  return sign(a) * (1.0 - e2x) / (1.0 + e2x);\n}';
 
+/** The WGSL functions an activation's formula calls. */
+function activationFns(name: string): string {
+  return name === 'tanh' ? TANH_FN : '';
+}
+
 /** dL/dz from dL/da and a = f(z), as autodiff's gradients of TF.js's activations compute it. */
 function activationGrad(name: string, d: string, a: string): string {
   switch (name) {
@@ -237,7 +278,7 @@ function inputAt(k: KernelText, ctx: Ctx, l: Layer): string {
 }
 
 /** A WGSL function dz(m, b, j) of the layer: dL/da times f'(z), recomputed wherever it is read (the same code, the same value). */
-function dzHelper(k: KernelText, ctx: Ctx, l: Layer): string {
+function dzHelper(k: Pick<KernelText, 'buf'>, ctx: Ctx, l: Pick<Layer, 'activation' | 'width' | 'valuesAt' | 'gradAt'>): string {
   const acts = k.buf('acts');
   const at = `(m * ${ctx.batch}u + b) * ${l.width}u + j`;
   if (l.activation === 'softmax') {
@@ -280,7 +321,7 @@ function forwardKernel(ctx: Ctx, l: Layer): WgslKernel {
     '  }',
     bias + `  ${acts}[${l.valuesAt}u + idx] = ${activate(l.activation, 'acc')};`,
   ].join('\n');
-  return k.finish(body, l.activation === 'tanh' ? TANH_FN : '');
+  return k.finish(body, activationFns(l.activation));
 }
 
 /** A softmax layer's forward pass: one invocation per member and row, as TF.js's softmax shader computes it (exp(z - max) / sum). */
@@ -315,7 +356,7 @@ function softmaxForwardKernel(ctx: Ctx, l: Layer): WgslKernel {
   return k.finish(body);
 }
 
-function dinputKernel(ctx: Ctx, l: Layer, prev: Layer): WgslKernel {
+function dinputKernel(ctx: Ctx, l: Layer, prev: ChainLayer): WgslKernel {
   const k = new KernelText(`backward ${l.op.name}: dL/d${prev.op.name}, one invocation per member, row and input unit`, ctx.n * ctx.batch * l.inWidth);
   const w = k.buf(`param:${l.kernel.name}`);
   const helper = dzHelper(k, ctx, l);
@@ -349,12 +390,16 @@ function updateKernel(ctx: Ctx, l: Layer, which: 'kernel' | 'bias'): WgslKernel 
     index = `m * ${l.width}u + j`;
     lines.push('  var g = 0.0;', `  for (var b = 0u; b < ${ctx.batch}u; b++) {`, '    g = g + dz(m, b, j);', '  }');
   }
-  lines.push(`  let at = ${index};`);
+  lines.push(`  let at = ${index};`, ...updateLines(k, ctx, p));
+  return k.finish(lines.join('\n'), helper);
+}
+
+/** The optimizer's step of member m's element `at` of p, from its gradient `g`. */
+function updateLines(k: Pick<KernelText, 'buf'>, ctx: Ctx, p: WideParam): string[] {
   const h = (key: string) => `${k.buf('hyper')}[${ctx.hyper.indexOf(key) * ctx.n}u + m]`;
   const w = k.buf(`param:${p.name}`);
   const slot = (s: string) => k.buf(`slot:${p.name}:${s}`);
-  lines.push(...optimizerStep(ctx.optimizer, { w: `${w}[at]`, slot: (s) => `${slot(s)}[at]`, h }));
-  return k.finish(lines.join('\n'), helper);
+  return optimizerStep(ctx.optimizer, { w: `${w}[at]`, slot: (s) => `${slot(s)}[at]`, h });
 }
 
 /** The optimizer's rule on one element, with the op path's operations in its order (src/wasm/optimizer-update.ts). */
@@ -381,7 +426,7 @@ function optimizerStep(optimizer: string, at: { w: string; slot(name: string): s
 const EPS = 1e-7;
 
 /** The loss of one member: its batch mean, dL/d(output) into the output layer's gradient, and its metrics. */
-function lossKernel(ctx: Ctx, out: Layer, loss: string, metrics: readonly string[]): WgslKernel {
+function lossKernel(ctx: Ctx, out: ChainLayer, loss: string, metrics: readonly string[]): WgslKernel {
   const k = new KernelText(`loss ${loss}${metrics.length ? ` and ${metrics.join(', ')}` : ''}: one invocation per member`, ctx.n);
   const K = out.width;
   const acts = k.buf('acts');
