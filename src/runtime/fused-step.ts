@@ -60,7 +60,7 @@ export function defaultEngine(): Engine {
   return env === 'ops' || env === 'fused' ? env : 'auto';
 }
 
-/** What choosing an engine knows of a configuration: the step's, and whether any member clips its gradients (the WGSL step does not). */
+/** What choosing an engine knows of a configuration: the step's, and whether any member clips its gradients. */
 export type EngineConfig = Omit<StepConfig, 'maxBatch' | 'clipping'> & { clipping?: boolean };
 
 /**

@@ -65,7 +65,7 @@ interface Built {
 export class GpuFusedStep {
   private built?: Built;
   private acts?: Buffer;
-  private hyperBuffer?: { buffer: Buffer; n: number };
+  private hyperBuffer?: { buffer: Buffer; n: number; keys: string };
   /** the members' hyperparameter rows, and which the buffer holds already */
   private readonly hyper: StepHyper;
   private sized?: WgslStep;
@@ -79,19 +79,17 @@ export class GpuFusedStep {
     this.hyper.changed();
   }
 
-  /** Whether any member clips its gradients: the WGSL step does not, and such a step runs on TF.js ops. */
+  /** Whether any member clips its gradients (PBT may set clipnorm): the step then has clipping's kernels. */
   clipping(): boolean {
     return this.hyper.clipping();
   }
 
   /**
-   * Whether a step of `batch` rows runs here: not where a member clips its gradients (PBT may set
-   * clipnorm), nor where the scratch space of every member's values would be larger than one storage
-   * binding of the device may be (lavapipe: 128 MiB, forum.net at about 150,000 members); such a step
-   * runs on TF.js ops, on the same variables.
+   * Whether a step of `batch` rows runs here: not where the scratch space of every member's values would
+   * be larger than one storage binding of the device may be (lavapipe: 128 MiB, forum.net at about 150,000
+   * members); such a step runs on TF.js ops, on the same variables.
    */
   runs(batch: number): boolean {
-    if (this.clipping()) return false;
     const device = (this.host.tf.backend() as unknown as WebGPUBackend).device;
     const limit = device.limits?.maxStorageBufferBindingSize ?? 128 * 2 ** 20;
     return this.kernelsOf(batch).actsFloats * 4 <= limit;
@@ -99,7 +97,8 @@ export class GpuFusedStep {
 
   /** The kernels' plan for a batch size (metrics change no buffer sizes), kept for runs(). */
   private kernelsOf(batch: number): WgslStep {
-    if (this.sized?.batch !== batch || this.sized.n !== this.host.n) this.sized = this.source(batch, []);
+    const clipping = this.clipping();
+    if (this.sized?.batch !== batch || this.sized.n !== this.host.n || this.sized.hyper.includes('clip') !== clipping) this.sized = this.source(batch, []);
     return this.sized;
   }
 
@@ -108,10 +107,10 @@ export class GpuFusedStep {
     this.kernels(batch, metrics);
   }
 
-  /** The WGSL of the kernels for a batch size and metrics (netc ir, the golden files). */
+  /** The WGSL of the kernels for a batch size and metrics, with clipping's kernels where any member clips now. */
   source(batch: number, metrics: readonly string[]): WgslStep {
     const { ir, optimizer, loss, n } = this.host;
-    return generateWgslStep({ ensemble: ir, optimizer, loss, metrics }, n, batch);
+    return generateWgslStep({ ensemble: ir, optimizer, loss, metrics, clipping: this.clipping() }, n, batch);
   }
 
   /** One training step of every member on x [B, ...input], y [B, width]: the members' losses [N] and each metric [N]. */
@@ -204,7 +203,7 @@ export class GpuFusedStep {
 
   /** The compiled kernels for this batch size and these metrics (N is the population's). */
   private kernels(batch: number, metrics: readonly string[]): Built {
-    const key = `${this.host.n}|${batch}|${metrics.join()}`;
+    const key = `${this.host.n}|${batch}|${metrics.join()}|${this.clipping() ? 'clip' : ''}`;
     if (this.built?.key === key) return this.built;
     const device = (this.host.tf.backend() as unknown as WebGPUBackend).device;
     const step = this.source(batch, metrics);
@@ -223,9 +222,11 @@ export class GpuFusedStep {
   /** The members' hyperparameter rows: those that move every step (Adam's corrections, a scheduled lr), and the others when they changed. */
   private writeHyper(device: Device, step: WgslStep): void {
     const n = this.host.n;
-    if (!this.hyperBuffer || this.hyperBuffer.n !== n) {
+    // a new buffer for a new N, or new rows (clipping started or stopped: clipnorm's row comes and goes)
+    const keys = step.hyper.join();
+    if (!this.hyperBuffer || this.hyperBuffer.n !== n || this.hyperBuffer.keys !== keys) {
       this.hyperBuffer?.buffer.destroy();
-      this.hyperBuffer = { buffer: device.createBuffer({ size: Math.max(1, step.hyper.length) * n * 4, usage: STORAGE | COPY_DST }), n };
+      this.hyperBuffer = { buffer: device.createBuffer({ size: Math.max(1, step.hyper.length) * n * 4, usage: STORAGE | COPY_DST }), n, keys };
       this.hyper.unwritten();
     }
     this.hyper.rows(step.hyper, (k, values) => device.queue.writeBuffer(this.hyperBuffer!.buffer, k * n * 4, values));

@@ -33,7 +33,7 @@ export function fusedStep(pop: ModulePopulation, x: Tensor, y: Tensor, metrics: 
     steps.set(pop, step);
   }
   if (!step) return undefined;
-  // the WGSL step clips no gradients and needs its scratch in one storage binding: else the module's TF.js step
+  // the WGSL step needs its scratch in one storage binding: else the module's TF.js step
   if (step instanceof GpuFusedStep && !step.runs(x.shape[0] as number)) return undefined;
   const result = step.run(x, y, metrics);
   pop.step++;

@@ -556,7 +556,7 @@ export class Population {
    * each member's real rows, the first of its B, where an epoch's last batch may be padded; the rest weigh 0.
    */
   trainStep(x: Tensor, y: Tensor, metrics?: { names: readonly string[]; take(values: Record<string, Tensor>): void }, rows?: Int32Array): Tensor {
-    // the WGSL step clips no gradients (PBT may set clipnorm) and needs its scratch in one binding: else the op path's step
+    // the WGSL step needs its scratch in one binding: else the op path's step
     const gpu = !rows && this.gpuStep?.runs(x.shape[0] as number) ? this.gpuStep : undefined;
     const generated = this.fused ?? gpu;
     if (generated) {

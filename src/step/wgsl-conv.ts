@@ -12,6 +12,9 @@
 //                  op path's order (a columns kernel on the shared input: rows, then cells, as its matMul
 //                  of patches; a stacked kernel: cells, then rows, as its dilated conv), then the update
 //
+// Where any member clips (clipnorm), a parameter's kernel above stores its gradient into the step's scratch
+// instead, and wgsl.ts's norm and clipped-update kernels follow it (SpatialWriter.clipped).
+//
 // Padding is never materialised: a padded input is zero (-inf for the max), so the op path's terms of it
 // add nothing, and skipping them leaves every sum as it is. Nothing is summed across members.
 // This file imports nothing of wgsl.ts: what it shares (the kernel text, activations, the dz helper, the
@@ -47,6 +50,10 @@ export interface SpatialLayer {
   activation: string;
   kernel?: WideParam;
   bias?: WideParam;
+  /** the pre-activation z in `acts`, [N, B, width], where the activation's gradient reads z (gelu, swish) */
+  zAt?: number;
+  /** leaky_relu's slope (a conv's activation: TF's fixed one) */
+  alpha?: { key: string } | { value: number };
   input: LayerInput;
   valuesAt: number;
   gradAt: number;
@@ -83,6 +90,15 @@ export interface SpatialWriter<K> {
   dz(k: KernelWriter<K>, l: SpatialLayer): string;
   /** the optimizer's step of parameter p's element `at`, from its gradient `g` */
   update(k: KernelWriter<K>, p: WideParam): string[];
+  /**
+   * where any member clips (clipnorm): the lines that store the gradient `g` of element idx into the scratch
+   * [N, size], and the kernels after it (each member's norm; the clipped step, `lines` naming member m and the
+   * element's indices from idx, `index` its place in the parameter)
+   */
+  clipped?: {
+    store(k: KernelWriter<K>): string[];
+    kernels(element: { p: WideParam; size: number; lines: string[]; index: string }): K[];
+  };
 }
 
 const u = (v: number): string => `${v}u`;
@@ -181,6 +197,8 @@ export function spatialForward<K>(w: SpatialWriter<K>, l: SpatialLayer): K {
     const weight = `${k.buf(`param:${l.kernel!.name}`)}[${kernelIndex(w, l, 'p', 'q', 'c', 'ch')}]`;
     lines.push('  var acc = 0.0;', ...windowLoops(l.g, [`for (var c = 0u; c < ${u(l.g.c)}; c++) {`, `  acc = fma(${x}, ${weight}, acc);`, '}']));
     if (l.bias) lines.push(`  acc = acc + ${k.buf(`param:${l.bias.name}`)}[m * ${u(l.f)} + ch];`);
+    // gelu's and swish's gradients read z: it is kept
+    if (l.zAt !== undefined) lines.push(`  ${acts}[${u(l.zAt)} + idx] = acc;`);
     lines.push(`  ${acts}[${u(l.valuesAt)} + idx] = ${w.activate(l.activation, 'acc')};`);
     return k.finish(lines.join('\n'), w.activationFns(l.activation));
   }
@@ -200,8 +218,8 @@ export function spatialBackward<K>(w: SpatialWriter<K>, l: SpatialLayer, prev: {
   const out: K[] = [];
   if (prev) out.push(l.kind === 'conv2d' ? convInputGrad(w, l, prev) : poolInputGrad(w, l, prev));
   if (l.kind !== 'conv2d') return out;
-  out.push(convKernelUpdate(w, l));
-  if (l.bias) out.push(convBiasUpdate(w, l));
+  out.push(...convKernelUpdate(w, l));
+  if (l.bias) out.push(...convBiasUpdate(w, l));
   return out;
 }
 
@@ -260,11 +278,11 @@ function poolInputGrad<K>(w: SpatialWriter<K>, l: SpatialLayer, prev: { op: Wide
 }
 
 /** A conv kernel's gradient, element by element (the sum over the member's rows and output cells in the op path's order), and its update. */
-function convKernelUpdate<K>(w: SpatialWriter<K>, l: SpatialLayer): K {
+function convKernelUpdate<K>(w: SpatialWriter<K>, l: SpatialLayer): K[] {
   const p = l.kernel!;
   const { kh, kw, c: C, oh, ow } = l.g;
   const size = kh * kw * C * l.f;
-  const k = w.kernel(`update ${p.name}: its gradient and one optimizer step, one invocation per member and element`, w.n * size);
+  const k = w.kernel(w.clipped ? gradientName(p) : `update ${p.name}: its gradient and one optimizer step, one invocation per member and element`, w.n * size);
   const helper = w.dz(k, l);
   const x = inputAt(k, w, l, `u32(iy * ${i(l.g.w)} + ix)`, 'c');
   const term = [
@@ -278,36 +296,38 @@ function convKernelUpdate<K>(w: SpatialWriter<K>, l: SpatialLayer): K {
   const cells = (inner: string[]) => [`for (var oy = 0; oy < ${i(oh)}; oy++) {`, `  for (var ox = 0; ox < ${i(ow)}; ox++) {`, ...inner.map((s) => `    ${s}`), '  }', '}'];
   // the shared input's columns kernel: the op path's matMul of patches, rows (b, oy, ox) in order; a member's own input: its dilated conv, over (oy, ox, b)
   const loops = p.layout === 'columns' ? rows(cells(term)) : cells(rows(term));
-  const lines = [
+  const head = [
     `  let m = idx / ${u(size)};`,
     `  let p = i32((idx / ${u(kw * C * l.f)}) % ${u(kh)});`,
     `  let q = i32((idx / ${u(C * l.f)}) % ${u(kw)});`,
     `  let c = (idx / ${u(l.f)}) % ${u(C)};`,
     `  let f = idx % ${u(l.f)};`,
-    '  var g = 0.0;',
-    ...loops.map((s) => `  ${s}`),
-    `  let at = ${kernelIndex(w, l, 'p', 'q', 'c', 'f')};`,
-    ...w.update(k, p),
   ];
-  return k.finish(lines.join('\n'), helper);
+  const index = kernelIndex(w, l, 'p', 'q', 'c', 'f');
+  const lines = [...head, '  var g = 0.0;', ...loops.map((s) => `  ${s}`)];
+  if (w.clipped) return [k.finish([...lines, ...w.clipped.store(k)].join('\n'), helper), ...w.clipped.kernels({ p, size, lines: head, index })];
+  return [k.finish([...lines, `  let at = ${index};`, ...w.update(k, p)].join('\n'), helper)];
 }
 
+/** The name of clipping's first kernel of a parameter: its gradient into the scratch. */
+const gradientName = (p: WideParam): string => `gradient ${p.name}: summed over the member's rows and output cells, into scratch for clipnorm, one invocation per member and element`;
+
 /** A conv bias's gradient (dz summed over the member's rows and output cells, in order) and its update. */
-function convBiasUpdate<K>(w: SpatialWriter<K>, l: SpatialLayer): K {
+function convBiasUpdate<K>(w: SpatialWriter<K>, l: SpatialLayer): K[] {
   const p = l.bias!;
-  const k = w.kernel(`update ${p.name}: its gradient and one optimizer step, one invocation per member and element`, w.n * l.f);
+  const k = w.kernel(w.clipped ? gradientName(p) : `update ${p.name}: its gradient and one optimizer step, one invocation per member and element`, w.n * l.f);
   const helper = w.dz(k, l);
+  const head = [`  let m = idx / ${u(l.f)};`, `  let f = idx % ${u(l.f)};`];
+  const index = `m * ${u(l.f)} + f`;
   const lines = [
-    `  let m = idx / ${u(l.f)};`,
-    `  let f = idx % ${u(l.f)};`,
+    ...head,
     '  var g = 0.0;',
     `  for (var b = 0u; b < ${u(w.batch)}; b++) {`,
     `    for (var cell = 0u; cell < ${u(l.g.oh * l.g.ow)}; cell++) {`,
     `      g = g + dz(m, b, cell * ${u(l.f)} + f);`,
     '    }',
     '  }',
-    `  let at = m * ${u(l.f)} + f;`,
-    ...w.update(k, p),
   ];
-  return k.finish(lines.join('\n'), helper);
+  if (w.clipped) return [k.finish([...lines, ...w.clipped.store(k)].join('\n'), helper), ...w.clipped.kernels({ p, size: l.f, lines: head, index })];
+  return [k.finish([...lines, `  let at = ${index};`, ...w.update(k, p)].join('\n'), helper)];
 }

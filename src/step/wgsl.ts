@@ -9,19 +9,27 @@
 //   dinput_l     one invocation per (member, row, input unit): dL/da_{l-1} = dz_l · kernel^T (before the update)
 //   update_p     one invocation per element of a member's parameter: its gradient, summed over the rows, and the optimizer step
 //
+// A weightless activation layer (relu(), gelu(), leaky_relu(alpha), ...) in the chain is a forward kernel
+// and a dinput kernel of its own, elementwise. Where any member clips its gradients (clipnorm), each
+// parameter's update is three kernels: its gradient into scratch, each member's norm of it (one invocation
+// per member, summed in order), and the clipped gradient's optimizer step.
+//
 // Members and rows lie across invocations and workgroups; every sum is one invocation's loop, in a fixed
 // order (fma, as TF.js's matMul shaders accumulate), so a member's numbers do not depend on N or on its
 // position, and nothing is summed across members. N and the batch size are constants of the code: a
 // halved population or a short last batch gets kernels of its own (the runtime caches them).
 import type { EnsembleIR, WideOp, WideParam } from '../ensemble/ensemble-ir.js';
 import { optimizerHyper, optimizerSlots } from '../wasm/optimizer-update.js';
+import { LEAKY_RELU_ALPHA } from '../kernels/activations.js';
 import type { StepConfig } from './plan.js';
 import { isSpatialLayer, spatialBackward, spatialForward, spatialLayer, whyNotSpatial, wgslSpatialKinds, type LayerInput, type SpatialLayer, type SpatialWriter } from './wgsl-conv.js';
 
 /** What the WGSL step covers (the rest of netc's vocabulary runs on TF.js ops on webgpu). */
-export const wgslActivations = new Set(['linear', 'relu', 'sigmoid', 'tanh', 'elu', 'softmax']);
-export const wgslLosses = new Set(['mse', 'mae', 'binary_crossentropy', 'categorical_crossentropy', 'sparse_categorical_crossentropy']);
-export const wgslOptimizers = new Set(['sgd', 'adam']);
+export const wgslActivations = new Set(['linear', 'relu', 'sigmoid', 'tanh', 'elu', 'softmax', 'gelu', 'swish', 'leaky_relu']);
+/** the weightless activation layers the chain takes (`relu()`, `leaky_relu(alpha)`, ...) */
+export const wgslActivationLayers = new Set([...wgslActivations].filter((a) => a !== 'linear'));
+export const wgslLosses = new Set(['mse', 'mae', 'huber', 'binary_crossentropy', 'categorical_crossentropy', 'sparse_categorical_crossentropy']);
+export const wgslOptimizers = new Set(['sgd', 'adam', 'adamw', 'rmsprop']);
 export const wgslMetrics = new Set(['accuracy', 'mse', 'mae']);
 
 /** The invocations of one workgroup, and the most workgroups along one dimension of a dispatch. */
@@ -60,13 +68,13 @@ export function whyNotWgsl(cfg: WgslConfig): string | undefined {
   if (!wgslLosses.has(cfg.loss.name)) return `the ${cfg.loss.name} loss`;
   const metric = cfg.metrics.find((m) => !wgslMetrics.has(m));
   if (metric) return `the ${metric} metric`;
-  if (cfg.clipping) return 'clipnorm';
   if (!e.ops[0].shared) return "members' own input rows (a split)";
   const first = e.ops[1]?.op ?? '';
   if (e.ops[0].shape.length !== 1 && first !== 'flatten' && !wgslSpatialKinds.has(first)) return `an input of shape [${e.ops[0].shape.join(', ')}]`;
   for (const op of e.ops.slice(1)) {
+    const activationLayer = wgslActivationLayers.has(op.op);
     const spatial = wgslSpatialKinds.has(op.op);
-    if (op.op !== 'dense' && op.op !== 'flatten' && !spatial) return `the ${op.op} layer`;
+    if (op.op !== 'dense' && op.op !== 'flatten' && !spatial && !activationLayer) return `the ${op.op} layer`;
     if (op.inputs.length !== 1 || op.inputs[0] !== op.id - 1) return `${op.name}'s input (the WGSL step runs a chain of layers)`;
     if (op.op === 'flatten') continue;
     if (spatial) {
@@ -74,6 +82,11 @@ export function whyNotWgsl(cfg: WgslConfig): string | undefined {
       if (why) return why;
       continue;
     }
+    // an activation layer on the shared input computes one value for every member: the chain's values are each member's
+    if (activationLayer && op.shared) return `the ${op.op} layer ${op.name} on the shared input`;
+    // softmax() is a row of its own along the last axis: written for a flat layer only
+    if (activationLayer && op.op === 'softmax' && op.shape.length !== 1) return `the softmax layer ${op.name} on values of shape [${op.shape.join(', ')}]`;
+    if (activationLayer) continue;
     const activation = String(op.attrs.activation ?? 'linear');
     if (!wgslActivations.has(activation)) return `the ${activation} activation (${op.name})`;
   }
@@ -88,14 +101,18 @@ const lit = (v: number): string => {
   return /[.e]/.test(s) ? s : `${s}.0`;
 };
 
-/** One dense layer of the chain, as the kernels see it. */
+/** One layer of the chain, as the kernels see it: a dense layer, or a weightless activation layer (no kernel). */
 interface Layer {
   op: WideOp;
   inWidth: number;
   width: number;
   activation: string;
-  kernel: WideParam;
+  kernel?: WideParam;
   bias?: WideParam;
+  /** a dense layer's pre-activation z in `acts`, [N, B, width], where its activation's gradient reads z (gelu, swish) */
+  zAt?: number;
+  /** leaky_relu's slope: TF's fixed one for a dense activation, a leaky_relu layer's per-member hyperparameter key */
+  alpha?: { key: string } | { value: number };
   /** where its input is: the batch (`x`, shared by every member), or a region of `acts` */
   input: LayerInput;
   /** its values a_l and their gradient dL/da_l in `acts`, [N, B, width] each */
@@ -103,7 +120,7 @@ interface Layer {
   gradAt: number;
 }
 
-/** A layer of the chain: a dense layer, or a conv or pool (src/step/wgsl-conv.ts). */
+/** A layer of the chain: a dense or activation layer, or a conv or pool (src/step/wgsl-conv.ts). */
 type ChainLayer = Layer | SpatialLayer;
 
 const size = (shape: readonly number[]): number => shape.reduce((a, d) => a * d, 1);
@@ -116,23 +133,33 @@ function layersOf(e: EnsembleIR, n: number, batch: number): { layers: ChainLayer
     if (op.op === 'flatten') continue;
     const params = e.params.filter((p) => p.op === op.name);
     const inShape = e.ops[op.inputs[0]].shape;
+    const inWidth = size(inShape);
     const width = size(op.shape);
     const prev = layers[layers.length - 1];
+    const spatial = wgslSpatialKinds.has(op.op);
+    // a dense layer or a conv has an activation attribute (a pool's is linear); an activation layer is its own
+    const dense = op.op === 'dense' || spatial;
+    const activation = dense ? String(op.attrs.activation ?? 'linear') : op.op;
     const valuesAt = at;
     const gradAt = at + n * batch * width;
     at = gradAt + n * batch * width;
-    const kernel = params.find((p) => p.name.endsWith('/kernel'));
+    let zAt: number | undefined;
+    if (dense && (activation === 'gelu' || activation === 'swish')) [zAt, at] = [at, at + n * batch * width];
+    const alpha = activation !== 'leaky_relu' ? undefined : dense ? { value: LEAKY_RELU_ALPHA } : { key: `${op.name}.alpha` };
     const layer = {
       op,
-      inWidth: size(inShape),
+      inWidth,
       width,
-      activation: String(op.attrs.activation ?? 'linear'),
+      activation,
+      kernel: params.find((p) => p.name.endsWith('/kernel')),
       bias: params.find((p) => p.name.endsWith('/bias')),
+      zAt,
+      alpha,
       input: (prev ? { buffer: 'acts', at: prev.valuesAt } : { buffer: 'x' }) as LayerInput,
       valuesAt,
       gradAt,
     };
-    layers.push(wgslSpatialKinds.has(op.op) ? spatialLayer({ ...layer, kernel }, inShape) : { ...layer, kernel: kernel! });
+    layers.push(spatial ? spatialLayer(layer, inShape) : layer);
   }
   return { layers, actsFloats: Math.max(at, 1) };
 }
@@ -140,12 +167,17 @@ function layersOf(e: EnsembleIR, n: number, batch: number): { layers: ChainLayer
 /** The WGSL step of a covered configuration for N members and batches of `batch` rows. */
 export function generateWgslStep(cfg: WgslConfig, n: number, batch: number): WgslStep {
   const e = cfg.ensemble;
-  const { layers, actsFloats } = layersOf(e, n, batch);
-  const hyper = optimizerHyper[cfg.optimizer];
-  const ctx: Ctx = { n, batch, hyper, optimizer: cfg.optimizer, slots: optimizerSlots[cfg.optimizer] };
+  const { layers, actsFloats: valueFloats } = layersOf(e, n, batch);
+  // the optimizer's hyperparameters, clipnorm's, then the layers' own (a leaky_relu layer's alpha), each a row of N
+  const hyper = [...optimizerHyper[cfg.optimizer], ...(cfg.clipping ? ['clip'] : []), ...layers.flatMap((l) => (l.alpha && 'key' in l.alpha ? [l.alpha.key] : []))];
+  // clipping: one scratch region after the layers' values, for a parameter's gradient [N, size] and its norms [N], reused by each in turn
+  const largest = Math.max(...layers.map((l) => (!l.kernel ? 0 : isSpatialLayer(l) ? l.g.kh * l.g.kw * l.g.c * l.f : l.inWidth * l.width)));
+  const clip = cfg.clipping ? { gradsAt: valueFloats, normAt: valueFloats + n * largest } : undefined;
+  const actsFloats = clip ? clip.normAt + n : valueFloats;
+  const ctx: Ctx = { n, batch, hyper, optimizer: cfg.optimizer, slots: optimizerSlots[cfg.optimizer], clip };
   const spatial = spatialWriter(ctx);
   const kernels: WgslKernel[] = layers.map((l) => (isSpatialLayer(l) ? spatialForward(spatial, l) : forwardKernel(ctx, l)));
-  kernels.push(lossKernel(ctx, layers[layers.length - 1], cfg.loss.name, cfg.metrics));
+  kernels.push(lossKernel(ctx, layers[layers.length - 1], cfg.loss, cfg.metrics));
   for (let i = layers.length - 1; i >= 0; i--) {
     const l = layers[i];
     if (isSpatialLayer(l)) {
@@ -153,23 +185,29 @@ export function generateWgslStep(cfg: WgslConfig, n: number, batch: number): Wgs
       continue;
     }
     // the gradient of the layer's input first: it reads the kernel before its update
-    if (i > 0) kernels.push(dinputKernel(ctx, l, layers[i - 1]));
-    kernels.push(updateKernel(ctx, l, 'kernel'));
-    if (l.bias) kernels.push(updateKernel(ctx, l, 'bias'));
+    if (i > 0) kernels.push(l.kernel ? dinputKernel(ctx, l, layers[i - 1]) : activationBackwardKernel(ctx, l, layers[i - 1]));
+    if (l.kernel) kernels.push(...updateKernels(ctx, l, 'kernel'));
+    if (l.bias) kernels.push(...updateKernels(ctx, l, 'bias'));
   }
   return { kernels, hyper, actsFloats, n, batch };
 }
 
 /** What the conv and pool kernels (src/step/wgsl-conv.ts) write with: this file's kernel text and rules. */
 function spatialWriter(ctx: Ctx): SpatialWriter<WgslKernel> {
+  const clip = ctx.clip!;
   return {
     n: ctx.n,
     batch: ctx.batch,
     kernel: (name, invocations) => new KernelText(name, invocations),
-    activate,
+    // a conv's leaky_relu is the dense activation's: TF's fixed slope
+    activate: (name, z) => activate(name, z, name === 'leaky_relu' ? lit(LEAKY_RELU_ALPHA) : ''),
     activationFns,
     dz: (k, l) => dzHelper(k, ctx, l),
     update: (k, p) => updateLines(k, ctx, p),
+    clipped: ctx.clip && {
+      store: (k) => [`  ${k.buf('acts')}[${clip.gradsAt}u + idx] = g;`],
+      kernels: (el) => [normKernel(ctx, el, clip), clippedUpdateKernel(ctx, el, clip)],
+    },
   };
 }
 
@@ -179,7 +217,12 @@ interface Ctx {
   hyper: string[];
   optimizer: string;
   slots: string[];
+  /** where any member clips its gradients: the scratch of one parameter's gradient [N, size] and its members' norms [N] */
+  clip?: { gradsAt: number; normAt: number };
 }
+
+/** Member m's value of a hyperparameter key (a row of N in `hyper`). */
+const hyperAt = (k: Pick<KernelText, 'buf'>, ctx: Ctx, key: string): string => `${k.buf('hyper')}[${ctx.hyper.indexOf(key) * ctx.n}u + m]`;
 
 /** Builds one kernel's text, binding each buffer it names once, in the order first named. */
 class KernelText {
@@ -225,11 +268,17 @@ class KernelText {
 
 /** Index of member m's element (i, j) of a dense kernel [in, out] in its fused tensor. */
 function kernelIndex(ctx: Ctx, l: Layer): string {
-  return l.kernel.layout === 'columns' ? `i * ${ctx.n * l.width}u + m * ${l.width}u + j` : `m * ${l.inWidth * l.width}u + i * ${l.width}u + j`;
+  return l.kernel!.layout === 'columns' ? `i * ${ctx.n * l.width}u + m * ${l.width}u + j` : `m * ${l.inWidth * l.width}u + i * ${l.width}u + j`;
 }
 
-/** The activation f(z), TF.js's WebGPU shaders' formulas. */
-function activate(name: string, z: string): string {
+/** leaky_relu's slope for member m: TF's fixed one (a dense layer's activation), or the layer's own per-member value. */
+function slopeOf(k: Pick<KernelText, 'buf'>, ctx: Ctx, l: Pick<Layer, 'op' | 'alpha'>): string {
+  if (!l.alpha) throw new Error(`internal error: ${l.op.name} has no leaky_relu slope`);
+  return 'key' in l.alpha ? hyperAt(k, ctx, l.alpha.key) : lit(l.alpha.value);
+}
+
+/** The activation f(z), TF.js's WebGPU shaders' formulas (gelu and swish as the op path's compositions of them). */
+function activate(name: string, z: string, alpha = ''): string {
   switch (name) {
     case 'linear':
       return z;
@@ -241,6 +290,12 @@ function activate(name: string, z: string): string {
       return `tanh_tfjs(${z})`;
     case 'elu':
       return `select(exp(${z}) - 1.0, ${z}, ${z} >= 0.0)`;
+    case 'gelu':
+      return `gelu_tfjs(${z})`;
+    case 'swish':
+      return `${z} * (1.0 / (1.0 + exp(-1.0 * ${z})))`;
+    case 'leaky_relu':
+      return `select(${z}, ${alpha} * ${z}, ${z} < 0.0)`;
     default:
       throw new Error(`internal error: no WGSL for the activation ${name}`);
   }
@@ -248,13 +303,55 @@ function activate(name: string, z: string): string {
 
 const TANH_FN = 'fn tanh_tfjs(a: f32) -> f32 {\n  let e2x = exp(-2.0 * abs(a));\n  return sign(a) * (1.0 - e2x) / (1.0 + e2x);\n}';
 
-/** The WGSL functions an activation's formula calls. */
+/** TF.js's erf (Abramowitz and Stegun 7.1.26, its WebGPU shader's constants and order). */
+const ERF_FN = [
+  'fn erf_tfjs(a: f32) -> f32 {',
+  `  let p = ${lit(0.3275911)};`,
+  `  let a1 = ${lit(0.254829592)};`,
+  `  let a2 = ${lit(-0.284496736)};`,
+  `  let a3 = ${lit(1.421413741)};`,
+  `  let a4 = ${lit(-1.453152027)};`,
+  `  let a5 = ${lit(1.061405429)};`,
+  '  let s = sign(a);',
+  '  let absA = abs(a);',
+  '  let t = 1.0 / (1.0 + p * absA);',
+  '  return s * (1.0 - (((((a5 * t + a4) * t) + a3) * t + a2) * t + a1) * t * exp(-absA * absA));',
+  '}',
+].join('\n');
+
+const SQRT1_2 = lit(Math.SQRT1_2);
+
+/** gelu's exact form as the op path writes it: (z * 0.5) * (1 + erf(z * sqrt(1/2))). */
+const GELU_FN = `fn gelu_tfjs(z: f32) -> f32 {\n  return (z * 0.5) * (1.0 + erf_tfjs(z * ${SQRT1_2}));\n}`;
+
+/**
+ * gelu's gradient as autodiff of that composition computes it: h = z * 0.5 and b = 1 + erf(u), u = z * sqrt(1/2);
+ * (dy b) 0.5 + ((dy h) (exp(-u^2) 2/sqrt(pi))) sqrt(1/2), the two paths to z added last.
+ */
+const GELU_GRAD_FN = [
+  'fn gelu_grad(z: f32, d: f32) -> f32 {',
+  '  let h = z * 0.5;',
+  `  let u = z * ${SQRT1_2};`,
+  '  let b = 1.0 + erf_tfjs(u);',
+  `  return (d * b) * 0.5 + ((d * h) * (exp(-(u * u)) * ${lit(2 / Math.sqrt(Math.PI))})) * ${SQRT1_2};`,
+  '}',
+].join('\n');
+
+/** swish's gradient, autodiff of z s(z): dy s + (dy z) (s (1 - s)). */
+const SWISH_GRAD_FN = [
+  'fn swish_grad(z: f32, d: f32) -> f32 {',
+  '  let s = 1.0 / (1.0 + exp(-1.0 * z));',
+  '  return d * s + (d * z) * (s * (1.0 - s));',
+  '}',
+].join('\n');
+
+/** The WGSL functions the forward pass of an activation calls. */
 function activationFns(name: string): string {
-  return name === 'tanh' ? TANH_FN : '';
+  return name === 'tanh' ? TANH_FN : name === 'gelu' ? `${ERF_FN}\n${GELU_FN}` : '';
 }
 
-/** dL/dz from dL/da and a = f(z), as autodiff's gradients of TF.js's activations compute it. */
-function activationGrad(name: string, d: string, a: string): string {
+/** dL/dz from dL/da, a = f(z) and, where it needs it, z, as autodiff's gradients of TF.js's activations compute it. */
+function activationGrad(name: string, d: string, a: string, z = '', alpha = ''): string {
   switch (name) {
     case 'linear':
       return d;
@@ -266,19 +363,26 @@ function activationGrad(name: string, d: string, a: string): string {
       return `(1.0 - ${a} * ${a}) * ${d}`;
     case 'elu':
       return `select(${d} * (${a} + 1.0), ${d}, ${a} > 0.0)`;
+    case 'gelu':
+      return `gelu_grad(${z}, ${d})`;
+    case 'swish':
+      return `swish_grad(${z}, ${d})`;
+    case 'leaky_relu':
+      // where(z > 0, dy, dy * alpha); a > 0 exactly where z > 0, for a slope of 0 or more
+      return `select(${d} * ${alpha}, ${d}, ${z || a} > 0.0)`;
     default:
       throw new Error(`internal error: no WGSL gradient for the activation ${name}`);
   }
 }
 
-/** The expression of member m's input (row b, unit i) of a layer. */
-function inputAt(k: KernelText, ctx: Ctx, l: Layer): string {
-  if (l.input.buffer === 'x') return `${k.buf('x')}[b * ${l.inWidth}u + i]`;
-  return `${k.buf('acts')}[${l.input.at}u + (m * ${ctx.batch}u + b) * ${l.inWidth}u + i]`;
+/** The expression of member m's input (row b, unit `unit`) of a layer. */
+function inputAt(k: Pick<KernelText, 'buf'>, ctx: Ctx, l: Pick<Layer, 'input' | 'inWidth'>, unit = 'i'): string {
+  if (l.input.buffer === 'x') return `${k.buf('x')}[b * ${l.inWidth}u + ${unit}]`;
+  return `${k.buf('acts')}[${l.input.at}u + (m * ${ctx.batch}u + b) * ${l.inWidth}u + ${unit}]`;
 }
 
 /** A WGSL function dz(m, b, j) of the layer: dL/da times f'(z), recomputed wherever it is read (the same code, the same value). */
-function dzHelper(k: Pick<KernelText, 'buf'>, ctx: Ctx, l: Pick<Layer, 'activation' | 'width' | 'valuesAt' | 'gradAt'>): string {
+function dzHelper(k: Pick<KernelText, 'buf'>, ctx: Ctx, l: ChainLayer): string {
   const acts = k.buf('acts');
   const at = `(m * ${ctx.batch}u + b) * ${l.width}u + j`;
   if (l.activation === 'softmax') {
@@ -295,22 +399,31 @@ function dzHelper(k: Pick<KernelText, 'buf'>, ctx: Ctx, l: Pick<Layer, 'activati
       '}',
     ].join('\n');
   }
+  // z: a dense layer's saved pre-activation, an activation layer's input
+  const needsZ = l.activation === 'gelu' || l.activation === 'swish' || (l.activation === 'leaky_relu' && !l.kernel);
+  const z = !needsZ ? undefined : l.kernel ? `${acts}[${l.zAt}u + ${at}]` : inputAt(k, ctx, l, 'j');
+  const helpers = l.activation === 'gelu' ? [ERF_FN, GELU_GRAD_FN] : l.activation === 'swish' ? [SWISH_GRAD_FN] : [];
   return [
+    ...helpers,
     `fn dz(m: u32, b: u32, j: u32) -> f32 {`,
     `  let a = ${acts}[${l.valuesAt}u + ${at}];`,
     `  let d = ${acts}[${l.gradAt}u + ${at}];`,
-    `  return ${activationGrad(l.activation, 'd', 'a')};`,
+    ...(z ? [`  let z = ${z};`] : []),
+    `  return ${activationGrad(l.activation, 'd', 'a', z ? 'z' : '', l.alpha ? slopeOf(k, ctx, l) : '')};`,
     '}',
   ].join('\n');
 }
 
 function forwardKernel(ctx: Ctx, l: Layer): WgslKernel {
   if (l.activation === 'softmax') return softmaxForwardKernel(ctx, l);
+  if (!l.kernel) return activationForwardKernel(ctx, l);
   const k = new KernelText(`forward ${l.op.name}: dense(${l.width}, ${l.activation}), one invocation per member, row and unit`, ctx.n * ctx.batch * l.width);
   const w = k.buf(`param:${l.kernel.name}`);
   const input = inputAt(k, ctx, l);
   const bias = l.bias ? `  acc = acc + ${k.buf(`param:${l.bias.name}`)}[m * ${l.width}u + j];\n` : '';
   const acts = k.buf('acts');
+  // gelu's and swish's gradients read z: it is kept
+  const z = l.zAt !== undefined ? `  ${acts}[${l.zAt}u + idx] = acc;\n` : '';
   const body = [
     `  let m = idx / ${ctx.batch * l.width}u;`,
     `  let b = (idx / ${l.width}u) % ${ctx.batch}u;`,
@@ -319,17 +432,49 @@ function forwardKernel(ctx: Ctx, l: Layer): WgslKernel {
     `  for (var i = 0u; i < ${l.inWidth}u; i++) {`,
     `    acc = fma(${input}, ${w}[${kernelIndex(ctx, l)}], acc);`,
     '  }',
-    bias + `  ${acts}[${l.valuesAt}u + idx] = ${activate(l.activation, 'acc')};`,
+    bias + z + `  ${acts}[${l.valuesAt}u + idx] = ${activate(l.activation, 'acc', l.alpha ? slopeOf(k, ctx, l) : '')};`,
   ].join('\n');
   return k.finish(body, activationFns(l.activation));
 }
 
-/** A softmax layer's forward pass: one invocation per member and row, as TF.js's softmax shader computes it (exp(z - max) / sum). */
+/** A weightless activation layer's forward pass, elementwise: one invocation per member, row and unit. */
+function activationForwardKernel(ctx: Ctx, l: Layer): WgslKernel {
+  const k = new KernelText(`forward ${l.op.name}: ${l.activation}(), one invocation per member, row and unit`, ctx.n * ctx.batch * l.width);
+  const input = inputAt(k, ctx, l, 'j');
+  const alpha = l.alpha ? slopeOf(k, ctx, l) : '';
+  const body = [
+    `  let m = idx / ${ctx.batch * l.width}u;`,
+    `  let b = (idx / ${l.width}u) % ${ctx.batch}u;`,
+    `  let j = idx % ${l.width}u;`,
+    `  let z = ${input};`,
+    `  ${k.buf('acts')}[${l.valuesAt}u + idx] = ${activate(l.activation, 'z', alpha)};`,
+  ].join('\n');
+  return k.finish(body, activationFns(l.activation));
+}
+
+/** A weightless activation layer's backward pass: dL/d(its input) = dz, elementwise. */
+function activationBackwardKernel(ctx: Ctx, l: Layer, prev: ChainLayer): WgslKernel {
+  const k = new KernelText(`backward ${l.op.name}: dL/d${prev.op.name} through ${l.activation}(), one invocation per member, row and unit`, ctx.n * ctx.batch * l.width);
+  const helper = dzHelper(k, ctx, l);
+  const body = [
+    `  let m = idx / ${ctx.batch * l.width}u;`,
+    `  let b = (idx / ${l.width}u) % ${ctx.batch}u;`,
+    `  let j = idx % ${l.width}u;`,
+    `  ${k.buf('acts')}[${prev.gradAt}u + idx] = dz(m, b, j);`,
+  ].join('\n');
+  return k.finish(body, helper);
+}
+
+/** A softmax layer's forward pass (dense, or the softmax() layer): one invocation per member and row, as TF.js's softmax shader computes it (exp(z - max) / sum). */
 function softmaxForwardKernel(ctx: Ctx, l: Layer): WgslKernel {
-  const k = new KernelText(`forward ${l.op.name}: dense(${l.width}, softmax), one invocation per member and row`, ctx.n * ctx.batch);
-  const w = k.buf(`param:${l.kernel.name}`);
-  const input = inputAt(k, ctx, l);
-  const bias = l.bias ? `    acc = acc + ${k.buf(`param:${l.bias.name}`)}[m * ${l.width}u + j];\n` : '';
+  const k = new KernelText(l.kernel ? `forward ${l.op.name}: dense(${l.width}, softmax), one invocation per member and row` : `forward ${l.op.name}: softmax(), one invocation per member and row`, ctx.n * ctx.batch);
+  const pre: string[] = [];
+  if (l.kernel) {
+    const w = k.buf(`param:${l.kernel.name}`);
+    const input = inputAt(k, ctx, l);
+    pre.push('    var acc = 0.0;', `    for (var i = 0u; i < ${l.inWidth}u; i++) {`, `      acc = fma(${input}, ${w}[${kernelIndex(ctx, l)}], acc);`, '    }');
+    if (l.bias) pre.push(`    acc = acc + ${k.buf(`param:${l.bias.name}`)}[m * ${l.width}u + j];`);
+  } else pre.push(`    let acc = ${inputAt(k, ctx, l, 'j')};`);
   const acts = k.buf('acts');
   const out = `${acts}[${l.valuesAt}u + row + j]`;
   const body = [
@@ -338,11 +483,8 @@ function softmaxForwardKernel(ctx: Ctx, l: Layer): WgslKernel {
     `  let row = idx * ${l.width}u;`,
     '  var top = -3.402823e+38;',
     `  for (var j = 0u; j < ${l.width}u; j++) {`,
-    '    var acc = 0.0;',
-    `    for (var i = 0u; i < ${l.inWidth}u; i++) {`,
-    `      acc = fma(${input}, ${w}[${kernelIndex(ctx, l)}], acc);`,
-    '    }',
-    bias + `    ${out} = acc;`,
+    ...pre,
+    `    ${out} = acc;`,
     '    top = max(top, acc);',
     '  }',
     '  var total = 0.0;',
@@ -358,7 +500,7 @@ function softmaxForwardKernel(ctx: Ctx, l: Layer): WgslKernel {
 
 function dinputKernel(ctx: Ctx, l: Layer, prev: ChainLayer): WgslKernel {
   const k = new KernelText(`backward ${l.op.name}: dL/d${prev.op.name}, one invocation per member, row and input unit`, ctx.n * ctx.batch * l.inWidth);
-  const w = k.buf(`param:${l.kernel.name}`);
+  const w = k.buf(`param:${l.kernel!.name}`);
   const helper = dzHelper(k, ctx, l);
   const body = [
     `  let m = idx / ${ctx.batch * l.inWidth}u;`,
@@ -373,30 +515,89 @@ function dinputKernel(ctx: Ctx, l: Layer, prev: ChainLayer): WgslKernel {
   return k.finish(body, helper);
 }
 
-/** A parameter's gradient (summed over the member's rows in order) and its optimizer step, element by element. */
-function updateKernel(ctx: Ctx, l: Layer, which: 'kernel' | 'bias'): WgslKernel {
-  const p = which === 'kernel' ? l.kernel : l.bias!;
+/** A parameter's update: one kernel, or, where members clip, its gradient into scratch, the members' norms, and the clipped step. */
+function updateKernels(ctx: Ctx, l: Layer, which: 'kernel' | 'bias'): WgslKernel[] {
+  if (!ctx.clip) return [updateKernel(ctx, l, which)];
+  return [gradientKernel(ctx, l, which, ctx.clip), normKernel(ctx, elementOf(ctx, l, which), ctx.clip), clippedUpdateKernel(ctx, elementOf(ctx, l, which), ctx.clip)];
+}
+
+/** The parameter, its size per member, and the lines naming member m's element of invocation idx (and its index in the fused tensor). */
+function elementOf(ctx: Ctx, l: Layer, which: 'kernel' | 'bias'): { p: WideParam; size: number; lines: string[]; index: string } {
+  const p = which === 'kernel' ? l.kernel! : l.bias!;
   const size = which === 'kernel' ? l.inWidth * l.width : l.width;
-  const k = new KernelText(`update ${p.name}: its gradient and one ${ctx.optimizer} step, one invocation per member and element`, ctx.n * size);
-  const helper = dzHelper(k, ctx, l);
   const lines = [`  let m = idx / ${size}u;`];
-  let index: string;
   if (which === 'kernel') {
     lines.push(`  let i = (idx / ${l.width}u) % ${l.inWidth}u;`, `  let j = idx % ${l.width}u;`);
-    index = kernelIndex(ctx, l);
-    lines.push('  var g = 0.0;', `  for (var b = 0u; b < ${ctx.batch}u; b++) {`, `    g = fma(${inputAt(k, ctx, l)}, dz(m, b, j), g);`, '  }');
-  } else {
-    lines.push(`  let j = idx % ${l.width}u;`);
-    index = `m * ${l.width}u + j`;
-    lines.push('  var g = 0.0;', `  for (var b = 0u; b < ${ctx.batch}u; b++) {`, '    g = g + dz(m, b, j);', '  }');
+    return { p, size, lines, index: kernelIndex(ctx, l) };
   }
-  lines.push(`  let at = ${index};`, ...updateLines(k, ctx, p));
+  lines.push(`  let j = idx % ${l.width}u;`);
+  return { p, size, lines, index: `m * ${l.width}u + j` };
+}
+
+/** The lines summing member m's gradient g of its element over its rows, in order. */
+function gradientLines(k: KernelText, ctx: Ctx, l: Layer, which: 'kernel' | 'bias'): string[] {
+  const term = which === 'kernel' ? `    g = fma(${inputAt(k, ctx, l)}, dz(m, b, j), g);` : '    g = g + dz(m, b, j);';
+  return ['  var g = 0.0;', `  for (var b = 0u; b < ${ctx.batch}u; b++) {`, term, '  }'];
+}
+
+/** Clipping's first kernel: each element's gradient, summed over the member's rows, into the scratch [N, size]. */
+function gradientKernel(ctx: Ctx, l: Layer, which: 'kernel' | 'bias', clip: NonNullable<Ctx['clip']>): WgslKernel {
+  const { p, size, lines } = elementOf(ctx, l, which);
+  const k = new KernelText(`gradient ${p.name}: summed over the member's rows, into scratch for clipnorm, one invocation per member and element`, ctx.n * size);
+  const helper = dzHelper(k, ctx, l);
+  lines.push(...gradientLines(k, ctx, l, which), `  ${k.buf('acts')}[${clip.gradsAt}u + idx] = g;`);
   return k.finish(lines.join('\n'), helper);
+}
+
+/** Clipping's second kernel: each member's norm of its gradient of the parameter (Keras' clipnorm: per member and tensor), summed in order. */
+function normKernel(ctx: Ctx, { p, size }: { p: WideParam; size: number }, clip: NonNullable<Ctx['clip']>): WgslKernel {
+  const k = new KernelText(`norm ${p.name}: each member's norm of its gradient, one invocation per member`, ctx.n);
+  const acts = k.buf('acts');
+  const body = [
+    '  let m = idx;',
+    '  var s = 0.0;',
+    `  for (var e = 0u; e < ${size}u; e++) {`,
+    `    let v = ${acts}[${clip.gradsAt}u + m * ${size}u + e];`,
+    '    s = s + v * v;',
+    '  }',
+    `  ${acts}[${clip.normAt}u + m] = sqrt(s);`,
+  ].join('\n');
+  return k.finish(body);
+}
+
+/** A parameter's gradient (summed over the member's rows in order) and its optimizer step, element by element. */
+function updateKernel(ctx: Ctx, l: Layer, which: 'kernel' | 'bias'): WgslKernel {
+  const { p, size, lines, index } = elementOf(ctx, l, which);
+  const k = new KernelText(`update ${p.name}: its gradient and one ${ctx.optimizer} step, one invocation per member and element`, ctx.n * size);
+  const helper = dzHelper(k, ctx, l);
+  lines.push(...gradientLines(k, ctx, l, which), `  let at = ${index};`, ...updateLines(k, ctx, p));
+  return k.finish(lines.join('\n'), helper);
+}
+
+/**
+ * Clipping's third kernel: the gradient from the scratch, clipped, and the optimizer step, element by
+ * element (`lines` name member m and the element's indices from idx; `index` is its place in the fused
+ * tensor). A dense parameter's and a conv's alike.
+ */
+function clippedUpdateKernel(ctx: Ctx, { p, size, lines, index }: { p: WideParam; size: number; lines: string[]; index: string }, clip: NonNullable<Ctx['clip']>): WgslKernel {
+  const k = new KernelText(`update ${p.name}: its clipped gradient and one ${ctx.optimizer} step, one invocation per member and element`, ctx.n * size);
+  // Keras' clipnorm: g * clip / norm where the member's norm passes its clip (Infinity where it has none)
+  const acts = k.buf('acts');
+  const body = [
+    ...lines,
+    `  let g0 = ${acts}[${clip.gradsAt}u + idx];`,
+    `  let norm = ${acts}[${clip.normAt}u + m];`,
+    `  let limit = ${hyperAt(k, ctx, 'clip')};`,
+    '  let g = select(g0, g0 * (limit / norm), norm > limit);',
+    `  let at = ${index};`,
+    ...updateLines(k, ctx, p),
+  ];
+  return k.finish(body.join('\n'));
 }
 
 /** The optimizer's step of member m's element `at` of p, from its gradient `g`. */
 function updateLines(k: Pick<KernelText, 'buf'>, ctx: Ctx, p: WideParam): string[] {
-  const h = (key: string) => `${k.buf('hyper')}[${ctx.hyper.indexOf(key) * ctx.n}u + m]`;
+  const h = (key: string) => hyperAt(k, ctx, key);
   const w = k.buf(`param:${p.name}`);
   const slot = (s: string) => k.buf(`slot:${p.name}:${s}`);
   return optimizerStep(ctx.optimizer, { w: `${w}[at]`, slot: (s) => `${slot(s)}[at]`, h });
@@ -405,28 +606,45 @@ function updateLines(k: Pick<KernelText, 'buf'>, ctx: Ctx, p: WideParam): string
 /** The optimizer's rule on one element, with the op path's operations in its order (src/wasm/optimizer-update.ts). */
 function optimizerStep(optimizer: string, at: { w: string; slot(name: string): string; h(key: string): string }): string[] {
   const { w, slot, h } = at;
-  if (optimizer === 'sgd') {
-    return [
-      `  let w0 = ${w};`,
-      `  let accum = ${slot('accum')} * ${h('momentum')} + g;`,
-      `  ${slot('accum')} = accum;`,
-      `  let step = select(accum, g + accum * ${h('momentum')}, ${h('nesterov')} > 0.5);`,
-      `  ${w} = step * ${h('-lr')} + (w0 - w0 * ${h('weight_decay')} * ${h('lr')});`,
-    ];
+  // Keras' decoupled weight decay: w - w * weight_decay * lr (a zero weight_decay leaves a finite w as it is)
+  const decayed = (w0: string) => `(${w0} - ${w0} * ${h('weight_decay')} * ${h('lr')})`;
+  switch (optimizer) {
+    case 'sgd':
+      return [
+        `  let w0 = ${w};`,
+        `  let accum = ${slot('accum')} * ${h('momentum')} + g;`,
+        `  ${slot('accum')} = accum;`,
+        `  let step = select(accum, g + accum * ${h('momentum')}, ${h('nesterov')} > 0.5);`,
+        `  ${w} = step * ${h('-lr')} + ${decayed('w0')};`,
+      ];
+    case 'adam':
+    case 'adamw':
+      return [
+        `  let mt = ${slot('m')} * ${h('beta1')} + g * ${h('1-beta1')};`,
+        `  let vt = ${slot('v')} * ${h('beta2')} + g * g * ${h('1-beta2')};`,
+        `  ${slot('m')} = mt;`,
+        `  ${slot('v')} = vt;`,
+        ...(optimizer === 'adamw' ? [`  let w0 = ${w};`, `  ${w} = mt / ${h('bc1')} / (sqrt(vt / ${h('bc2')}) + ${h('epsilon')}) * ${h('-lr')} + ${decayed('w0')};`] : [`  ${w} = mt / ${h('bc1')} / (sqrt(vt / ${h('bc2')}) + ${h('epsilon')}) * ${h('-lr')} + ${w};`]),
+      ];
+    case 'rmsprop':
+      // tf.train.rmsprop, not centred: ms = rho ms + (1 - rho) g^2; mom = momentum mom + lr g / sqrt(ms + eps); w -= mom
+      return [
+        `  let ms = ${slot('ms')} * ${h('rho')} + g * g * ${h('1-rho')};`,
+        `  let mom = ${slot('mom')} * ${h('momentum')} + g * ${h('lr')} / sqrt(ms + ${h('epsilon')});`,
+        `  ${slot('ms')} = ms;`,
+        `  ${slot('mom')} = mom;`,
+        `  ${w} = ${w} - mom;`,
+      ];
+    default:
+      throw new Error(`internal error: no WGSL for the optimizer ${optimizer}`);
   }
-  return [
-    `  let mt = ${slot('m')} * ${h('beta1')} + g * ${h('1-beta1')};`,
-    `  let vt = ${slot('v')} * ${h('beta2')} + g * g * ${h('1-beta2')};`,
-    `  ${slot('m')} = mt;`,
-    `  ${slot('v')} = vt;`,
-    `  ${w} = mt / ${h('bc1')} / (sqrt(vt / ${h('bc2')}) + ${h('epsilon')}) * ${h('-lr')} + ${w};`,
-  ];
 }
 
 const EPS = 1e-7;
 
 /** The loss of one member: its batch mean, dL/d(output) into the output layer's gradient, and its metrics. */
-function lossKernel(ctx: Ctx, out: ChainLayer, loss: string, metrics: readonly string[]): WgslKernel {
+function lossKernel(ctx: Ctx, out: ChainLayer, lossConfig: WgslConfig['loss'], metrics: readonly string[]): WgslKernel {
+  const loss = lossConfig.name;
   const k = new KernelText(`loss ${loss}${metrics.length ? ` and ${metrics.join(', ')}` : ''}: one invocation per member`, ctx.n);
   const K = out.width;
   const acts = k.buf('acts');
@@ -441,7 +659,7 @@ function lossKernel(ctx: Ctx, out: ChainLayer, loss: string, metrics: readonly s
     ...metrics.map((name) => `  var sum_${name} = 0.0;`),
     `  for (var b = 0u; b < ${ctx.batch}u; b++) {`,
     `    let base = (m * ${ctx.batch}u + b) * ${K}u;`,
-    ...(loss.endsWith('categorical_crossentropy') ? crossEntropyRow(ctx, K, p, label, `${acts}[${out.gradAt}u + base + j]`) : elementRow(ctx, loss, K, p, label, `${acts}[${out.gradAt}u + base + j]`)),
+    ...(loss.endsWith('categorical_crossentropy') ? crossEntropyRow(ctx, K, p, label, `${acts}[${out.gradAt}u + base + j]`) : elementRow(ctx, lossConfig, K, p, label, `${acts}[${out.gradAt}u + base + j]`)),
     ...metricLines(metrics, K, p, label, sparse ? `u32(${y}[b])` : undefined),
     '  }',
     `  ${k.buf('losses')}[m] = total / ${lit(ctx.batch)};`,
@@ -450,8 +668,8 @@ function lossKernel(ctx: Ctx, out: ChainLayer, loss: string, metrics: readonly s
   return k.finish(lines.join('\n'));
 }
 
-/** An elementwise loss over one row (mse, mae, binary cross-entropy): each element's term and gradient, the row's mean added to `total`. */
-function elementRow(ctx: Ctx, loss: string, K: number, p: (j: string) => string, label: (j: string) => string, grad: string): string[] {
+/** An elementwise loss over one row (mse, mae, huber, binary cross-entropy): each element's term and gradient, the row's mean added to `total`. */
+function elementRow(ctx: Ctx, { name: loss, args }: WgslConfig['loss'], K: number, p: (j: string) => string, label: (j: string) => string, grad: string): string[] {
   // the gradient of the two means: 1 / (B K) in one division where the op path writes the gradient out (binary cross-entropy), (1 / B) / K where autodiff takes one mean after the other
   const scale = loss === 'binary_crossentropy' ? Math.fround(1 / (ctx.batch * K)) : Math.fround(Math.fround(1 / ctx.batch) / K);
   return [
@@ -459,7 +677,7 @@ function elementRow(ctx: Ctx, loss: string, K: number, p: (j: string) => string,
     `    for (var j = 0u; j < ${K}u; j++) {`,
     `      let p = ${p('j')};`,
     `      let y = ${label('j')};`,
-    ...elementLoss(loss, lit(scale)).map((line) => `      ${line}`),
+    ...elementLoss(loss, lit(scale), args).map((line) => `      ${line}`),
     `      ${grad} = grad;`,
     '    }',
     `    total = total + row / ${lit(K)};`,
@@ -513,7 +731,7 @@ function metricLines(metrics: readonly string[], K: number, p: (j: string) => st
 }
 
 /** One element's term (added to `row`) and `grad`, dL/dp of the batch mean. */
-function elementLoss(loss: string, scale: string): string[] {
+function elementLoss(loss: string, scale: string, args: Record<string, unknown>): string[] {
   switch (loss) {
     case 'mse':
       return ['let d = p - y;', 'row = row + d * d;', `let grad = ${scale} * (d * 2.0);`];
@@ -527,6 +745,20 @@ function elementLoss(loss: string, scale: string): string[] {
         'row = row - (y * log(q) + (1.0 - y) * log(rest));',
         `let grad = select(0.0, (q - y) / (q * rest) * ${scale}, p == q);`,
       ];
+    case 'huber': {
+      // 0.5 q^2 + delta (err - q), q = min(err, delta), err = |p - y| (src/kernels/losses.ts); its gradient as
+      // autodiff computes it: through 0.5 q^2 and -delta q into q, through min (err <= delta) and delta err into
+      // err, and through abs (step(d, -1): -1 where d <= 0)
+      const delta = lit((args.delta as number | undefined) ?? 1);
+      return [
+        'let d = p - y;',
+        'let err = abs(d);',
+        `let q = min(err, ${delta});`,
+        `row = row + (0.5 * (q * q) + ${delta} * (err - q));`,
+        `let dq = (${scale} * 0.5) * (q * 2.0) + (0.0 - ${scale} * ${delta});`,
+        `let grad = (${scale} * ${delta} + select(0.0, dq, err <= ${delta})) * select(-1.0, 1.0, d > 0.0);`,
+      ];
+    }
     default:
       throw new Error(`internal error: no WGSL for the loss ${loss}`);
   }

@@ -22,7 +22,8 @@ export { tf };
  * A population of a compiled file on the current backend, trained by `engine`: every member of the file
  * (or `memberIds`), its hyperparameter table, its initial weights.
  */
-export function populationOf(state: CompileState, engine: Engine, options: { memberIds?: number[]; lrFactor?: (member: number, step: number) => number } = {}): Population {
+/** `hyper`: a hyperparameter's value in place of the file's (key, member id, the file's value); PBT's changes, say. */
+export function populationOf(state: CompileState, engine: Engine, options: { memberIds?: number[]; lrFactor?: (member: number, step: number) => number; hyper?: (key: string, member: number, value: number) => number } = {}): Population {
   if (!state.ensemble) throw new Error(state.diagnostics.map((d) => d.message).join('\n'));
   const program = state.program!;
   const table = hyperTable(program, state.ir!);
@@ -33,7 +34,7 @@ export function populationOf(state: CompileState, engine: Engine, options: { mem
     seed: program.ensemble.seed,
     optimizer: program.train!.optimizer.name,
     loss: program.train!.loss,
-    hyper: (k, m) => table.value(k, m),
+    hyper: options.hyper ? (k, m) => options.hyper!(k, m, table.value(k, m)) : (k, m) => table.value(k, m),
     base: (k) => table.base(k),
     initial: (m) => initMember(state.ir!, program.ensemble.seed, m),
     ...(options.lrFactor ? { lrFactor: options.lrFactor } : {}),
