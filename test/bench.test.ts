@@ -152,8 +152,13 @@ describe('npm run bench -- --quick', () => {
     // eleven speed, PyTorch (LeNet's against the torch loop in wall and in CPU time), memory and compile
     // targets, two scale-out targets per LeNet size (one in quick mode), then the fused step's eight (netc
     // train against torch and jax-js at three N, Seed 000, the floor), then the WGSL step against the webgpu
-    // op path (quick mode: forum N=15 and LeNet N=2)
-    expect(results.targets.length).toBe(11 + 2 + 8 + 2);
+    // op path (quick mode: forum N=15 and LeNet N=2), then forum x100,000's memory while training and in all
+    // (quick mode: x10,000) and LeNet x30's netc train against the PyTorch loop (not measured in quick mode)
+    expect(results.targets.length).toBe(11 + 2 + 8 + 2 + 3);
+    // the memory run trained, and its process's peak was read
+    expect(results.train.memory.error).toBeNull();
+    expect(finite(results.train.memory.result.peakRss)).toBe(true);
+    expect(results.targets.filter((t: { name: string }) => t.name.includes('peak RSS') && t.name.startsWith('forum x')).length).toBe(2);
     // quick mode runs no PyTorch LeNet at N=30: the CPU-time target is there, not measured
     const cpuTarget = results.targets.find((t: { name: string }) => t.name.includes('CPU ms per step'));
     expect(cpuTarget.pass).toBeNull();
