@@ -38,13 +38,9 @@ export function whyNotSpatial(op: WideOp, input: WideOp, activations: ReadonlySe
 /** Where a layer reads its input: the batch (shared by every member) or a region of `acts`. */
 export type LayerInput = { buffer: 'x' } | { buffer: 'acts'; at: number };
 
-/** A conv or pool of the chain, as the kernels see it. */
-export interface SpatialLayer {
+/** What every layer of the WGSL step's chain is to its kernels: a dense or activation layer (wgsl.ts), a conv or pool. */
+export interface ChainValues {
   op: WideOp;
-  kind: 'conv2d' | 'maxpool2d' | 'avgpool2d';
-  g: Spatial;
-  /** output channels: the conv's filters, the pool's input channels */
-  f: number;
   inWidth: number;
   width: number;
   activation: string;
@@ -52,11 +48,21 @@ export interface SpatialLayer {
   bias?: WideParam;
   /** the pre-activation z in `acts`, [N, B, width], where the activation's gradient reads z (gelu, swish) */
   zAt?: number;
-  /** leaky_relu's slope (a conv's activation: TF's fixed one) */
+  /** leaky_relu's slope: TF's fixed one for a dense or conv activation, a leaky_relu layer's per-member hyperparameter key */
   alpha?: { key: string } | { value: number };
+  /** where its input is: the batch (`x`, shared by every member), or a region of `acts` */
   input: LayerInput;
+  /** its values a_l and their gradient dL/da_l in `acts`, [N, B, width] each */
   valuesAt: number;
   gradAt: number;
+}
+
+/** A conv or pool of the chain, as the kernels see it. */
+export interface SpatialLayer extends ChainValues {
+  kind: 'conv2d' | 'maxpool2d' | 'avgpool2d';
+  g: Spatial;
+  /** output channels: the conv's filters, the pool's input channels */
+  f: number;
 }
 
 export const isSpatialLayer = (l: object): l is SpatialLayer => 'g' in l;

@@ -22,7 +22,7 @@ import type { EnsembleIR, WideOp, WideParam } from '../ensemble/ensemble-ir.js';
 import { optimizerHyper, optimizerSlots } from '../wasm/optimizer-update.js';
 import { LEAKY_RELU_ALPHA } from '../kernels/activations.js';
 import type { StepConfig } from './plan.js';
-import { isSpatialLayer, spatialBackward, spatialForward, spatialLayer, whyNotSpatial, wgslSpatialKinds, type LayerInput, type SpatialLayer, type SpatialWriter } from './wgsl-conv.js';
+import { isSpatialLayer, spatialBackward, spatialForward, spatialLayer, whyNotSpatial, wgslSpatialKinds, type ChainValues, type LayerInput, type SpatialLayer, type SpatialWriter } from './wgsl-conv.js';
 
 /** What the WGSL step covers (the rest of netc's vocabulary runs on TF.js ops on webgpu). */
 export const wgslActivations = new Set(['linear', 'relu', 'sigmoid', 'tanh', 'elu', 'softmax', 'gelu', 'swish', 'leaky_relu']);
@@ -102,23 +102,7 @@ const lit = (v: number): string => {
 };
 
 /** One layer of the chain, as the kernels see it: a dense layer, or a weightless activation layer (no kernel). */
-interface Layer {
-  op: WideOp;
-  inWidth: number;
-  width: number;
-  activation: string;
-  kernel?: WideParam;
-  bias?: WideParam;
-  /** a dense layer's pre-activation z in `acts`, [N, B, width], where its activation's gradient reads z (gelu, swish) */
-  zAt?: number;
-  /** leaky_relu's slope: TF's fixed one for a dense activation, a leaky_relu layer's per-member hyperparameter key */
-  alpha?: { key: string } | { value: number };
-  /** where its input is: the batch (`x`, shared by every member), or a region of `acts` */
-  input: LayerInput;
-  /** its values a_l and their gradient dL/da_l in `acts`, [N, B, width] each */
-  valuesAt: number;
-  gradAt: number;
-}
+type Layer = ChainValues;
 
 /** A layer of the chain: a dense or activation layer, or a conv or pool (src/step/wgsl-conv.ts). */
 type ChainLayer = Layer | SpatialLayer;
