@@ -8,6 +8,7 @@ import { generateStep, type GeneratedStep } from '../step/generate.js';
 import { whyNotFused, type StepConfig } from '../step/plan.js';
 import type { OptimizerState } from '../kernels/optimizers.js';
 import { Rng } from '../util/rng.js';
+import { envVar } from '../util/env.js';
 import { advanceBetaPowers, derivedValues, StepHyper } from './step-hyper.js';
 import { whyNotWgsl } from '../step/wgsl.js';
 import { layerKind } from '../layers/registry.js';
@@ -56,7 +57,7 @@ export type Engine = 'auto' | 'ops' | 'fused';
 
 /** The engine when none is named: NETC_ENGINE (`ops`, `fused`, `auto`) where a process has it, else `auto`. */
 export function defaultEngine(): Engine {
-  const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.NETC_ENGINE;
+  const env = envVar('NETC_ENGINE');
   return env === 'ops' || env === 'fused' ? env : 'auto';
 }
 

@@ -6,6 +6,7 @@ import type { ModelIR } from '../ir/model-ir.js';
 import { randomUUID } from 'node:crypto';
 import { batchRanges, epochOrder } from '../data/batches.js';
 import { StepsAhead } from './steps-ahead.js';
+import { envVar } from '../util/env.js';
 import type { Dataset, LabelEncoding } from '../data/dataset.js';
 import { computedMetrics } from '../vocabulary/losses.js';
 import { Population, readsHostMemory, type PopulationSpec } from '../runtime/population.js';
@@ -759,16 +760,16 @@ const YIELD_MS = 50;
 /** A step's per-member values on the host, by name: loss, then each metric. */
 type StepValues = { loss: ArrayLike<number> } & Record<string, ArrayLike<number>>;
 
+/** NETC_STEPS_PER_CALL where a process has it (1: a call a step), else 256. */
+function defaultStepsPerCall(): number {
+  const given = Number(envVar('NETC_STEPS_PER_CALL'));
+  return Number.isInteger(given) && given >= 1 ? given : 256;
+}
+
 /**
  * The one place the trainer reads a step's losses and metrics: at once with dataSync() where that is a
  * plain read (`sync`), else with data(), a promise.
  */
-/** NETC_STEPS_PER_CALL where a process has it (1: a call a step), else 256. */
-function defaultStepsPerCall(): number {
-  const given = Number((globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.NETC_STEPS_PER_CALL);
-  return Number.isInteger(given) && given >= 1 ? given : 256;
-}
-
 function stepValues(losses: Tensor, metrics: Record<string, Tensor>, names: readonly string[], sync: boolean): StepValues | Promise<StepValues> {
   if (sync) {
     const values: StepValues = { loss: losses.dataSync() as Float32Array };
