@@ -344,8 +344,9 @@ class TrainingRun {
   /** The rest of the current epoch, interval by interval, each ending at a boundary. */
   private async runEpoch(): Promise<void> {
     const { setup, config, perEpoch } = this;
-    // the shared order of the epoch's examples (members on their own data have their own, in MemberData)
-    const order = this.own ? new Int32Array(0) : epochOrder(setup.data.train.count, config.shuffle, setup.seed, this.epoch);
+    // the shared order of the epoch's examples (members on their own data have their own, in MemberData;
+    // steps trained ahead draw each epoch's order themselves, StepsAhead)
+    const order = this.own || this.ahead ? new Int32Array(0) : epochOrder(setup.data.train.count, config.shuffle, setup.seed, this.epoch);
     while (this.next < perEpoch && this.step < setup.steps) {
       const to = this.nextBoundary();
       const lost = this.population ? await this.intervalResident(order, to) : await this.intervalShards(to);
