@@ -154,8 +154,8 @@ export async function writeCheckpoint(
   meta: { fingerprint: string; seed: number; hyperKeys: string[]; retired?: RetiredMember[]; extra?: Map<string, Float32Array> },
 ): Promise<void> {
   const data = `population-${position.step}.bin`;
-  // a population's tensors are read one at a time as the writer comes to them
-  const { manifest, tensors } = await describeCheckpoint(population, position, { ...meta, data }, true);
+  // a population's tensors are read one at a time as the writer comes to them (populationSource)
+  const { manifest, tensors } = await describeCheckpoint(population, position, { ...meta, data });
   await writeCheckpointFiles(dir, manifest, tensors);
 }
 

@@ -104,12 +104,9 @@ export type TensorValues = Float32Array | (() => Promise<Float32Array>);
 export const valuesOf = async (v: TensorValues): Promise<Float32Array> => (typeof v === 'function' ? await v() : v);
 
 /**
- * A population's state for a checkpoint. `lazy`: each tensor read only when the writer comes to it, so
- * that at most one is on the host at a time (100,000 forum members' parameters and Adam slots are 97 MB).
- */
-/**
- * Each tensor of a population as a read made when the writer comes to it: in place where the backend's
- * memory is the host's, reordered (a columns layout) into one scratch array reused from tensor to tensor.
+ * Each tensor of a population as a read made when the writer comes to it, so that at most one is on the host
+ * at a time (100,000 forum members' parameters and Adam slots are 97 MB): in place where the backend's memory
+ * is the host's, reordered (a columns layout) into one scratch array reused from tensor to tensor.
  */
 function lazyState(population: Population): Map<string, TensorValues> {
   let scratch = new Float32Array(0);
@@ -123,15 +120,14 @@ function lazyState(population: Population): Map<string, TensorValues> {
 /** A StateSource whose tensors may be reads not made yet (a population's, for a checkpoint writer). */
 export type CheckpointSource = Omit<StateSource, 'state'> & { state: Map<string, TensorValues> };
 
-export async function populationSource(population: Population): Promise<StateSource>;
-export async function populationSource(population: Population, lazy: true): Promise<CheckpointSource>;
-export async function populationSource(population: Population, lazy = false): Promise<CheckpointSource> {
+/** A population's state for a checkpoint, each tensor read as the writer comes to it (lazyState). */
+export function populationSource(population: Population): CheckpointSource {
   return {
     model: population.ir.model.name,
     lowering: population.ir.lowering,
     optimizer: population.spec.optimizer,
     memberIds: population.memberIds,
-    state: lazy ? lazyState(population) : await population.exportState(),
+    state: lazyState(population),
     accBeta1: population.state.accBeta1,
     accBeta2: population.state.accBeta2,
     shapes: new Map(population.ir.params.map((p) => [p.name, p.shape])),
@@ -172,9 +168,8 @@ export async function describeCheckpoint(
   population: Population | StateSource,
   position: TrainPosition,
   meta: CheckpointMeta,
-  lazy = false,
 ): Promise<{ manifest: CheckpointManifest; tensors: Map<string, TensorValues> }> {
-  const source: CheckpointSource = population instanceof Population ? (lazy ? await populationSource(population, true) : await populationSource(population)) : population;
+  const source: CheckpointSource = population instanceof Population ? populationSource(population) : population;
   const n = source.memberIds.length;
   const tensors: CheckpointManifest['tensors'] = [];
   const data = new Map<string, TensorValues>(source.state);
