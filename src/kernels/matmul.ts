@@ -99,7 +99,7 @@ interface WasmHeap {
 }
 
 /** The wasm backend's heap, where a direct copy is possible (float32 tensors that live there). */
-function wasmHeap(tf: TF, ts: Tensor[]): WasmHeap | undefined {
+export function wasmHeap(tf: TF, ts: Tensor[]): WasmHeap | undefined {
   if (tf.getBackend() !== 'wasm') return undefined;
   const backend = tf.backend() as unknown as Partial<WasmHeap>;
   if (typeof backend.makeOutput !== 'function' || typeof backend.typedArrayFromHeap !== 'function' || !backend.dataIdMap) return undefined;

@@ -9,6 +9,7 @@ import { layerKind } from '../layers/registry.js';
 import { blockMembers, blocksToMembers, groupedMembers, membersToBlocks } from '../layers/widened.js';
 import { blockVector } from '../kernels/block-vector.js';
 import { blockMask, fuse, nonFiniteRows, placeMember, stackMembers, unfuse } from '../kernels/fused.js';
+import { wasmHeap } from '../kernels/matmul.js';
 import { memberLosses, memberMetric } from '../kernels/losses.js';
 import { applyGradients, createState, hyperValues, sharedValue, type OptimizerState, type SharedSlots, type Slot } from '../kernels/optimizers.js';
 import { gatherMembers } from '../kernels/member-axis.js';
@@ -756,9 +757,7 @@ export class Population {
 
   /** A variable's values where they lie in the wasm backend's memory (no copy), or undefined elsewhere. */
   private heapView(v: Variable): Float32Array | undefined {
-    if (this.tf.getBackend() !== 'wasm') return undefined;
-    const backend = this.tf.backend() as unknown as { typedArrayFromHeap?(info: { dataId: object; shape: number[]; dtype: string }): Float32Array };
-    return backend.typedArrayFromHeap?.({ dataId: v.dataId, shape: [v.size], dtype: 'float32' });
+    return wasmHeap(this.tf, [v])?.typedArrayFromHeap({ dataId: v.dataId, shape: [v.size], dtype: 'float32' });
   }
 
   /** Restores what exportState() wrote (for the same model and member count). */
