@@ -116,6 +116,10 @@ function convCases(): Case[] {
     conv('conv2d stride 2, valid and same', 'conv2d(4, kernel: 3, stride: 2, activation: relu)\n  conv2d(3, kernel: 2, stride: 2, padding: same, activation: relu, bias: false)\n  flatten()\n  dense(1)'),
     conv('maxpool2d, valid and same, overlapping', 'conv2d(3, kernel: 2, activation: relu)\n  maxpool2d(2)\n  conv2d(2, kernel: 1)\n  maxpool2d(3, stride: 2, padding: same)\n  flatten()\n  dense(1)'),
     conv('avgpool2d, valid and same, overlapping', 'conv2d(3, kernel: 2, activation: relu)\n  avgpool2d(2)\n  conv2d(2, kernel: 1)\n  avgpool2d(3, stride: 2, padding: same)\n  flatten()\n  dense(1)', 'sgd(lr: 0.05)'),
+    // batchnorm of images: statistics per channel over (example, row, column), in that order, as TF.js's
+    // moments sum them (src/layers/channels.ts): bit for bit
+    conv('batchnorm after conv2d, its momentum and epsilon varied', 'conv2d(3, kernel: 3, padding: same, bias: false)\n  norm = batchnorm()\n  relu()\n  conv2d(2, kernel: 3)\n  flatten()\n  dense(1)', 'adam(lr: 0.01)', { vary: 'vary norm.momentum: [0.5, 0.9, 0.99]\n  vary norm.epsilon: [0.001, 0.01, 0.1]' }),
+    conv('batchnorm of the input image, then pooled', 'batchnorm()\n  conv2d(3, kernel: 2, activation: relu)\n  batchnorm(momentum: 0.8)\n  maxpool2d(2)\n  flatten()\n  dense(1)', 'sgd(lr: 0.01, momentum: 0.9)'),
     // the softmax's op path is XNNPACK's own exp (see above): under adam 100 steps end ~1.5e-6 apart, under sgd ~6e-7
     ...['adam(lr: 0.005)', 'sgd(lr: 0.05)'].map((optimizer) => ({
       name: `a LeNet-like stack, ${optimizer.replace(/\(.*/, '')}`,
@@ -220,7 +224,7 @@ describe('a batch from the host (trainHostStep, what netc train runs)', () => {
 });
 
 describe('the generated evaluation (forward in inference mode, loss and metrics)', () => {
-  const evalCases = cases.filter((c) => ['dropout, its rate varied per member', 'batchnorm, its momentum and epsilon varied per member', 'categorical cross-entropy', 'a shared trunk on the input, heads of their own, lr varied per head', 'no bias'].includes(c.name));
+  const evalCases = cases.filter((c) => ['dropout, its rate varied per member', 'batchnorm, its momentum and epsilon varied per member', 'batchnorm after conv2d, its momentum and epsilon varied', 'categorical cross-entropy', 'a shared trunk on the input, heads of their own, lr varied per head', 'no bias'].includes(c.name));
   for (const c of evalCases) {
     it(`${c.name}: the op path's values after 20 steps, on batches of 64 and a short one`, async () => {
       const [ops, fused] = populations(source(c), ['ops', 'fused']);
