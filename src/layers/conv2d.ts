@@ -4,7 +4,7 @@ import { paddingArg, weightedArgs } from './common-args.js';
 import type { LayerKind } from './layer-kind.js';
 import { kernelSpatial, spatialOutput } from './spatial.js';
 import { activate } from '../kernels/activations.js';
-import { conv2d as trainableConv, conv2dOfData, groupedConv2d, type Padding } from '../kernels/conv.js';
+import { conv2d as trainableConv, conv2dOfData, conv2dOfRows, groupedConv2d, type Padding } from '../kernels/conv.js';
 import { activateWide } from './activate.js';
 import type { Tensor } from '../kernels/tf.js';
 import type { ForwardContext, Params } from './forward.js';
@@ -70,8 +70,9 @@ export const conv2d: LayerKind = {
       const y = conv(tf, x.t, p.kernel, attrs.stride as number[], attrs.padding as Padding);
       return activateWide(ctx, attrs.activation as string, { t: p.bias ? tf.add(y, p.bias) : y, shared: false });
     },
-    // one [kh, kw, C, F] kernel: on a shared input once, on per-member inputs all members' images at once
-    shared: sharedByFolding(apply),
+    // one [kh, kw, C, F] kernel: on a shared input once, on per-member inputs all members' images at once;
+    // its dW always by patches, rows in order (member after member where they are folded)
+    shared: sharedByFolding((ctx, x, p, data) => apply(ctx, x, p, data, conv2dOfRows)),
   },
   kernel: convKernel(),
 };
@@ -125,11 +126,12 @@ function convKernel(): KernelRule {
       const rows = rowsOf(k.code, k.batch, cells);
       const dz: Mat = { ...k.dOutput, width: f };
       if (act !== 'linear') applyActivationGrad(k.code, act, rows, z, out, dz, dz, act === 'leaky_relu' ? slope(k) : undefined);
-      if (k.grads.bias) columnSums(k.code, rows, dz, k.grads.bias);
-      // a columns kernel meets the shared data in one product of the patches with dy (rows in order); a
-      // member's own input, in a dilated conv (over the output's cells, then the examples)
-      const order = kernel.stride === undefined && !k.dInputs[0] ? 'rows' : 'cells';
-      convGradWeightsDirect(k.code, k.batch, xs, dz, g, f, order, k.grads.kernel);
+      if (k.grads.bias) columnSums(k.code, rows, dz, k.grads.bias, k.accumulate);
+      // a columns kernel meets the shared data in one product of the patches with dy (rows in order), and a
+      // shared kernel all members' rows (member after member, each added on); a member's own input, in a
+      // dilated conv (over the output's cells, then the examples)
+      const order = k.accumulate || (kernel.stride === undefined && !k.dInputs[0]) ? 'rows' : 'cells';
+      convGradWeightsDirect(k.code, k.batch, xs, dz, g, f, order, k.grads.kernel, k.accumulate);
       const dx = k.dInputs[0];
       if (!dx) return;
       if (g.sh === 1 && g.sw === 1) {
@@ -150,8 +152,8 @@ function convKernel(): KernelRule {
   };
 }
 
-/** activation(conv(x, kernel) + bias) for [B, H, W, C] inputs; `data`: x needs no gradient. */
-function apply({ tf, attrs }: ForwardContext, [x]: Tensor[], p: Params, data: boolean): Tensor {
-  const y = (data ? conv2dOfData : trainableConv)(tf, x, p.kernel, attrs.stride as number[], attrs.padding as Padding);
+/** activation(conv(x, kernel) + bias) for [B, H, W, C] inputs; `data`: x needs no gradient; `trainable`: the conv otherwise. */
+function apply({ tf, attrs }: ForwardContext, [x]: Tensor[], p: Params, data: boolean, trainable = trainableConv): Tensor {
+  const y = (data ? conv2dOfData : trainable)(tf, x, p.kernel, attrs.stride as number[], attrs.padding as Padding);
   return activate(tf, attrs.activation as string, p.bias ? tf.add(y, p.bias) : y);
 }
