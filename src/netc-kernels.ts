@@ -4,7 +4,7 @@
 // dropout draws, and the population's variables. Every function takes TF.js as an argument: the module
 // and netc use the caller's one copy.
 export { matMul, matMulOfData, concatFlat, splitFlat } from './kernels/matmul.js';
-export { conv2d, conv2dOfData, groupedConv2d } from './kernels/conv.js';
+export { conv2d, conv2dOfData, conv2dOfRows, groupedConv2d } from './kernels/conv.js';
 export { binaryCrossentropy } from './kernels/losses.js';
 export { blockVector } from './kernels/block-vector.js';
 export { advanceBetaPowers } from './kernels/optimizers.js';

@@ -128,6 +128,40 @@ describe('progress output', () => {
     expect(blockdiag.err).toContain('the fused step does not cover the blockdiag lowering (the generated step is built for grouped): each step runs on TF.js ops');
   });
 
+  it('a conv model with a shared conv trunk and batchnorm after its convs trains on the fused step', async () => {
+    const dir = tmp();
+    // 8x8 one-channel images of three classes: a bright row, a bright column, or neither
+    const pixels = Array.from({ length: 64 }, (_, i) => `p${i}`);
+    const rows = [['y0', 'y1', 'y2', ...pixels].join(',')];
+    for (let e = 0; e < 48; e++) {
+      const c = e % 3;
+      const image = pixels.map((_, i) => ((c === 0 && Math.floor(i / 8) === e % 8) || (c === 1 && i % 8 === e % 8) ? 1 : ((i * 7 + e) % 5) / 10));
+      rows.push([...[0, 1, 2].map((k) => (k === c ? 1 : 0)), ...image].join(','));
+    }
+    writeFileSync(join(dir, 'images.csv'), rows.join('\n') + '\n');
+    const model = [
+      'model trunk(input: [8, 8, 1]) {',
+      '  shared conv2d(4, kernel: 3, padding: same, activation: relu)',
+      '  conv2d(4, kernel: 3, padding: same, bias: false)',
+      '  batchnorm()',
+      '  relu()',
+      '  maxpool2d(2)',
+      '  flatten()',
+      '  dense(3, activation: softmax)',
+      '}',
+      'ensemble { members: 3 seed: 2 vary lr: [0.003, 0.01, 0.03] }',
+      'train { data: csv("images.csv", label: ["y0", "y1", "y2"]) loss: categorical_crossentropy batch: 16 steps: 4 }',
+    ].join('\n');
+    writeFileSync(join(dir, 'trunk.net'), model + '\n');
+    const fused = await run('train', join(dir, 'trunk.net'), '--engine', 'auto', '--out', join(dir, 'run'));
+    expect(fused.code, fused.err).toBe(0);
+    expect(fused.err.split('\n').find((l) => l.startsWith('training'))).toContain('training 3 members of trunk (grouped, fused step)');
+    expect(fused.err).not.toContain('does not cover');
+    const ops = await run('train', join(dir, 'trunk.net'), '--engine', 'ops', '--out', join(dir, 'run2'));
+    expect(ops.code, ops.err).toBe(0);
+    expect(ops.err).toContain('(grouped, TF.js ops)');
+  });
+
   it('counts in the singular say so: 1 member, 1 step, 1 epoch', async () => {
     const r = await run('train', 'examples/xor.net', '--members', '1', '--steps', '1', '--backend', 'cpu', '--out', join(tmp(), 'run'));
     expect(r.code, r.err).toBe(0);

@@ -109,6 +109,25 @@ function conv2dOfDataKernel(tf: TF, x: Tensor, w: Tensor, stride: number[], padd
 }
 
 /**
+ * conv2d(x, w) differentiable in both, its dW by patches (one product over the rows (b, i, j) in order)
+ * rather than filterGrad()'s dilated conv: a `shared` conv2d on per-member inputs, all members' images
+ * folded into one batch, so that its gradient sums the members' one after another (member-major rows), the
+ * order in which the generated step adds each member's on (src/layers/conv2d.ts).
+ */
+function conv2dOfRowsKernel(tf: TF, x: Tensor, w: Tensor, stride: number[], padding: Padding): Tensor {
+  const g = geometry(x, w, stride, padding);
+  const f = tf.customGrad(((xi: Tensor, wi: Tensor, save: (ts: Tensor[]) => void) => {
+    const xpad = padInput(tf, xi, g);
+    save([xi, wi, xpad]);
+    return {
+      value: tf.conv2d(as4d(xpad), as4d(wi), stride as [number, number], 'valid'),
+      gradFunc: (dy: Tensor, saved: Tensor[]) => [inputGrad(tf, saved[0], dy, saved[1], stride, g), filterGradByPatches(tf, saved[2], dy, saved[1], stride)],
+    };
+  }) as unknown as GradFunc);
+  return (f as unknown as (a: Tensor, b: Tensor) => Tensor)(x, w);
+}
+
+/**
  * dW as one plain matMul of the input's patches with dy: [K, rows] x [rows, F], K = kh*kw*C. The
  * dilated forward conv of filterGrad() has a huge kernel (dy) and a tiny output (kh x kw), which XNNPACK
  * runs at a fraction of its speed: LeNet's first conv at N=30 took 101 ms that way.
@@ -198,4 +217,5 @@ function groupedConv2dKernel(tf: TF, x: Tensor, w: Tensor, stride: number[], pad
 // kernels: opaque calls in a traced step (src/kernels/kernel.ts)
 export const conv2d = kernel('conv2d', conv2dKernel);
 export const conv2dOfData = kernel('conv2dOfData', conv2dOfDataKernel);
+export const conv2dOfRows = kernel('conv2dOfRows', conv2dOfRowsKernel);
 export const groupedConv2d = kernel('groupedConv2d', groupedConv2dKernel);

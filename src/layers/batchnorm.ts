@@ -10,6 +10,7 @@ import type { Code, Local } from '../wasm/module.js';
 import type { Lanes } from '../wasm/lanes.js';
 import { address, columns, forRows, rowOf, zeroRow, type Mat } from '../wasm/blocks.js';
 import { pow1_5 } from '../wasm/math.js';
+import { perPixel } from './channels.js';
 
 /**
  * Normalises x with the batch's statistics (training) or the running ones, and records the new running
@@ -134,21 +135,22 @@ export const batchnorm: LayerKind = {
 };
 
 /**
- * The generated step's batchnorm in training, per member, on [B, C]: each column's mean and variance over
- * the batch (its rows summed in order, then / B, as tf.moments), the running statistics moved as Keras
+ * The generated step's batchnorm in training, per member, on [B, C] (an image's [B, H, W, C] as B*H*W
+ * rows of C: channels.ts): each column's mean and variance over the rows (summed in order, then / rows, as tf.moments), the running statistics moved as Keras
  * moves them, y = (x - mean) * rsqrt(variance + epsilon) * gamma + beta. Four columns at a time: every
  * lane's arithmetic is its own column's, in the op path's order. The backward pass is autodiff's of the
  * op path: the mean takes the normalisation's gradient and then the squared deviations'.
  */
 function batchnormKernel(): KernelRule {
   return {
-    unsupported: (_, [input]) => (input.length > 1 ? 'batchnorm of an input with more than one axis' : undefined),
-    forward(k) {
+    forward(layer) {
+      const k = perPixel(layer);
       const { code: c } = k;
       const width = k.output.width;
       const [gamma, beta, movingMean, movingVariance] = (['gamma', 'beta', 'moving_mean', 'moving_variance'] as const).map((n) => k.params[n] as Local);
-      if (!k.training) return byRunningStatistics(k, { gamma, beta, movingMean, movingVariance });
-      const [mean, s, inv] = ['mean', 's', 'inv'].map((n) => rowAddress(c, k.saved(n, width)));
+      if (!k.training) return byRunningStatistics(k, layer.saved('inv', width), { gamma, beta, movingMean, movingVariance });
+      // the statistics, one row of C (the layer's own buffers: the per-pixel view's would be H*W times larger)
+      const [mean, s, inv] = ['mean', 's', 'inv'].map((n) => rowAddress(c, layer.saved(n, width)));
       const d = k.saved('d', width);
       const count = c.local('f32');
       c.get(k.batch).f32ConvertI32S().set(count);
@@ -190,11 +192,12 @@ function batchnormKernel(): KernelRule {
         columns(c, width, (v, col) => store(c, v, y, col, () => (load(c, v, dRow, col), load(c, v, inv, col), v.mul(), load(c, v, gamma, col), v.mul(), load(c, v, beta, col), v.add()))),
       );
     },
-    backward(k) {
+    backward(layer) {
+      const k = perPixel(layer);
       const { code: c } = k;
       const width = k.output.width;
       const gamma = k.params.gamma as Local;
-      const [s, inv, dInv, dMean] = ['s', 'inv', 'dinv', 'dmean'].map((n) => rowAddress(c, k.saved(n, width)));
+      const [s, inv, dInv, dMean] = ['s', 'inv', 'dinv', 'dmean'].map((n) => rowAddress(c, layer.saved(n, width)));
       const [dGamma, dBeta] = [k.grads.gamma, k.grads.beta].map((m) => rowAddress(c, m));
       const d = k.saved('d', width);
       const dx = k.dInputs[0];
@@ -238,7 +241,7 @@ function batchnormKernel(): KernelRule {
         c.f32(-2).f32Mul().f32Div().get(count).f32Div().storeF32();
       }, 4);
       // the squared deviations' share of the mean's gradient, -sum(dv * (d * 2)), added after the normalisation's; then / B
-      const dSquares = rowAddress(c, k.saved('dsq', width));
+      const dSquares = rowAddress(c, layer.saved('dsq', width));
       zeroRow(c, dSquares, width);
       overRows(c, k.batch, [d], ([dRow]) => accumulate(c, dSquares, width, (v, col) => (load(c, v, dInv, col), load(c, v, dRow, col), v.const(2), v.mul(), v.mul())));
       columns(c, width, (v, col) => store(c, v, dMean, col, () => (load(c, v, dMean, col), load(c, v, dSquares, col), v.sub(), c.get(count), v.splat(), v.div())));
@@ -251,10 +254,10 @@ function batchnormKernel(): KernelRule {
 }
 
 /** Outside training: y = ((x - moving_mean) * rsqrt(moving_variance + epsilon)) * gamma + beta. */
-function byRunningStatistics(k: KernelContext, p: { gamma: Local; beta: Local; movingMean: Local; movingVariance: Local }): void {
+function byRunningStatistics(k: KernelContext, invRow: Mat, p: { gamma: Local; beta: Local; movingMean: Local; movingVariance: Local }): void {
   const { code: c } = k;
   const width = k.output.width;
-  const inv = rowAddress(c, k.saved('inv', width));
+  const inv = rowAddress(c, invRow);
   columns(c, width, (v, col) => store(c, v, inv, col, () => (v.const(1), load(c, v, p.movingVariance, col), c.get(k.hyper('epsilon')), v.splat(), v.add(), v.sqrt(), v.div())));
   overRows(c, k.batch, [k.inputs[0], k.output], ([x, y]) =>
     columns(c, width, (v, col) => store(c, v, y, col, () => (load(c, v, x, col), load(c, v, p.movingMean, col), v.sub(), load(c, v, inv, col), v.mul(), load(c, v, p.gamma, col), v.mul(), load(c, v, p.beta, col), v.add()))),

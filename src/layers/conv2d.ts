@@ -4,7 +4,7 @@ import { paddingArg, weightedArgs } from './common-args.js';
 import type { LayerKind } from './layer-kind.js';
 import { kernelSpatial, spatialOutput } from './spatial.js';
 import { activate } from '../kernels/activations.js';
-import { conv2d as trainableConv, conv2dOfData, groupedConv2d, type Padding } from '../kernels/conv.js';
+import { conv2d as trainableConv, conv2dOfData, conv2dOfRows, groupedConv2d, type Padding } from '../kernels/conv.js';
 import { activateWide } from './activate.js';
 import type { Tensor } from '../kernels/tf.js';
 import type { ForwardContext, Params } from './forward.js';
@@ -70,8 +70,9 @@ export const conv2d: LayerKind = {
       const y = conv(tf, x.t, p.kernel, attrs.stride as number[], attrs.padding as Padding);
       return activateWide(ctx, attrs.activation as string, { t: p.bias ? tf.add(y, p.bias) : y, shared: false });
     },
-    // one [kh, kw, C, F] kernel: on a shared input once, on per-member inputs all members' images at once
-    shared: sharedByFolding(apply),
+    // one [kh, kw, C, F] kernel: on a shared input once, on per-member inputs all members' images at once;
+    // its dW always by patches, rows in order (member after member where they are folded)
+    shared: sharedByFolding((ctx, x, p, data) => apply(ctx, x, p, data, conv2dOfRows)),
   },
   kernel: convKernel(),
 };
@@ -105,10 +106,15 @@ function convKernel(): KernelRule {
     return { g, f, cells, depth, padded, xs, act, z, out, scratch, kernel: { ...(k.params.kernel as ParamMat), blocked: false } };
   };
   return {
-    unsupported(attrs) {
+    unsupported(attrs, inputs) {
       if (!kernelActivations.has(attrs.activation as string)) return `the ${String(attrs.activation)} activation`;
-      // one filter on one channel, XNNPACK convolves depthwise, in an order of its own
-      if ((attrs.filters as number) === 1) return 'conv2d with one filter';
+      // one filter on one channel, XNNPACK convolves depthwise, in an order of its own (as the filter
+      // gradient of a one-example batch, whose dilated conv has one input and one output channel: a short
+      // last batch of one differs from the op path in the last bits of that step's gradient). Measured on
+      // 12x12 images: 2x2, 3x3 and 5x5 kernels (4, 9, 25 taps) sum the taps column by column (column
+      // outer, row inner), every output alike; 4x4 and 7x7 kernels the ordinary way, row by row. The first
+      // conv on the shared data has N*F output channels, so it convolves depthwise at N=1 only
+      if ((attrs.filters as number) === 1 && inputs[0][2] === 1) return 'conv2d with one filter on one channel';
       return undefined;
     },
     forward(k) {
@@ -125,11 +131,12 @@ function convKernel(): KernelRule {
       const rows = rowsOf(k.code, k.batch, cells);
       const dz: Mat = { ...k.dOutput, width: f };
       if (act !== 'linear') applyActivationGrad(k.code, act, rows, z, out, dz, dz, act === 'leaky_relu' ? slope(k) : undefined);
-      if (k.grads.bias) columnSums(k.code, rows, dz, k.grads.bias);
-      // a columns kernel meets the shared data in one product of the patches with dy (rows in order); a
-      // member's own input, in a dilated conv (over the output's cells, then the examples)
-      const order = kernel.stride === undefined && !k.dInputs[0] ? 'rows' : 'cells';
-      convGradWeightsDirect(k.code, k.batch, xs, dz, g, f, order, k.grads.kernel);
+      if (k.grads.bias) columnSums(k.code, rows, dz, k.grads.bias, k.accumulate);
+      // a columns kernel meets the shared data in one product of the patches with dy (rows in order), and a
+      // shared kernel all members' rows (member after member, each added on); a member's own input, in a
+      // dilated conv (over the output's cells, then the examples)
+      const order = k.accumulate || (kernel.stride === undefined && !k.dInputs[0]) ? 'rows' : 'cells';
+      convGradWeightsDirect(k.code, k.batch, xs, dz, g, f, order, k.grads.kernel, k.accumulate);
       const dx = k.dInputs[0];
       if (!dx) return;
       if (g.sh === 1 && g.sw === 1) {
@@ -150,8 +157,8 @@ function convKernel(): KernelRule {
   };
 }
 
-/** activation(conv(x, kernel) + bias) for [B, H, W, C] inputs; `data`: x needs no gradient. */
-function apply({ tf, attrs }: ForwardContext, [x]: Tensor[], p: Params, data: boolean): Tensor {
-  const y = (data ? conv2dOfData : trainableConv)(tf, x, p.kernel, attrs.stride as number[], attrs.padding as Padding);
+/** activation(conv(x, kernel) + bias) for [B, H, W, C] inputs; `data`: x needs no gradient; `trainable`: the conv otherwise. */
+function apply({ tf, attrs }: ForwardContext, [x]: Tensor[], p: Params, data: boolean, trainable = trainableConv): Tensor {
+  const y = (data ? conv2dOfData : trainable)(tf, x, p.kernel, attrs.stride as number[], attrs.padding as Padding);
   return activate(tf, attrs.activation as string, p.bias ? tf.add(y, p.bias) : y);
 }

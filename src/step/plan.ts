@@ -29,7 +29,6 @@ export function whyNotFused(cfg: StepConfig): string | undefined {
   if (metric) return `the ${metric} metric`;
   for (const p of e.params) {
     if (p.layout === 'shared' && e.ops.find((op) => op.name === p.op)?.op === 'batchnorm') return `the shared batchnorm ${p.op} (its running statistics move by the members' mean)`;
-    if (p.layout === 'shared' && e.ops.find((op) => op.name === p.op)?.op === 'conv2d') return `the shared conv2d ${p.op}`;
     if (p.layout !== 'stacked' && p.layout !== 'columns' && p.layout !== 'shared') return `the ${p.layout} layout of ${p.name}`;
   }
   const consumers = new Map<number, number>();

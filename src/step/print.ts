@@ -31,14 +31,16 @@ export function printFusedStep(plan: FusedPlan): string {
   L.push('    forward');
   for (const op of e.ops) {
     if (op.id === 0) L.push(`      input       x ${shape(op.shape)}${op.shared ? ', shared by every member' : ", the member's own rows (its real ones: a short member's padding is not read)"}`);
-    else L.push(`      ${op.name.padEnd(11)} ${describe(op.op, op.attrs, op.inputs.map((i) => e.ops[i].name))} -> ${shape(op.shape)}${products(e, op.params, config.maxBatch)}`);
+    else L.push(`      ${op.name.padEnd(11)} ${describe(op.op, op.attrs, op.inputs.map((i) => e.ops[i].name))} -> ${shape(op.shape)}${products(e, op.params, config.maxBatch)}${perChannel(op.op, op.shape)}`);
   }
   const loss = config.loss.name;
   L.push(`    loss          ${loss}: the member's batch mean and dL/d(output)${config.metrics.length ? `; metrics ${config.metrics.join(', ')}` : ''}`);
   L.push('    backward');
   for (const op of [...e.ops].reverse()) {
     if (op.id === 0) continue;
-    const what = op.params.length ? `d${op.params.map((p) => p.slice(op.name.length + 1)).join(', d')}` : '';
+    // the trainable parameters' gradients (batchnorm's running statistics have none)
+    const trained = op.params.filter((name) => e.params.find((p) => p.name === name)?.trainable);
+    const what = trained.length ? `d${trained.map((p) => p.slice(op.name.length + 1)).join(', d')}` : '';
     const into = op.inputs.filter((i) => i !== 0).map((i) => `d${e.ops[i].name}`);
     L.push(`      ${op.name.padEnd(11)} ${[what, ...into].filter(Boolean).join(', ') || '(no gradient needed)'}`);
   }
@@ -64,6 +66,12 @@ function describe(kind: string, attrs: Record<string, unknown>, inputs: string[]
   if (kind === 'conv2d') return `conv2d(${attrs.filters}, ${pair(attrs.kernel)}, stride ${pair(attrs.stride)}, ${attrs.padding}, ${attrs.activation})`;
   if (kind === 'maxpool2d' || kind === 'avgpool2d') return `${kind}(${pair(attrs.size)}, stride ${pair(attrs.stride ?? attrs.size)}, ${attrs.padding})`;
   return `${kind}${from || '()'}`;
+}
+
+/** batchnorm of an image: its statistics' rows, summed in order (src/layers/channels.ts). */
+function perChannel(kind: string, s: number[]): string {
+  if (kind !== 'batchnorm' || s.length === 1) return '';
+  return `; statistics per channel over the batch's ${s.slice(0, -1).join('x')} pixels, example after example, in order`;
 }
 
 /** How the op path sums a dense layer's products (the generated step sums in the same order). */

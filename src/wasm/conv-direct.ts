@@ -177,8 +177,9 @@ export function convForwardDirect(c: Code, batch: Local, xs: Mat, g: Spatial, wp
  * `order` takes the outputs: 'rows' (b, i, j), as denseGradWeights sums the patches' rows, or 'cells'
  * ((i, j), then b), as the op path's dilated conv on a member's own input does. The sums go on in dw between chunks of outputs (an
  * example, or an output row), so a chunk's image and dz stay in cache while every term block passes over it.
+ * `accumulate`: the sums go on from what dw holds (a shared kernel's, member after member) instead of from 0.
  */
-export function convGradWeightsDirect(c: Code, batch: Local, xs: Mat, dz: Mat, g: Spatial, filters: number, order: 'rows' | 'cells', dw: Mat): void {
+export function convGradWeightsDirect(c: Code, batch: Local, xs: Mat, dz: Mat, g: Spatial, filters: number, order: 'rows' | 'cells', dw: Mat, accumulate = false): void {
   const [hp, wpx] = [paddedHeight(g), paddedWidth(g)];
   const k = g.kh * g.kw * g.c;
   const groups = groupsOfVecs(vectorsOf(filters), 4);
@@ -196,7 +197,7 @@ export function convGradWeightsDirect(c: Code, batch: Local, xs: Mat, dz: Mat, g
   address(c, dw.base, dw.offset);
   c.set(dwAt);
   const zi = c.local('i32');
-  c.for(zi, () => c.i32(0), () => c.i32(k * filters * 4), () => c.get(dwAt).get(zi).i32Add().f32(0).storeF32(), 4);
+  if (!accumulate) c.for(zi, () => c.i32(0), () => c.i32(k * filters * 4), () => c.get(dwAt).get(zi).i32Add().f32(0).storeF32(), 4);
   const outer = c.local('i32');
   const mid = c.local('i32');
   const inner = c.local('i32');
