@@ -1,0 +1,179 @@
+// The WGSL step's dropout and layernorm on flat values (and dropout on a conv's): each kernel follows the
+// webgpu op path's arithmetic (src/layers/dropout.ts, layernorm.ts and autodiff of them), every sum one
+// invocation's loop in a fixed order, nothing summed across members:
+//
+//   dropout      forward and backward one invocation per (member, row, element): mask = (u >= rate) / (1 - rate)
+//                from the host's uniform draws u of this step, the op path's own (Rng.of(seed, 'dropout', op,
+//                member id, step), uploaded as the `draws` buffer), out = x * mask, dx = dy * mask
+//   layernorm    forward one invocation per (member, row): mean, d = x - mean (kept), s = mean(d^2) + epsilon
+//                (kept), y = (d * rsqrt(s)) * gamma + beta; dinput one invocation per (member, row), autodiff's
+//                of tf.moments (its variance passes no gradient to the mean) and rsqrt; gamma's and beta's
+//                updates one invocation per (member, element), their gradients summed over the rows in order
+//
+// This file imports nothing of wgsl.ts: what it shares (the kernel text, the input's expression, the
+// optimizer's update and clipping) comes in as a NormWriter.
+import type { WideParam } from '../ensemble/ensemble-ir.js';
+import type { ChainValues, KernelWriter, SpatialWriter } from './wgsl-conv.js';
+
+/** The normalising and masking layers the WGSL step runs (on flat values; dropout on any). */
+export const wgslNormKinds = new Set(['dropout', 'layernorm']);
+
+/** A dropout or layernorm of the chain, as its kernels see it. */
+export interface NormLayer extends ChainValues {
+  norm: 'dropout' | 'layernorm';
+  /** dropout: its draws [N, B, width] in the `draws` buffer */
+  drawsAt?: number;
+  /** layernorm: d = x - mean [N, B, width] and s = variance + epsilon [N, B] in `acts` */
+  dAt?: number;
+  sAt?: number;
+  gamma?: WideParam;
+  beta?: WideParam;
+  /** its per-member hyperparameter keys (`dropout_1.rate`, `layernorm_1.epsilon`) */
+  keys: string[];
+}
+
+export const isNormLayer = (l: object): l is NormLayer => 'norm' in l;
+
+/** Why the WGSL step does not cover this dropout or layernorm, or undefined where it does. */
+export function whyNotNorm(op: { op: string; name: string; shape: number[] }): string | undefined {
+  if (op.op === 'layernorm' && op.shape.length !== 1) return `the layernorm layer ${op.name} on values of shape [${op.shape.join(', ')}]`;
+  return undefined;
+}
+
+/** What the norm kernels borrow from the step: the spatial writer's parts, member m's hyperparameter and a layer's input. */
+export interface NormWriter<K> extends Pick<SpatialWriter<K>, 'n' | 'batch' | 'kernel' | 'update' | 'clipped'> {
+  /** member m's value of a hyperparameter key */
+  hyper(k: KernelWriter<K>, key: string): string;
+  /** member m's input element (row b, unit `unit`) of a layer */
+  input(k: KernelWriter<K>, l: ChainValues, unit: string): string;
+}
+
+/** The layer's own regions: a dropout's draws (in `draws`), a layernorm's d and s (in `acts`), from `at` and `drawsAt`. */
+export function normLayer(l: ChainValues, params: WideParam[], n: number, batch: number, at: { acts: number; draws: number }): NormLayer {
+  const kind = l.op.op as NormLayer['norm'];
+  if (kind === 'dropout') {
+    const drawsAt = at.draws;
+    at.draws += n * batch * l.width;
+    return { ...l, norm: kind, drawsAt, keys: [`${l.op.name}.rate`] };
+  }
+  const dAt = at.acts;
+  const sAt = dAt + n * batch * l.width;
+  at.acts = sAt + n * batch;
+  const gamma = params.find((p) => p.name.endsWith('/gamma'));
+  const beta = params.find((p) => p.name.endsWith('/beta'));
+  return { ...l, norm: kind, dAt, sAt, gamma, beta, keys: [`${l.op.name}.epsilon`] };
+}
+
+const u = (v: number): string => `${v}u`;
+
+/** The lines naming member m, row b and unit j of invocation idx over [N, B, width]. */
+const elementLines = (w: { batch: number }, width: number): string[] => [`  let m = idx / ${u(w.batch * width)};`, `  let b = (idx / ${u(width)}) % ${u(w.batch)};`, `  let j = idx % ${u(width)};`];
+
+/** The layer's forward kernel. */
+export function normForward<K>(w: NormWriter<K>, l: NormLayer): K {
+  return l.norm === 'dropout' ? dropoutForward(w, l) : layernormForward(w, l);
+}
+
+/** The layer's backward kernels: dL/d(its input) where it has one (`prev`), then its parameters' updates. */
+export function normBackward<K>(w: NormWriter<K>, l: NormLayer, prev: ChainValues | undefined): K[] {
+  if (l.norm === 'dropout') return prev ? [dropoutBackward(w, l, prev)] : [];
+  return [...(prev ? [layernormDinput(w, l, prev)] : []), ...layernormUpdates(w, l, 'gamma'), ...layernormUpdates(w, l, 'beta')];
+}
+
+/** dropout's mask of element idx for member m: (u >= rate) / (1 - rate), in float32 as the op path computes it. */
+function maskOf<K>(k: KernelWriter<K>, w: NormWriter<K>, l: NormLayer): string[] {
+  const rate = w.hyper(k, l.keys[0]);
+  return [`  let rate = ${rate};`, `  let mask = select(0.0, 1.0, ${k.buf('draws')}[${u(l.drawsAt!)} + idx] >= rate) / (1.0 - rate);`];
+}
+
+function dropoutForward<K>(w: NormWriter<K>, l: NormLayer): K {
+  const k = w.kernel(`forward ${l.op.name}: dropout, its mask from the host's draws, one invocation per member, row and unit`, w.n * w.batch * l.width);
+  const body = [...elementLines(w, l.width), ...maskOf(k, w, l), `  ${k.buf('acts')}[${u(l.valuesAt)} + idx] = ${w.input(k, l, 'j')} * mask;`];
+  return k.finish(body.join('\n'));
+}
+
+function dropoutBackward<K>(w: NormWriter<K>, l: NormLayer, prev: ChainValues): K {
+  const k = w.kernel(`backward ${l.op.name}: dL/d${prev.op.name} through dropout's mask, one invocation per member, row and unit`, w.n * w.batch * l.width);
+  const acts = k.buf('acts');
+  const body = [`  let m = idx / ${u(w.batch * l.width)};`, ...maskOf(k, w, l), `  ${acts}[${u(prev.gradAt)} + idx] = ${acts}[${u(l.gradAt)} + idx] * mask;`];
+  return k.finish(body.join('\n'));
+}
+
+/** layernorm's forward pass of one member's row. */
+function layernormForward<K>(w: NormWriter<K>, l: NormLayer): K {
+  const k = w.kernel(`forward ${l.op.name}: layernorm over ${l.width} units, one invocation per member and row`, w.n * w.batch);
+  const acts = k.buf('acts');
+  const C = l.width;
+  const row = `idx * ${u(C)}`;
+  const x = w.input(k, l, 'j');
+  const gamma = k.buf(`param:${l.gamma!.name}`);
+  const beta = k.buf(`param:${l.beta!.name}`);
+  const body = [
+    `  let m = idx / ${u(w.batch)};`,
+    `  let b = idx % ${u(w.batch)};`,
+    '  var sum = 0.0;',
+    `  for (var j = 0u; j < ${u(C)}; j++) { sum = sum + ${x}; }`,
+    `  let mean = sum / ${C}.0;`,
+    '  var sq = 0.0;',
+    `  for (var j = 0u; j < ${u(C)}; j++) {`,
+    `    let d = ${x} - mean;`,
+    `    ${acts}[${u(l.dAt!)} + ${row} + j] = d;`,
+    '    sq = sq + d * d;',
+    '  }',
+    `  let s = sq / ${C}.0 + ${w.hyper(k, l.keys[0])};`,
+    `  ${acts}[${u(l.sAt!)} + idx] = s;`,
+    '  let r = inverseSqrt(s);',
+    `  for (var j = 0u; j < ${u(C)}; j++) {`,
+    `    ${acts}[${u(l.valuesAt)} + ${row} + j] = (${acts}[${u(l.dAt!)} + ${row} + j] * r) * ${gamma}[m * ${u(C)} + j] + ${beta}[m * ${u(C)} + j];`,
+    '  }',
+  ];
+  return k.finish(body.join('\n'));
+}
+
+/**
+ * layernorm's dL/d(input) of one member's row, autodiff's of the op path: dxhat = dy gamma; dd = dxhat r;
+ * dr = sum(dxhat d); rsqrt's gradient dv = dr / (s^1.5 * -2) / C; dmean = -sum(dd) / C;
+ * dx = (dd + dv (d 2)) + dmean.
+ */
+function layernormDinput<K>(w: NormWriter<K>, l: NormLayer, prev: ChainValues): K {
+  const k = w.kernel(`backward ${l.op.name}: dL/d${prev.op.name} through layernorm, one invocation per member and row`, w.n * w.batch);
+  const acts = k.buf('acts');
+  const C = l.width;
+  const at = (region: number) => `${acts}[${u(region)} + idx * ${u(C)} + j]`;
+  const gamma = `${k.buf(`param:${l.gamma!.name}`)}[m * ${u(C)} + j]`;
+  const body = [
+    `  let m = idx / ${u(w.batch)};`,
+    `  let s = ${acts}[${u(l.sAt!)} + idx];`,
+    '  let r = inverseSqrt(s);',
+    '  var dr = 0.0;',
+    '  var dm = 0.0;',
+    `  for (var j = 0u; j < ${u(C)}; j++) {`,
+    `    let dxh = ${at(l.gradAt)} * ${gamma};`,
+    `    dr = dr + dxh * ${at(l.dAt!)};`,
+    '    let dd = dxh * r;',
+    `    ${at(prev.gradAt)} = dd;`,
+    '    dm = dm - dd;',
+    '  }',
+    `  let dv = dr / (pow(s, 1.5) * -2.0) / ${C}.0;`,
+    `  let dmean = dm / ${C}.0;`,
+    `  for (var j = 0u; j < ${u(C)}; j++) {`,
+    `    ${at(prev.gradAt)} = (${at(prev.gradAt)} + dv * (${at(l.dAt!)} * 2.0)) + dmean;`,
+    '  }',
+  ];
+  return k.finish(body.join('\n'));
+}
+
+/** gamma's or beta's gradient, summed over the member's rows in order, and its optimizer step (or, where members clip, into scratch first). */
+function layernormUpdates<K>(w: NormWriter<K>, l: NormLayer, which: 'gamma' | 'beta'): K[] {
+  const p = l[which]!;
+  const C = l.width;
+  const lines = [`  let m = idx / ${u(C)};`, `  let j = idx % ${u(C)};`];
+  const index = `m * ${u(C)} + j`;
+  const k = w.kernel(`${w.clipped ? 'gradient' : 'update'} ${p.name}: ${w.clipped ? 'summed over the member\'s rows, into scratch for clipnorm' : `its gradient and one optimizer step`}, one invocation per member and element`, w.n * C);
+  const acts = k.buf('acts');
+  const at = (region: number) => `${acts}[${u(region)} + (m * ${u(w.batch)} + b) * ${u(C)} + j]`;
+  const term = which === 'beta' ? `g = g + ${at(l.gradAt)};` : `g = g + ${at(l.gradAt)} * (${at(l.dAt!)} * inverseSqrt(${acts}[${u(l.sAt!)} + m * ${u(w.batch)} + b]));`;
+  const body = [...lines, '  var g = 0.0;', `  for (var b = 0u; b < ${u(w.batch)}; b++) {`, `    ${term}`, '  }'];
+  if (w.clipped) return [k.finish([...body, ...w.clipped.store(k)].join('\n')), ...w.clipped.kernels({ p, size: C, lines, index })];
+  return [k.finish([...body, `  let at = ${index};`, ...w.update(k, p)].join('\n'))];
+}
