@@ -177,7 +177,7 @@ export function generateWgslStep(cfg: WgslConfig, n: number, batch: number): Wgs
   const ctx: Ctx = { n, batch, hyper, optimizer: cfg.optimizer, slots: optimizerSlots[cfg.optimizer], clip };
   const spatial = spatialWriter(ctx);
   const norms = normWriter(ctx, spatial);
-  const kernels: WgslKernel[] = layers.map((l) => (isSpatialLayer(l) ? spatialForward(spatial, l) : isNormLayer(l) ? normForward(norms, l) : forwardKernel(ctx, l)));
+  const kernels: WgslKernel[] = layers.flatMap((l) => (isSpatialLayer(l) ? [spatialForward(spatial, l)] : isNormLayer(l) ? normForward(norms, l) : [forwardKernel(ctx, l)]));
   kernels.push(lossKernel(ctx, layers[layers.length - 1], cfg.loss, cfg.metrics));
   for (let i = layers.length - 1; i >= 0; i--) {
     const l = layers[i];
