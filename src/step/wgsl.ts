@@ -10,7 +10,8 @@
 //   update_p     one invocation per element of a member's parameter: its gradient, summed over the rows, and the optimizer step
 //
 // A weightless activation layer (relu(), gelu(), leaky_relu(alpha), ...) in the chain is a forward kernel
-// and a dinput kernel of its own, elementwise. Where any member clips its gradients (clipnorm), each
+// and a dinput kernel of its own, elementwise; dropout, layernorm and batchnorm are src/step/wgsl-norm.ts's
+// (dropout's masks from the host's draws of the op path's streams, uploaded each step). Where any member clips its gradients (clipnorm), each
 // parameter's update is three kernels: its gradient into scratch, each member's norm of it (one invocation
 // per member, summed in order), and the clipped gradient's optimizer step.
 //
