@@ -1,5 +1,5 @@
-// The WGSL step's dropout and layernorm on flat values (and dropout on a conv's): each kernel follows the
-// webgpu op path's arithmetic (src/layers/dropout.ts, layernorm.ts and autodiff of them), every sum one
+// The WGSL step's dropout, layernorm and batchnorm on flat values (and dropout on a conv's): each kernel
+// follows the webgpu op path's arithmetic (src/layers/dropout.ts, layernorm.ts, batchnorm.ts and autodiff of them), every sum one
 // invocation's loop in a fixed order, nothing summed across members:
 //
 //   dropout      forward and backward one invocation per (member, row, element): mask = (u >= rate) / (1 - rate)
@@ -21,10 +21,10 @@
 import type { WideParam } from '../ensemble/ensemble-ir.js';
 import type { ChainValues, KernelWriter, SpatialWriter } from './wgsl-conv.js';
 
-/** The normalising and masking layers the WGSL step runs (on flat values; dropout on any). */
+/** The normalising and masking layers the WGSL step runs (the norms on flat values; dropout on any). */
 export const wgslNormKinds = new Set(['dropout', 'layernorm', 'batchnorm']);
 
-/** A dropout or layernorm of the chain, as its kernels see it. */
+/** A dropout, layernorm or batchnorm of the chain, as its kernels see it. */
 export interface NormLayer extends ChainValues {
   norm: 'dropout' | 'layernorm' | 'batchnorm';
   /** dropout: its draws [N, B, width] in the `draws` buffer */
@@ -37,13 +37,13 @@ export interface NormLayer extends ChainValues {
   /** batchnorm's running statistics */
   movingMean?: WideParam;
   movingVariance?: WideParam;
-  /** its per-member hyperparameter keys (`dropout_1.rate`, `layernorm_1.epsilon`) */
+  /** its per-member hyperparameter keys (`dropout_1.rate`, `layernorm_1.epsilon`, `batchnorm_1.momentum` and `.epsilon`) */
   keys: string[];
 }
 
 export const isNormLayer = (l: object): l is NormLayer => 'norm' in l;
 
-/** Why the WGSL step does not cover this dropout or layernorm, or undefined where it does. */
+/** Why the WGSL step does not cover this dropout, layernorm or batchnorm, or undefined where it does. */
 export function whyNotNorm(op: { op: string; name: string; shape: number[] }): string | undefined {
   if (op.op !== 'dropout' && op.shape.length !== 1) return `the ${op.op} layer ${op.name} on values of shape [${op.shape.join(', ')}]`;
   return undefined;
@@ -57,7 +57,7 @@ export interface NormWriter<K> extends Pick<SpatialWriter<K>, 'n' | 'batch' | 'k
   input(k: KernelWriter<K>, l: ChainValues, unit: string): string;
 }
 
-/** The layer's own regions: a dropout's draws (in `draws`), a layernorm's d and s (in `acts`), from `at` and `drawsAt`. */
+/** The layer with its own regions: a dropout's draws (in `draws`), a norm's d and s (in `acts`), taken from `at` (which moves past them). */
 export function normLayer(l: ChainValues, params: WideParam[], n: number, batch: number, at: { acts: number; draws: number }): NormLayer {
   const kind = l.op.op as NormLayer['norm'];
   if (kind === 'dropout') {

@@ -11,8 +11,8 @@
 //
 // A weightless activation layer (relu(), gelu(), leaky_relu(alpha), ...) in the chain is a forward kernel
 // and a dinput kernel of its own, elementwise; dropout, layernorm and batchnorm are src/step/wgsl-norm.ts's
-// (dropout's masks from the host's draws of the op path's streams, uploaded each step). Where any member clips its gradients (clipnorm), each
-// parameter's update is three kernels: its gradient into scratch, each member's norm of it (one invocation
+// (dropout's masks from the host's draws of the op path's streams, uploaded each step). Where any member
+// clips its gradients (clipnorm), each parameter's update is three kernels: its gradient into scratch, each member's norm of it (one invocation
 // per member, summed in order), and the clipped gradient's optimizer step.
 //
 // Members and rows lie across invocations and workgroups; every sum is one invocation's loop, in a fixed
@@ -115,7 +115,7 @@ const lit = (v: number): string => {
 /** One layer of the chain, as the kernels see it: a dense layer, or a weightless activation layer (no kernel). */
 type Layer = ChainValues;
 
-/** A layer of the chain: a dense or activation layer, a conv or pool (src/step/wgsl-conv.ts), a dropout or layernorm (src/step/wgsl-norm.ts). */
+/** A layer of the chain: a dense or activation layer, a conv or pool (src/step/wgsl-conv.ts), a dropout, layernorm or batchnorm (src/step/wgsl-norm.ts). */
 type ChainLayer = Layer | SpatialLayer | NormLayer;
 
 const size = (shape: readonly number[]): number => shape.reduce((a, d) => a * d, 1);
@@ -168,7 +168,7 @@ function layersOf(e: EnsembleIR, n: number, batch: number): { layers: ChainLayer
 export function generateWgslStep(cfg: WgslConfig, n: number, batch: number): WgslStep {
   const e = cfg.ensemble;
   const { layers, actsFloats: valueFloats, drawsFloats } = layersOf(e, n, batch);
-  // the optimizer's hyperparameters, clipnorm's, then the layers' own (a leaky_relu layer's alpha, dropout's rate, layernorm's epsilon), each a row of N
+  // the optimizer's hyperparameters, clipnorm's, then the layers' own (a leaky_relu layer's alpha, dropout's rate, a norm's momentum and epsilon), each a row of N
   const own = (l: ChainLayer) => (isNormLayer(l) ? l.keys : l.alpha && 'key' in l.alpha ? [l.alpha.key] : []);
   const hyper = [...optimizerHyper[cfg.optimizer], ...(cfg.clipping ? ['clip'] : []), ...layers.flatMap(own)];
   // clipping: one scratch region after the layers' values, for a parameter's gradient [N, size] and its norms [N], reused by each in turn
@@ -199,7 +199,7 @@ export function generateWgslStep(cfg: WgslConfig, n: number, batch: number): Wgs
   return { kernels, hyper, actsFloats, draws, drawsFloats, n, batch };
 }
 
-/** What the dropout and layernorm kernels (src/step/wgsl-norm.ts) write with: the spatial writer's parts, hyperparameters and inputs. */
+/** What the dropout, layernorm and batchnorm kernels (src/step/wgsl-norm.ts) write with: the spatial writer's parts, hyperparameters and inputs. */
 function normWriter(ctx: Ctx, spatial: SpatialWriter<WgslKernel>): NormWriter<WgslKernel> {
   return { ...spatial, hyper: (k, key) => hyperAt(k, ctx, key), input: (k, l, unit) => inputAt(k, ctx, l, unit) };
 }
