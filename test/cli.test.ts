@@ -90,7 +90,11 @@ describe('netc ir', () => {
     expect(lenet.out).toMatch(/^WGSL step of lenet5 \(grouped\) for N=30, batch 64: \d+ compute kernels/);
     const mlp = await run('ir', 'examples/mnist-mlp.net', '--after', 'wgsl');
     expect(mlp.code).toBe(0);
-    expect(mlp.out).toMatch(/^no WGSL step for mlp: it does not cover the dropout layer/);
+    expect(mlp.out).toMatch(/^WGSL step of mlp \(grouped\) for N=8, batch 64: 10 compute kernels/);
+    expect(mlp.out).toContain('forward dropout_1: dropout');
+    const resnet = await run('ir', 'examples/residual.net', '--after', 'wgsl');
+    expect(resnet.code).toBe(0);
+    expect(resnet.out).toMatch(/^no WGSL step for resnet: it does not cover the add layer/);
   });
 
   it('refuses an unknown pass with exit code 2', async () => {

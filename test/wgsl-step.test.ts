@@ -1,7 +1,7 @@
 // The generated WGSL step (src/step/wgsl.ts, src/runtime/gpu-fused-step.ts) on TF.js's WebGPU backend
 // (Dawn on Mesa's lavapipe here), against the webgpu op path on the same adapter: 100 steps end within
 // 1e-5 (relative, on the scale of each tensor) in every parameter and optimizer slot, for each activation,
-// loss and optimizer it covers and for small conv models (conv2d, pooling, flatten; leaky_relu on conv
+// loss and optimizer it covers, for dropout (its rate per member, on dense and conv values), layernorm and batchnorm (its running statistics), and for small conv models (conv2d, pooling, flatten; leaky_relu on conv
 // values and a conv's clipnorm against the cpu op path, which the webgpu op path cannot train); a member's numbers are the same bit for bit whoever trains beside it
 // (N = 1, 3, 7); what it does not cover runs on ops and says why. Never a silent pass: without an adapter
 // the tests are skipped with the reason printed, and NETC_REQUIRE_WEBGPU=1 makes a missing adapter fail.
@@ -96,6 +96,10 @@ const cases: Case[] = [
     vary: 'vary act.alpha: [0, 0.1, 0.3]',
   },
   { name: 'clipnorm per member (one never clips, one always), adam, relu(), sigmoid() and tanh() layers', model: 'dense(6)\n  relu()\n  dense(4)\n  tanh()\n  dense(1)\n  sigmoid()', inWidth: 2, k: 1, loss: 'binary_crossentropy', optimizer: 'adam(lr: 0.02)', metrics: ['accuracy'], vary: 'vary clipnorm: [0, 0.02, 1]' },
+  { name: 'dropout on the input and after layers, its rate per member (one never drops), adam', model: 'dropout(0.25)\n  dense(8, activation: relu)\n  drop = dropout(0.3)\n  dense(4, activation: tanh)\n  dropout(0.2)\n  dense(1, activation: sigmoid)', inWidth: 3, k: 1, loss: 'binary_crossentropy', optimizer: 'adam(lr: 0.02)', metrics: ['accuracy'], vary: 'vary drop.rate: [0, 0.3, 0.6]' },
+  { name: 'layernorm with its epsilon per member, after a dense and on the input, categorical cross-entropy, rmsprop', model: 'layernorm()\n  dense(6, activation: tanh)\n  ln = layernorm()\n  dense(3, activation: softmax)', inWidth: 4, k: 3, loss: 'categorical_crossentropy', optimizer: 'rmsprop(lr: 0.01)', metrics: ['accuracy'], vary: 'vary ln.epsilon: [0.001, 0.01, 0.5]' },
+  { name: 'dropout and layernorm with clipnorm per member (one never clips, one always), adamw', model: 'dense(8, activation: relu)\n  layernorm(epsilon: 0.01)\n  dropout(0.3)\n  dense(2)', inWidth: 3, k: 2, loss: 'huber', optimizer: 'adamw(lr: 0.02)', metrics: ['mae'], vary: 'vary clipnorm: [0, 0.02, 1]' },
+  { name: 'batchnorm with its momentum and epsilon per member, on the input and after dense layers, running statistics, clipnorm per member, sgd with momentum', model: 'batchnorm()\n  dense(6, activation: relu)\n  bn = batchnorm()\n  dense(4, activation: tanh)\n  batchnorm(momentum: 0.9, epsilon: 0.01)\n  dense(1, activation: sigmoid)', inWidth: 3, k: 1, loss: 'binary_crossentropy', optimizer: 'sgd(lr: 0.1, momentum: 0.9)', metrics: ['accuracy'], vary: 'vary bn.momentum: [0.5, 0.9, 0.99]\n  vary bn.epsilon: [0.001, 0.01, 0.1]\n  vary clipnorm: [0, 0.02, 1]' },
   { name: 'clipnorm on sgd with nesterov momentum, huber of its default delta, a layer without bias', model: 'dense(5, activation: elu, bias: false)\n  dense(2)', inWidth: 3, k: 2, loss: 'huber', optimizer: 'sgd(lr: 0.05, momentum: 0.9, nesterov: true, clipnorm: 0.05)', metrics: ['mae'], vary: 'vary lr: [0.02, 0.05, 0.1]' },
 ];
 
@@ -106,15 +110,15 @@ const cases: Case[] = [
  */
 const convCases: Case[] = [
   {
-    name: 'conv same relu, maxpool, conv valid tanh, flatten, softmax dense; categorical cross-entropy, adam',
-    model: 'conv2d(3, kernel: 3, padding: same, activation: relu)\n  maxpool2d(2)\n  conv2d(4, kernel: 2, activation: tanh)\n  flatten()\n  dense(3, activation: softmax)',
+    name: 'conv same relu, dropout on its values (rate per member), maxpool, conv valid tanh, flatten, softmax dense; categorical cross-entropy, adam',
+    model: 'conv2d(3, kernel: 3, padding: same, activation: relu)\n  drop = dropout(0.3)\n  maxpool2d(2)\n  conv2d(4, kernel: 2, activation: tanh)\n  flatten()\n  dense(3, activation: softmax)',
     input: [6, 6, 2],
     inWidth: 72,
     k: 3,
     loss: 'categorical_crossentropy',
     optimizer: 'adam(lr: 0.01)',
     metrics: ['accuracy'],
-    vary: 'vary lr: [0.005, 0.01, 0.03]',
+    vary: 'vary lr: [0.005, 0.01, 0.03]\n  vary drop.rate: [0, 0.3, 0.6]',
   },
   {
     name: 'conv stride 2 sigmoid, avgpool same stride 1, conv [2, 3] stride [1, 2] same elu without bias, maxpool same stride 1; mse, sgd with momentum',
@@ -180,12 +184,12 @@ describe.skipIf(skip)('the WGSL step against the webgpu op path', () => {
 });
 
 describe.skipIf(skip)('member independence on one adapter', () => {
-  // the forum model, a conv model, and the new vocabulary: activation layers with a per-member alpha, gelu, huber, rmsprop and clipnorm
-  const vocabulary: Case = { name: 'vocabulary', model: 'dense(6, activation: gelu)\n  act = leaky_relu(0.1)\n  dense(3, activation: swish)\n  dense(2)', inWidth: 3, k: 2, loss: 'huber(delta: 0.5)', optimizer: 'rmsprop(lr: 0.01, clipnorm: 0.1)', metrics: [], vary: 'vary act.alpha: [0, 0.1, 0.3]' };
+  // the forum model, a conv model with dropout, and the new vocabulary: activation layers with a per-member alpha, gelu, huber, rmsprop and clipnorm, layernorm and dropout with their epsilon and rate per member
+  const vocabulary: Case = { name: 'vocabulary', model: 'dense(6, activation: gelu)\n  act = leaky_relu(0.1)\n  ln = layernorm()\n  drop = dropout(0.3)\n  dense(3, activation: swish)\n  bn = batchnorm()\n  dense(2)', inWidth: 3, k: 2, loss: 'huber(delta: 0.5)', optimizer: 'rmsprop(lr: 0.01, clipnorm: 0.1)', metrics: [], vary: 'vary act.alpha: [0, 0.1, 0.3]\n  vary ln.epsilon: [0.001, 0.01, 0.1]\n  vary drop.rate: [0.1, 0.3, 0.5]\n  vary bn.momentum: [0.5, 0.9, 0.99]' };
   it.each<[string, Case]>([
     ['the forum model', cases[0]],
-    ['conv', convCases[0]],
-    ['gelu, leaky_relu(alpha) per member, swish, huber, rmsprop, clipnorm', vocabulary],
+    ['conv with dropout', convCases[0]],
+    ['gelu, leaky_relu(alpha), layernorm(epsilon), dropout(rate) and batchnorm(momentum) per member, swish, huber, rmsprop, clipnorm', vocabulary],
     ['conv with gelu, swish, leaky_relu(alpha) per member, huber, adamw', convCases[2]],
   ])('%s: member 3 trains the same, bit for bit, alone, among 3 and among 7', async (_, c) => {
     const text = source(c, 7);
@@ -316,9 +320,8 @@ describe.skipIf(skip)('what the WGSL step does not cover runs on ops and says wh
   it.each([
     ['conv2d(2, kernel: 3, activation: softmax)\n  flatten()\n  dense(1)', 'adam(lr: 0.01)', 'the softmax activation (conv2d_1)'],
     ['maxpool2d(2)\n  flatten()\n  dense(1)', 'adam(lr: 0.01)', "maxpool2d_1 on the input (the WGSL step pools members' own values)"],
-    ['conv2d(2, kernel: 3, activation: relu)\n  dropout(0.2)\n  flatten()\n  dense(1)', 'adam(lr: 0.01)', 'the dropout layer'],
-    ['dense(6, activation: relu)\n  dropout(0.2)\n  dense(1)', 'adam(lr: 0.01)', 'the dropout layer'],
-    ['dense(6, activation: relu)\n  batchnorm()\n  dense(1)', 'rmsprop(lr: 0.01)', 'the batchnorm layer'],
+    ['conv2d(2, kernel: 3, activation: relu)\n  layernorm()\n  flatten()\n  dense(1)', 'adam(lr: 0.01)', 'the layernorm layer layernorm_1 on values of shape [2, 2, 2]'],
+    ['conv2d(2, kernel: 3, activation: relu)\n  batchnorm()\n  flatten()\n  dense(1)', 'rmsprop(lr: 0.01)', 'the batchnorm layer batchnorm_1 on values of shape [2, 2, 2]'],
     ['relu()\n  dense(1)', 'adam(lr: 0.01, clipnorm: 1)', 'the relu layer relu_1 on the shared input'],
     ['conv2d(2, kernel: 3)\n  softmax()\n  flatten()\n  dense(1)', 'adam(lr: 0.01)', 'the softmax layer softmax_1 on values of shape [2, 2, 2]'],
   ])('%s with %s', (model, optimizer, reason) => {

@@ -7,6 +7,7 @@ import type { TF, Tensor, Variable } from '../kernels/tf.js';
 import { generateWgslStep, type WgslStep } from '../step/wgsl.js';
 import type { FusedHost } from './fused-step.js';
 import { advanceBetaPowers, StepHyper } from './step-hyper.js';
+import { Rng } from '../util/rng.js';
 
 // GPUBufferUsage's flags (WebGPU's numbers; the globals need not exist where this module loads)
 const STORAGE = 0x80;
@@ -65,6 +66,7 @@ interface Built {
 export class GpuFusedStep {
   private built?: Built;
   private acts?: Buffer;
+  private drawsBuffer?: Buffer;
   private hyperBuffer?: { buffer: Buffer; n: number; keys: string };
   /** the members' hyperparameter rows, and which the buffer holds already */
   private readonly hyper: StepHyper;
@@ -167,6 +169,7 @@ export class GpuFusedStep {
       ['acts', this.actsBuffer(backend.device, step.actsFloats)],
       ['hyper', this.hyperBuffer!.buffer],
     ]);
+    if (step.draws.length) map.set('draws', this.writeDraws(backend.device, step));
     metrics.forEach((name, i) => map.set(`metric:${name}`, on(outputs[i + 1].dataId)));
     for (const [name, v] of this.populationVariables()) map.set(name, on(this.writable(backend, v).dataId));
     return map;
@@ -212,6 +215,29 @@ export class GpuFusedStep {
     return this.built;
   }
 
+  /**
+   * Each dropout layer's uniform draws for this step into the `draws` buffer, member by member, as the op
+   * path's memberDraws and the wasm step draw them: member id's stream (seed, 'dropout', op, id, step).
+   */
+  private writeDraws(device: Device, step: WgslStep): Buffer {
+    const { seed, memberIds } = this.host;
+    const now = this.host.step();
+    if (!this.drawsBuffer || this.drawsBuffer.size < step.drawsFloats * 4) {
+      this.drawsBuffer?.destroy();
+      this.drawsBuffer = device.createBuffer({ size: step.drawsFloats * 4, usage: STORAGE | COPY_DST });
+    }
+    const all = new Float32Array(step.drawsFloats);
+    for (const { op, at, width } of step.draws) {
+      const size = step.batch * width;
+      memberIds.forEach((id, i) => {
+        const rng = Rng.of(seed, 'dropout', op, id, now);
+        for (let j = 0; j < size; j++) all[at + i * size + j] = rng.uniform();
+      });
+    }
+    device.queue.writeBuffer(this.drawsBuffer, 0, all);
+    return this.drawsBuffer;
+  }
+
   private actsBuffer(device: Device, floats: number): Buffer {
     if (this.acts && this.acts.size >= floats * 4) return this.acts;
     this.acts?.destroy();
@@ -235,6 +261,8 @@ export class GpuFusedStep {
   dispose(): void {
     this.acts?.destroy();
     this.acts = undefined;
+    this.drawsBuffer?.destroy();
+    this.drawsBuffer = undefined;
     this.hyperBuffer?.buffer.destroy();
     this.hyperBuffer = undefined;
   }

@@ -14,6 +14,7 @@ export function printWgslStep(plan: WgslPlan): string {
   const L: string[] = [];
   L.push(`WGSL step of ${e.model.name} (${e.lowering}) for N=${step.n}, batch ${step.batch}: ${step.kernels.length} compute kernels, dispatched in this order in one compute pass on TF.js's webgpu device`);
   L.push(`  scratch acts: ${count(step.actsFloats)} floats (every layer's values and their gradients, [N, B, width] each); hyper: [${step.hyper.join(', ')}] x N`);
+  if (step.draws.length) L.push(`  draws: ${count(step.drawsFloats)} floats (each dropout layer's uniform draws of the step, [N, B, width], written by the host from the op path's streams: ${step.draws.map((d) => d.op).join(', ')})`);
   L.push(`  workgroups of ${WORKGROUP} invocations; every sum is one invocation's loop, in order: nothing is summed across members`);
   for (const k of step.kernels) {
     L.push('', `${k.name}`, `  binds ${k.bindings.join(', ')}; ${count(k.invocations)} invocations, ${k.groups[0]} x ${k.groups[1]} workgroups`);

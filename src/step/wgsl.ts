@@ -10,8 +10,9 @@
 //   update_p     one invocation per element of a member's parameter: its gradient, summed over the rows, and the optimizer step
 //
 // A weightless activation layer (relu(), gelu(), leaky_relu(alpha), ...) in the chain is a forward kernel
-// and a dinput kernel of its own, elementwise. Where any member clips its gradients (clipnorm), each
-// parameter's update is three kernels: its gradient into scratch, each member's norm of it (one invocation
+// and a dinput kernel of its own, elementwise; dropout, layernorm and batchnorm are src/step/wgsl-norm.ts's
+// (dropout's masks from the host's draws of the op path's streams, uploaded each step). Where any member
+// clips its gradients (clipnorm), each parameter's update is three kernels: its gradient into scratch, each member's norm of it (one invocation
 // per member, summed in order), and the clipped gradient's optimizer step.
 //
 // Members and rows lie across invocations and workgroups; every sum is one invocation's loop, in a fixed
@@ -23,6 +24,7 @@ import { optimizerHyper, optimizerSlots } from '../wasm/optimizer-update.js';
 import { LEAKY_RELU_ALPHA } from '../kernels/activations.js';
 import type { StepConfig } from './plan.js';
 import { isSpatialLayer, spatialBackward, spatialForward, spatialLayer, whyNotSpatial, wgslSpatialKinds, type ChainValues, type LayerInput, type SpatialLayer, type SpatialWriter } from './wgsl-conv.js';
+import { isNormLayer, normBackward, normForward, normLayer, whyNotNorm, wgslNormKinds, type NormLayer, type NormWriter } from './wgsl-norm.js';
 
 /** What the WGSL step covers (the rest of netc's vocabulary runs on TF.js ops on webgpu). */
 export const wgslActivations = new Set(['linear', 'relu', 'sigmoid', 'tanh', 'elu', 'softmax', 'gelu', 'swish', 'leaky_relu']);
@@ -53,6 +55,9 @@ export interface WgslStep {
   hyper: string[];
   /** floats of the scratch buffer `acts`: every layer's values and their gradients, [N, B, width] each */
   actsFloats: number;
+  /** each dropout layer's uniform draws of a step in the `draws` buffer ([N, B, width] from `at`), which the host writes */
+  draws: { op: string; at: number; width: number }[];
+  drawsFloats: number;
   n: number;
   batch: number;
 }
@@ -74,9 +79,15 @@ export function whyNotWgsl(cfg: WgslConfig): string | undefined {
   for (const op of e.ops.slice(1)) {
     const activationLayer = wgslActivationLayers.has(op.op);
     const spatial = wgslSpatialKinds.has(op.op);
-    if (op.op !== 'dense' && op.op !== 'flatten' && !spatial && !activationLayer) return `the ${op.op} layer`;
+    const norm = wgslNormKinds.has(op.op);
+    if (op.op !== 'dense' && op.op !== 'flatten' && !spatial && !activationLayer && !norm) return `the ${op.op} layer`;
     if (op.inputs.length !== 1 || op.inputs[0] !== op.id - 1) return `${op.name}'s input (the WGSL step runs a chain of layers)`;
     if (op.op === 'flatten') continue;
+    if (norm) {
+      const why = whyNotNorm(op);
+      if (why) return why;
+      continue;
+    }
     if (spatial) {
       const why = whyNotSpatial(op, e.ops[op.inputs[0]], wgslActivations);
       if (why) return why;
@@ -104,14 +115,15 @@ const lit = (v: number): string => {
 /** One layer of the chain, as the kernels see it: a dense layer, or a weightless activation layer (no kernel). */
 type Layer = ChainValues;
 
-/** A layer of the chain: a dense or activation layer, or a conv or pool (src/step/wgsl-conv.ts). */
-type ChainLayer = Layer | SpatialLayer;
+/** A layer of the chain: a dense or activation layer, a conv or pool (src/step/wgsl-conv.ts), a dropout, layernorm or batchnorm (src/step/wgsl-norm.ts). */
+type ChainLayer = Layer | SpatialLayer | NormLayer;
 
 const size = (shape: readonly number[]): number => shape.reduce((a, d) => a * d, 1);
 
 /** The chain's layers; a flatten is none (a member's example is row-major already: the next layer reads its input as it lies). */
-function layersOf(e: EnsembleIR, n: number, batch: number): { layers: ChainLayer[]; actsFloats: number } {
+function layersOf(e: EnsembleIR, n: number, batch: number): { layers: ChainLayer[]; actsFloats: number; drawsFloats: number } {
   let at = 0;
+  const regions = { acts: 0, draws: 0 };
   const layers: ChainLayer[] = [];
   for (const op of e.ops.slice(1)) {
     if (op.op === 'flatten') continue;
@@ -143,27 +155,37 @@ function layersOf(e: EnsembleIR, n: number, batch: number): { layers: ChainLayer
       valuesAt,
       gradAt,
     };
-    layers.push(spatial ? spatialLayer(layer, inShape) : layer);
+    if (wgslNormKinds.has(op.op)) {
+      regions.acts = at;
+      layers.push(normLayer(layer, params, n, batch, regions));
+      at = regions.acts;
+    } else layers.push(spatial ? spatialLayer(layer, inShape) : layer);
   }
-  return { layers, actsFloats: Math.max(at, 1) };
+  return { layers, actsFloats: Math.max(at, 1), drawsFloats: regions.draws };
 }
 
 /** The WGSL step of a covered configuration for N members and batches of `batch` rows. */
 export function generateWgslStep(cfg: WgslConfig, n: number, batch: number): WgslStep {
   const e = cfg.ensemble;
-  const { layers, actsFloats: valueFloats } = layersOf(e, n, batch);
-  // the optimizer's hyperparameters, clipnorm's, then the layers' own (a leaky_relu layer's alpha), each a row of N
-  const hyper = [...optimizerHyper[cfg.optimizer], ...(cfg.clipping ? ['clip'] : []), ...layers.flatMap((l) => (l.alpha && 'key' in l.alpha ? [l.alpha.key] : []))];
+  const { layers, actsFloats: valueFloats, drawsFloats } = layersOf(e, n, batch);
+  // the optimizer's hyperparameters, clipnorm's, then the layers' own (a leaky_relu layer's alpha, dropout's rate, a norm's momentum and epsilon), each a row of N
+  const own = (l: ChainLayer) => (isNormLayer(l) ? l.keys : l.alpha && 'key' in l.alpha ? [l.alpha.key] : []);
+  const hyper = [...optimizerHyper[cfg.optimizer], ...(cfg.clipping ? ['clip'] : []), ...layers.flatMap(own)];
   // clipping: one scratch region after the layers' values, for a parameter's gradient [N, size] and its norms [N], reused by each in turn
-  const largest = Math.max(...layers.map((l) => (!l.kernel ? 0 : isSpatialLayer(l) ? l.g.kh * l.g.kw * l.g.c * l.f : l.inWidth * l.width)));
+  const largest = Math.max(...layers.map((l) => (isNormLayer(l) ? l.width : !l.kernel ? 0 : isSpatialLayer(l) ? l.g.kh * l.g.kw * l.g.c * l.f : l.inWidth * l.width)));
   const clip = cfg.clipping ? { gradsAt: valueFloats, normAt: valueFloats + n * largest } : undefined;
   const actsFloats = clip ? clip.normAt + n : valueFloats;
   const ctx: Ctx = { n, batch, hyper, optimizer: cfg.optimizer, slots: optimizerSlots[cfg.optimizer], clip };
   const spatial = spatialWriter(ctx);
-  const kernels: WgslKernel[] = layers.map((l) => (isSpatialLayer(l) ? spatialForward(spatial, l) : forwardKernel(ctx, l)));
+  const norms = normWriter(ctx, spatial);
+  const kernels: WgslKernel[] = layers.flatMap((l) => (isSpatialLayer(l) ? [spatialForward(spatial, l)] : isNormLayer(l) ? normForward(norms, l) : [forwardKernel(ctx, l)]));
   kernels.push(lossKernel(ctx, layers[layers.length - 1], cfg.loss, cfg.metrics));
   for (let i = layers.length - 1; i >= 0; i--) {
     const l = layers[i];
+    if (isNormLayer(l)) {
+      kernels.push(...normBackward(norms, l, layers[i - 1]));
+      continue;
+    }
     if (isSpatialLayer(l)) {
       kernels.push(...spatialBackward(spatial, l, layers[i - 1]));
       continue;
@@ -173,7 +195,13 @@ export function generateWgslStep(cfg: WgslConfig, n: number, batch: number): Wgs
     if (l.kernel) kernels.push(...updateKernels(ctx, l, 'kernel'));
     if (l.bias) kernels.push(...updateKernels(ctx, l, 'bias'));
   }
-  return { kernels, hyper, actsFloats, n, batch };
+  const draws = layers.flatMap((l) => (isNormLayer(l) && l.drawsAt !== undefined ? [{ op: l.op.name, at: l.drawsAt, width: l.width }] : []));
+  return { kernels, hyper, actsFloats, draws, drawsFloats, n, batch };
+}
+
+/** What the dropout, layernorm and batchnorm kernels (src/step/wgsl-norm.ts) write with: the spatial writer's parts, hyperparameters and inputs. */
+function normWriter(ctx: Ctx, spatial: SpatialWriter<WgslKernel>): NormWriter<WgslKernel> {
+  return { ...spatial, hyper: (k, key) => hyperAt(k, ctx, key), input: (k, l, unit) => inputAt(k, ctx, l, unit) };
 }
 
 /** What the conv and pool kernels (src/step/wgsl-conv.ts) write with: this file's kernel text and rules. */
@@ -221,7 +249,7 @@ class KernelText {
   buf(binding: string): string {
     const ident = binding.replace(/[^A-Za-z0-9]/g, '_');
     if (!this.bindings.includes(binding)) {
-      const access = binding === 'x' || binding === 'y' || binding === 'hyper' ? 'read' : 'read_write';
+      const access = binding === 'x' || binding === 'y' || binding === 'hyper' || binding === 'draws' ? 'read' : 'read_write';
       this.decls.push(`@group(0) @binding(${this.bindings.length}) var<storage, ${access}> ${ident}: array<f32>;`);
       this.bindings.push(binding);
     }

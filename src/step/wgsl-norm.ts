@@ -1,0 +1,275 @@
+// The WGSL step's dropout, layernorm and batchnorm on flat values (and dropout on a conv's): each kernel
+// follows the webgpu op path's arithmetic (src/layers/dropout.ts, layernorm.ts, batchnorm.ts and autodiff of them), every sum one
+// invocation's loop in a fixed order, nothing summed across members:
+//
+//   dropout      forward and backward one invocation per (member, row, element): mask = (u >= rate) / (1 - rate)
+//                from the host's uniform draws u of this step, the op path's own (Rng.of(seed, 'dropout', op,
+//                member id, step), uploaded as the `draws` buffer), out = x * mask, dx = dy * mask
+//   layernorm    forward one invocation per (member, row): mean, d = x - mean (kept), s = mean(d^2) + epsilon
+//                (kept), y = (d * rsqrt(s)) * gamma + beta; dinput one invocation per (member, row), autodiff's
+//                of tf.moments (its variance passes no gradient to the mean) and rsqrt; gamma's and beta's
+//                updates one invocation per (member, element), their gradients summed over the rows in order
+//   batchnorm    in training: the batch statistics one invocation per (member, unit): mean over the rows,
+//                d = x - mean (kept), s = variance + epsilon (kept), the running statistics moved as Keras
+//                moves them (moving -= (moving - batch) * (1 - momentum), in place: each member's own);
+//                y = (d * rsqrt(s)) * gamma + beta one invocation per (member, row, unit); dinput one
+//                invocation per (member, unit), autodiff's of tf.moments over the batch and rsqrt; gamma's
+//                and beta's updates as layernorm's (outside training, evaluation runs on TF.js ops)
+//
+// This file imports nothing of wgsl.ts: what it shares (the kernel text, the input's expression, the
+// optimizer's update and clipping) comes in as a NormWriter.
+import type { WideParam } from '../ensemble/ensemble-ir.js';
+import type { ChainValues, KernelWriter, SpatialWriter } from './wgsl-conv.js';
+
+/** The normalising and masking layers the WGSL step runs (the norms on flat values; dropout on any). */
+export const wgslNormKinds = new Set(['dropout', 'layernorm', 'batchnorm']);
+
+/** A dropout, layernorm or batchnorm of the chain, as its kernels see it. */
+export interface NormLayer extends ChainValues {
+  norm: 'dropout' | 'layernorm' | 'batchnorm';
+  /** dropout: its draws [N, B, width] in the `draws` buffer */
+  drawsAt?: number;
+  /** layernorm and batchnorm: d = x - mean [N, B, width] and s = variance + epsilon in `acts` (layernorm's [N, B], batchnorm's [N, width]) */
+  dAt?: number;
+  sAt?: number;
+  gamma?: WideParam;
+  beta?: WideParam;
+  /** batchnorm's running statistics */
+  movingMean?: WideParam;
+  movingVariance?: WideParam;
+  /** its per-member hyperparameter keys (`dropout_1.rate`, `layernorm_1.epsilon`, `batchnorm_1.momentum` and `.epsilon`) */
+  keys: string[];
+}
+
+export const isNormLayer = (l: object): l is NormLayer => 'norm' in l;
+
+/** Why the WGSL step does not cover this dropout, layernorm or batchnorm, or undefined where it does. */
+export function whyNotNorm(op: { op: string; name: string; shape: number[] }): string | undefined {
+  if (op.op !== 'dropout' && op.shape.length !== 1) return `the ${op.op} layer ${op.name} on values of shape [${op.shape.join(', ')}]`;
+  return undefined;
+}
+
+/** What the norm kernels borrow from the step: the spatial writer's parts, member m's hyperparameter and a layer's input. */
+export interface NormWriter<K> extends Pick<SpatialWriter<K>, 'n' | 'batch' | 'kernel' | 'update' | 'clipped'> {
+  /** member m's value of a hyperparameter key */
+  hyper(k: KernelWriter<K>, key: string): string;
+  /** member m's input element (row b, unit `unit`) of a layer */
+  input(k: KernelWriter<K>, l: ChainValues, unit: string): string;
+}
+
+/** The layer with its own regions: a dropout's draws (in `draws`), a norm's d and s (in `acts`), taken from `at` (which moves past them). */
+export function normLayer(l: ChainValues, params: WideParam[], n: number, batch: number, at: { acts: number; draws: number }): NormLayer {
+  const kind = l.op.op as NormLayer['norm'];
+  if (kind === 'dropout') {
+    const drawsAt = at.draws;
+    at.draws += n * batch * l.width;
+    return { ...l, norm: kind, drawsAt, keys: [`${l.op.name}.rate`] };
+  }
+  const dAt = at.acts;
+  const sAt = dAt + n * batch * l.width;
+  at.acts = sAt + n * (kind === 'layernorm' ? batch : l.width);
+  const param = (name: string) => params.find((p) => p.name.endsWith(`/${name}`));
+  const [gamma, beta] = [param('gamma'), param('beta')];
+  if (kind === 'layernorm') return { ...l, norm: kind, dAt, sAt, gamma, beta, keys: [`${l.op.name}.epsilon`] };
+  return { ...l, norm: kind, dAt, sAt, gamma, beta, movingMean: param('moving_mean'), movingVariance: param('moving_variance'), keys: [`${l.op.name}.momentum`, `${l.op.name}.epsilon`] };
+}
+
+const u = (v: number): string => `${v}u`;
+
+/** The lines naming member m, row b and unit j of invocation idx over [N, B, width]. */
+const elementLines = (w: { batch: number }, width: number): string[] => [`  let m = idx / ${u(w.batch * width)};`, `  let b = (idx / ${u(width)}) % ${u(w.batch)};`, `  let j = idx % ${u(width)};`];
+
+/** The layer's forward kernel. */
+export function normForward<K>(w: NormWriter<K>, l: NormLayer): K[] {
+  if (l.norm === 'batchnorm') return [batchStatistics(w, l), batchnormForward(w, l)];
+  return [l.norm === 'dropout' ? dropoutForward(w, l) : layernormForward(w, l)];
+}
+
+/** The layer's backward kernels: dL/d(its input) where it has one (`prev`), then its parameters' updates. */
+export function normBackward<K>(w: NormWriter<K>, l: NormLayer, prev: ChainValues | undefined): K[] {
+  if (l.norm === 'dropout') return prev ? [dropoutBackward(w, l, prev)] : [];
+  const dinput = l.norm === 'batchnorm' ? batchnormDinput : layernormDinput;
+  return [...(prev ? [dinput(w, l, prev)] : []), ...normUpdates(w, l, 'gamma'), ...normUpdates(w, l, 'beta')];
+}
+
+/** dropout's mask of element idx for member m: (u >= rate) / (1 - rate), in float32 as the op path computes it. */
+function maskOf<K>(k: KernelWriter<K>, w: NormWriter<K>, l: NormLayer): string[] {
+  const rate = w.hyper(k, l.keys[0]);
+  return [`  let rate = ${rate};`, `  let mask = select(0.0, 1.0, ${k.buf('draws')}[${u(l.drawsAt!)} + idx] >= rate) / (1.0 - rate);`];
+}
+
+function dropoutForward<K>(w: NormWriter<K>, l: NormLayer): K {
+  const k = w.kernel(`forward ${l.op.name}: dropout, its mask from the host's draws, one invocation per member, row and unit`, w.n * w.batch * l.width);
+  const body = [...elementLines(w, l.width), ...maskOf(k, w, l), `  ${k.buf('acts')}[${u(l.valuesAt)} + idx] = ${w.input(k, l, 'j')} * mask;`];
+  return k.finish(body.join('\n'));
+}
+
+function dropoutBackward<K>(w: NormWriter<K>, l: NormLayer, prev: ChainValues): K {
+  const k = w.kernel(`backward ${l.op.name}: dL/d${prev.op.name} through dropout's mask, one invocation per member, row and unit`, w.n * w.batch * l.width);
+  const acts = k.buf('acts');
+  const body = [`  let m = idx / ${u(w.batch * l.width)};`, ...maskOf(k, w, l), `  ${acts}[${u(prev.gradAt)} + idx] = ${acts}[${u(l.gradAt)} + idx] * mask;`];
+  return k.finish(body.join('\n'));
+}
+
+/** layernorm's forward pass of one member's row. */
+function layernormForward<K>(w: NormWriter<K>, l: NormLayer): K {
+  const k = w.kernel(`forward ${l.op.name}: layernorm over ${l.width} units, one invocation per member and row`, w.n * w.batch);
+  const acts = k.buf('acts');
+  const C = l.width;
+  const row = `idx * ${u(C)}`;
+  const x = w.input(k, l, 'j');
+  const gamma = k.buf(`param:${l.gamma!.name}`);
+  const beta = k.buf(`param:${l.beta!.name}`);
+  const body = [
+    `  let m = idx / ${u(w.batch)};`,
+    `  let b = idx % ${u(w.batch)};`,
+    '  var sum = 0.0;',
+    `  for (var j = 0u; j < ${u(C)}; j++) { sum = sum + ${x}; }`,
+    `  let mean = sum / ${C}.0;`,
+    '  var sq = 0.0;',
+    `  for (var j = 0u; j < ${u(C)}; j++) {`,
+    `    let d = ${x} - mean;`,
+    `    ${acts}[${u(l.dAt!)} + ${row} + j] = d;`,
+    '    sq = sq + d * d;',
+    '  }',
+    `  let s = sq / ${C}.0 + ${w.hyper(k, l.keys[0])};`,
+    `  ${acts}[${u(l.sAt!)} + idx] = s;`,
+    '  let r = inverseSqrt(s);',
+    `  for (var j = 0u; j < ${u(C)}; j++) {`,
+    `    ${acts}[${u(l.valuesAt)} + ${row} + j] = (${acts}[${u(l.dAt!)} + ${row} + j] * r) * ${gamma}[m * ${u(C)} + j] + ${beta}[m * ${u(C)} + j];`,
+    '  }',
+  ];
+  return k.finish(body.join('\n'));
+}
+
+/**
+ * layernorm's dL/d(input) of one member's row, autodiff's of the op path: dxhat = dy gamma; dd = dxhat r;
+ * dr = sum(dxhat d); rsqrt's gradient dv = dr / (s^1.5 * -2) / C; dmean = -sum(dd) / C;
+ * dx = (dd + dv (d 2)) + dmean.
+ */
+function layernormDinput<K>(w: NormWriter<K>, l: NormLayer, prev: ChainValues): K {
+  const k = w.kernel(`backward ${l.op.name}: dL/d${prev.op.name} through layernorm, one invocation per member and row`, w.n * w.batch);
+  const acts = k.buf('acts');
+  const C = l.width;
+  const at = (region: number) => `${acts}[${u(region)} + idx * ${u(C)} + j]`;
+  const gamma = `${k.buf(`param:${l.gamma!.name}`)}[m * ${u(C)} + j]`;
+  const body = [
+    `  let m = idx / ${u(w.batch)};`,
+    `  let s = ${acts}[${u(l.sAt!)} + idx];`,
+    '  let r = inverseSqrt(s);',
+    '  var dr = 0.0;',
+    '  var dm = 0.0;',
+    `  for (var j = 0u; j < ${u(C)}; j++) {`,
+    `    let dxh = ${at(l.gradAt)} * ${gamma};`,
+    `    dr = dr + dxh * ${at(l.dAt!)};`,
+    '    let dd = dxh * r;',
+    `    ${at(prev.gradAt)} = dd;`,
+    '    dm = dm - dd;',
+    '  }',
+    `  let dv = dr / (pow(s, 1.5) * -2.0) / ${C}.0;`,
+    `  let dmean = dm / ${C}.0;`,
+    `  for (var j = 0u; j < ${u(C)}; j++) {`,
+    `    ${at(prev.gradAt)} = (${at(prev.gradAt)} + dv * (${at(l.dAt!)} * 2.0)) + dmean;`,
+    '  }',
+  ];
+  return k.finish(body.join('\n'));
+}
+
+/** gamma's or beta's gradient, summed over the member's rows in order, and its optimizer step (or, where members clip, into scratch first). */
+function normUpdates<K>(w: NormWriter<K>, l: NormLayer, which: 'gamma' | 'beta'): K[] {
+  const p = l[which]!;
+  const C = l.width;
+  const lines = [`  let m = idx / ${u(C)};`, `  let j = idx % ${u(C)};`];
+  const index = `m * ${u(C)} + j`;
+  const k = w.kernel(`${w.clipped ? 'gradient' : 'update'} ${p.name}: ${w.clipped ? 'summed over the member\'s rows, into scratch for clipnorm' : `its gradient and one optimizer step`}, one invocation per member and element`, w.n * C);
+  const acts = k.buf('acts');
+  const at = (region: number) => `${acts}[${u(region)} + (m * ${u(w.batch)} + b) * ${u(C)} + j]`;
+  // layernorm's s is the row's, batchnorm's the unit's
+  const s = l.norm === 'layernorm' ? `${acts}[${u(l.sAt!)} + m * ${u(w.batch)} + b]` : `${acts}[${u(l.sAt!)} + m * ${u(C)} + j]`;
+  const term = which === 'beta' ? `g = g + ${at(l.gradAt)};` : `g = g + ${at(l.gradAt)} * (${at(l.dAt!)} * inverseSqrt(${s}));`;
+  const body = [...lines, '  var g = 0.0;', `  for (var b = 0u; b < ${u(w.batch)}; b++) {`, `    ${term}`, '  }'];
+  if (w.clipped) return [k.finish([...body, ...w.clipped.store(k)].join('\n')), ...w.clipped.kernels({ p, size: C, lines, index })];
+  return [k.finish([...body, `  let at = ${index};`, ...w.update(k, p)].join('\n'))];
+}
+
+/**
+ * batchnorm's batch statistics of one member's unit j: the mean over its rows (summed in order, / B),
+ * d = x - mean (kept), the variance (d^2 summed, / B), s = variance + epsilon (kept), and the running
+ * statistics moved: moving - (moving - batch) * (1 - momentum).
+ */
+function batchStatistics<K>(w: NormWriter<K>, l: NormLayer): K {
+  const k = w.kernel(`statistics ${l.op.name}: batchnorm's batch mean and variance and its running statistics, one invocation per member and unit`, w.n * l.width);
+  const acts = k.buf('acts');
+  const C = l.width;
+  const x = w.input(k, l, 'j');
+  const d = `${acts}[${u(l.dAt!)} + (m * ${u(w.batch)} + b) * ${u(C)} + j]`;
+  const mm = `${k.buf(`param:${l.movingMean!.name}`)}[m * ${u(C)} + j]`;
+  const mv = `${k.buf(`param:${l.movingVariance!.name}`)}[m * ${u(C)} + j]`;
+  const body = [
+    `  let m = idx / ${u(C)};`,
+    `  let j = idx % ${u(C)};`,
+    '  var sum = 0.0;',
+    `  for (var b = 0u; b < ${u(w.batch)}; b++) { sum = sum + ${x}; }`,
+    `  let mean = sum / ${w.batch}.0;`,
+    '  var sq = 0.0;',
+    `  for (var b = 0u; b < ${u(w.batch)}; b++) {`,
+    `    let d = ${x} - mean;`,
+    `    ${d} = d;`,
+    '    sq = sq + d * d;',
+    '  }',
+    `  let variance = sq / ${w.batch}.0;`,
+    `  ${acts}[${u(l.sAt!)} + idx] = variance + ${w.hyper(k, l.keys[1])};`,
+    `  let keep = 1.0 - ${w.hyper(k, l.keys[0])};`,
+    `  ${mm} = ${mm} - (${mm} - mean) * keep;`,
+    `  ${mv} = ${mv} - (${mv} - variance) * keep;`,
+  ];
+  return k.finish(body.join('\n'));
+}
+
+/** batchnorm's y = (d * rsqrt(s)) * gamma + beta, elementwise. */
+function batchnormForward<K>(w: NormWriter<K>, l: NormLayer): K {
+  const k = w.kernel(`forward ${l.op.name}: batchnorm by the batch's statistics, one invocation per member, row and unit`, w.n * w.batch * l.width);
+  const acts = k.buf('acts');
+  const C = l.width;
+  const at = `m * ${u(C)} + j`;
+  const body = [
+    ...elementLines(w, C),
+    `  let r = inverseSqrt(${acts}[${u(l.sAt!)} + ${at}]);`,
+    `  ${acts}[${u(l.valuesAt)} + idx] = (${acts}[${u(l.dAt!)} + idx] * r) * ${k.buf(`param:${l.gamma!.name}`)}[${at}] + ${k.buf(`param:${l.beta!.name}`)}[${at}];`,
+  ];
+  return k.finish(body.join('\n'));
+}
+
+/**
+ * batchnorm's dL/d(input) of one member's unit j over its rows, autodiff's of the op path: dxhat = dy gamma;
+ * dd = dxhat r; dr = sum(dxhat d); rsqrt's gradient dv = dr / (s^1.5 * -2) / B; dmean = -sum(dd) / B;
+ * dx = (dd + dv (d 2)) + dmean.
+ */
+function batchnormDinput<K>(w: NormWriter<K>, l: NormLayer, prev: ChainValues): K {
+  const k = w.kernel(`backward ${l.op.name}: dL/d${prev.op.name} through batchnorm, one invocation per member and unit`, w.n * l.width);
+  const acts = k.buf('acts');
+  const C = l.width;
+  const at = (region: number) => `${acts}[${u(region)} + (m * ${u(w.batch)} + b) * ${u(C)} + j]`;
+  const body = [
+    `  let m = idx / ${u(C)};`,
+    `  let j = idx % ${u(C)};`,
+    `  let s = ${acts}[${u(l.sAt!)} + idx];`,
+    '  let r = inverseSqrt(s);',
+    `  let gamma = ${k.buf(`param:${l.gamma!.name}`)}[idx];`,
+    '  var dr = 0.0;',
+    '  var dm = 0.0;',
+    `  for (var b = 0u; b < ${u(w.batch)}; b++) {`,
+    `    let dxh = ${at(l.gradAt)} * gamma;`,
+    `    dr = dr + dxh * ${at(l.dAt!)};`,
+    '    let dd = dxh * r;',
+    `    ${at(prev.gradAt)} = dd;`,
+    '    dm = dm - dd;',
+    '  }',
+    `  let dv = dr / (pow(s, 1.5) * -2.0) / ${w.batch}.0;`,
+    `  let dmean = dm / ${w.batch}.0;`,
+    `  for (var b = 0u; b < ${u(w.batch)}; b++) {`,
+    `    ${at(prev.gradAt)} = (${at(prev.gradAt)} + dv * (${at(l.dAt!)} * 2.0)) + dmean;`,
+    '  }',
+  ];
+  return k.finish(body.join('\n'));
+}
