@@ -20,7 +20,7 @@ import { hoverAt } from '../src/lsp/hover.js';
 import { completionsAt } from '../src/lsp/completion.js';
 import { definition, references, rename } from '../src/lsp/definition.js';
 import { documentSymbols, formatting } from '../src/lsp/symbols.js';
-import { extractDocs } from '../src/lsp/language-docs.js';
+import { docMarkdown, extractDocs } from '../src/lsp/language-docs.js';
 import { languageDocs } from '../src/lsp/language-docs.generated.js';
 import { compile } from '../src/pipeline.js';
 import { formatSource } from '../src/syntax/format.js';
@@ -69,11 +69,13 @@ describe('netc lsp, in process', () => {
     expect(text).toContain('`[N=30, B, 28, 28, 6]`');
     expect(text).toContain('`conv2d_1/kernel` `[5, 5, 1, 180]` (columns)');
     expect(text).toContain('docs/language.md, Layers');
+    // the docs row renders as a markdown table: VS Code shows a lone `| a | b |` row as text with its pipes
+    expect(text).toContain(['| layer | arguments (defaults) | notes |', '|---|---|---|', '| `conv2d(filters, kernel:, stride:, padding:)` |'].join('\n'));
     // a vary line: the first members' values; a train key and an optimizer: their docs lines
     const vary = markdown(hoverAt(a, offsetOf(a.state.source, 'vary lr', 2)));
     expect(vary.match(/- member \d+: [0-9.e-]+/g)).toHaveLength(8);
     expect(vary).toContain('(30 members)');
-    expect(markdown(hoverAt(a, offsetOf(a.state.source, 'validation', 1)))).toContain('| `validation` | `0` |');
+    expect(markdown(hoverAt(a, offsetOf(a.state.source, 'validation', 1)))).toContain('| key | default | meaning |\n|---|---|---|\n| `validation` | `0` |');
     expect(markdown(hoverAt(a, offsetOf(a.state.source, 'adam', 1)))).toContain('| `adam(lr, beta1, beta2, epsilon)` |');
     expect(markdown(hoverAt(a, offsetOf(a.state.source, 'activation: relu', 13)))).toContain('### Activations'.slice(4));
     expect(hoverAt(a, 0)).toBeNull(); // a comment
@@ -125,6 +127,14 @@ describe('netc lsp, in process', () => {
 
   it('is generated from docs/language.md as it is today (npm run lsp-docs)', () => {
     expect(languageDocs).toEqual(extractDocs(read('docs/language.md')));
+  });
+
+  it('keeps each table row with its own table\'s header, so that a hover shows it as a table', () => {
+    const page = ['## A', '| layer | notes |', '|---|---|', '| `a(x)` | one |', '| `b()` | two |', '', '- `c` a bullet', '', '| key | default | meaning |', '|:--|--:|---|', '| `d` | `0` | three |'].join('\n');
+    const docs = extractDocs(page);
+    expect(docs.map((d) => [d.names[0], d.header])).toEqual([['a', '| layer | notes |'], ['b', '| layer | notes |'], ['c', undefined], ['d', '| key | default | meaning |']]);
+    expect(docMarkdown(docs[1])).toBe('| layer | notes |\n|---|---|\n| `b()` | two |');
+    expect(docMarkdown(docs[2])).toBe('- `c` a bullet');
   });
 });
 

@@ -176,7 +176,7 @@ describe('npm run package-vscode', () => {
     for (const f of ['extension.vsixmanifest', 'extension/package.json', 'extension/syntaxes/netc.tmLanguage.json', 'extension/language-configuration.json', 'extension/dist/extension.js', 'extension/readme.md']) {
       expect(names).toContain(f);
     }
-    expect(names.filter((n) => /^extension\/(src|test|node_modules)\/|\.map$|\.vsix$|tsconfig/.test(n))).toEqual([]);
+    expect(names.filter((n) => /^extension\/(src|test|e2e|node_modules)\/|\.map$|\.vsix$|tsconfig/.test(n))).toEqual([]);
     const packed = (name: string) => files.get(`extension/${name}`)!.toString('utf8');
     expect(JSON.parse(packed('package.json'))).toMatchObject({ name: 'netc', version: manifest.version, main: manifest.main, contributes: manifest.contributes });
     expect(packed('syntaxes/netc.tmLanguage.json')).toBe(readFileSync(join(ext, 'syntaxes/netc.tmLanguage.json'), 'utf8'));

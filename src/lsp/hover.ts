@@ -11,7 +11,7 @@ import { layerKind } from '../layers/registry.js';
 import type { Arg, Block, CallValue, Entry, LayerStatement, Value } from '../syntax/ast.js';
 import { rangeOf, textOf, within, type Analysis } from './document.js';
 import { definitionOf, labelAt, modelOf } from './definition.js';
-import { docLineFor, type DocContext } from './language-docs.js';
+import { docLineFor, docMarkdown, type DocContext } from './language-docs.js';
 import { languageDocs } from './language-docs.generated.js';
 import { blockKeys, describeArg, layerArgs, registryOf, type BlockKind, type CallSpec } from './vocabulary.js';
 
@@ -26,7 +26,7 @@ const hover = (a: Analysis, span: Span, lines: (string | undefined)[]): Hover =>
 /** The defining line of docs/language.md, quoted. */
 function doc(name: string, context?: DocContext): string | undefined {
   const line = docLineFor(languageDocs, name, context);
-  return line && `${line.text}\n\n*docs/language.md, ${line.section}*`;
+  return line && `${docMarkdown(line)}\n\n*docs/language.md, ${line.section}*`;
 }
 
 const product = (s: number[]) => s.reduce((x, y) => x * y, 1);

@@ -8,6 +8,7 @@ export const languageDocs: readonly DocLine[] = [
       "model"
     ],
     "text": "| `model NAME(input: SHAPE) { ... }` | exactly one | the layers of one member |",
+    "header": "| block | how many | what it holds |",
     "line": 79
   },
   {
@@ -16,6 +17,7 @@ export const languageDocs: readonly DocLine[] = [
       "ensemble"
     ],
     "text": "| `ensemble { ... }` | at most one | `members` (default 1), `seed` (default 0), `split` (none) and `vary` lines |",
+    "header": "| block | how many | what it holds |",
     "line": 80
   },
   {
@@ -24,6 +26,7 @@ export const languageDocs: readonly DocLine[] = [
       "train"
     ],
     "text": "| `train { ... }` | at most one | data, loss, optimizer and how long to train; `netc check` accepts a file without one, `netc train` and `netc compile` need it |",
+    "header": "| block | how many | what it holds |",
     "line": 81
   },
   {
@@ -32,6 +35,7 @@ export const languageDocs: readonly DocLine[] = [
       "schedule"
     ],
     "text": "| `schedule NAME { ... }` | any number, each kind once | how the population changes while it trains: `pbt`, `halving`, `early_stopping` |",
+    "header": "| block | how many | what it holds |",
     "line": 82
   },
   {
@@ -80,6 +84,7 @@ export const languageDocs: readonly DocLine[] = [
       "uniform"
     ],
     "text": "| `uniform(a, b)` | a value drawn uniformly from [a, b) |",
+    "header": "| space | member *i* gets |",
     "line": 187
   },
   {
@@ -88,6 +93,7 @@ export const languageDocs: readonly DocLine[] = [
       "loguniform"
     ],
     "text": "| `loguniform(a, b)` | a value drawn uniformly on a log scale from [a, b); a > 0 |",
+    "header": "| space | member *i* gets |",
     "line": 188
   },
   {
@@ -96,6 +102,7 @@ export const languageDocs: readonly DocLine[] = [
       "choice"
     ],
     "text": "| `choice(v1, v2, ...)` | one of the values, drawn uniformly |",
+    "header": "| space | member *i* gets |",
     "line": 189
   },
   {
@@ -104,6 +111,7 @@ export const languageDocs: readonly DocLine[] = [
       "kfold"
     ],
     "text": "| `kfold(k)` | every training example but those of fold *i* mod *k*, in the data's order | fold *i* mod *k* |",
+    "header": "| split | member *i* trains on | and validates on |",
     "line": 217
   },
   {
@@ -112,6 +120,7 @@ export const languageDocs: readonly DocLine[] = [
       "bootstrap"
     ],
     "text": "| `bootstrap()` | *n* draws with replacement from the *n* training examples, from (seed, *i*), in the order drawn | the examples it never drew (its out-of-bag set), in the data's order |",
+    "header": "| split | member *i* trains on | and validates on |",
     "line": 218
   },
   {
@@ -120,6 +129,7 @@ export const languageDocs: readonly DocLine[] = [
       "data"
     ],
     "text": "| `data` | required | the data source (below) |",
+    "header": "| key | default | meaning |",
     "line": 267
   },
   {
@@ -128,6 +138,7 @@ export const languageDocs: readonly DocLine[] = [
       "loss"
     ],
     "text": "| `loss` | required | the loss function (below); the model's last layer must fit it and the labels |",
+    "header": "| key | default | meaning |",
     "line": 268
   },
   {
@@ -136,6 +147,7 @@ export const languageDocs: readonly DocLine[] = [
       "optimizer"
     ],
     "text": "| `optimizer` | `adam()` | the optimizer and its hyperparameters (below) |",
+    "header": "| key | default | meaning |",
     "line": 269
   },
   {
@@ -144,6 +156,7 @@ export const languageDocs: readonly DocLine[] = [
       "lr_schedule"
     ],
     "text": "| `lr_schedule` | none (a constant rate) | how each member's learning rate moves while it trains (below) |",
+    "header": "| key | default | meaning |",
     "line": 270
   },
   {
@@ -152,6 +165,7 @@ export const languageDocs: readonly DocLine[] = [
       "batch"
     ],
     "text": "| `batch` | `32` | examples per step; every member sees the same batches (under a `split`, a batch of its own examples) |",
+    "header": "| key | default | meaning |",
     "line": 271
   },
   {
@@ -160,6 +174,7 @@ export const languageDocs: readonly DocLine[] = [
       "epochs"
     ],
     "text": "| `epochs` | one of the two is required | passes over the training examples |",
+    "header": "| key | default | meaning |",
     "line": 272
   },
   {
@@ -168,6 +183,7 @@ export const languageDocs: readonly DocLine[] = [
       "steps"
     ],
     "text": "| `steps` | | optimizer steps (`steps: 0` leaves the members untrained) |",
+    "header": "| key | default | meaning |",
     "line": 273
   },
   {
@@ -176,6 +192,7 @@ export const languageDocs: readonly DocLine[] = [
       "validation"
     ],
     "text": "| `validation` | `0` | the fraction held out for validation, in [0, 1): the examples right before the test split (or the data's last) |",
+    "header": "| key | default | meaning |",
     "line": 274
   },
   {
@@ -184,6 +201,7 @@ export const languageDocs: readonly DocLine[] = [
       "test"
     ],
     "text": "| `test` | `0` | the fraction held out for testing, in [0, 1): the data's last examples, never trained or ranked on; `validation + test` must be below 1 |",
+    "header": "| key | default | meaning |",
     "line": 275
   },
   {
@@ -192,6 +210,7 @@ export const languageDocs: readonly DocLine[] = [
       "metrics"
     ],
     "text": "| `metrics` | `[accuracy]` (a regression loss: none) | what is computed per member besides the loss: `accuracy`, `mse`, `mae` (`loss` may be listed; it always is); `accuracy` needs a classification loss |",
+    "header": "| key | default | meaning |",
     "line": 276
   },
   {
@@ -200,6 +219,7 @@ export const languageDocs: readonly DocLine[] = [
       "shuffle"
     ],
     "text": "| `shuffle` | `true` | shuffle the batches from the seed each epoch; `false` keeps the data's order, batch after batch |",
+    "header": "| key | default | meaning |",
     "line": 277
   },
   {
@@ -208,6 +228,7 @@ export const languageDocs: readonly DocLine[] = [
       "constant"
     ],
     "text": "| `constant()` | 1 |",
+    "header": "| schedule | f(t) |",
     "line": 299
   },
   {
@@ -216,6 +237,7 @@ export const languageDocs: readonly DocLine[] = [
       "step"
     ],
     "text": "| `step(every: Q, gamma: g)` | g ^ floor(t / Q) |",
+    "header": "| schedule | f(t) |",
     "line": 300
   },
   {
@@ -224,6 +246,7 @@ export const languageDocs: readonly DocLine[] = [
       "exponential"
     ],
     "text": "| `exponential(every: Q, gamma: g)` | g ^ (t / Q) |",
+    "header": "| schedule | f(t) |",
     "line": 301
   },
   {
@@ -232,6 +255,7 @@ export const languageDocs: readonly DocLine[] = [
       "cosine"
     ],
     "text": "| `cosine(warmup: W, min: m)` | (t + 1) / W for t < W; then m + (1 - m)(1 + cos(pi p)) / 2, p = (t - W) / (T - W) |",
+    "header": "| schedule | f(t) |",
     "line": 302
   },
   {
@@ -240,6 +264,7 @@ export const languageDocs: readonly DocLine[] = [
       "linear"
     ],
     "text": "| `linear(warmup: W, min: m)` | the same warmup; then 1 - (1 - m) p |",
+    "header": "| schedule | f(t) |",
     "line": 303
   },
   {
@@ -248,6 +273,7 @@ export const languageDocs: readonly DocLine[] = [
       "plateau"
     ],
     "text": "| `plateau(metric:, patience:, factor:, min_delta:, min_lr:)` | starts at 1; at an epoch's end, a member whose `metric` has not improved by `min_delta` for `patience` epochs has its factor multiplied by `factor` (its rate never below `min_lr`), as Keras' ReduceLROnPlateau |",
+    "header": "| schedule | f(t) |",
     "line": 304
   },
   {
@@ -256,6 +282,7 @@ export const languageDocs: readonly DocLine[] = [
       "pbt"
     ],
     "text": "| `pbt` | `every` (required), `metric` (`val_loss`), `quantile` (0.25, in (0, 0.5]), `perturb` (`[0.8, 1.2]`), `resample` (0.25) | population-based training: each member of the bottom `quantile` copies the weights and optimizer state of a member of the top `quantile`, then perturbs each varied hyperparameter by a factor from `perturb`, or with probability `resample` draws it anew |",
+    "header": "| schedule | keys (defaults) | what it does |",
     "line": 377
   },
   {
@@ -264,6 +291,7 @@ export const languageDocs: readonly DocLine[] = [
       "halving"
     ],
     "text": "| `halving` | `every` (required), `metric` (`val_loss`), `keep` (0.5, in (0, 1)), `min_members` (1) | successive halving: at each interval all but the best `keep` fraction stop, down to `min_members` |",
+    "header": "| schedule | keys (defaults) | what it does |",
     "line": 378
   },
   {
@@ -272,6 +300,7 @@ export const languageDocs: readonly DocLine[] = [
       "early_stopping"
     ],
     "text": "| `early_stopping` | `patience` (required, epochs), `metric` (`val_loss`), `min_delta` (0), `restore_best` (`false`) | stops a member once its metric has not improved by `min_delta` for `patience` epochs; with `restore_best: true` the stopped member keeps the weights of its best epoch |",
+    "header": "| schedule | keys (defaults) | what it does |",
     "line": 379
   },
   {
@@ -280,6 +309,7 @@ export const languageDocs: readonly DocLine[] = [
       "dense"
     ],
     "text": "| `dense(units)` | `units` | a fully connected layer; input `[n]` |",
+    "header": "| layer | arguments (defaults) | notes |",
     "line": 392
   },
   {
@@ -288,6 +318,7 @@ export const languageDocs: readonly DocLine[] = [
       "conv2d"
     ],
     "text": "| `conv2d(filters, kernel:, stride:, padding:)` | `filters`, `kernel: 3`, `stride: 1`, `padding: valid` | a 2-D convolution; input `[h, w, c]`; `padding: same` keeps `h` and `w` at stride 1 |",
+    "header": "| layer | arguments (defaults) | notes |",
     "line": 393
   },
   {
@@ -296,6 +327,7 @@ export const languageDocs: readonly DocLine[] = [
       "maxpool2d"
     ],
     "text": "| `maxpool2d(size, stride:, padding:)` | `size: 2`, `stride:` the size, `padding: valid` | max over each window |",
+    "header": "| layer | arguments (defaults) | notes |",
     "line": 394
   },
   {
@@ -304,6 +336,7 @@ export const languageDocs: readonly DocLine[] = [
       "avgpool2d"
     ],
     "text": "| `avgpool2d(size, stride:, padding:)` | as `maxpool2d` | mean over each window |",
+    "header": "| layer | arguments (defaults) | notes |",
     "line": 395
   },
   {
@@ -312,6 +345,7 @@ export const languageDocs: readonly DocLine[] = [
       "flatten"
     ],
     "text": "| `flatten()` | | `[h, w, c]` to `[h*w*c]` |",
+    "header": "| layer | arguments (defaults) | notes |",
     "line": 396
   },
   {
@@ -320,6 +354,7 @@ export const languageDocs: readonly DocLine[] = [
       "dropout"
     ],
     "text": "| `dropout(rate)` | `rate`, in [0, 1) | drops inputs while training; each member draws its own mask |",
+    "header": "| layer | arguments (defaults) | notes |",
     "line": 397
   },
   {
@@ -328,6 +363,7 @@ export const languageDocs: readonly DocLine[] = [
       "batchnorm"
     ],
     "text": "| `batchnorm(momentum:, epsilon:)` | `momentum: 0.99`, `epsilon: 0.001` | normalises over the batch; statistics per member |",
+    "header": "| layer | arguments (defaults) | notes |",
     "line": 398
   },
   {
@@ -336,6 +372,7 @@ export const languageDocs: readonly DocLine[] = [
       "layernorm"
     ],
     "text": "| `layernorm(epsilon:)` | `epsilon: 0.001` | normalises over the last axis |",
+    "header": "| layer | arguments (defaults) | notes |",
     "line": 399
   },
   {
@@ -344,6 +381,7 @@ export const languageDocs: readonly DocLine[] = [
       "add"
     ],
     "text": "| `add(a, b, ...)` | two or more labels | element-wise sum of outputs of one shape |",
+    "header": "| layer | arguments (defaults) | notes |",
     "line": 400
   },
   {
@@ -352,6 +390,7 @@ export const languageDocs: readonly DocLine[] = [
       "concat"
     ],
     "text": "| `concat(a, b, ...)` | two or more labels | joins outputs along the last axis |",
+    "header": "| layer | arguments (defaults) | notes |",
     "line": 401
   },
   {
@@ -366,6 +405,7 @@ export const languageDocs: readonly DocLine[] = [
       "swish"
     ],
     "text": "| `relu()`, `sigmoid()`, `tanh()`, `softmax()`, `gelu()`, `elu()`, `swish()` | | an activation as a layer of its own |",
+    "header": "| layer | arguments (defaults) | notes |",
     "line": 402
   },
   {
@@ -374,6 +414,7 @@ export const languageDocs: readonly DocLine[] = [
       "leaky_relu"
     ],
     "text": "| `leaky_relu(alpha)` | `alpha: 0.2` | |",
+    "header": "| layer | arguments (defaults) | notes |",
     "line": 403
   },
   {
@@ -382,6 +423,7 @@ export const languageDocs: readonly DocLine[] = [
       "activation"
     ],
     "text": "| `activation:` | `linear` | an activation (below), applied to the layer's output |",
+    "header": "| option | default | values |",
     "line": 412
   },
   {
@@ -390,6 +432,7 @@ export const languageDocs: readonly DocLine[] = [
       "bias"
     ],
     "text": "| `bias:` | `true` | `false` leaves the bias out |",
+    "header": "| option | default | values |",
     "line": 413
   },
   {
@@ -398,6 +441,7 @@ export const languageDocs: readonly DocLine[] = [
       "init"
     ],
     "text": "| `init:` | `glorot_uniform` | the kernel's initialiser (below) |",
+    "header": "| option | default | values |",
     "line": 414
   },
   {
@@ -406,6 +450,7 @@ export const languageDocs: readonly DocLine[] = [
       "bias_init"
     ],
     "text": "| `bias_init:` | `zeros` | the bias's initialiser |",
+    "header": "| option | default | values |",
     "line": 415
   },
   {
@@ -467,6 +512,7 @@ export const languageDocs: readonly DocLine[] = [
       "mse"
     ],
     "text": "| `mse` | regression: mean squared error |",
+    "header": "| loss | for |",
     "line": 431
   },
   {
@@ -475,6 +521,7 @@ export const languageDocs: readonly DocLine[] = [
       "mae"
     ],
     "text": "| `mae` | regression: mean absolute error |",
+    "header": "| loss | for |",
     "line": 432
   },
   {
@@ -483,6 +530,7 @@ export const languageDocs: readonly DocLine[] = [
       "huber"
     ],
     "text": "| `huber(delta)` | regression: squared below `delta` (default 1), absolute above |",
+    "header": "| loss | for |",
     "line": 433
   },
   {
@@ -491,6 +539,7 @@ export const languageDocs: readonly DocLine[] = [
       "binary_crossentropy"
     ],
     "text": "| `binary_crossentropy` | two classes, one `sigmoid` output |",
+    "header": "| loss | for |",
     "line": 434
   },
   {
@@ -499,6 +548,7 @@ export const languageDocs: readonly DocLine[] = [
       "categorical_crossentropy"
     ],
     "text": "| `categorical_crossentropy` | K classes, K `softmax` outputs (labels one-hot encoded by netc) |",
+    "header": "| loss | for |",
     "line": 435
   },
   {
@@ -507,6 +557,7 @@ export const languageDocs: readonly DocLine[] = [
       "sparse_categorical_crossentropy"
     ],
     "text": "| `sparse_categorical_crossentropy` | K classes, K `softmax` outputs, integer labels |",
+    "header": "| loss | for |",
     "line": 436
   },
   {
@@ -515,6 +566,7 @@ export const languageDocs: readonly DocLine[] = [
       "sgd"
     ],
     "text": "| `sgd(lr, momentum, nesterov)` | `lr: 0.01`, `momentum: 0`, `nesterov: false`, `weight_decay: 0`, `clipnorm: 0` |",
+    "header": "| optimizer | arguments (defaults) |",
     "line": 447
   },
   {
@@ -523,6 +575,7 @@ export const languageDocs: readonly DocLine[] = [
       "adam"
     ],
     "text": "| `adam(lr, beta1, beta2, epsilon)` | `lr: 0.001`, `beta1: 0.9`, `beta2: 0.999`, `epsilon: 1e-7`, `clipnorm: 0` |",
+    "header": "| optimizer | arguments (defaults) |",
     "line": 448
   },
   {
@@ -531,6 +584,7 @@ export const languageDocs: readonly DocLine[] = [
       "adamw"
     ],
     "text": "| `adamw(lr, weight_decay, beta1, beta2, epsilon)` | `lr: 0.001`, `weight_decay: 0.004`, `beta1: 0.9`, `beta2: 0.999`, `epsilon: 1e-7`, `clipnorm: 0` |",
+    "header": "| optimizer | arguments (defaults) |",
     "line": 449
   },
   {
@@ -539,6 +593,7 @@ export const languageDocs: readonly DocLine[] = [
       "rmsprop"
     ],
     "text": "| `rmsprop(lr, rho, momentum, epsilon)` | `lr: 0.001`, `rho: 0.9`, `momentum: 0`, `epsilon: 1e-7`, `clipnorm: 0` |",
+    "header": "| optimizer | arguments (defaults) |",
     "line": 450
   },
   {
@@ -547,6 +602,7 @@ export const languageDocs: readonly DocLine[] = [
       "xor"
     ],
     "text": "| `xor(n, noise)` | `n: 200`, `noise: 0.1` | points `[2]` in 2 classes, generated from the seed |",
+    "header": "| source | arguments (defaults) | gives |",
     "line": 459
   },
   {
@@ -555,6 +611,7 @@ export const languageDocs: readonly DocLine[] = [
       "moons"
     ],
     "text": "| `moons(n, noise)` | `n: 400`, `noise: 0.1` | two interleaved half circles: `[2]`, 2 classes |",
+    "header": "| source | arguments (defaults) | gives |",
     "line": 460
   },
   {
@@ -563,6 +620,7 @@ export const languageDocs: readonly DocLine[] = [
       "spirals"
     ],
     "text": "| `spirals(n, classes, noise)` | `n: 400`, `classes: 2`, `noise: 0.1` | interleaved spirals: `[2]`, `classes` classes |",
+    "header": "| source | arguments (defaults) | gives |",
     "line": 461
   },
   {
@@ -571,6 +629,7 @@ export const languageDocs: readonly DocLine[] = [
       "iris"
     ],
     "text": "| `iris(limit, offset)` | `limit: 150`, `offset: 0` | Fisher's 150 irises: `[4]`, 3 classes |",
+    "header": "| source | arguments (defaults) | gives |",
     "line": 462
   },
   {
@@ -579,6 +638,7 @@ export const languageDocs: readonly DocLine[] = [
       "mnist"
     ],
     "text": "| `mnist(limit, offset)` | `limit: 10000` (at most 10000), `offset: 0` | handwritten digits `[28, 28, 1]`, 10 classes |",
+    "header": "| source | arguments (defaults) | gives |",
     "line": 463
   },
   {
@@ -587,6 +647,7 @@ export const languageDocs: readonly DocLine[] = [
       "fashion_mnist"
     ],
     "text": "| `fashion_mnist(limit, offset)` | `limit: 10000` (at most 10000), `offset: 0` | clothing images `[28, 28, 1]`, 10 classes |",
+    "header": "| source | arguments (defaults) | gives |",
     "line": 464
   },
   {
@@ -595,6 +656,7 @@ export const languageDocs: readonly DocLine[] = [
       "csv"
     ],
     "text": "| `csv(\"file.csv\", label: \"y\")` | the path; `label:` a column or a list of columns (default: the first) | a header row, then numbers: the other columns are the features |",
+    "header": "| source | arguments (defaults) | gives |",
     "line": 465
   },
   {
@@ -603,6 +665,7 @@ export const languageDocs: readonly DocLine[] = [
       "idx"
     ],
     "text": "| `idx(images: \"...\", labels: \"...\", classes:)` | both paths required; `classes: 10` | the MNIST file format, plain or gzip |",
+    "header": "| source | arguments (defaults) | gives |",
     "line": 466
   },
   {
@@ -611,6 +674,7 @@ export const languageDocs: readonly DocLine[] = [
       "npy"
     ],
     "text": "| `npy(x: \"...\", y: \"...\", classes:)` | both paths required; `classes: 10` | NumPy `.npy` arrays: features x `[count, ...]`, labels y |",
+    "header": "| source | arguments (defaults) | gives |",
     "line": 467
   },
   {
@@ -619,6 +683,7 @@ export const languageDocs: readonly DocLine[] = [
       "npz"
     ],
     "text": "| `npz(\"file.npz\", x: \"...\", y: \"...\", classes:)` | the path and both keys required; `classes: 10` | two arrays of a NumPy `.npz` archive (`np.savez`, `np.savez_compressed`) |",
+    "header": "| source | arguments (defaults) | gives |",
     "line": 468
   }
 ];

@@ -8,6 +8,8 @@ export interface DocLine {
   section: string;
   names: string[];
   text: string;
+  /** a table row's header row (`| layer | arguments (defaults) | notes |`): one row alone is no markdown table */
+  header?: string;
   /** the 1-based line of docs/language.md */
   line: number;
 }
@@ -32,6 +34,7 @@ export function extractDocs(markdown: string): DocLine[] {
   const out: DocLine[] = [];
   let section = '';
   let fenced = false;
+  let header: string | undefined;
   const lines = markdown.split(/\r?\n/);
   lines.forEach((raw, i) => {
     const line = raw.trimEnd();
@@ -43,10 +46,12 @@ export function extractDocs(markdown: string): DocLine[] {
       return;
     }
     if (line.startsWith('|')) {
+      // a table's first row is its header: the line before it is no row
+      if (!lines[i - 1]?.trimStart().startsWith('|')) header = line;
       const [first, ...rest] = cells(line);
-      if (/^-+$/.test(first.replace(/:/g, '')) || !rest.length) return;
+      if (/^-+$/.test(first.replace(/:/g, '')) || !rest.length || line === header) return;
       const names = namesIn(first);
-      if (names.length) out.push({ section, names, text: line, line: i + 1 });
+      if (names.length) out.push({ section, names, text: line, ...(header && { header }), line: i + 1 });
       return;
     }
     const bullet = /^- `([^`]+)`/.exec(line);
@@ -66,6 +71,12 @@ export function extractDocs(markdown: string): DocLine[] {
     }
   });
   return out;
+}
+
+/** A defining line as markdown of its own: a table row under its header and delimiter row, so that it renders as a table. */
+export function docMarkdown(d: DocLine): string {
+  if (!d.header) return d.text;
+  return [d.header, `|${cells(d.header).map(() => '---|').join('')}`, d.text].join('\n');
 }
 
 /** Where a name is looked up first, by what the cursor is on (a layer, a train key, a loss, ...). */
