@@ -457,21 +457,22 @@ function recorder(runDir: string, table: HyperTable, progress: TrainProgress, io
   const timings: Timings = [];
   const metricsFile = new LineBuffer(join(runDir, 'metrics.jsonl'));
   const shown = (member: number) => shownHyperparameters(table, (key) => table.value(key, member));
-  // each member's hyperparameters as JSON, kept until a population event (an exploit changes them)
+  // each member's hyperparameters as JSON, kept until a population event (an exploit changes them); the
+  // members that share their hyperparameters share one string (100,000 members' own strings and lines'
+  // heads were 45 MB)
   const shownJson = new Map<number, string>();
+  const distinct = new Map<string, string>();
   const hyperJson = (member: number) => {
     let json = shownJson.get(member);
-    if (json === undefined) shownJson.set(member, (json = JSON.stringify(shown(member))));
+    if (json === undefined) {
+      const made = JSON.stringify(shown(member));
+      json = distinct.get(made) ?? made;
+      distinct.set(json, json);
+      shownJson.set(member, json);
+    }
     return json;
   };
-  // each member's `,"member":..,"hyperparameters":..,"lr":..` as JSON, made again only when its lr changes
-  // (a schedule, an exploit) or a population event changes its hyperparameters
-  const memberJson = new Map<number, { lr: number; json: string }>();
-  const memberText = (member: number, lr: number) => {
-    let kept = memberJson.get(member);
-    if (kept?.lr !== lr) memberJson.set(member, (kept = { lr, json: `,"member":${member},"hyperparameters":${hyperJson(member)},"lr":${jsonNumber(lr)}` }));
-    return kept.json;
-  };
+  const memberText = (member: number, lr: number) => `,"member":${member},"hyperparameters":${hyperJson(member)},"lr":${jsonNumber(lr)}`;
   /** JSON.stringify({ epoch, step, member, hyperparameters, lr, ...metrics }), its constant parts cached; `head` is `{"epoch":E,"step":S` */
   const line = (r: EpochReport, m: number, head: string) => {
     const member = r.members[m];
@@ -496,7 +497,7 @@ function recorder(runDir: string, table: HyperTable, progress: TrainProgress, io
   const eventsPath = join(runDir, 'events.jsonl');
   const onEvent = (e: PopulationEvent) => {
     shownJson.clear();
-    memberJson.clear();
+    distinct.clear();
     appendFileSync(eventsPath, JSON.stringify(e) + '\n');
     if (e.event === 'stop' && e.reason?.startsWith('diverged')) io.err(`\nnetc: member ${e.member} ${e.reason}; it is stopped, the others go on\n`);
   };
