@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
 import { lowerings } from '../src/layers/forward.js';
-import { restore, encodeCheckpoint, decodeTensors } from '../src/train/checkpoint.js';
+import { restore, encodeCheckpoint, decodeTensors, manifestChunks } from '../src/train/checkpoint.js';
+import { LazyArray } from '../src/util/json-chunks.js';
 import { build, randomBatch, tf, useBackend } from './equivalence/harness.js';
 
 const bin = new URL('../bin/netc.js', import.meta.url).pathname;
@@ -123,5 +124,20 @@ describe('a checkpoint restores the whole state under every lowering', () => {
     const [a, b] = [await straight.pop.exportState(), await second.pop.exportState()];
     for (const [name, values] of a) expect(Array.from(b.get(name)!), name).toEqual(Array.from(values));
     [straight, first, second].forEach((x) => x.pop.dispose());
+  });
+});
+
+describe('population.json written piece by piece', () => {
+  it('is JSON.stringify(manifest) byte for byte, each member hyperparameters row made as it is written', async () => {
+    await useBackend('cpu');
+    const src = `model m(input: [4]) {\n  dense(3, activation: softmax)\n}\nensemble { seed: 2 vary lr: [0.01, 0.05, 0.02] }\ntrain { data: iris() loss: categorical_crossentropy optimizer: adam steps: 6 }\n`;
+    const { pop } = build(src, 'grouped', 3);
+    const { manifest } = await encodeCheckpoint(pop, { step: 0, epoch: 0, batch: 0 }, { fingerprint: 'f', seed: 2, hyperKeys: ['lr', 'beta1'], data: 'x.bin' });
+    expect(manifest.hyperparameters).toEqual([{ lr: 0.01, beta1: 0.9 }, { lr: 0.05, beta1: 0.9 }, { lr: 0.02, beta1: 0.9 }]);
+    const made: number[] = [];
+    const draft = { ...manifest, hyperparameters: new LazyArray(3, (m: number) => (made.push(m), manifest.hyperparameters[m])) };
+    expect([...manifestChunks(draft)].join('')).toBe(JSON.stringify(manifest) + '\n');
+    expect(made).toEqual([0, 1, 2]);
+    pop.dispose();
   });
 });

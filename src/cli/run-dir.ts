@@ -4,7 +4,7 @@
 // that names it: a run killed at any moment leaves the previous checkpoint or the new one, never half.
 import { createHash } from 'node:crypto';
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeSync } from 'node:fs';
-import { writeAtomic, writeAtomicBy, writeAtomicByAsync } from '../util/write-atomic.js';
+import { writeAtomic, writeAtomicBy, writeAtomicByAsync, writeAtomicChunks } from '../util/write-atomic.js';
 import { maxOf } from '../util/extrema.js';
 import { plural } from '../util/plural.js';
 import { join } from 'node:path';
@@ -13,7 +13,7 @@ import type { EnsembleIR } from '../ensemble/ensemble-ir.js';
 import { slicingMap, type SlicingMap } from '../ensemble/slicing-map.js';
 import { printModelIR } from '../ir/print.js';
 import type { ModelIR } from '../ir/model-ir.js';
-import { damagedTensor, decodeTensors, describeCheckpoint, manifestProblem, nonFiniteParameter, sha256, tensorBytes, valuesOf, memberParams, restore, type CheckpointManifest, type RetiredMember, type StateSource, type TensorValues, type TrainPosition } from '../train/checkpoint.js';
+import { damagedTensor, decodeTensors, describeCheckpoint, manifestChunks, manifestProblem, nonFiniteParameter, sha256, tensorBytes, valuesOf, memberParams, restore, type CheckpointManifest, type ManifestDraft, type RetiredMember, type StateSource, type TensorValues, type TrainPosition } from '../train/checkpoint.js';
 import { Population } from '../runtime/population.js';
 import { compiledRun, type CompiledRun } from '../runtime/compiled-run.js';
 import type { TF } from '../kernels/tf.js';
@@ -165,7 +165,7 @@ export async function writeCheckpoint(
  * previous one stays as it was. A buffer of a later step than this one (left by a run killed before its
  * manifest) is not superseded and stays.
  */
-export async function writeCheckpointFiles(dir: string, given: CheckpointManifest, tensors: Map<string, TensorValues>): Promise<void> {
+export async function writeCheckpointFiles(dir: string, given: ManifestDraft, tensors: Map<string, TensorValues>): Promise<void> {
   const bin = join(dir, given.data);
   // tensor by tensor, each read (where it is a read), checksummed and written at its offset, then let go:
   // neither the whole population nor a copy of it is on the host at once
@@ -177,11 +177,11 @@ export async function writeCheckpointFiles(dir: string, given: CheckpointManifes
       writeAllSync(fd, bytes, 4 * t.offset);
     }
   });
-  const manifest: CheckpointManifest = { ...given, tensors: given.tensors.map((t) => ({ ...t, sha256: checksums.get(t.name)! })) };
+  const manifest: ManifestDraft = { ...given, tensors: given.tensors.map((t) => ({ ...t, sha256: checksums.get(t.name)! })) };
   if (!readsBackWhole(bin, manifest)) {
     throw new RunError(`the checkpoint buffer ${bin} did not read back as it was written; the previous checkpoint is kept (population.json names it)`);
   }
-  writeAtomic(join(dir, 'population.json'), JSON.stringify(manifest) + '\n');
+  writeAtomicChunks(join(dir, 'population.json'), manifestChunks(manifest));
   const step = manifest.position.step;
   for (const f of readdirSync(dir)) {
     const at = /^population-(\d+)\.bin$/.exec(f);
@@ -194,26 +194,32 @@ function writeAllSync(fd: number, bytes: Uint8Array, position: number): void {
   for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done, position + done);
 }
 
-/** Whether the buffer on disk has the manifest's size and every tensor its checksum, read one tensor at a time. */
-function readsBackWhole(bin: string, manifest: CheckpointManifest): boolean {
+/**
+ * Whether the buffer on disk has the manifest's size and every tensor its checksum, read a piece of at
+ * most READ_BACK bytes at a time (100,000 members' largest tensor is 16 MB).
+ */
+function readsBackWhole(bin: string, manifest: Pick<CheckpointManifest, 'tensors'>): boolean {
   const expected = 4 * manifest.tensors.reduce((n, t) => n + t.length, 0);
   if (statSync(bin).size !== expected) return false;
   const fd = openSync(bin, 'r');
   try {
-    const scratch = Buffer.allocUnsafe(4 * Math.max(0, maxOf(manifest.tensors.map((t) => t.length))));
+    const scratch = Buffer.allocUnsafe(Math.min(READ_BACK, 4 * Math.max(0, maxOf(manifest.tensors.map((t) => t.length)))));
     return manifest.tensors.every((t) => {
-      const bytes = scratch.subarray(0, 4 * t.length);
-      for (let done = 0; done < bytes.length; ) {
-        const read = readSync(fd, bytes, done, bytes.length - done, 4 * t.offset + done);
+      const hash = createHash('sha256');
+      for (let done = 0; done < 4 * t.length; ) {
+        const read = readSync(fd, scratch, 0, Math.min(scratch.length, 4 * t.length - done), 4 * t.offset + done);
         if (read === 0) return false;
+        hash.update(scratch.subarray(0, read));
         done += read;
       }
-      return sha256(bytes) === t.sha256;
+      return hash.digest('hex') === t.sha256;
     });
   } finally {
     closeSync(fd);
   }
 }
+
+const READ_BACK = 1 << 20;
 
 /** How to get past a damaged checkpoint: there is no other one, so only starting again. */
 const startAgain = (dir: string) => `the run cannot continue from it; train it again with --out (netc train FILE --out DIR), or restore ${dir} from a backup`;

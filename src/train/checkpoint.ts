@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { Population } from '../runtime/population.js';
 import { memberHyperparameters, type HyperTable } from '../runtime/hyper.js';
 import { nonFiniteRows, unfuse } from '../kernels/fused.js';
+import { jsonChunks, LazyArray } from '../util/json-chunks.js';
 
 export interface TrainPosition {
   /** optimizer steps taken */
@@ -147,14 +148,32 @@ export interface CheckpointMeta {
   extra?: Map<string, Float32Array>;
 }
 
+/**
+ * A manifest as its writer has it: each member's hyperparameters may be a row made when the writer comes
+ * to it (manifestChunks), so that 100,000 members' rows are not all on the host at once.
+ */
+export type ManifestDraft = Omit<CheckpointManifest, 'hyperparameters'> & { hyperparameters: CheckpointManifest['hyperparameters'] | LazyArray<Record<string, number>> };
+
 /** A checkpoint as one buffer: the manifest and its tensors' values one after another. */
 export async function encodeCheckpoint(population: Population | StateSource, position: TrainPosition, meta: CheckpointMeta): Promise<{ manifest: CheckpointManifest; bytes: Uint8Array }> {
-  const { manifest, tensors } = await describeCheckpoint(population, position, meta);
+  const { manifest: draft, tensors } = await describeCheckpoint(population, position, meta);
+  const manifest = { ...draft, hyperparameters: hyperRows(draft) };
   return { manifest, bytes: await joinTensors(manifest, tensors) };
 }
 
+/** A draft's hyperparameters, each member's row made. */
+function hyperRows({ hyperparameters: h }: ManifestDraft): CheckpointManifest['hyperparameters'] {
+  return h instanceof LazyArray ? Array.from({ length: h.length }, (_, m) => h.at(m)) : h;
+}
+
+/** population.json's text, JSON.stringify(manifest) and a newline byte for byte, piece by piece (jsonChunks). */
+export function* manifestChunks(manifest: ManifestDraft): Generator<string> {
+  yield* jsonChunks(manifest);
+  yield '\n';
+}
+
 /** The tensors of a manifest as its one buffer, each at its offset. */
-export async function joinTensors(manifest: CheckpointManifest, tensors: Map<string, TensorValues>): Promise<Uint8Array> {
+export async function joinTensors(manifest: Pick<CheckpointManifest, 'tensors'>, tensors: Map<string, TensorValues>): Promise<Uint8Array> {
   const all = new Float32Array(manifest.tensors.reduce((n, t) => n + t.length, 0));
   for (const t of manifest.tensors) all.set(await valuesOf(tensors.get(t.name)!), t.offset);
   return new Uint8Array(all.buffer);
@@ -168,7 +187,7 @@ export async function describeCheckpoint(
   population: Population | StateSource,
   position: TrainPosition,
   meta: CheckpointMeta,
-): Promise<{ manifest: CheckpointManifest; tensors: Map<string, TensorValues> }> {
+): Promise<{ manifest: ManifestDraft; tensors: Map<string, TensorValues> }> {
   const source: CheckpointSource = population instanceof Population ? populationSource(population) : population;
   const n = source.memberIds.length;
   const tensors: CheckpointManifest['tensors'] = [];
@@ -187,7 +206,8 @@ export async function describeCheckpoint(
     tensors.push({ name, shape, offset, length, ...(shared ? { shared: true as const } : {}) });
     offset += length;
   }
-  const manifest: CheckpointManifest = {
+  const ids = source.memberIds;
+  const manifest: ManifestDraft = {
     format: 'netc-checkpoint-1',
     model: source.model,
     fingerprint: meta.fingerprint,
@@ -200,7 +220,7 @@ export async function describeCheckpoint(
     acc_beta1: source.accBeta1,
     acc_beta2: source.accBeta2,
     ...(source.shared?.size ? { acc_beta_shared: source.sharedAccBeta ?? [1, 1] } : {}),
-    hyperparameters: source.memberIds.map((id) => memberHyperparameters({ keys: meta.hyperKeys, value: source.hyper }, id)),
+    hyperparameters: new LazyArray(n, (m) => memberHyperparameters({ keys: meta.hyperKeys, value: source.hyper }, ids[m])),
     retired: (meta.retired ?? []).map((r) => ({ member: r.member, step: r.step, reason: r.reason, hyperparameters: r.hyperparameters })),
     data: meta.data,
     tensors,
