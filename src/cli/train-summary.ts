@@ -7,6 +7,7 @@ import { plural } from '../util/plural.js';
 import type { Io } from './io.js';
 import { leaderboard } from './leaderboard.js';
 import type { MemberRow } from '../report/rank.js';
+import type { MemberSummary } from '../report/run-data.js';
 import { writeAtomicChunks } from '../util/write-atomic.js';
 import { crossValidation, settingsLeaderboard } from './cross-validation.js';
 import { settingOf, splitText, type MemberSplit } from '../vocabulary/splits.js';
@@ -58,14 +59,14 @@ export async function finishRun(end: RunEnd, io: Io): Promise<void> {
     resumed_from_step: end.resumedFrom ?? null,
     epoch_timings: end.timings,
     ...splitSummary(end, rows),
-    per_member: rows.map((r, m) => ({ member: r.member, ...memberSplit(end.split, r.member), hyperparameters: r.hyperparameters, lr: result.lr[m], metrics: r.metrics, ...(r.stopped ? { stopped: r.stopped } : {}) })),
+    per_member: rows,
   };
   writeAtomicChunks(join(end.runDir, 'summary.json'), summaryChunks(summary));
   // the report loads vega lazily; a report that fails does not fail the training run
   const { writeReport } = await import('../report/report.js');
   let reportLine = '';
   try {
-    reportLine = `report: ${await writeReport(end.runDir)}\n`;
+    reportLine = `report: ${await writeReport(end.runDir, summary)}\n`;
   } catch (e) {
     io.err(`netc: could not write ${join(end.runDir, 'report.html')}: ${(e as Error).message}\n`);
   }
@@ -90,13 +91,24 @@ function trainedSteps(steps: number, from: number | undefined): string {
   return from === undefined ? plural(steps, 'step') : `steps ${from} to ${steps} (${plural(steps - from, 'step')})`;
 }
 
-function memberRows({ result, table }: RunEnd): MemberRow[] {
+/**
+ * Each member's row of summary.json's `per_member` (also the leaderboard's and the report's): one object a
+ * member, and one hyperparameters object for the members that share their values.
+ */
+function memberRows({ result, table, split }: RunEnd): (MemberRow & MemberSummary)[] {
   const stoppedAt = new Map(result.retired.map((r) => [r.member, r]));
+  const distinct = new Map<string, Record<string, number>>();
+  const shared = (values: Record<string, number>) => {
+    const key = JSON.stringify(values);
+    const kept = distinct.get(key) ?? values;
+    distinct.set(key, kept);
+    return kept;
+  };
   return result.final.map((metrics, m) => {
     const id = result.memberIds[m];
     const retired = stoppedAt.get(id);
-    const hyperparameters = shownHyperparameters(table, (key) => table.value(key, id));
-    return { member: id, hyperparameters, metrics, ...(retired ? { stopped: { step: retired.step, reason: retired.reason } } : {}) };
+    const hyperparameters = shared(shownHyperparameters(table, (key) => table.value(key, id)));
+    return { member: id, ...memberSplit(split, id), hyperparameters, lr: result.lr[m], metrics, ...(retired ? { stopped: { step: retired.step, reason: retired.reason } } : {}) };
   });
 }
 

@@ -11,7 +11,7 @@ import { lrSpec } from './lr-spec.js';
 import { lineageSpec } from './lineage-spec.js';
 import { page, type Figure } from './page.js';
 import { renderSvg } from './render-svg.js';
-import { isExploit, readRun, type ReportInput } from './run-data.js';
+import { isExploit, readRun, type ReportInput, type RunSummary } from './run-data.js';
 import { CURVE_MEMBERS, LINEAGE_MEMBERS, SCATTER_MEMBERS, sampleNote, sampleRanked } from './sample.js';
 import { useLogScale } from './scales.js';
 import { scatterSpec, variedHyperparameters } from './scatter-spec.js';
@@ -31,15 +31,19 @@ interface Chart {
 export type { ReportInput, RunSummary, MetricsLine, MemberSummary, RunEvent, ExploitEvent, StopEvent } from './run-data.js';
 export { readRun, RunDataError } from './run-data.js';
 
-/** Reads summary.json, metrics.jsonl and (optional) events.jsonl in runDir and writes runDir/report.html atomically; returns its path. */
-export async function writeReport(runDir: string): Promise<string> {
-  return (await writeRunReport(runDir)).path;
+/**
+ * Reads summary.json, metrics.jsonl and (optional) events.jsonl in runDir and writes runDir/report.html
+ * atomically; returns its path. `written`: the summary netc train has just written to summary.json, which
+ * is then not read back.
+ */
+export async function writeReport(runDir: string, written?: RunSummary): Promise<string> {
+  return (await writeRunReport(runDir, written)).path;
 }
 
 /** writeReport, also giving what the report was drawn from. */
-export async function writeRunReport(runDir: string): Promise<{ path: string; input: ReportInput }> {
+export async function writeRunReport(runDir: string, written?: RunSummary): Promise<{ path: string; input: ReportInput }> {
   // the members whose curves are drawn: the sample renderReport takes, so that the rest of metrics.jsonl is not kept
-  const input = await readRun(runDir, (summary) => (summary.per_member.length > CURVE_MEMBERS ? new Set(sampleRanked(rank(summary.per_member), CURVE_MEMBERS).map((m) => m.member)) : undefined));
+  const input = await readRun(runDir, (summary) => (summary.per_member.length > CURVE_MEMBERS ? new Set(sampleRanked(rank(summary.per_member), CURVE_MEMBERS).map((m) => m.member)) : undefined), written);
   const html = await renderReport(input);
   const path = join(runDir, 'report.html');
   writeAtomic(path, html);

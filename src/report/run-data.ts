@@ -107,7 +107,7 @@ export const isStop = (e: RunEvent): e is StopEvent => e.event === 'stop';
  * summary.json was killed before it finished (Ctrl-C writes one): it is read from run.json and each
  * member's last line of metrics.jsonl, and its summary says how to finish it.
  */
-export async function readRun(runDir: string, members?: (summary: RunSummary) => Set<number> | undefined): Promise<ReportInput> {
+export async function readRun(runDir: string, members?: (summary: RunSummary) => Set<number> | undefined, written?: RunSummary): Promise<ReportInput> {
   const metricsPath = join(runDir, 'metrics.jsonl');
   const eventsPath = join(runDir, 'events.jsonl');
   const events = existsSync(eventsPath) ? await readJsonLines<RunEvent>(eventsPath) : undefined;
@@ -117,12 +117,28 @@ export async function readRun(runDir: string, members?: (summary: RunSummary) =>
     const metrics = await readMetrics();
     return { summary: await unfinishedSummary(runDir, metrics), metrics, events };
   }
-  const summary = parseJson(await readFile(summaryPath, 'utf8'), summaryPath) as RunSummary;
-  if (!Array.isArray(summary?.per_member)) throw new RunDataError(`${summaryPath}: no per_member list`);
-  summary.per_member = summary.per_member.map((m) => ({ ...m, hyperparameters: m.hyperparameters ?? {}, metrics: numericMetrics(m.metrics ?? {}) as MemberMetrics }));
+  const summary = written ? asRead(written) : readSummary(parseJson(await readFile(summaryPath, 'utf8'), summaryPath) as RunSummary, summaryPath);
   const finishedAt = (await stat(summaryPath)).mtime;
   // only the lines of the members a report draws, where it draws a sample: metrics.jsonl grows with members x epochs
   return { summary, metrics: await readMetrics(members?.(summary)), events, finishedAt };
+}
+
+/** summary.json as parsed, each member with its hyperparameters and its metrics as numbers (null: NaN). */
+function readSummary(summary: RunSummary, summaryPath: string): RunSummary {
+  if (!Array.isArray(summary?.per_member)) throw new RunDataError(`${summaryPath}: no per_member list`);
+  summary.per_member = summary.per_member.map((m) => ({ ...m, hyperparameters: m.hyperparameters ?? {}, metrics: numericMetrics(m.metrics ?? {}) as MemberMetrics }));
+  return summary;
+}
+
+/**
+ * The summary netc train has just written, as reading summary.json back would give it (a non-finite metric
+ * reads back as NaN), without reading it: 100,000 members' summary.json is 13 MB of text and its objects.
+ */
+function asRead(written: RunSummary): RunSummary {
+  const nonFinite = (m: MemberSummary) => Object.values(m.metrics).some((v) => typeof v === 'number' && !Number.isFinite(v) && !Number.isNaN(v));
+  if (!written.per_member.some(nonFinite)) return written;
+  const asNaN = (metrics: MemberMetrics) => Object.fromEntries(Object.entries(metrics).map(([k, v]) => [k, typeof v === 'number' && !Number.isFinite(v) ? NaN : v])) as MemberMetrics;
+  return { ...written, per_member: written.per_member.map((m) => (nonFinite(m) ? { ...m, metrics: asNaN(m.metrics) } : m)) };
 }
 
 /** The summary of a run that has run.json and no summary.json: each member as its last metrics line has it. */
