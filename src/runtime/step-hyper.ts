@@ -26,7 +26,7 @@ export function derivedValues(key: string, raw: (k: string) => number[]): number
  * Adam's (and AdamW's) beta powers one step on, as the op path advances them: float32 products, the
  * members' by their own betas (`betas(key)`, float32), the shared layers' by the file's.
  */
-export function advanceBetaPowers(host: BetaHost, shared: boolean, betas: (key: 'beta1' | 'beta2') => Float32Array): void {
+export function advanceBetaPowers(host: BetaHost, shared: boolean, betas: (key: 'beta1' | 'beta2') => Float32Array, inPlace = false): void {
   const { optimizer, state } = host;
   if (optimizer !== 'adam' && optimizer !== 'adamw') return;
   if (shared) {
@@ -35,9 +35,10 @@ export function advanceBetaPowers(host: BetaHost, shared: boolean, betas: (key: 
   }
   const b1 = betas('beta1');
   const b2 = betas('beta2');
-  // new arrays, as the op path makes: a checkpoint or a gathered population may hold the old ones
-  const a1 = state.accBeta1.slice();
-  const a2 = state.accBeta2.slice();
+  // new arrays, as the op path makes: a checkpoint or a gathered population may hold the old ones (`inPlace`:
+  // the caller made the arrays and nothing else holds them)
+  const a1 = inPlace ? state.accBeta1 : state.accBeta1.slice();
+  const a2 = inPlace ? state.accBeta2 : state.accBeta2.slice();
   for (let i = 0; i < a1.length; i++) {
     a1[i] = Math.fround(a1[i] * b1[i]);
     a2[i] = Math.fround(a2[i] * b2[i]);
