@@ -172,9 +172,19 @@ export async function writeCheckpointFiles(dir: string, given: ManifestDraft, te
   const checksums = new Map<string, string>();
   await writeAtomicByAsync(bin, async (fd) => {
     for (const t of given.tensors) {
-      const bytes = tensorBytes(await valuesOf(tensors.get(t.name)!));
-      checksums.set(t.name, sha256(bytes));
-      writeAllSync(fd, bytes, 4 * t.offset);
+      const values = tensors.get(t.name)!;
+      const hash = createHash('sha256');
+      let at = 4 * t.offset;
+      const write = (piece: Float32Array) => {
+        const bytes = tensorBytes(piece);
+        hash.update(bytes);
+        writeAllSync(fd, bytes, at);
+        at += bytes.length;
+      };
+      if (typeof values === 'function') await values(write);
+      else write(values);
+      if (at !== 4 * (t.offset + t.length)) throw new Error(`internal error: the checkpoint's tensor ${t.name} came to ${(at / 4) - t.offset} values, not ${t.length}`);
+      checksums.set(t.name, hash.digest('hex'));
     }
   });
   const manifest: ManifestDraft = { ...given, tensors: given.tensors.map((t) => ({ ...t, sha256: checksums.get(t.name)! })) };

@@ -84,14 +84,24 @@ export function unfuse(layout: ParamLayout, shape: Shape, n: number, data: Float
  */
 export function stackMembers(layout: ParamLayout, shape: Shape, n: number, data: Float32Array, scratch?: (length: number) => Float32Array): Float32Array {
   const own = size(shape);
+  if (stacksInPlace(layout, shape) && data.length === n * own) return data;
+  return stackMemberRange(layout, shape, n, data, 0, n, scratch ? scratch(n * own) : new Float32Array(n * own));
+}
+
+/** Whether stackMembers gives the data itself, without a copy. */
+export function stacksInPlace(layout: ParamLayout, shape: Shape): boolean {
   // `columns` puts member i at i * shape[last] along the last axis: one run each, in member order, when the axes before it are 1
-  const inPlace = layout === 'stacked' || (layout === 'columns' && shape.slice(0, -1).every((d) => d === 1));
-  if (inPlace && data.length === n * own) return data;
-  const out = scratch ? scratch(n * own) : new Float32Array(n * own);
-  for (let m = 0; m < n; m++) {
+  return layout === 'stacked' || (layout === 'columns' && shape.slice(0, -1).every((d) => d === 1));
+}
+
+/** stackMembers of members from..to-1 only, into `out` ((to - from) * size(shape) floats). */
+export function stackMemberRange(layout: ParamLayout, shape: Shape, n: number, data: Float32Array, from: number, to: number, out: Float32Array): Float32Array {
+  const own = size(shape);
+  for (let m = from; m < to; m++) {
     const b = memberBlock(layout, shape, n, m);
-    if (b.run) out.set(data.subarray(b.start, b.start + own), m * own);
-    else forEachElement(b, (at, k) => (out[m * own + k] = data[at]));
+    const at = (m - from) * own;
+    if (b.run) out.set(data.subarray(b.start, b.start + own), at);
+    else forEachElement(b, (i, k) => (out[at + k] = data[i]));
   }
   return out;
 }

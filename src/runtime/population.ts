@@ -8,7 +8,7 @@ import type { Act, ForwardContext, Params } from '../layers/forward.js';
 import { layerKind } from '../layers/registry.js';
 import { blockMembers, blocksToMembers, groupedMembers, membersToBlocks } from '../layers/widened.js';
 import { blockVector } from '../kernels/block-vector.js';
-import { blockMask, fuse, nonFiniteRows, placeMember, stackMembers, unfuse } from '../kernels/fused.js';
+import { blockMask, fuse, nonFiniteRows, placeMember, stackMemberRange, stackMembers, stacksInPlace, unfuse } from '../kernels/fused.js';
 import { wasmHeap } from '../kernels/matmul.js';
 import { memberLosses, memberMetric } from '../kernels/losses.js';
 import { applyGradients, createState, hyperValues, sharedValue, type OptimizerState, type SharedSlots, type Slot } from '../kernels/optimizers.js';
@@ -734,25 +734,42 @@ export class Population {
     return this.ir.params.flatMap((p) => [p.name, ...(p.trainable ? this.slotNames().map((slot) => `${p.name}:${slot}`) : [])]);
   }
 
-  /**
-   * One of exportState()'s tensors by name, on its own: a writer can take them one at a time. `scratch`
-   * (where the backend's memory is the host's): the values are read where they lie, not copied out, and a
-   * layout that must be reordered is reordered into `scratch(length)`; what comes back is then valid only
-   * until the next allocation or the next call, for a writer that uses it at once (100,000 members'
-   * checkpoint made 150 MB of such copies before the collector ran).
-   */
-  async exportTensor(name: string, scratch?: (length: number) => Float32Array): Promise<Float32Array> {
-    const colon = name.indexOf(':');
-    const p = this.ir.params.find((q) => q.name === (colon < 0 ? name : name.slice(0, colon)))!;
-    const vars = colon < 0 ? this.variables.get(p.name)! : this.slotVariables(p, name.slice(colon + 1));
-    const inPlace = scratch && p.layout !== 'separate' ? this.heapView(vars[0]) : undefined;
-    if (inPlace) return p.layout === 'shared' ? inPlace : stackMembers(p.layout, p.shape, this.n, inPlace, scratch);
+  /** One of exportState()'s tensors by name, on its own: a writer can take them one at a time. */
+  async exportTensor(name: string): Promise<Float32Array> {
+    const { p, vars } = this.stateTensor(name);
     if (p.layout === 'shared') return (await vars[0].data()) as Float32Array;
     if (p.layout !== 'separate') return stackMembers(p.layout, p.shape, this.n, (await vars[0].data()) as Float32Array);
     const size = p.shape.reduce((a, b) => a * b, 1);
     const all = new Float32Array(size * this.n);
     for (let m = 0; m < this.n; m++) all.set((await vars[m].data()) as Float32Array, m * size);
     return all;
+  }
+
+  /**
+   * exportTensor(name)'s values handed to `piece` in order, in pieces: where the backend's memory is the
+   * host's, read where they lie (valid only until the next allocation: `piece` uses each at once), and a
+   * layout that must be reordered reordered a few thousand members at a time into one small scratch array
+   * (100,000 members' checkpoint made 150 MB of whole copies before the collector ran, then a 16 MB scratch).
+   */
+  async exportPieces(name: string, piece: (values: Float32Array) => void): Promise<void> {
+    const { p, vars } = this.stateTensor(name);
+    const heap = p.layout !== 'separate' ? this.heapView(vars[0]) : undefined;
+    if (!heap) return piece(await this.exportTensor(name));
+    if (p.layout === 'shared' || stacksInPlace(p.layout, p.shape)) return piece(heap);
+    const own = p.shape.reduce((a, b) => a * b, 1);
+    const step = Math.max(1, Math.floor(PIECE_FLOATS / own));
+    const scratch = new Float32Array(Math.min(this.n, step) * own);
+    for (let from = 0; from < this.n; from += step) {
+      const to = Math.min(this.n, from + step);
+      // the view again for each piece: nothing allocates in between, but a view is cheap
+      piece(stackMemberRange(p.layout, p.shape, this.n, this.heapView(vars[0])!, from, to, scratch.subarray(0, (to - from) * own)));
+    }
+  }
+
+  private stateTensor(name: string): { p: WideParam; vars: Variable[] } {
+    const colon = name.indexOf(':');
+    const p = this.ir.params.find((q) => q.name === (colon < 0 ? name : name.slice(0, colon)))!;
+    return { p, vars: colon < 0 ? this.variables.get(p.name)! : this.slotVariables(p, name.slice(colon + 1)) };
   }
 
   /** A variable's values where they lie in the wasm backend's memory (no copy), or undefined elsewhere. */
@@ -805,3 +822,6 @@ function dependsOnParams(e: EnsembleIR): Set<number> {
   for (const op of e.ops) if (op.params.length || op.inputs.some((i) => out.has(i))) out.add(op.id);
   return out;
 }
+
+/** At most this many floats in one piece of exportPieces (1 MB). */
+const PIECE_FLOATS = 1 << 18;

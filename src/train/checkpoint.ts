@@ -98,24 +98,30 @@ export interface StateSource {
   hyper(key: string, member: number): number;
 }
 
-/** A tensor's values, or a read of them that a writer makes when it comes to the tensor (one at a time). */
-export type TensorValues = Float32Array | (() => Promise<Float32Array>);
+/**
+ * A tensor's values, or a read of them that a writer makes when it comes to the tensor (one at a time),
+ * which hands the values to `piece` in order, in one piece or several; each piece is valid only during the
+ * call (it may be a view of the backend's memory, or a scratch array the next piece reuses).
+ */
+export type TensorValues = Float32Array | ((piece: (values: Float32Array) => void) => Promise<void>);
 
-/** The values, read where they are a read. */
-export const valuesOf = async (v: TensorValues): Promise<Float32Array> => (typeof v === 'function' ? await v() : v);
+/** The values, read where they are a read (its pieces copied into one array where there are several). */
+export async function valuesOf(v: TensorValues): Promise<Float32Array> {
+  if (typeof v !== 'function') return v;
+  const pieces: Float32Array[] = [];
+  await v((values) => pieces.push(values.slice()));
+  if (pieces.length === 1) return pieces[0];
+  const all = new Float32Array(pieces.reduce((n, p) => n + p.length, 0));
+  pieces.reduce((at, p) => (all.set(p, at), at + p.length), 0);
+  return all;
+}
 
 /**
- * Each tensor of a population as a read made when the writer comes to it, so that at most one is on the host
- * at a time (100,000 forum members' parameters and Adam slots are 97 MB): in place where the backend's memory
- * is the host's, reordered (a columns layout) into one scratch array reused from tensor to tensor.
+ * Each tensor of a population as a read made when the writer comes to it, so that at most a piece of one is
+ * on the host at a time (100,000 forum members' parameters and Adam slots are 97 MB): Population.exportPieces.
  */
 function lazyState(population: Population): Map<string, TensorValues> {
-  let scratch = new Float32Array(0);
-  const into = (length: number) => {
-    if (scratch.length < length) scratch = new Float32Array(length);
-    return scratch.subarray(0, length);
-  };
-  return new Map(population.stateNames().map((name) => [name, () => population.exportTensor(name, into)]));
+  return new Map(population.stateNames().map((name) => [name, (piece: (values: Float32Array) => void) => population.exportPieces(name, piece)]));
 }
 
 /** A StateSource whose tensors may be reads not made yet (a population's, for a checkpoint writer). */
