@@ -30,6 +30,8 @@ import { finishRun } from './train-summary.js';
 import { makeTransport } from './transport-option.js';
 import { QueueError } from '../scale/queue.js';
 import { memoryProblem } from './memory-budget.js';
+import { estimateMemory } from '../train/memory.js';
+import { collectGarbage } from '../util/collect.js';
 import { WorkerError } from '../scale/local-workers.js';
 import type { Transport } from '../scale/transport.js';
 import type { BackendName } from '../runtime/backend.js';
@@ -127,7 +129,8 @@ async function trainLocked(net: NetFile, run: RunInfo | undefined, options: Trai
   if (padding) io.err(`${padding}\n`);
 
   const compiled = state.run!;
-  const trained = await runTraining({ tf: chosen.tf, backend: chosen.name, run: compiled, data, steps, epochs, perEpoch, runDir, resume, options }, io);
+  const large = largeState(compiled.ensemble, program.train!.optimizer.name);
+  const trained = await runTraining({ tf: chosen.tf, backend: chosen.name, run: compiled, data, steps, epochs, perEpoch, runDir, resume, options, large }, io);
   if (typeof trained === 'number') return trained;
   const { result, stopped, timings, transport } = trained;
   result.dispose();
@@ -135,7 +138,7 @@ async function trainLocked(net: NetFile, run: RunInfo | undefined, options: Trai
   const { members, lowering } = ensemble;
   const finishing = finishDespiteCtrlC(io);
   try {
-    await finishRun({ runDir, file: path, model, members, split: program.ensemble.split, epochs, backend: chosen.name, lowering, engine: engine.fused ? 'fused' : 'ops', seed: program.ensemble.seed, table: compiled.hyper, result, stopped, resumedFrom: at, timings, transport: transport?.name ?? 'in-process', shards: transport?.slots ?? 1 }, io);
+    await finishRun({ runDir, file: path, model, members, split: program.ensemble.split, epochs, backend: chosen.name, lowering, engine: engine.fused ? 'fused' : 'ops', seed: program.ensemble.seed, table: compiled.hyper, result, stopped, resumedFrom: at, timings, transport: transport?.name ?? 'in-process', shards: transport?.slots ?? 1, large }, io);
   } finally {
     finishing.off();
   }
@@ -350,6 +353,8 @@ interface Training {
   runDir: string;
   resume?: Checkpoint;
   options: TrainOptions;
+  /** a population whose state is large enough that the heap is collected before each checkpoint (largeState) */
+  large: boolean;
 }
 
 type Timings = { epoch: number; step: number; members: number; seconds: number }[];
@@ -367,6 +372,7 @@ async function runTraining(t: Training, io: Io): Promise<{ result: TrainResult; 
   // metrics.jsonl holds every line up to a checkpoint before it is written: a resume drops the lines after it
   const checkpoint = (population: Parameters<typeof writeCheckpoint>[1], position: Parameters<typeof writeCheckpoint>[2], retired: RetiredMember[], extra?: Map<string, Float32Array>) => {
     metricsFile.flush();
+    if (t.large) collectGarbage();
     return writeCheckpoint(runDir, population, position, { fingerprint: print, seed, hyperKeys: table.keys, retired, extra });
   };
   let transport: Transport | undefined;
@@ -412,6 +418,17 @@ async function runTraining(t: Training, io: Io): Promise<{ result: TrainResult; 
     }
   }
 }
+
+/**
+ * Whether the population's parameters and optimizer slots take LARGE_STATE or more: then the heap is
+ * collected before each checkpoint and before the run's files (util/collect.ts), which costs a few tens of
+ * milliseconds each and keeps RSS near what is live.
+ */
+function largeState(ensemble: CompiledRun['ensemble'], optimizer: string): boolean {
+  return estimateMemory(ensemble, optimizer, 1, ensemble.members).state >= LARGE_STATE;
+}
+
+const LARGE_STATE = 32 * 2 ** 20;
 
 /** How to go on after a lost queue or worker: from the last checkpoint, or from the start where none was written yet. */
 function continueLine(runDir: string): string {

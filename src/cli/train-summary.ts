@@ -9,6 +9,7 @@ import { leaderboard } from './leaderboard.js';
 import type { MemberRow } from '../report/rank.js';
 import type { MemberSummary } from '../report/run-data.js';
 import { writeAtomicChunks } from '../util/write-atomic.js';
+import { collectGarbage } from '../util/collect.js';
 import { crossValidation, settingsLeaderboard } from './cross-validation.js';
 import { settingOf, splitText, type MemberSplit } from '../vocabulary/splits.js';
 
@@ -35,10 +36,13 @@ export interface RunEnd {
   /** how the shards travelled (`in-process` without --workers, --queue or --resident) and how many there were */
   transport: string;
   shards: number;
+  /** a large population: the heap is collected before summary.json and before the report (util/collect.ts) */
+  large?: boolean;
 }
 
 /** Writes summary.json and report.html, prints the leaderboard and what was trained. */
 export async function finishRun(end: RunEnd, io: Io): Promise<void> {
+  if (end.large) collectGarbage();
   const rows = memberRows(end);
   const { result } = end;
   const summary = {
@@ -63,6 +67,7 @@ export async function finishRun(end: RunEnd, io: Io): Promise<void> {
   };
   writeAtomicChunks(join(end.runDir, 'summary.json'), summaryChunks(summary));
   // the report loads vega lazily; a report that fails does not fail the training run
+  if (end.large) collectGarbage();
   const { writeReport } = await import('../report/report.js');
   let reportLine = '';
   try {

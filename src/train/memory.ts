@@ -23,6 +23,8 @@ export interface MemoryEstimate {
   host: number;
   /** of `host`, V8's heap (the JavaScript objects) */
   heap: number;
+  /** every member's parameters and optimizer slots, once (what one checkpoint writes) */
+  state: number;
 }
 
 /**
@@ -45,7 +47,7 @@ export function estimateMemory(e: EnsembleIR, optimizer: string, batch: number, 
   // the state on the host, where a checkpoint holds it three times (exported, encoded, read back); a host store once more
   const state = FLOAT * members * (own * (1 + slots)) + FLOAT * shared * (1 + slots);
   const heap = HEAP_BYTES_PER_MEMBER * members;
-  return { device: fixedDevice + n * perResidentMember, perResidentMember, fixedDevice, host: state * (resident < members ? 4 : 3) + heap, heap };
+  return { device: fixedDevice + n * perResidentMember, perResidentMember, fixedDevice, host: state * (resident < members ? 4 : 3) + heap, heap, state };
 }
 
 /** The most members trained at once that fit `deviceBytes` (0 when not even one does). */
