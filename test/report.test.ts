@@ -5,7 +5,7 @@ import { closeSync, cpSync, existsSync, fstatSync, mkdtempSync, openSync, readdi
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { best, rank } from '../src/report/rank.js';
+import { best, bestIndex, rank } from '../src/report/rank.js';
 import { curvePoints } from '../src/report/curves-spec.js';
 import { BEST_COLOR } from '../src/report/render-svg.js';
 import { readRun, renderReport, writeReport, type ReportInput } from '../src/report/report.js';
@@ -38,8 +38,11 @@ describe('best', () => {
     for (const subset of [rows, rows.map((r) => ({ ...r, metrics: { loss: r.metrics.loss } })), rows.slice(0, 1)]) {
       expect(best(subset)).toBe(rank(subset)[0]);
       for (const metric of ['loss', 'val_loss', 'val_accuracy'] as const) expect(best(subset, metric)).toBe(rank(subset, metric)[0]);
+      // the progress line's, on the ids and metrics alone
+      expect(subset[bestIndex(subset.map((r) => r.member), subset.map((r) => r.metrics))]).toBe(rank(subset)[0]);
     }
     expect(best([])).toBeUndefined();
+    expect(bestIndex([], [])).toBe(-1);
   });
 });
 

@@ -4,7 +4,7 @@
 import { SingleBar } from 'cli-progress';
 import type { EpochReport, Progress } from '../train/trainer.js';
 import { plural } from '../util/plural.js';
-import { best as bestRow } from '../report/rank.js';
+import { bestIndex } from '../report/rank.js';
 import type { Io } from './io.js';
 import { minFiniteLoss } from '../util/extrema.js';
 
@@ -68,9 +68,9 @@ export class TrainProgress {
     // many short epochs (a step or two each): a line a second, and the last
     if (this.setup.epochs > MANY_EPOCHS && now - this.lastLine < 1000 && r.epoch !== this.setup.epochs) return;
     this.lastLine = now;
-    const top = bestRow(r.metrics.map((metrics, m) => ({ member: r.members[m], hyperparameters: {}, metrics })))!;
+    const top = bestIndex(r.members, r.metrics);
     this.setup.io.err(
-      `epoch ${r.epoch}/${this.setup.epochs}: step ${r.step}/${this.setup.steps}, ${plural(r.members.length, 'member')}, best member ${top.member}: ${describe(top.metrics)}\n`,
+      `epoch ${r.epoch}/${this.setup.epochs}: step ${r.step}/${this.setup.steps}, ${plural(r.members.length, 'member')}, best member ${r.members[top]}: ${describe(r.metrics[top])}\n`,
     );
   }
 

@@ -11,7 +11,11 @@ export interface MemberRow {
 }
 
 export function rankKey(rows: MemberRow[]): { key: keyof MemberMetrics; higherIsBetter: boolean } {
-  const has = (k: keyof MemberMetrics) => rows.some((r) => r.metrics[k] !== undefined);
+  return keyFor((k) => rows.some((r) => r.metrics[k] !== undefined));
+}
+
+/** rankKey where `has(k)`: some member has metric k. */
+function keyFor(has: (k: keyof MemberMetrics) => boolean): { key: keyof MemberMetrics; higherIsBetter: boolean } {
   if (has('val_accuracy')) return { key: 'val_accuracy', higherIsBetter: true };
   if (has('val_loss')) return { key: 'val_loss', higherIsBetter: false };
   return { key: 'loss', higherIsBetter: false };
@@ -35,11 +39,28 @@ export function best(rows: MemberRow[], metric?: keyof MemberMetrics): MemberRow
 
 /** rank's comparison: negative where `a` ranks before `b`. */
 function rankOrder(rows: MemberRow[], metric?: keyof MemberMetrics): (a: MemberRow, b: MemberRow) => number {
-  const { key, higherIsBetter } = metric ? { key: metric, higherIsBetter: metric.endsWith('accuracy') } : rankKey(rows);
+  const order = metricsOrder(metric ? undefined : rankKey(rows), metric);
+  return (a, b) => order(a.metrics, a.member, b.metrics, b.member);
+}
+
+/** The comparison of two members by their metrics and ids, by `metric` alone or else by `ranked`'s key and its tie. */
+function metricsOrder(ranked: ReturnType<typeof rankKey> | undefined, metric?: keyof MemberMetrics): (a: MemberMetrics, am: number, b: MemberMetrics, bm: number) => number {
+  const { key, higherIsBetter } = metric ? { key: metric, higherIsBetter: metric.endsWith('accuracy') } : ranked!;
   const tie: keyof MemberMetrics | undefined = metric ? undefined : key === 'val_accuracy' ? 'val_loss' : 'loss';
-  const score = (r: MemberRow, k: keyof MemberMetrics | undefined, higher: boolean) => {
-    const v = k && r.metrics[k];
+  const score = (m: MemberMetrics, k: keyof MemberMetrics | undefined, higher: boolean) => {
+    const v = k && m[k];
     return v === undefined || !Number.isFinite(v) ? -Infinity : higher ? v : -v;
   };
-  return (a, b) => score(b, key, higherIsBetter) - score(a, key, higherIsBetter) || score(b, tie, false) - score(a, tie, false) || a.member - b.member;
+  return (a, am, b, bm) => score(b, key, higherIsBetter) - score(a, key, higherIsBetter) || score(b, tie, false) - score(a, tie, false) || am - bm;
+}
+
+/**
+ * The position of best()'s member among `members` (ids) with their `metrics`, without a row object each
+ * (the progress line at the end of every epoch of 100,000 members); -1 for none.
+ */
+export function bestIndex(members: readonly number[], metrics: readonly MemberMetrics[]): number {
+  const order = metricsOrder(keyFor((k) => metrics.some((m) => m[k] !== undefined)));
+  let top = -1;
+  for (let i = 0; i < metrics.length; i++) if (top < 0 || order(metrics[i], members[i], metrics[top], members[top]) < 0) top = i;
+  return top;
 }
