@@ -126,21 +126,22 @@ function leaderboardTable(p: PageInput): string {
   const withStopped = stopped.size > 0;
   // under kfold the members are grouped by setting, best setting first, each with its fold
   const cv = p.summary.cross_validation;
-  const fold = new Map(p.summary.per_member.map((m) => [m.member, m]));
+  const fold = cv ? new Map(p.summary.per_member.map((m) => [m.member, m])) : undefined;
   const rowsInOrder = cv ? groupBySetting(p.ranked, cv) : p.ranked;
   const place = cv ? ['setting', 'fold'] : [];
   const head = ['rank', 'member', ...place, ...hyper, ...metrics, ...(withStopped ? ['stopped'] : [])]
     .map((h) => `<th${h === p.rankedBy.key ? ' class="key"' : h === 'stopped' ? ' class="text"' : ''}>${escapeHtml(h)}</th>`)
     .join('');
-  const rank = new Map(p.ranked.map((r, i) => [r.member, i + 1]));
+  // a row's rank is its place, but where kfold groups the rows by setting (two maps of every member only then)
+  const rank = cv ? new Map(p.ranked.map((r, i) => [r.member, i + 1])) : undefined;
   const rows = rowsInOrder
     .slice(0, TABLE_ROWS)
-    .map((r) => {
-      const i = rank.get(r.member)! - 1;
+    .map((r, j) => {
+      const i = rank ? rank.get(r.member)! - 1 : j;
       const cells = [
         `<td>${i + 1}</td>`,
         `<td>${r.member}</td>`,
-        ...(cv ? [`<td>${fold.get(r.member)?.setting ?? ''}</td>`, `<td>${fold.get(r.member)?.fold ?? ''}</td>`] : []),
+        ...(fold ? [`<td>${fold.get(r.member)?.setting ?? ''}</td>`, `<td>${fold.get(r.member)?.fold ?? ''}</td>`] : []),
         ...hyper.map((h) => `<td>${formatHyper(r.hyperparameters[h])}</td>`),
         ...metrics.map((m) => `<td${m === p.rankedBy.key ? ' class="key"' : ''}>${formatMetric(r.metrics[m])}</td>`),
         ...(withStopped ? [stoppedCell(stopped.get(r.member))] : []),
