@@ -57,9 +57,10 @@ function tempFile(path: string): { fd: number; commit(): void; abort(): void } {
 }
 
 /**
- * writeAtomic for text made piece by piece: the pieces are written as they come, gathered to about a
- * megabyte a write, so that no one string holds the whole file (a million members' summary would pass
- * V8's limit on a string's length).
+ * writeAtomic for text made piece by piece: the pieces are written as they come, gathered to about 64 KB
+ * a write, so that no one string holds the whole file (a million members' summary would pass V8's limit on
+ * a string's length), and each gathered string is small enough to die young (a megabyte's went to the old
+ * generation, whose garbage stays until the heap has grown).
  */
 export function writeAtomicChunks(path: string, chunks: Iterable<string>): void {
   writeAtomicBy(path, (fd) => {
@@ -73,8 +74,11 @@ export function writeAtomicChunks(path: string, chunks: Iterable<string>): void 
     for (const chunk of chunks) {
       pending.push(chunk);
       size += chunk.length;
-      if (size >= 1 << 20) flush();
+      if (size >= WRITE_CHARS) flush();
     }
     flush();
   });
 }
+
+/** writeAtomicChunks' characters a write. */
+const WRITE_CHARS = 1 << 16;
