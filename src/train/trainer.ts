@@ -735,24 +735,24 @@ class TrainingRun {
     const final = allIds.map((id) => this.partialMetrics.get(id) ?? this.lastMetrics.get(id) ?? { loss: NaN });
     const lastStep = (id: number) => Math.max(0, (retired.find((r) => r.member === id)?.step ?? step) - 1);
     const rates = allIds.map((id) => memberLr(this.setup.hyper, this.lr, id, lastStep(id)));
-    // trained in waves or shards, the members are put on the device only when asked for: all of them at
-    // once may not fit (what --resident is for)
-    let resident = population;
-    return {
-      get population() {
-        return (resident ??= store!.materialize());
-      },
-      dispose: () => resident?.dispose(),
-      position: this.position(),
-      steps: step,
-      seconds,
-      memberStepsPerSecond: step > this.first ? this.trained / seconds : 0,
-      final,
-      lr: rates,
-      retired,
-      memberIds: allIds,
-    };
+    return trainResult(population, store, { position: this.position(), steps: step, seconds, memberStepsPerSecond: step > this.first ? this.trained / seconds : 0, final, lr: rates, retired, memberIds: allIds });
   }
+}
+
+/**
+ * The result of a run: trained in waves or shards, the members are put on the device only when asked for
+ * (all of them at once may not fit: what --resident is for). Made outside the run's methods, so that the
+ * result does not keep the run (its per-member maps and sums) alive.
+ */
+function trainResult(population: Population | undefined, store: HostStore | undefined, rest: Omit<TrainResult, 'population' | 'dispose'>): TrainResult {
+  let resident = population;
+  return {
+    get population() {
+      return (resident ??= store!.materialize());
+    },
+    dispose: () => resident?.dispose(),
+    ...rest,
+  };
 }
 
 /** About how often the resident loop lets the event loop run (timers, signals, output), in milliseconds. */
