@@ -487,7 +487,7 @@ if (only.has('train')) {
   const bigFile = join(workDir, `forum-train-${bigN}.net`);
   writeFileSync(bigFile, trainFile(bigN, bigSteps));
   try {
-    trainMemory = await runWorker<TrainRunResult>({ kind: 'train', file: bigFile, args: ['--backend', 'wasm'], sampleRss: true });
+    trainMemory = await runWorker<TrainRunResult>({ kind: 'train', file: bigFile, args: ['--backend', 'wasm'], sampleRss: true, cli: true });
     log(`  forum x${bigN}, ${bigSteps} steps: peak RSS ${trainMemory.trainingPeakRss === undefined ? 'not sampled (too short)' : mb(trainMemory.trainingPeakRss)} MB while training (its checkpoints included), ${mb(trainMemory.peakRss)} MB for the whole process (the run's files after it)`);
   } catch (e) {
     trainMemoryError = (e as Error).message;
@@ -1169,7 +1169,7 @@ function trainTables(): string[] {
     }
     out.push(...notes.lines());
     if (!versions.length) out.push('', `${torchNote}.`);
-    if (trainMemory) out.push('', `forum x${plan.train.memory.n} by \`netc train\`, ${plan.train.memory.steps} steps (${trainMemory.engine ?? 'auto'} engine): peak RSS ${trainMemory.trainingPeakRss === undefined ? 'not sampled (too short)' : mb(trainMemory.trainingPeakRss)} MB while it trains (sampled every 50 ms from its "training" line until summary.json appears, so its checkpoints count), ${mb(trainMemory.peakRss)} MB for the whole process (VmHWM; the run's files, summary.json, report.html and the leaderboard, are written after the training).`);
+    if (trainMemory) out.push('', `forum x${plan.train.memory.n} by \`netc train\`, ${plan.train.memory.steps} steps (${trainMemory.engine ?? 'auto'} engine): peak RSS ${trainMemory.trainingPeakRss === undefined ? 'not sampled (too short)' : mb(trainMemory.trainingPeakRss)} MB while it trains (\`node bin/netc.js train\` in a process of its own, its VmRSS read from /proc every 25 ms from its "training" line until summary.json appears, so its checkpoints count), ${mb(trainMemory.peakRss)} MB for the whole process (its VmHWM as it exits; the run's files, summary.json, report.html and the leaderboard, are written after the training). MB here are 10^6 bytes.`);
     out.push('');
   }
   if (seed000.netc.length || seed000.torch.length) {

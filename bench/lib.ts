@@ -79,8 +79,12 @@ export type Job =
       method: NaiveMethod;
     } & Timing)
   | { kind: 'compile'; files: string[]; runs: number }
-  /** `netc train FILE ARGS --out TMP` in the worker's process, from the sources (src/cli/main.ts) */
-  | { kind: 'train'; file: string; args: string[]; sampleRss?: boolean }
+  /**
+   * `netc train FILE ARGS --out TMP` in the worker's process (dist/cli/main.js); with `cli`, as a user runs it,
+   * `node bin/netc.js` in a process of its own whose RSS the worker reads from /proc (the worker's tsx and the
+   * bench's modules are not in it)
+   */
+  | { kind: 'train'; file: string; args: string[]; sampleRss?: boolean; cli?: boolean }
   /** the training split of FILE's data and each epoch's example order, as netc train draws them, written to `out` as JSON (a TrainData) */
   | { kind: 'dataset'; file: string; epochs: number; out: string };
 

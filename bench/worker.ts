@@ -1,5 +1,6 @@
 // Runs one benchmark job (a JSON argument, see lib.ts Job) in this process and prints its result as one
 // line `RESULT {...}`. bench/bench.ts starts one worker per job, so each job's RSS is its own.
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -91,8 +92,65 @@ function trainingPeak(samples: { at: number; rss: number }[], from: number | und
   return inside.length > 1 ? Math.max(...inside.map((s) => s.rss)) : undefined;
 }
 
+/**
+ * `node bin/netc.js train` in a process of its own, its RSS read from /proc/PID/status every 25 ms (the
+ * training's window as runTrain's: its "training" line to summary.json), its peak (VmHWM) as it exits
+ * (bench/vmhwm.cjs, preloaded, prints it); the numbers are its summary.json's.
+ */
+async function runTrainCli(job: Extract<Job, { kind: 'train' }>): Promise<TrainRunResult> {
+  const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+  const out = mkdtempSync(join(tmpdir(), 'netc-bench-train-'));
+  const samples: { at: number; rss: number }[] = [];
+  let trainingFrom: number | undefined;
+  let trainedAt: number | undefined;
+  let talk = '';
+  try {
+    const t0 = performance.now();
+    const child = spawn(process.execPath, ['-r', join(root, 'bench', 'vmhwm.cjs'), join(root, 'bin', 'netc.js'), 'train', job.file, ...job.args, '--out', out, '--force'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.on('data', (d: Buffer) => void (talk += d));
+    child.stderr.on('data', (d: Buffer) => {
+      if (trainingFrom === undefined && /(^|\n)training /.test(talk + d)) trainingFrom = performance.now();
+      talk += d;
+    });
+    const status = () => {
+      try {
+        return readFileSync(`/proc/${child.pid}/status`, 'utf8');
+      } catch {
+        return '';
+      }
+    };
+    const sampler = setInterval(() => {
+      if (trainedAt === undefined && existsSync(join(out, 'summary.json'))) trainedAt = performance.now();
+      const rss = /VmRSS:\s+(\d+) kB/.exec(status());
+      if (rss) samples.push({ at: performance.now(), rss: Number(rss[1]) * 1024 });
+    }, 25);
+    const code = await new Promise<number | null>((done) => child.on('close', done));
+    clearInterval(sampler);
+    const wallMs = performance.now() - t0;
+    if (code !== 0) throw new Error(`netc train exited with ${code}: ${talk.trim().split('\n').slice(-3).join(' | ')}`);
+    const hwm = /netc-bench VmHWM (\d+) kB/.exec(talk);
+    const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
+    return {
+      seconds: summary.train_seconds,
+      memberStepsPerSecond: summary.member_steps_per_second,
+      steps: summary.steps,
+      members: summary.members,
+      backend: summary.backend,
+      lowering: summary.lowering,
+      engine: typeof summary.engine === 'string' ? summary.engine : null,
+      wallMs,
+      baselineRss: samples[0]?.rss ?? NaN,
+      peakRss: hwm ? Number(hwm[1]) * 1024 : Math.max(...samples.map((s) => s.rss)),
+      ...(job.sampleRss ? { trainingPeakRss: trainingPeak(samples, trainingFrom, trainedAt) } : {}),
+    };
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+  }
+}
+
 /** `netc train` from the sources, in this process; the numbers are its summary.json's. */
 async function runTrain(job: Extract<Job, { kind: 'train' }>): Promise<TrainRunResult> {
+  if (job.cli) return runTrainCli(job);
   // imported here, not above, so that the step jobs' processes hold no more than they did; from dist/, as
   // `npx netc train` runs it (through tsx the same code trains about twice as slowly), which bench.ts builds
   const { main } = (await import(pathToFileURL(join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'cli', 'main.js')).href)) as typeof import('../src/cli/main.js');
