@@ -100,6 +100,26 @@ const cases: Case[] = [
   { name: 'layernorm with its epsilon per member, after a dense and on the input, categorical cross-entropy, rmsprop', model: 'layernorm()\n  dense(6, activation: tanh)\n  ln = layernorm()\n  dense(3, activation: softmax)', inWidth: 4, k: 3, loss: 'categorical_crossentropy', optimizer: 'rmsprop(lr: 0.01)', metrics: ['accuracy'], vary: 'vary ln.epsilon: [0.001, 0.01, 0.5]' },
   { name: 'dropout and layernorm with clipnorm per member (one never clips, one always), adamw', model: 'dense(8, activation: relu)\n  layernorm(epsilon: 0.01)\n  dropout(0.3)\n  dense(2)', inWidth: 3, k: 2, loss: 'huber', optimizer: 'adamw(lr: 0.02)', metrics: ['mae'], vary: 'vary clipnorm: [0, 0.02, 1]' },
   { name: 'batchnorm with its momentum and epsilon per member, on the input and after dense layers, running statistics, clipnorm per member, sgd with momentum', model: 'batchnorm()\n  dense(6, activation: relu)\n  bn = batchnorm()\n  dense(4, activation: tanh)\n  batchnorm(momentum: 0.9, epsilon: 0.01)\n  dense(1, activation: sigmoid)', inWidth: 3, k: 1, loss: 'binary_crossentropy', optimizer: 'sgd(lr: 0.1, momentum: 0.9)', metrics: ['accuracy'], vary: 'vary bn.momentum: [0.5, 0.9, 0.99]\n  vary bn.epsilon: [0.001, 0.01, 0.1]\n  vary clipnorm: [0, 0.02, 1]' },
+  {
+    name: 'add, concat and from: branches (values read twice), binary cross-entropy, adam, lr per member',
+    model: 'h = dense(6, activation: relu)\n  r = dense(6, activation: tanh)\n  sum = add(h, r)\n  a = dense(4, activation: relu, from: sum)\n  b = dense(3, activation: tanh, from: input)\n  concat(a, b, sum)\n  dense(1, activation: sigmoid)',
+    inWidth: 2,
+    k: 1,
+    loss: 'binary_crossentropy',
+    optimizer: 'adam(lr: 0.02)',
+    metrics: ['accuracy'],
+    vary: 'vary lr: [0.005, 0.02, 0.05]',
+  },
+  {
+    name: 'an add of four (one value twice, the shared input), a value read four times, layernorm and dropout of merges, mse, rmsprop',
+    model: 'h = dense(4, activation: elu)\n  r = dense(4, activation: tanh)\n  s = add(h, r, input, h)\n  ln = layernorm()\n  c = concat(ln, h)\n  drop = dropout(0.2)\n  dense(2)',
+    inWidth: 4,
+    k: 2,
+    loss: 'mse',
+    optimizer: 'rmsprop(lr: 0.01, momentum: 0.5)',
+    metrics: ['mae'],
+    vary: 'vary drop.rate: [0, 0.2, 0.4]',
+  },
   { name: 'clipnorm on sgd with nesterov momentum, huber of its default delta, a layer without bias', model: 'dense(5, activation: elu, bias: false)\n  dense(2)', inWidth: 3, k: 2, loss: 'huber', optimizer: 'sgd(lr: 0.05, momentum: 0.9, nesterov: true, clipnorm: 0.05)', metrics: ['mae'], vary: 'vary lr: [0.02, 0.05, 0.1]' },
 ];
 
@@ -191,6 +211,7 @@ describe.skipIf(skip)('member independence on one adapter', () => {
     ['conv with dropout', convCases[0]],
     ['gelu, leaky_relu(alpha), layernorm(epsilon), dropout(rate) and batchnorm(momentum) per member, swish, huber, rmsprop, clipnorm', vocabulary],
     ['conv with gelu, swish, leaky_relu(alpha) per member, huber, adamw', convCases[2]],
+    ['add, concat and from: branches', cases.find((c) => c.name.startsWith('add, concat'))!],
   ])('%s: member 3 trains the same, bit for bit, alone, among 3 and among 7', async (_, c) => {
     const text = source(c, 7);
     const runs: { losses: number[]; weights: Map<string, Float32Array> }[] = [];
@@ -324,6 +345,9 @@ describe.skipIf(skip)('what the WGSL step does not cover runs on ops and says wh
     ['conv2d(2, kernel: 3, activation: relu)\n  batchnorm()\n  flatten()\n  dense(1)', 'rmsprop(lr: 0.01)', 'the batchnorm layer batchnorm_1 on values of shape [2, 2, 2]'],
     ['relu()\n  dense(1)', 'adam(lr: 0.01, clipnorm: 1)', 'the relu layer relu_1 on the shared input'],
     ['conv2d(2, kernel: 3)\n  softmax()\n  flatten()\n  dense(1)', 'adam(lr: 0.01)', 'the softmax layer softmax_1 on values of shape [2, 2, 2]'],
+    ['c1 = conv2d(2, kernel: 3)\n  a = conv2d(2, kernel: 1)\n  add(a, c1)\n  flatten()\n  dense(1)', 'adam(lr: 0.01)', 'the add layer add_1 of values of shape [2, 2, 2]'],
+    ['h = dense(3)\n  dense(2, from: input)\n  dense(1, from: h)', 'adam(lr: 0.01)', "dense_2's value, which no layer reads"],
+    ['concat(input, input)\n  dense(1)', 'adam(lr: 0.01)', 'the concat layer concat_1 of the shared input alone'],
   ])('%s with %s', (model, optimizer, reason) => {
     const pop = why(model, optimizer);
     expect(pop.engine).toBe('ops');

@@ -24,6 +24,7 @@ import { optimizerHyper, optimizerSlots } from '../wasm/optimizer-update.js';
 import { LEAKY_RELU_ALPHA } from '../kernels/activations.js';
 import type { StepConfig } from './plan.js';
 import { isSpatialLayer, spatialBackward, spatialForward, spatialLayer, whyNotSpatial, wgslSpatialKinds, type ChainValues, type LayerInput, type SpatialLayer, type SpatialWriter } from './wgsl-conv.js';
+import { gradientOrder, gradientSum, isMergeLayer, mergeBackward, mergeForward, mergeLayer, whyNotMerge, wgslMergeKinds, type MergeLayer } from './wgsl-graph.js';
 import { isNormLayer, normBackward, normForward, normLayer, whyNotNorm, wgslNormKinds, type NormLayer, type NormWriter } from './wgsl-norm.js';
 
 /** What the WGSL step covers (the rest of netc's vocabulary runs on TF.js ops on webgpu). */
@@ -76,12 +77,23 @@ export function whyNotWgsl(cfg: WgslConfig): string | undefined {
   if (!e.ops[0].shared) return "members' own input rows (a split)";
   const first = e.ops[1]?.op ?? '';
   if (e.ops[0].shape.length !== 1 && first !== 'flatten' && !wgslSpatialKinds.has(first)) return `an input of shape [${e.ops[0].shape.join(', ')}]`;
+  const readers = new Map<number, number>();
+  for (const op of e.ops) for (const i of op.inputs) readers.set(i, (readers.get(i) ?? 0) + 1);
   for (const op of e.ops.slice(1)) {
     const activationLayer = wgslActivationLayers.has(op.op);
     const spatial = wgslSpatialKinds.has(op.op);
     const norm = wgslNormKinds.has(op.op);
-    if (op.op !== 'dense' && op.op !== 'flatten' && !spatial && !activationLayer && !norm) return `the ${op.op} layer`;
-    if (op.inputs.length !== 1 || op.inputs[0] !== op.id - 1) return `${op.name}'s input (the WGSL step runs a chain of layers)`;
+    const merge = wgslMergeKinds.has(op.op);
+    if (op.op !== 'dense' && op.op !== 'flatten' && !spatial && !activationLayer && !norm && !merge) return `the ${op.op} layer`;
+    // a value nothing reads has no gradient (the op path's autodiff leaves its layers' weights without one)
+    if (op.id !== e.model.output && !readers.get(op.id)) return `${op.name}'s value, which no layer reads`;
+    if (merge) {
+      const why = whyNotMerge(op, op.inputs.map((i) => e.ops[i]));
+      if (why) return why;
+      continue;
+    }
+    // a flatten's value is its input's: the op path sums a gradient of each apart
+    if (op.op === 'flatten' && (readers.get(op.inputs[0]) ?? 0) > 1) return `${op.name}'s input, read twice`;
     if (op.op === 'flatten') continue;
     if (norm) {
       const why = whyNotNorm(op);
@@ -115,27 +127,46 @@ const lit = (v: number): string => {
 /** One layer of the chain, as the kernels see it: a dense layer, or a weightless activation layer (no kernel). */
 type Layer = ChainValues;
 
-/** A layer of the chain: a dense or activation layer, a conv or pool (src/step/wgsl-conv.ts), a dropout, layernorm or batchnorm (src/step/wgsl-norm.ts). */
-type ChainLayer = Layer | SpatialLayer | NormLayer;
+/** A layer of the chain: a dense or activation layer, a conv or pool (src/step/wgsl-conv.ts), a dropout, layernorm or batchnorm (src/step/wgsl-norm.ts), an add or concat (src/step/wgsl-graph.ts). */
+type ChainLayer = Layer | SpatialLayer | NormLayer | MergeLayer;
 
 const size = (shape: readonly number[]): number => shape.reduce((a, d) => a * d, 1);
 
+/** Where a reader's operand's gradient goes: the value's own gradient region, or one of its extra ones (a value read twice). */
+type Target = ChainLayer;
+
+/** The chain's layers, with each one's gradient targets (by operand; none for the shared input) and the extra gradient regions of the values read more than once. */
+interface Layers {
+  layers: ChainLayer[];
+  targets: Map<ChainLayer, (Target | undefined)[]>;
+  extra: Map<ChainLayer, number[]>;
+  actsFloats: number;
+  drawsFloats: number;
+}
+
 /** The chain's layers; a flatten is none (a member's example is row-major already: the next layer reads its input as it lies). */
-function layersOf(e: EnsembleIR, n: number, batch: number): { layers: ChainLayer[]; actsFloats: number; drawsFloats: number } {
+function layersOf(e: EnsembleIR, n: number, batch: number): Layers {
   let at = 0;
   const regions = { acts: 0, draws: 0 };
   const layers: ChainLayer[] = [];
+  // each op's value: a layer's, or the shared input's (undefined); a flatten's is its input's
+  const valueOf = new Map<number, ChainLayer | undefined>([[0, undefined]]);
+  const sources = new Map<ChainLayer, (ChainLayer | undefined)[]>();
+  const inputOf = (src: ChainLayer | undefined): LayerInput => (src ? { buffer: 'acts', at: src.valuesAt } : { buffer: 'x' });
   for (const op of e.ops.slice(1)) {
-    if (op.op === 'flatten') continue;
+    if (op.op === 'flatten') {
+      valueOf.set(op.id, valueOf.get(op.inputs[0]));
+      continue;
+    }
+    const from = op.inputs.map((i) => valueOf.get(i));
     const params = e.params.filter((p) => p.op === op.name);
     const inShape = e.ops[op.inputs[0]].shape;
     const inWidth = size(inShape);
     const width = size(op.shape);
-    const prev = layers[layers.length - 1];
     const spatial = wgslSpatialKinds.has(op.op);
-    // a dense layer or a conv has an activation attribute (a pool's is linear); an activation layer is its own
+    // a dense layer or a conv has an activation attribute (a pool's is linear); an activation layer is its own; a merge's is linear
     const dense = op.op === 'dense' || spatial;
-    const activation = dense ? String(op.attrs.activation ?? 'linear') : op.op;
+    const activation = dense ? String(op.attrs.activation ?? 'linear') : wgslMergeKinds.has(op.op) ? 'linear' : op.op;
     const valuesAt = at;
     const gradAt = at + n * batch * width;
     at = gradAt + n * batch * width;
@@ -151,23 +182,49 @@ function layersOf(e: EnsembleIR, n: number, batch: number): { layers: ChainLayer
       bias: params.find((p) => p.name.endsWith('/bias')),
       zAt,
       alpha,
-      input: (prev ? { buffer: 'acts', at: prev.valuesAt } : { buffer: 'x' }) as LayerInput,
+      input: inputOf(from[0]),
       valuesAt,
       gradAt,
     };
-    if (wgslNormKinds.has(op.op)) {
+    let made: ChainLayer;
+    if (wgslMergeKinds.has(op.op)) made = mergeLayer(layer, from.map((src, i) => ({ input: inputOf(src), width: size(e.ops[op.inputs[i]].shape) })));
+    else if (wgslNormKinds.has(op.op)) {
       regions.acts = at;
-      layers.push(normLayer(layer, params, n, batch, regions));
+      made = normLayer(layer, params, n, batch, regions);
       at = regions.acts;
-    } else layers.push(spatial ? spatialLayer(layer, inShape) : layer);
+    } else made = spatial ? spatialLayer(layer, inShape) : layer;
+    layers.push(made);
+    valueOf.set(op.id, made);
+    sources.set(made, from);
   }
-  return { layers, actsFloats: Math.max(at, 1), drawsFloats: regions.draws };
+  // the gradients' targets, reader after reader from the loss (the op path's backward order): a value's
+  // first reader writes its gradient region, each later one a region of its own, added up before the value's backward pass
+  const targets = new Map<ChainLayer, (Target | undefined)[]>();
+  const extra = new Map<ChainLayer, number[]>();
+  for (const reader of [...layers].reverse()) {
+    const from = sources.get(reader)!;
+    const t: (Target | undefined)[] = from.map(() => undefined);
+    for (const i of isMergeLayer(reader) ? gradientOrder(reader.op) : [0]) {
+      const src = from[i];
+      if (!src) continue;
+      if (!extra.has(src)) {
+        extra.set(src, []);
+        t[i] = src;
+        continue;
+      }
+      extra.get(src)!.push(at);
+      t[i] = { ...src, gradAt: at };
+      at += n * batch * src.width;
+    }
+    targets.set(reader, t);
+  }
+  return { layers, targets, extra, actsFloats: Math.max(at, 1), drawsFloats: regions.draws };
 }
 
 /** The WGSL step of a covered configuration for N members and batches of `batch` rows. */
 export function generateWgslStep(cfg: WgslConfig, n: number, batch: number): WgslStep {
   const e = cfg.ensemble;
-  const { layers, actsFloats: valueFloats, drawsFloats } = layersOf(e, n, batch);
+  const { layers, targets, extra, actsFloats: valueFloats, drawsFloats } = layersOf(e, n, batch);
   // the optimizer's hyperparameters, clipnorm's, then the layers' own (a leaky_relu layer's alpha, dropout's rate, a norm's momentum and epsilon), each a row of N
   const own = (l: ChainLayer) => (isNormLayer(l) ? l.keys : l.alpha && 'key' in l.alpha ? [l.alpha.key] : []);
   const hyper = [...optimizerHyper[cfg.optimizer], ...(cfg.clipping ? ['clip'] : []), ...layers.flatMap(own)];
@@ -178,20 +235,29 @@ export function generateWgslStep(cfg: WgslConfig, n: number, batch: number): Wgs
   const ctx: Ctx = { n, batch, hyper, optimizer: cfg.optimizer, slots: optimizerSlots[cfg.optimizer], clip };
   const spatial = spatialWriter(ctx);
   const norms = normWriter(ctx, spatial);
-  const kernels: WgslKernel[] = layers.flatMap((l) => (isSpatialLayer(l) ? [spatialForward(spatial, l)] : isNormLayer(l) ? normForward(norms, l) : [forwardKernel(ctx, l)]));
+  const kernels: WgslKernel[] = layers.flatMap((l) => (isMergeLayer(l) ? [mergeForward(spatial, l)] : isSpatialLayer(l) ? [spatialForward(spatial, l)] : isNormLayer(l) ? normForward(norms, l) : [forwardKernel(ctx, l)]));
   kernels.push(lossKernel(ctx, layers[layers.length - 1], cfg.loss, cfg.metrics));
   for (let i = layers.length - 1; i >= 0; i--) {
     const l = layers[i];
+    // a value read more than once: its readers' gradients added up first
+    const more = extra.get(l) ?? [];
+    if (more.length) kernels.push(gradientSum(spatial, l, more));
+    const into = targets.get(l)!;
+    const prev = into[0];
+    if (isMergeLayer(l)) {
+      into.forEach((t, j) => t && kernels.push(mergeBackward(spatial, l, j, t)));
+      continue;
+    }
     if (isNormLayer(l)) {
-      kernels.push(...normBackward(norms, l, layers[i - 1]));
+      kernels.push(...normBackward(norms, l, prev));
       continue;
     }
     if (isSpatialLayer(l)) {
-      kernels.push(...spatialBackward(spatial, l, layers[i - 1]));
+      kernels.push(...spatialBackward(spatial, l, prev));
       continue;
     }
     // the gradient of the layer's input first: it reads the kernel before its update
-    if (i > 0) kernels.push(l.kernel ? dinputKernel(ctx, l, layers[i - 1]) : activationBackwardKernel(ctx, l, layers[i - 1]));
+    if (prev) kernels.push(l.kernel ? dinputKernel(ctx, l, prev) : activationBackwardKernel(ctx, l, prev));
     if (l.kernel) kernels.push(...updateKernels(ctx, l, 'kernel'));
     if (l.bias) kernels.push(...updateKernels(ctx, l, 'bias'));
   }
