@@ -120,6 +120,26 @@ const cases: Case[] = [
     metrics: ['mae'],
     vary: 'vary drop.rate: [0, 0.2, 0.4]',
   },
+  {
+    name: 'a shared trunk on the input (two shared dense layers), per-member heads, adam with the file\'s clipnorm, lr per member',
+    model: 'trunk = shared dense(6, activation: relu)\n  shared dense(5, activation: tanh)\n  dense(1, activation: sigmoid)',
+    inWidth: 3,
+    k: 1,
+    loss: 'binary_crossentropy',
+    optimizer: 'adam(lr: 0.01, clipnorm: 0.05)',
+    metrics: ['accuracy'],
+    vary: 'vary lr: [0.005, 0.01, 0.03]',
+  },
+  {
+    name: 'a shared dense layer on members\' own values, concat with them, adamw, clipnorm per member (one never clips, one always)',
+    model: 'h = dense(6, activation: tanh)\n  s = shared dense(4, activation: relu)\n  concat(s, h)\n  dense(2)',
+    inWidth: 3,
+    k: 2,
+    loss: 'mse',
+    optimizer: 'adamw(lr: 0.02)',
+    metrics: ['mae'],
+    vary: 'vary clipnorm: [0, 0.02, 1]',
+  },
   { name: 'clipnorm on sgd with nesterov momentum, huber of its default delta, a layer without bias', model: 'dense(5, activation: elu, bias: false)\n  dense(2)', inWidth: 3, k: 2, loss: 'huber', optimizer: 'sgd(lr: 0.05, momentum: 0.9, nesterov: true, clipnorm: 0.05)', metrics: ['mae'], vary: 'vary lr: [0.02, 0.05, 0.1]' },
 ];
 

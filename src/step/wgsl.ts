@@ -87,6 +87,8 @@ export function whyNotWgsl(cfg: WgslConfig): string | undefined {
     if (op.op !== 'dense' && op.op !== 'flatten' && !spatial && !activationLayer && !norm && !merge) return `the ${op.op} layer`;
     // a value nothing reads has no gradient (the op path's autodiff leaves its layers' weights without one)
     if (op.id !== e.model.output && !readers.get(op.id)) return `${op.name}'s value, which no layer reads`;
+    const sharedValue = op.inputs.map((i) => e.ops[i]).find((i) => i.id > 0 && i.shared);
+    if (sharedValue && op.op !== 'dense') return `${op.name} on the shared layer ${sharedValue.name}'s value (the WGSL step reads it with dense layers only)`;
     if (merge) {
       const why = whyNotMerge(op, op.inputs.map((i) => e.ops[i]));
       if (why) return why;
@@ -113,8 +115,13 @@ export function whyNotWgsl(cfg: WgslConfig): string | undefined {
     const activation = String(op.attrs.activation ?? 'linear');
     if (!wgslActivations.has(activation)) return `the ${activation} activation (${op.name})`;
   }
-  for (const p of e.params) if (p.layout !== 'columns' && p.layout !== 'stacked') return `the ${p.layout} layout of ${p.name}`;
+  for (const p of e.params) {
+    const kind = e.ops.find((op) => op.name === p.op)!.op;
+    if (p.layout === 'shared' && kind !== 'dense') return `the shared ${kind} layer ${p.op}`;
+    if (p.layout !== 'columns' && p.layout !== 'stacked' && p.layout !== 'shared') return `the ${p.layout} layout of ${p.name}`;
+  }
   if (e.model.output !== e.ops.length - 1) return 'an output that is not the last layer';
+  if (e.ops[e.model.output].shared) return "a shared layer's value on the shared input as the output";
   return undefined;
 }
 
@@ -152,7 +159,7 @@ function layersOf(e: EnsembleIR, n: number, batch: number): Layers {
   // each op's value: a layer's, or the shared input's (undefined); a flatten's is its input's
   const valueOf = new Map<number, ChainLayer | undefined>([[0, undefined]]);
   const sources = new Map<ChainLayer, (ChainLayer | undefined)[]>();
-  const inputOf = (src: ChainLayer | undefined): LayerInput => (src ? { buffer: 'acts', at: src.valuesAt } : { buffer: 'x' });
+  const inputOf = (src: ChainLayer | undefined): LayerInput => (!src ? { buffer: 'x' } : src.op.shared ? { buffer: 'acts', at: src.valuesAt, shared: true } : { buffer: 'acts', at: src.valuesAt });
   for (const op of e.ops.slice(1)) {
     if (op.op === 'flatten') {
       valueOf.set(op.id, valueOf.get(op.inputs[0]));
@@ -167,11 +174,13 @@ function layersOf(e: EnsembleIR, n: number, batch: number): Layers {
     // a dense layer or a conv has an activation attribute (a pool's is linear); an activation layer is its own; a merge's is linear
     const dense = op.op === 'dense' || spatial;
     const activation = dense ? String(op.attrs.activation ?? 'linear') : wgslMergeKinds.has(op.op) ? 'linear' : op.op;
+    // a shared layer's value on the shared input is every member's: [B, width], once
+    const rows = (op.shared ? 1 : n) * batch;
     const valuesAt = at;
-    const gradAt = at + n * batch * width;
-    at = gradAt + n * batch * width;
+    const gradAt = at + rows * width;
+    at = gradAt + rows * width;
     let zAt: number | undefined;
-    if (dense && (activation === 'gelu' || activation === 'swish')) [zAt, at] = [at, at + n * batch * width];
+    if (dense && (activation === 'gelu' || activation === 'swish')) [zAt, at] = [at, at + rows * width];
     const alpha = activation !== 'leaky_relu' ? undefined : dense ? { value: LEAKY_RELU_ALPHA } : { key: `${op.name}.alpha` };
     const layer = {
       op,
@@ -214,7 +223,7 @@ function layersOf(e: EnsembleIR, n: number, batch: number): Layers {
       }
       extra.get(src)!.push(at);
       t[i] = { ...src, gradAt: at };
-      at += n * batch * src.width;
+      at += (src.op.shared ? 1 : n) * batch * src.width;
     }
     targets.set(reader, t);
   }
@@ -227,21 +236,27 @@ export function generateWgslStep(cfg: WgslConfig, n: number, batch: number): Wgs
   const { layers, targets, extra, actsFloats: valueFloats, drawsFloats } = layersOf(e, n, batch);
   // the optimizer's hyperparameters, clipnorm's, then the layers' own (a leaky_relu layer's alpha, dropout's rate, a norm's momentum and epsilon), each a row of N
   const own = (l: ChainLayer) => (isNormLayer(l) ? l.keys : l.alpha && 'key' in l.alpha ? [l.alpha.key] : []);
-  const hyper = [...optimizerHyper[cfg.optimizer], ...(cfg.clipping ? ['clip'] : []), ...layers.flatMap(own)];
+  const stepKeys = [...optimizerHyper[cfg.optimizer], ...(cfg.clipping ? ['clip'] : [])];
+  // the shared layers step once with the file's values (`shared:KEY`, a row of N like the others, read at 0)
+  const sharedKeys = e.params.some((p) => p.layout === 'shared') ? stepKeys.map((key) => `shared:${key}`) : [];
+  const hyper = [...stepKeys, ...layers.flatMap(own), ...sharedKeys];
   // clipping: one scratch region after the layers' values, for a parameter's gradient [N, size] and its norms [N], reused by each in turn
   const largest = Math.max(...layers.map((l) => (isNormLayer(l) ? l.width : !l.kernel ? 0 : isSpatialLayer(l) ? l.g.kh * l.g.kw * l.g.c * l.f : l.inWidth * l.width)));
   const clip = cfg.clipping ? { gradsAt: valueFloats, normAt: valueFloats + n * largest } : undefined;
   const actsFloats = clip ? clip.normAt + n : valueFloats;
-  const ctx: Ctx = { n, batch, hyper, optimizer: cfg.optimizer, slots: optimizerSlots[cfg.optimizer], clip };
+  const ctx: Ctx = { n, batch, stride: n, hyper, optimizer: cfg.optimizer, slots: optimizerSlots[cfg.optimizer], clip };
+  // a shared layer's value on the shared input: computed once, as for one member
+  const one: Ctx = { ...ctx, n: 1 };
+  const ctxOf = (l: ChainLayer) => (l.op.shared ? one : ctx);
   const spatial = spatialWriter(ctx);
   const norms = normWriter(ctx, spatial);
-  const kernels: WgslKernel[] = layers.flatMap((l) => (isMergeLayer(l) ? [mergeForward(spatial, l)] : isSpatialLayer(l) ? [spatialForward(spatial, l)] : isNormLayer(l) ? normForward(norms, l) : [forwardKernel(ctx, l)]));
+  const kernels: WgslKernel[] = layers.flatMap((l) => (isMergeLayer(l) ? [mergeForward(spatial, l)] : isSpatialLayer(l) ? [spatialForward(spatial, l)] : isNormLayer(l) ? normForward(norms, l) : [forwardKernel(ctxOf(l), l)]));
   kernels.push(lossKernel(ctx, layers[layers.length - 1], cfg.loss, cfg.metrics));
   for (let i = layers.length - 1; i >= 0; i--) {
     const l = layers[i];
     // a value read more than once: its readers' gradients added up first
     const more = extra.get(l) ?? [];
-    if (more.length) kernels.push(gradientSum(spatial, l, more));
+    if (more.length) kernels.push(gradientSum({ ...spatial, n: ctxOf(l).n }, l, more));
     const into = targets.get(l)!;
     const prev = into[0];
     if (isMergeLayer(l)) {
@@ -257,9 +272,11 @@ export function generateWgslStep(cfg: WgslConfig, n: number, batch: number): Wgs
       continue;
     }
     // the gradient of the layer's input first: it reads the kernel before its update
-    if (prev) kernels.push(l.kernel ? dinputKernel(ctx, l, prev) : activationBackwardKernel(ctx, l, prev));
-    if (l.kernel) kernels.push(...updateKernels(ctx, l, 'kernel'));
-    if (l.bias) kernels.push(...updateKernels(ctx, l, 'bias'));
+    // (a member's layer on a shared layer's value: every member's gradient of it summed, as the op path's one wide product sums it)
+    if (prev) kernels.push(!l.kernel ? activationBackwardKernel(ctx, l, prev) : prev.op.shared && !l.op.shared ? sharedDinputKernel(ctx, l, prev) : dinputKernel(ctxOf(l), l, prev));
+    const updates = l.kernel?.layout === 'shared' ? sharedUpdateKernels : updateKernels;
+    if (l.kernel) kernels.push(...updates(ctx, l, 'kernel'));
+    if (l.bias) kernels.push(...updates(ctx, l, 'bias'));
   }
   const draws = layers.flatMap((l) => (isNormLayer(l) && l.drawsAt !== undefined ? [{ op: l.op.name, at: l.drawsAt, width: l.width }] : []));
   return { kernels, hyper, actsFloats, draws, drawsFloats, n, batch };
@@ -290,7 +307,10 @@ function spatialWriter(ctx: Ctx): SpatialWriter<WgslKernel> {
 }
 
 interface Ctx {
+  /** the members the kernel runs for: N, or 1 for a shared layer's value on the shared input (one for every member) */
   n: number;
+  /** N: the length of a row of `hyper` */
+  stride: number;
   batch: number;
   hyper: string[];
   optimizer: string;
@@ -300,7 +320,7 @@ interface Ctx {
 }
 
 /** Member m's value of a hyperparameter key (a row of N in `hyper`). */
-const hyperAt = (k: Pick<KernelText, 'buf'>, ctx: Ctx, key: string): string => `${k.buf('hyper')}[${ctx.hyper.indexOf(key) * ctx.n}u + m]`;
+const hyperAt = (k: Pick<KernelText, 'buf'>, ctx: Ctx, key: string): string => `${k.buf('hyper')}[${ctx.hyper.indexOf(key) * ctx.stride}u + m]`;
 
 /** Builds one kernel's text, binding each buffer it names once, in the order first named. */
 class KernelText {
@@ -346,8 +366,12 @@ class KernelText {
 
 /** Index of member m's element (i, j) of a dense kernel [in, out] in its fused tensor. */
 function kernelIndex(ctx: Ctx, l: Layer): string {
+  if (l.kernel!.layout === 'shared') return `i * ${l.width}u + j`;
   return l.kernel!.layout === 'columns' ? `i * ${ctx.n * l.width}u + m * ${l.width}u + j` : `m * ${l.inWidth * l.width}u + i * ${l.width}u + j`;
 }
+
+/** Index of member m's element j of a dense bias: a shared layer's one copy, or member m's. */
+const biasIndex = (l: Layer): string => (l.bias!.layout === 'shared' ? 'j' : `m * ${l.width}u + j`);
 
 /** leaky_relu's slope for member m: TF's fixed one (a dense layer's activation), or the layer's own per-member value. */
 function slopeOf(k: Pick<KernelText, 'buf'>, ctx: Ctx, l: Pick<Layer, 'op' | 'alpha'>): string {
@@ -456,6 +480,7 @@ function activationGrad(name: string, d: string, a: string, z = '', alpha = ''):
 /** The expression of member m's input (row b, unit `unit`) of a layer. */
 function inputAt(k: Pick<KernelText, 'buf'>, ctx: Ctx, l: Pick<Layer, 'input' | 'inWidth'>, unit = 'i'): string {
   if (l.input.buffer === 'x') return `${k.buf('x')}[b * ${l.inWidth}u + ${unit}]`;
+  if (l.input.shared) return `${k.buf('acts')}[${l.input.at}u + b * ${l.inWidth}u + ${unit}]`;
   return `${k.buf('acts')}[${l.input.at}u + (m * ${ctx.batch}u + b) * ${l.inWidth}u + ${unit}]`;
 }
 
@@ -498,7 +523,7 @@ function forwardKernel(ctx: Ctx, l: Layer): WgslKernel {
   const k = new KernelText(`forward ${l.op.name}: dense(${l.width}, ${l.activation}), one invocation per member, row and unit`, ctx.n * ctx.batch * l.width);
   const w = k.buf(`param:${l.kernel.name}`);
   const input = inputAt(k, ctx, l);
-  const bias = l.bias ? `  acc = acc + ${k.buf(`param:${l.bias.name}`)}[m * ${l.width}u + j];\n` : '';
+  const bias = l.bias ? `  acc = acc + ${k.buf(`param:${l.bias.name}`)}[${biasIndex(l)}];\n` : '';
   const acts = k.buf('acts');
   // gelu's and swish's gradients read z: it is kept
   const z = l.zAt !== undefined ? `  ${acts}[${l.zAt}u + idx] = acc;\n` : '';
@@ -551,7 +576,7 @@ function softmaxForwardKernel(ctx: Ctx, l: Layer): WgslKernel {
     const w = k.buf(`param:${l.kernel.name}`);
     const input = inputAt(k, ctx, l);
     pre.push('    var acc = 0.0;', `    for (var i = 0u; i < ${l.inWidth}u; i++) {`, `      acc = fma(${input}, ${w}[${kernelIndex(ctx, l)}], acc);`, '    }');
-    if (l.bias) pre.push(`    acc = acc + ${k.buf(`param:${l.bias.name}`)}[m * ${l.width}u + j];`);
+    if (l.bias) pre.push(`    acc = acc + ${k.buf(`param:${l.bias.name}`)}[${biasIndex(l)}];`);
   } else pre.push(`    let acc = ${inputAt(k, ctx, l, 'j')};`);
   const acts = k.buf('acts');
   const out = `${acts}[${l.valuesAt}u + row + j]`;
@@ -591,6 +616,71 @@ function dinputKernel(ctx: Ctx, l: Layer, prev: ChainLayer): WgslKernel {
     `  ${k.buf('acts')}[${prev.gradAt}u + idx] = acc;`,
   ].join('\n');
   return k.finish(body, helper);
+}
+
+/** dL/d(a shared layer's value on the shared input) [B, in] from a member's layer that reads it: one invocation per row and input unit, summed over every member's units, member after member (the op path's wide [B, in] x [in, N*out] product's gradient). */
+function sharedDinputKernel(ctx: Ctx, l: Layer, prev: ChainLayer): WgslKernel {
+  const k = new KernelText(`backward ${l.op.name}: dL/d${prev.op.name} (the shared layer's value), summed over the members, one invocation per row and input unit`, ctx.batch * l.inWidth);
+  const w = k.buf(`param:${l.kernel!.name}`);
+  const helper = dzHelper(k, ctx, l);
+  const body = [
+    `  let b = idx / ${l.inWidth}u;`,
+    `  let i = idx % ${l.inWidth}u;`,
+    '  var acc = 0.0;',
+    `  for (var m = 0u; m < ${ctx.n}u; m++) {`,
+    `    for (var j = 0u; j < ${l.width}u; j++) {`,
+    `      acc = fma(dz(m, b, j), ${w}[${kernelIndex(ctx, l)}], acc);`,
+    '    }',
+    '  }',
+    `  ${k.buf('acts')}[${prev.gradAt}u + idx] = acc;`,
+  ].join('\n');
+  return k.finish(body, helper);
+}
+
+/**
+ * A shared layer's parameter: one copy for every member, its gradient the sum over every member's rows,
+ * member after member (the op path's one product over all members' rows folded into one batch; on the
+ * shared input, over the batch once), and one optimizer step with the file's hyperparameters. Where any
+ * member clips, the file's clipnorm clips it: its gradient into scratch, its norm, the clipped step.
+ */
+function sharedUpdateKernels(ctx: Ctx, l: Layer, which: 'kernel' | 'bias'): WgslKernel[] {
+  const p = which === 'kernel' ? l.kernel! : l.bias!;
+  const size = which === 'kernel' ? l.inWidth * l.width : l.width;
+  const members = l.op.shared ? 1 : ctx.n;
+  const clip = ctx.clip;
+  const k = new KernelText(`${clip ? 'gradient' : 'update'} ${p.name} (shared): its gradient over every member's rows${clip ? ', into scratch for clipnorm' : ` and one ${ctx.optimizer} step`}, one invocation per element`, size);
+  const helper = dzHelper(k, ctx, l);
+  const term = which === 'kernel' ? `      g = fma(${inputAt(k, ctx, l)}, dz(m, b, j), g);` : '      g = g + dz(m, b, j);';
+  const lines = which === 'kernel' ? [`  let i = idx / ${l.width}u;`, `  let j = idx % ${l.width}u;`] : ['  let j = idx;'];
+  lines.push('  var g = 0.0;', `  for (var m = 0u; m < ${members}u; m++) {`, `    for (var b = 0u; b < ${ctx.batch}u; b++) {`, term, '    }', '  }');
+  if (!clip) return [k.finish([...lines, '  let at = idx;', ...sharedUpdateLines(k, ctx, p)].join('\n'), helper)];
+  lines.push(`  ${k.buf('acts')}[${clip.gradsAt}u + idx] = g;`);
+  return [k.finish(lines.join('\n'), helper), normKernel({ ...ctx, n: 1 }, { p, size }, clip), sharedClippedUpdate(ctx, p, size, clip)];
+}
+
+/** A shared parameter's clipped gradient from the scratch and its optimizer step, with the file's clipnorm (Infinity where it has none). */
+function sharedClippedUpdate(ctx: Ctx, p: WideParam, size: number, clip: NonNullable<Ctx['clip']>): WgslKernel {
+  const k = new KernelText(`update ${p.name} (shared): its clipped gradient and one ${ctx.optimizer} step, one invocation per element`, size);
+  const acts = k.buf('acts');
+  const body = [
+    `  let g0 = ${acts}[${clip.gradsAt}u + idx];`,
+    `  let norm = ${acts}[${clip.normAt}u];`,
+    `  let limit = ${sharedHyper(k, ctx, 'clip')};`,
+    '  let g = select(g0, g0 * (limit / norm), norm > limit);',
+    '  let at = idx;',
+    ...sharedUpdateLines(k, ctx, p),
+  ];
+  return k.finish(body.join('\n'));
+}
+
+/** The file's value of a hyperparameter key, for the shared layers' step (its row's first element). */
+const sharedHyper = (k: Pick<KernelText, 'buf'>, ctx: Ctx, key: string): string => `${k.buf('hyper')}[${ctx.hyper.indexOf(`shared:${key}`) * ctx.stride}u]`;
+
+/** The optimizer's step of element `at` of a shared parameter, from its gradient `g`, with the file's hyperparameters. */
+function sharedUpdateLines(k: Pick<KernelText, 'buf'>, ctx: Ctx, p: WideParam): string[] {
+  const w = k.buf(`param:${p.name}`);
+  const slot = (s: string) => k.buf(`slot:${p.name}:${s}`);
+  return optimizerStep(ctx.optimizer, { w: `${w}[at]`, slot: (s) => `${slot(s)}[at]`, h: (key) => sharedHyper(k, ctx, key) });
 }
 
 /** A parameter's update: one kernel, or, where members clip, its gradient into scratch, the members' norms, and the clipped step. */
