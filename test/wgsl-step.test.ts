@@ -368,6 +368,8 @@ describe.skipIf(skip)('what the WGSL step does not cover runs on ops and says wh
     ['c1 = conv2d(2, kernel: 3)\n  a = conv2d(2, kernel: 1)\n  add(a, c1)\n  flatten()\n  dense(1)', 'adam(lr: 0.01)', 'the add layer add_1 of values of shape [2, 2, 2]'],
     ['h = dense(3)\n  dense(2, from: input)\n  dense(1, from: h)', 'adam(lr: 0.01)', "dense_2's value, which no layer reads"],
     ['concat(input, input)\n  dense(1)', 'adam(lr: 0.01)', 'the concat layer concat_1 of the shared input alone'],
+    ['dense(3)\n  shared layernorm()\n  dense(1)', 'adam(lr: 0.01)', 'the shared layernorm layer layernorm_1'],
+    ['t = shared dense(3)\n  relu()\n  dense(1)', 'adam(lr: 0.01)', "relu_1 on the shared layer dense_1's value (the WGSL step reads it with dense layers only)"],
   ])('%s with %s', (model, optimizer, reason) => {
     const pop = why(model, optimizer);
     expect(pop.engine).toBe('ops');

@@ -520,7 +520,8 @@ function dzHelper(k: Pick<KernelText, 'buf'>, ctx: Ctx, l: ChainLayer): string {
 function forwardKernel(ctx: Ctx, l: Layer): WgslKernel {
   if (l.activation === 'softmax') return softmaxForwardKernel(ctx, l);
   if (!l.kernel) return activationForwardKernel(ctx, l);
-  const k = new KernelText(`forward ${l.op.name}: dense(${l.width}, ${l.activation}), one invocation per member, row and unit`, ctx.n * ctx.batch * l.width);
+  const per = l.op.shared ? "one invocation per row and unit (a shared layer on the shared input: its value is every member's)" : 'one invocation per member, row and unit';
+  const k = new KernelText(`forward ${l.op.name}: dense(${l.width}, ${l.activation}), ${per}`, ctx.n * ctx.batch * l.width);
   const w = k.buf(`param:${l.kernel.name}`);
   const input = inputAt(k, ctx, l);
   const bias = l.bias ? `  acc = acc + ${k.buf(`param:${l.bias.name}`)}[${biasIndex(l)}];\n` : '';
