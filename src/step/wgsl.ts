@@ -1,5 +1,6 @@
-// The generated training step's second target: WGSL compute kernels for WebGPU, for chains of dense
-// layers, with conv2d, maxpool2d, avgpool2d and flatten before them (src/step/wgsl-conv.ts). The same
+// The generated training step's second target: WGSL compute kernels for WebGPU, for graphs of dense
+// layers, with conv2d, maxpool2d, avgpool2d and flatten before them (src/step/wgsl-conv.ts), add, concat
+// and `from:` branches (src/step/wgsl-graph.ts) and shared dense layers (src/step/wgsl-shared.ts). The same
 // planned step as the WebAssembly one (forward, loss, backward, optimizer, each member's loss and
 // metrics), as one kernel per layer and direction, dispatched one after another in one compute
 // pass on TF.js's own device, reading and writing the population's own buffers in place:
@@ -17,7 +18,7 @@
 //
 // Members and rows lie across invocations and workgroups; every sum is one invocation's loop, in a fixed
 // order (fma, as TF.js's matMul shaders accumulate), so a member's numbers do not depend on N or on its
-// position, and nothing is summed across members. N and the batch size are constants of the code: a
+// position, and nothing is summed across members (but a shared layer's gradient). N and the batch size are constants of the code: a
 // halved population or a short last batch gets kernels of its own (the runtime caches them).
 import type { EnsembleIR, WideOp, WideParam } from '../ensemble/ensemble-ir.js';
 import { optimizerHyper, optimizerSlots } from '../wasm/optimizer-update.js';
@@ -25,6 +26,7 @@ import { LEAKY_RELU_ALPHA } from '../kernels/activations.js';
 import type { StepConfig } from './plan.js';
 import { isSpatialLayer, spatialBackward, spatialForward, spatialLayer, whyNotSpatial, wgslSpatialKinds, type ChainValues, type LayerInput, type SpatialLayer, type SpatialWriter } from './wgsl-conv.js';
 import { gradientOrder, gradientSum, isMergeLayer, mergeBackward, mergeForward, mergeLayer, whyNotMerge, wgslMergeKinds, type MergeLayer } from './wgsl-graph.js';
+import { sharedDinput, sharedUpdates, type SharedWriter } from './wgsl-shared.js';
 import { isNormLayer, normBackward, normForward, normLayer, whyNotNorm, wgslNormKinds, type NormLayer, type NormWriter } from './wgsl-norm.js';
 
 /** What the WGSL step covers (the rest of netc's vocabulary runs on TF.js ops on webgpu). */
@@ -250,6 +252,7 @@ export function generateWgslStep(cfg: WgslConfig, n: number, batch: number): Wgs
   const ctxOf = (l: ChainLayer) => (l.op.shared ? one : ctx);
   const spatial = spatialWriter(ctx);
   const norms = normWriter(ctx, spatial);
+  const shared = sharedWriter(ctx);
   const kernels: WgslKernel[] = layers.flatMap((l) => (isMergeLayer(l) ? [mergeForward(spatial, l)] : isSpatialLayer(l) ? [spatialForward(spatial, l)] : isNormLayer(l) ? normForward(norms, l) : [forwardKernel(ctxOf(l), l)]));
   kernels.push(lossKernel(ctx, layers[layers.length - 1], cfg.loss, cfg.metrics));
   for (let i = layers.length - 1; i >= 0; i--) {
@@ -273,13 +276,30 @@ export function generateWgslStep(cfg: WgslConfig, n: number, batch: number): Wgs
     }
     // the gradient of the layer's input first: it reads the kernel before its update
     // (a member's layer on a shared layer's value: every member's gradient of it summed, as the op path's one wide product sums it)
-    if (prev) kernels.push(!l.kernel ? activationBackwardKernel(ctx, l, prev) : prev.op.shared && !l.op.shared ? sharedDinputKernel(ctx, l, prev) : dinputKernel(ctxOf(l), l, prev));
-    const updates = l.kernel?.layout === 'shared' ? sharedUpdateKernels : updateKernels;
-    if (l.kernel) kernels.push(...updates(ctx, l, 'kernel'));
-    if (l.bias) kernels.push(...updates(ctx, l, 'bias'));
+    if (prev) kernels.push(!l.kernel ? activationBackwardKernel(ctx, l, prev) : prev.op.shared && !l.op.shared ? sharedDinput(shared, l, prev) : dinputKernel(ctxOf(l), l, prev));
+    const update = (which: 'kernel' | 'bias') => (l.kernel?.layout === 'shared' ? sharedUpdates(shared, l, which) : updateKernels(ctx, l, which));
+    if (l.kernel) kernels.push(...update('kernel'));
+    if (l.bias) kernels.push(...update('bias'));
   }
   const draws = layers.flatMap((l) => (isNormLayer(l) && l.drawsAt !== undefined ? [{ op: l.op.name, at: l.drawsAt, width: l.width }] : []));
   return { kernels, hyper, actsFloats, draws, drawsFloats, n, batch };
+}
+
+/** What the shared layers' kernels (src/step/wgsl-shared.ts) write with: this file's kernel text, input, dz, kernel index and optimizer rule. */
+function sharedWriter(ctx: Ctx): SharedWriter<WgslKernel> {
+  return {
+    n: ctx.n,
+    batch: ctx.batch,
+    optimizer: ctx.optimizer,
+    clip: ctx.clip,
+    kernel: (name, invocations) => new KernelText(name, invocations),
+    input: (k, l) => inputAt(k, ctx, l),
+    dz: (k, l) => dzHelper(k, ctx, l),
+    kernelIndex: (l) => kernelIndex(ctx, l),
+    fileHyper: (k, key) => `${k.buf('hyper')}[${ctx.hyper.indexOf(`shared:${key}`) * ctx.stride}u]`,
+    step: (at) => optimizerStep(ctx.optimizer, at),
+    norm: (p, size) => normKernel({ ...ctx, n: 1 }, { p, size }, ctx.clip!),
+  };
 }
 
 /** What the dropout, layernorm and batchnorm kernels (src/step/wgsl-norm.ts) write with: the spatial writer's parts, hyperparameters and inputs. */
@@ -617,71 +637,6 @@ function dinputKernel(ctx: Ctx, l: Layer, prev: ChainLayer): WgslKernel {
     `  ${k.buf('acts')}[${prev.gradAt}u + idx] = acc;`,
   ].join('\n');
   return k.finish(body, helper);
-}
-
-/** dL/d(a shared layer's value on the shared input) [B, in] from a member's layer that reads it: one invocation per row and input unit, summed over every member's units, member after member (the op path's wide [B, in] x [in, N*out] product's gradient). */
-function sharedDinputKernel(ctx: Ctx, l: Layer, prev: ChainLayer): WgslKernel {
-  const k = new KernelText(`backward ${l.op.name}: dL/d${prev.op.name} (the shared layer's value), summed over the members, one invocation per row and input unit`, ctx.batch * l.inWidth);
-  const w = k.buf(`param:${l.kernel!.name}`);
-  const helper = dzHelper(k, ctx, l);
-  const body = [
-    `  let b = idx / ${l.inWidth}u;`,
-    `  let i = idx % ${l.inWidth}u;`,
-    '  var acc = 0.0;',
-    `  for (var m = 0u; m < ${ctx.n}u; m++) {`,
-    `    for (var j = 0u; j < ${l.width}u; j++) {`,
-    `      acc = fma(dz(m, b, j), ${w}[${kernelIndex(ctx, l)}], acc);`,
-    '    }',
-    '  }',
-    `  ${k.buf('acts')}[${prev.gradAt}u + idx] = acc;`,
-  ].join('\n');
-  return k.finish(body, helper);
-}
-
-/**
- * A shared layer's parameter: one copy for every member, its gradient the sum over every member's rows,
- * member after member (the op path's one product over all members' rows folded into one batch; on the
- * shared input, over the batch once), and one optimizer step with the file's hyperparameters. Where any
- * member clips, the file's clipnorm clips it: its gradient into scratch, its norm, the clipped step.
- */
-function sharedUpdateKernels(ctx: Ctx, l: Layer, which: 'kernel' | 'bias'): WgslKernel[] {
-  const p = which === 'kernel' ? l.kernel! : l.bias!;
-  const size = which === 'kernel' ? l.inWidth * l.width : l.width;
-  const members = l.op.shared ? 1 : ctx.n;
-  const clip = ctx.clip;
-  const k = new KernelText(`${clip ? 'gradient' : 'update'} ${p.name} (shared): its gradient over every member's rows${clip ? ', into scratch for clipnorm' : ` and one ${ctx.optimizer} step`}, one invocation per element`, size);
-  const helper = dzHelper(k, ctx, l);
-  const term = which === 'kernel' ? `      g = fma(${inputAt(k, ctx, l)}, dz(m, b, j), g);` : '      g = g + dz(m, b, j);';
-  const lines = which === 'kernel' ? [`  let i = idx / ${l.width}u;`, `  let j = idx % ${l.width}u;`] : ['  let j = idx;'];
-  lines.push('  var g = 0.0;', `  for (var m = 0u; m < ${members}u; m++) {`, `    for (var b = 0u; b < ${ctx.batch}u; b++) {`, term, '    }', '  }');
-  if (!clip) return [k.finish([...lines, '  let at = idx;', ...sharedUpdateLines(k, ctx, p)].join('\n'), helper)];
-  lines.push(`  ${k.buf('acts')}[${clip.gradsAt}u + idx] = g;`);
-  return [k.finish(lines.join('\n'), helper), normKernel({ ...ctx, n: 1 }, { p, size }, clip), sharedClippedUpdate(ctx, p, size, clip)];
-}
-
-/** A shared parameter's clipped gradient from the scratch and its optimizer step, with the file's clipnorm (Infinity where it has none). */
-function sharedClippedUpdate(ctx: Ctx, p: WideParam, size: number, clip: NonNullable<Ctx['clip']>): WgslKernel {
-  const k = new KernelText(`update ${p.name} (shared): its clipped gradient and one ${ctx.optimizer} step, one invocation per element`, size);
-  const acts = k.buf('acts');
-  const body = [
-    `  let g0 = ${acts}[${clip.gradsAt}u + idx];`,
-    `  let norm = ${acts}[${clip.normAt}u];`,
-    `  let limit = ${sharedHyper(k, ctx, 'clip')};`,
-    '  let g = select(g0, g0 * (limit / norm), norm > limit);',
-    '  let at = idx;',
-    ...sharedUpdateLines(k, ctx, p),
-  ];
-  return k.finish(body.join('\n'));
-}
-
-/** The file's value of a hyperparameter key, for the shared layers' step (its row's first element). */
-const sharedHyper = (k: Pick<KernelText, 'buf'>, ctx: Ctx, key: string): string => `${k.buf('hyper')}[${ctx.hyper.indexOf(`shared:${key}`) * ctx.stride}u]`;
-
-/** The optimizer's step of element `at` of a shared parameter, from its gradient `g`, with the file's hyperparameters. */
-function sharedUpdateLines(k: Pick<KernelText, 'buf'>, ctx: Ctx, p: WideParam): string[] {
-  const w = k.buf(`param:${p.name}`);
-  const slot = (s: string) => k.buf(`slot:${p.name}:${s}`);
-  return optimizerStep(ctx.optimizer, { w: `${w}[at]`, slot: (s) => `${slot(s)}[at]`, h: (key) => sharedHyper(k, ctx, key) });
 }
 
 /** A parameter's update: one kernel, or, where members clip, its gradient into scratch, the members' norms, and the clipped step. */
