@@ -184,6 +184,17 @@ const convCases: Case[] = [
     metrics: ['accuracy'],
     vary: 'vary rho: [0.8, 0.9, 0.95]',
   },
+  {
+    name: 'a residual conv block: add of two convs\' values (one read twice), maxpool, flatten, softmax dense; categorical cross-entropy, adam, lr per member',
+    model: 'c1 = conv2d(2, kernel: 3, padding: same, activation: relu)\n  c2 = conv2d(2, kernel: 3, padding: same, activation: tanh)\n  add(c1, c2)\n  maxpool2d(2)\n  flatten()\n  dense(3, activation: softmax)',
+    input: [6, 6, 1],
+    inWidth: 36,
+    k: 3,
+    loss: 'categorical_crossentropy',
+    optimizer: 'adam(lr: 0.01)',
+    metrics: ['accuracy'],
+    vary: 'vary lr: [0.005, 0.01, 0.03]',
+  },
 ];
 
 function source(c: Pick<Case, 'model' | 'inWidth' | 'input' | 'loss' | 'optimizer' | 'vary'>, members = 3): string {
@@ -355,7 +366,7 @@ describe.skipIf(skip)('what the WGSL step does not cover runs on ops and says wh
     ['conv2d(2, kernel: 3, activation: relu)\n  batchnorm()\n  flatten()\n  dense(1)', 'rmsprop(lr: 0.01)', 'the batchnorm layer batchnorm_1 on values of shape [2, 2, 2]'],
     ['relu()\n  dense(1)', 'adam(lr: 0.01, clipnorm: 1)', 'the relu layer relu_1 on the shared input'],
     ['conv2d(2, kernel: 3)\n  softmax()\n  flatten()\n  dense(1)', 'adam(lr: 0.01)', 'the softmax layer softmax_1 on values of shape [2, 2, 2]'],
-    ['c1 = conv2d(2, kernel: 3)\n  a = conv2d(2, kernel: 1)\n  add(a, c1)\n  flatten()\n  dense(1)', 'adam(lr: 0.01)', 'the add layer add_1 of values of shape [2, 2, 2]'],
+    ['c1 = conv2d(2, kernel: 3)\n  a = conv2d(2, kernel: 1)\n  concat(a, c1)\n  flatten()\n  dense(1)', 'adam(lr: 0.01)', 'the concat layer concat_1 of values of shape [2, 2, 2]'],
     ['h = dense(3)\n  dense(2, from: input)\n  dense(1, from: h)', 'adam(lr: 0.01)', "dense_2's value, which no layer reads"],
     ['concat(input, input)\n  dense(1)', 'adam(lr: 0.01)', 'the concat layer concat_1 of the shared input alone'],
     ['dense(3)\n  shared layernorm()\n  dense(1)', 'adam(lr: 0.01)', 'the shared layernorm layer layernorm_1'],

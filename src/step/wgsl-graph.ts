@@ -1,4 +1,4 @@
-// The WGSL step's branches: `add` and `concat` of labelled flat values, and a value read by more than one
+// The WGSL step's branches: `add` of labelled values (flat ones or images), `concat` of flat ones, and a value read by more than one
 // layer (`from:` branches, a merge's operands). A merge is a layer of the chain like any other, with no
 // parameters and a linear "activation" (its gradient is its values' gradient as it lies):
 //
@@ -45,8 +45,9 @@ const u = (v: number): string => `${v}u`;
 
 /** Why the WGSL step does not run this merge, or undefined where it does. */
 export function whyNotMerge(op: WideOp, inputs: WideOp[]): string | undefined {
-  const flat = [op, ...inputs].find((o) => o.shape.length !== 1);
-  if (flat) return `the ${op.op} layer ${op.name} of values of shape [${flat.shape.join(', ')}]`;
+  // add is elementwise whatever the shape (an image's row-major cells alike); concat joins rows: flat ones only
+  const image = op.op === 'concat' && inputs.find((o) => o.shape.length !== 1);
+  if (image) return `the concat layer ${op.name} of values of shape [${image.shape.join(', ')}]`;
   // every operand the shared input: the value is every member's (the op path keeps it shared)
   if (inputs.every((i) => i.shared)) return `the ${op.op} layer ${op.name} of the shared input alone`;
   return undefined;
