@@ -35,8 +35,6 @@ export interface SharedWriter<K> {
   fileHyper(k: KernelWriter<K>, key: string): string;
   /** the optimizer's rule on one element, from its gradient `g` */
   step(at: { w: string; slot(name: string): string; h(key: string): string }): string[];
-  /** the kernel of one invocation that takes the norm of the scratch's gradient of p ([size]) */
-  norm(p: WideParam, size: number): K;
 }
 
 const u = (v: number): string => `${v}u`;
@@ -74,7 +72,22 @@ export function sharedUpdates<K>(w: SharedWriter<K>, l: ChainValues, which: 'ker
   lines.push('  var g = 0.0;', `  for (var m = 0u; m < ${u(members)}; m++) {`, `    for (var b = 0u; b < ${u(w.batch)}; b++) {`, term, '    }', '  }');
   if (!clip) return [k.finish([...lines, '  let at = idx;', ...stepLines(w, k, p)].join('\n'), helper)];
   lines.push(`  ${k.buf('acts')}[${u(clip.gradsAt)} + idx] = g;`);
-  return [k.finish(lines.join('\n'), helper), w.norm(p, size), clippedUpdate(w, p, size, clip)];
+  return [k.finish(lines.join('\n'), helper), normKernel(w, p, size, clip), clippedUpdate(w, p, size, clip)];
+}
+
+/** The norm of a shared parameter's gradient (one for every member: Keras' clipnorm per tensor), its elements summed in order, one invocation. */
+function normKernel<K>(w: SharedWriter<K>, p: WideParam, size: number, clip: NonNullable<SharedWriter<K>['clip']>): K {
+  const k = w.kernel(`norm ${p.name} (shared): the norm of its gradient, one invocation`, 1);
+  const acts = k.buf('acts');
+  const body = [
+    '  var s = 0.0;',
+    `  for (var e = 0u; e < ${u(size)}; e++) {`,
+    `    let v = ${acts}[${u(clip.gradsAt)} + e];`,
+    '    s = s + v * v;',
+    '  }',
+    `  ${acts}[${u(clip.normAt)}] = sqrt(s);`,
+  ];
+  return k.finish(body.join('\n'));
 }
 
 /** A shared parameter's clipped gradient from the scratch and its step, with the file's clipnorm (Infinity where it has none). */

@@ -298,7 +298,6 @@ function sharedWriter(ctx: Ctx): SharedWriter<WgslKernel> {
     kernelIndex: (l) => kernelIndex(ctx, l),
     fileHyper: (k, key) => `${k.buf('hyper')}[${ctx.hyper.indexOf(`shared:${key}`) * ctx.stride}u]`,
     step: (at) => optimizerStep(ctx.optimizer, at),
-    norm: (p, size) => normKernel({ ...ctx, n: 1 }, { p, size }, ctx.clip!),
   };
 }
 
