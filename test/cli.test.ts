@@ -94,7 +94,11 @@ describe('netc ir', () => {
     expect(mlp.out).toContain('forward dropout_1: dropout');
     const resnet = await run('ir', 'examples/residual.net', '--after', 'wgsl');
     expect(resnet.code).toBe(0);
-    expect(resnet.out).toMatch(/^no WGSL step for resnet: it does not cover the add layer/);
+    expect(resnet.out).toMatch(/^WGSL step of resnet \(grouped\) for N=10, batch 32: 22 compute kernels/);
+    expect(resnet.out).toContain('gradient dense_1: its 2 readers\' gradients added up');
+    const kfold = await run('ir', 'examples/kfold-moons.net', '--after', 'wgsl');
+    expect(kfold.code).toBe(0);
+    expect(kfold.out).toMatch(/^no WGSL step for moons: it does not cover members' own input rows \(a split\)/);
   });
 
   it('refuses an unknown pass with exit code 2', async () => {

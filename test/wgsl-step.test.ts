@@ -100,6 +100,36 @@ const cases: Case[] = [
   { name: 'layernorm with its epsilon per member, after a dense and on the input, categorical cross-entropy, rmsprop', model: 'layernorm()\n  dense(6, activation: tanh)\n  ln = layernorm()\n  dense(3, activation: softmax)', inWidth: 4, k: 3, loss: 'categorical_crossentropy', optimizer: 'rmsprop(lr: 0.01)', metrics: ['accuracy'], vary: 'vary ln.epsilon: [0.001, 0.01, 0.5]' },
   { name: 'dropout and layernorm with clipnorm per member (one never clips, one always), adamw', model: 'dense(8, activation: relu)\n  layernorm(epsilon: 0.01)\n  dropout(0.3)\n  dense(2)', inWidth: 3, k: 2, loss: 'huber', optimizer: 'adamw(lr: 0.02)', metrics: ['mae'], vary: 'vary clipnorm: [0, 0.02, 1]' },
   { name: 'batchnorm with its momentum and epsilon per member, on the input and after dense layers, running statistics, clipnorm per member, sgd with momentum', model: 'batchnorm()\n  dense(6, activation: relu)\n  bn = batchnorm()\n  dense(4, activation: tanh)\n  batchnorm(momentum: 0.9, epsilon: 0.01)\n  dense(1, activation: sigmoid)', inWidth: 3, k: 1, loss: 'binary_crossentropy', optimizer: 'sgd(lr: 0.1, momentum: 0.9)', metrics: ['accuracy'], vary: 'vary bn.momentum: [0.5, 0.9, 0.99]\n  vary bn.epsilon: [0.001, 0.01, 0.1]\n  vary clipnorm: [0, 0.02, 1]' },
+  {
+    name: 'add, concat and from: branches (values read twice), binary cross-entropy, adam, lr per member',
+    model: 'h = dense(6, activation: relu)\n  r = dense(6, activation: tanh)\n  sum = add(h, r)\n  a = dense(4, activation: relu, from: sum)\n  b = dense(3, activation: tanh, from: input)\n  concat(a, b, sum)\n  dense(1, activation: sigmoid)',
+    inWidth: 2,
+    k: 1,
+    loss: 'binary_crossentropy',
+    optimizer: 'adam(lr: 0.02)',
+    metrics: ['accuracy'],
+    vary: 'vary lr: [0.005, 0.02, 0.05]',
+  },
+  {
+    name: 'a shared trunk on the input (two shared dense layers), per-member heads, adam with the file\'s clipnorm, lr per member',
+    model: 'trunk = shared dense(6, activation: relu)\n  shared dense(5, activation: tanh)\n  dense(1, activation: sigmoid)',
+    inWidth: 3,
+    k: 1,
+    loss: 'binary_crossentropy',
+    optimizer: 'adam(lr: 0.01, clipnorm: 0.05)',
+    metrics: ['accuracy'],
+    vary: 'vary lr: [0.005, 0.01, 0.03]',
+  },
+  {
+    name: 'an add of four (one value twice, the shared input), a shared dense layer on it, a value read four times, dropout of a concat, adamw, clipnorm per member (one never clips, one always)',
+    model: 'h = dense(4, activation: elu)\n  r = dense(4, activation: tanh)\n  s = add(h, r, input, h)\n  t = shared dense(4, activation: relu)\n  c = concat(t, h)\n  dropout(0.2)\n  dense(2)',
+    inWidth: 4,
+    k: 2,
+    loss: 'mse',
+    optimizer: 'adamw(lr: 0.02)',
+    metrics: ['mae'],
+    vary: 'vary clipnorm: [0, 0.02, 1]',
+  },
   { name: 'clipnorm on sgd with nesterov momentum, huber of its default delta, a layer without bias', model: 'dense(5, activation: elu, bias: false)\n  dense(2)', inWidth: 3, k: 2, loss: 'huber', optimizer: 'sgd(lr: 0.05, momentum: 0.9, nesterov: true, clipnorm: 0.05)', metrics: ['mae'], vary: 'vary lr: [0.02, 0.05, 0.1]' },
 ];
 
@@ -154,6 +184,17 @@ const convCases: Case[] = [
     metrics: ['accuracy'],
     vary: 'vary rho: [0.8, 0.9, 0.95]',
   },
+  {
+    name: 'a residual conv block: add of two convs\' values (one read twice), maxpool, flatten, softmax dense; categorical cross-entropy, adam, lr per member',
+    model: 'c1 = conv2d(2, kernel: 3, padding: same, activation: relu)\n  c2 = conv2d(2, kernel: 3, padding: same, activation: tanh)\n  add(c1, c2)\n  maxpool2d(2)\n  flatten()\n  dense(3, activation: softmax)',
+    input: [6, 6, 1],
+    inWidth: 36,
+    k: 3,
+    loss: 'categorical_crossentropy',
+    optimizer: 'adam(lr: 0.01)',
+    metrics: ['accuracy'],
+    vary: 'vary lr: [0.005, 0.01, 0.03]',
+  },
 ];
 
 function source(c: Pick<Case, 'model' | 'inWidth' | 'input' | 'loss' | 'optimizer' | 'vary'>, members = 3): string {
@@ -191,6 +232,7 @@ describe.skipIf(skip)('member independence on one adapter', () => {
     ['conv with dropout', convCases[0]],
     ['gelu, leaky_relu(alpha), layernorm(epsilon), dropout(rate) and batchnorm(momentum) per member, swish, huber, rmsprop, clipnorm', vocabulary],
     ['conv with gelu, swish, leaky_relu(alpha) per member, huber, adamw', convCases[2]],
+    ['add, concat and from: branches', cases.find((c) => c.name.startsWith('add, concat'))!],
   ])('%s: member 3 trains the same, bit for bit, alone, among 3 and among 7', async (_, c) => {
     const text = source(c, 7);
     const runs: { losses: number[]; weights: Map<string, Float32Array> }[] = [];
@@ -324,6 +366,11 @@ describe.skipIf(skip)('what the WGSL step does not cover runs on ops and says wh
     ['conv2d(2, kernel: 3, activation: relu)\n  batchnorm()\n  flatten()\n  dense(1)', 'rmsprop(lr: 0.01)', 'the batchnorm layer batchnorm_1 on values of shape [2, 2, 2]'],
     ['relu()\n  dense(1)', 'adam(lr: 0.01, clipnorm: 1)', 'the relu layer relu_1 on the shared input'],
     ['conv2d(2, kernel: 3)\n  softmax()\n  flatten()\n  dense(1)', 'adam(lr: 0.01)', 'the softmax layer softmax_1 on values of shape [2, 2, 2]'],
+    ['c1 = conv2d(2, kernel: 3)\n  a = conv2d(2, kernel: 1)\n  concat(a, c1)\n  flatten()\n  dense(1)', 'adam(lr: 0.01)', 'the concat layer concat_1 of values of shape [2, 2, 2]'],
+    ['h = dense(3)\n  dense(2, from: input)\n  dense(1, from: h)', 'adam(lr: 0.01)', "dense_2's value, which no layer reads"],
+    ['concat(input, input)\n  dense(1)', 'adam(lr: 0.01)', 'the concat layer concat_1 of the shared input alone'],
+    ['dense(3)\n  shared layernorm()\n  dense(1)', 'adam(lr: 0.01)', 'the shared layernorm layer layernorm_1'],
+    ['t = shared dense(3)\n  relu()\n  dense(1)', 'adam(lr: 0.01)', "relu_1 on the shared layer dense_1's value (the WGSL step reads it with dense layers only)"],
   ])('%s with %s', (model, optimizer, reason) => {
     const pop = why(model, optimizer);
     expect(pop.engine).toBe('ops');

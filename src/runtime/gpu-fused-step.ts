@@ -6,7 +6,7 @@
 import type { TF, Tensor, Variable } from '../kernels/tf.js';
 import { generateWgslStep, type WgslStep } from '../step/wgsl.js';
 import type { FusedHost } from './fused-step.js';
-import { advanceBetaPowers, StepHyper } from './step-hyper.js';
+import { advanceBetaPowers, derivedValues, StepHyper } from './step-hyper.js';
 import { Rng } from '../util/rng.js';
 
 // GPUBufferUsage's flags (WebGPU's numbers; the globals need not exist where this module loads)
@@ -135,7 +135,7 @@ export class GpuFusedStep {
       backend.uploadToGPU(info.dataId);
       return info;
     });
-    advanceBetaPowers(this.host, false, (key) => this.hyper.values(key));
+    advanceBetaPowers(this.host, built.step.hyper.some((key) => key.startsWith('shared:')), (key) => this.hyper.values(key));
     this.writeHyper(backend.device, built.step);
     const buffers = this.buffers(backend, built.step, x, y, outputs, metrics);
     backend.ensureCommandEncoderReady();
@@ -256,6 +256,18 @@ export class GpuFusedStep {
       this.hyper.unwritten();
     }
     this.hyper.rows(step.hyper, (k, values) => device.queue.writeBuffer(this.hyperBuffer!.buffer, k * n * 4, values));
+    // the shared layers' step: the file's values at every step (Adam's corrections move), as the wasm step writes them
+    step.hyper.forEach((key, k) => {
+      if (key.startsWith('shared:')) device.queue.writeBuffer(this.hyperBuffer!.buffer, k * n * 4, new Float32Array(n).fill(this.sharedValue(key.slice(7))));
+    });
+  }
+
+  /** The file's value of a hyperparameter key for the shared layers' step (their beta powers are the file's betas'). */
+  private sharedValue(key: string): number {
+    const { state } = this.host;
+    if (key === 'bc1') return 1 - state.sharedAccBeta1;
+    if (key === 'bc2') return 1 - state.sharedAccBeta2;
+    return derivedValues(key, (k) => [this.host.base(k)])[0];
   }
 
   dispose(): void {

@@ -107,6 +107,8 @@ export class StepHyper {
     const { host } = this;
     for (let k = 0; k < keys.length; k++) {
       const key = keys[k];
+      // the file's values for the shared layers' step: the step writes those itself
+      if (key.startsWith('shared:')) continue;
       if (key === 'bc1' || key === 'bc2') {
         write(k, this.correction(key === 'bc1' ? host.state.accBeta1 : host.state.accBeta2, key));
         continue;

@@ -36,7 +36,8 @@ export function whyNotSpatial(op: WideOp, input: WideOp, activations: ReadonlySe
 }
 
 /** Where a layer reads its input: the batch (shared by every member) or a region of `acts`. */
-export type LayerInput = { buffer: 'x' } | { buffer: 'acts'; at: number };
+/** (a shared layer's value on the shared input is one for every member, [B, width]: `shared`) */
+export type LayerInput = { buffer: 'x' } | { buffer: 'acts'; at: number; shared?: true };
 
 /** What every layer of the WGSL step's chain is to its kernels: a dense or activation layer (wgsl.ts), a conv or pool. */
 export interface ChainValues {

@@ -15,7 +15,8 @@ export function printWgslStep(plan: WgslPlan): string {
   L.push(`WGSL step of ${e.model.name} (${e.lowering}) for N=${step.n}, batch ${step.batch}: ${step.kernels.length} compute kernels, dispatched in this order in one compute pass on TF.js's webgpu device`);
   L.push(`  scratch acts: ${count(step.actsFloats)} floats (every layer's values and their gradients, [N, B, width] each); hyper: [${step.hyper.join(', ')}] x N`);
   if (step.draws.length) L.push(`  draws: ${count(step.drawsFloats)} floats (each dropout layer's uniform draws of the step, [N, B, width], written by the host from the op path's streams: ${step.draws.map((d) => d.op).join(', ')})`);
-  L.push(`  workgroups of ${WORKGROUP} invocations; every sum is one invocation's loop, in order: nothing is summed across members`);
+  const shared = step.hyper.some((key) => key.startsWith('shared:'));
+  L.push(`  workgroups of ${WORKGROUP} invocations; every sum is one invocation's loop, in order: nothing is summed across members${shared ? " but a shared layer's gradients (the members' sum), stepped once with the file's hyperparameters (shared:KEY)" : ''}`);
   for (const k of step.kernels) {
     L.push('', `${k.name}`, `  binds ${k.bindings.join(', ')}; ${count(k.invocations)} invocations, ${k.groups[0]} x ${k.groups[1]} workgroups`);
     L.push(...k.code.trimEnd().split('\n').map((line) => `  | ${line}`));

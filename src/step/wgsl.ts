@@ -1,5 +1,6 @@
-// The generated training step's second target: WGSL compute kernels for WebGPU, for chains of dense
-// layers, with conv2d, maxpool2d, avgpool2d and flatten before them (src/step/wgsl-conv.ts). The same
+// The generated training step's second target: WGSL compute kernels for WebGPU, for graphs of dense
+// layers, with conv2d, maxpool2d, avgpool2d and flatten before them (src/step/wgsl-conv.ts), add, concat
+// and `from:` branches (src/step/wgsl-graph.ts) and shared dense layers (src/step/wgsl-shared.ts). The same
 // planned step as the WebAssembly one (forward, loss, backward, optimizer, each member's loss and
 // metrics), as one kernel per layer and direction, dispatched one after another in one compute
 // pass on TF.js's own device, reading and writing the population's own buffers in place:
@@ -17,13 +18,15 @@
 //
 // Members and rows lie across invocations and workgroups; every sum is one invocation's loop, in a fixed
 // order (fma, as TF.js's matMul shaders accumulate), so a member's numbers do not depend on N or on its
-// position, and nothing is summed across members. N and the batch size are constants of the code: a
+// position, and nothing is summed across members (but a shared layer's gradient). N and the batch size are constants of the code: a
 // halved population or a short last batch gets kernels of its own (the runtime caches them).
 import type { EnsembleIR, WideOp, WideParam } from '../ensemble/ensemble-ir.js';
 import { optimizerHyper, optimizerSlots } from '../wasm/optimizer-update.js';
 import { LEAKY_RELU_ALPHA } from '../kernels/activations.js';
 import type { StepConfig } from './plan.js';
 import { isSpatialLayer, spatialBackward, spatialForward, spatialLayer, whyNotSpatial, wgslSpatialKinds, type ChainValues, type LayerInput, type SpatialLayer, type SpatialWriter } from './wgsl-conv.js';
+import { gradientOrder, gradientSum, isMergeLayer, mergeBackward, mergeForward, mergeLayer, whyNotMerge, wgslMergeKinds, type MergeLayer } from './wgsl-graph.js';
+import { sharedDinput, sharedUpdates, type SharedWriter } from './wgsl-shared.js';
 import { isNormLayer, normBackward, normForward, normLayer, whyNotNorm, wgslNormKinds, type NormLayer, type NormWriter } from './wgsl-norm.js';
 
 /** What the WGSL step covers (the rest of netc's vocabulary runs on TF.js ops on webgpu). */
@@ -76,12 +79,25 @@ export function whyNotWgsl(cfg: WgslConfig): string | undefined {
   if (!e.ops[0].shared) return "members' own input rows (a split)";
   const first = e.ops[1]?.op ?? '';
   if (e.ops[0].shape.length !== 1 && first !== 'flatten' && !wgslSpatialKinds.has(first)) return `an input of shape [${e.ops[0].shape.join(', ')}]`;
+  const readers = new Map<number, number>();
+  for (const op of e.ops) for (const i of op.inputs) readers.set(i, (readers.get(i) ?? 0) + 1);
   for (const op of e.ops.slice(1)) {
     const activationLayer = wgslActivationLayers.has(op.op);
     const spatial = wgslSpatialKinds.has(op.op);
     const norm = wgslNormKinds.has(op.op);
-    if (op.op !== 'dense' && op.op !== 'flatten' && !spatial && !activationLayer && !norm) return `the ${op.op} layer`;
-    if (op.inputs.length !== 1 || op.inputs[0] !== op.id - 1) return `${op.name}'s input (the WGSL step runs a chain of layers)`;
+    const merge = wgslMergeKinds.has(op.op);
+    if (op.op !== 'dense' && op.op !== 'flatten' && !spatial && !activationLayer && !norm && !merge) return `the ${op.op} layer`;
+    // a value nothing reads has no gradient (the op path's autodiff leaves its layers' weights without one)
+    if (op.id !== e.model.output && !readers.get(op.id)) return `${op.name}'s value, which no layer reads`;
+    const sharedValue = op.inputs.map((i) => e.ops[i]).find((i) => i.id > 0 && i.shared);
+    if (sharedValue && op.op !== 'dense') return `${op.name} on the shared layer ${sharedValue.name}'s value (the WGSL step reads it with dense layers only)`;
+    if (merge) {
+      const why = whyNotMerge(op, op.inputs.map((i) => e.ops[i]));
+      if (why) return why;
+      continue;
+    }
+    // a flatten's value is its input's: the op path sums a gradient of each apart
+    if (op.op === 'flatten' && (readers.get(op.inputs[0]) ?? 0) > 1) return `${op.name}'s input, read twice`;
     if (op.op === 'flatten') continue;
     if (norm) {
       const why = whyNotNorm(op);
@@ -101,8 +117,13 @@ export function whyNotWgsl(cfg: WgslConfig): string | undefined {
     const activation = String(op.attrs.activation ?? 'linear');
     if (!wgslActivations.has(activation)) return `the ${activation} activation (${op.name})`;
   }
-  for (const p of e.params) if (p.layout !== 'columns' && p.layout !== 'stacked') return `the ${p.layout} layout of ${p.name}`;
+  for (const p of e.params) {
+    const kind = e.ops.find((op) => op.name === p.op)!.op;
+    if (p.layout === 'shared' && kind !== 'dense') return `the shared ${kind} layer ${p.op}`;
+    if (p.layout !== 'columns' && p.layout !== 'stacked' && p.layout !== 'shared') return `the ${p.layout} layout of ${p.name}`;
+  }
   if (e.model.output !== e.ops.length - 1) return 'an output that is not the last layer';
+  if (e.ops[e.model.output].shared) return "a shared layer's value on the shared input as the output";
   return undefined;
 }
 
@@ -115,32 +136,53 @@ const lit = (v: number): string => {
 /** One layer of the chain, as the kernels see it: a dense layer, or a weightless activation layer (no kernel). */
 type Layer = ChainValues;
 
-/** A layer of the chain: a dense or activation layer, a conv or pool (src/step/wgsl-conv.ts), a dropout, layernorm or batchnorm (src/step/wgsl-norm.ts). */
-type ChainLayer = Layer | SpatialLayer | NormLayer;
+/** A layer of the chain: a dense or activation layer, a conv or pool (src/step/wgsl-conv.ts), a dropout, layernorm or batchnorm (src/step/wgsl-norm.ts), an add or concat (src/step/wgsl-graph.ts). */
+type ChainLayer = Layer | SpatialLayer | NormLayer | MergeLayer;
 
 const size = (shape: readonly number[]): number => shape.reduce((a, d) => a * d, 1);
 
+/** Where a reader's operand's gradient goes: the value's own gradient region, or one of its extra ones (a value read twice). */
+type Target = ChainLayer;
+
+/** The chain's layers, with each one's gradient targets (by operand; none for the shared input) and the extra gradient regions of the values read more than once. */
+interface Layers {
+  layers: ChainLayer[];
+  targets: Map<ChainLayer, (Target | undefined)[]>;
+  extra: Map<ChainLayer, number[]>;
+  actsFloats: number;
+  drawsFloats: number;
+}
+
 /** The chain's layers; a flatten is none (a member's example is row-major already: the next layer reads its input as it lies). */
-function layersOf(e: EnsembleIR, n: number, batch: number): { layers: ChainLayer[]; actsFloats: number; drawsFloats: number } {
+function layersOf(e: EnsembleIR, n: number, batch: number): Layers {
   let at = 0;
   const regions = { acts: 0, draws: 0 };
   const layers: ChainLayer[] = [];
+  // each op's value: a layer's, or the shared input's (undefined); a flatten's is its input's
+  const valueOf = new Map<number, ChainLayer | undefined>([[0, undefined]]);
+  const sources = new Map<ChainLayer, (ChainLayer | undefined)[]>();
+  const inputOf = (src: ChainLayer | undefined): LayerInput => (!src ? { buffer: 'x' } : src.op.shared ? { buffer: 'acts', at: src.valuesAt, shared: true } : { buffer: 'acts', at: src.valuesAt });
   for (const op of e.ops.slice(1)) {
-    if (op.op === 'flatten') continue;
+    if (op.op === 'flatten') {
+      valueOf.set(op.id, valueOf.get(op.inputs[0]));
+      continue;
+    }
+    const from = op.inputs.map((i) => valueOf.get(i));
     const params = e.params.filter((p) => p.op === op.name);
     const inShape = e.ops[op.inputs[0]].shape;
     const inWidth = size(inShape);
     const width = size(op.shape);
-    const prev = layers[layers.length - 1];
     const spatial = wgslSpatialKinds.has(op.op);
-    // a dense layer or a conv has an activation attribute (a pool's is linear); an activation layer is its own
+    // a dense layer or a conv has an activation attribute (a pool's is linear); an activation layer is its own; a merge's is linear
     const dense = op.op === 'dense' || spatial;
-    const activation = dense ? String(op.attrs.activation ?? 'linear') : op.op;
+    const activation = dense ? String(op.attrs.activation ?? 'linear') : wgslMergeKinds.has(op.op) ? 'linear' : op.op;
+    // a shared layer's value on the shared input is every member's: [B, width], once
+    const rows = (op.shared ? 1 : n) * batch;
     const valuesAt = at;
-    const gradAt = at + n * batch * width;
-    at = gradAt + n * batch * width;
+    const gradAt = at + rows * width;
+    at = gradAt + rows * width;
     let zAt: number | undefined;
-    if (dense && (activation === 'gelu' || activation === 'swish')) [zAt, at] = [at, at + n * batch * width];
+    if (dense && (activation === 'gelu' || activation === 'swish')) [zAt, at] = [at, at + rows * width];
     const alpha = activation !== 'leaky_relu' ? undefined : dense ? { value: LEAKY_RELU_ALPHA } : { key: `${op.name}.alpha` };
     const layer = {
       op,
@@ -151,52 +193,112 @@ function layersOf(e: EnsembleIR, n: number, batch: number): { layers: ChainLayer
       bias: params.find((p) => p.name.endsWith('/bias')),
       zAt,
       alpha,
-      input: (prev ? { buffer: 'acts', at: prev.valuesAt } : { buffer: 'x' }) as LayerInput,
+      input: inputOf(from[0]),
       valuesAt,
       gradAt,
     };
-    if (wgslNormKinds.has(op.op)) {
+    let made: ChainLayer;
+    if (wgslMergeKinds.has(op.op)) made = mergeLayer(layer, from.map((src, i) => ({ input: inputOf(src), width: size(e.ops[op.inputs[i]].shape) })));
+    else if (wgslNormKinds.has(op.op)) {
       regions.acts = at;
-      layers.push(normLayer(layer, params, n, batch, regions));
+      made = normLayer(layer, params, n, batch, regions);
       at = regions.acts;
-    } else layers.push(spatial ? spatialLayer(layer, inShape) : layer);
+    } else made = spatial ? spatialLayer(layer, inShape) : layer;
+    layers.push(made);
+    valueOf.set(op.id, made);
+    sources.set(made, from);
   }
-  return { layers, actsFloats: Math.max(at, 1), drawsFloats: regions.draws };
+  // the gradients' targets, reader after reader from the loss (the op path's backward order): a value's
+  // first reader writes its gradient region, each later one a region of its own, added up before the value's backward pass
+  const targets = new Map<ChainLayer, (Target | undefined)[]>();
+  const extra = new Map<ChainLayer, number[]>();
+  for (const reader of [...layers].reverse()) {
+    const from = sources.get(reader)!;
+    const t: (Target | undefined)[] = from.map(() => undefined);
+    for (const i of isMergeLayer(reader) ? gradientOrder(reader.op) : [0]) {
+      const src = from[i];
+      if (!src) continue;
+      if (!extra.has(src)) {
+        extra.set(src, []);
+        t[i] = src;
+        continue;
+      }
+      extra.get(src)!.push(at);
+      t[i] = { ...src, gradAt: at };
+      at += (src.op.shared ? 1 : n) * batch * src.width;
+    }
+    targets.set(reader, t);
+  }
+  return { layers, targets, extra, actsFloats: Math.max(at, 1), drawsFloats: regions.draws };
 }
 
 /** The WGSL step of a covered configuration for N members and batches of `batch` rows. */
 export function generateWgslStep(cfg: WgslConfig, n: number, batch: number): WgslStep {
   const e = cfg.ensemble;
-  const { layers, actsFloats: valueFloats, drawsFloats } = layersOf(e, n, batch);
+  const { layers, targets, extra, actsFloats: valueFloats, drawsFloats } = layersOf(e, n, batch);
   // the optimizer's hyperparameters, clipnorm's, then the layers' own (a leaky_relu layer's alpha, dropout's rate, a norm's momentum and epsilon), each a row of N
   const own = (l: ChainLayer) => (isNormLayer(l) ? l.keys : l.alpha && 'key' in l.alpha ? [l.alpha.key] : []);
-  const hyper = [...optimizerHyper[cfg.optimizer], ...(cfg.clipping ? ['clip'] : []), ...layers.flatMap(own)];
+  const stepKeys = [...optimizerHyper[cfg.optimizer], ...(cfg.clipping ? ['clip'] : [])];
+  // the shared layers step once with the file's values (`shared:KEY`, a row of N like the others, read at 0)
+  const sharedKeys = e.params.some((p) => p.layout === 'shared') ? stepKeys.map((key) => `shared:${key}`) : [];
+  const hyper = [...stepKeys, ...layers.flatMap(own), ...sharedKeys];
   // clipping: one scratch region after the layers' values, for a parameter's gradient [N, size] and its norms [N], reused by each in turn
   const largest = Math.max(...layers.map((l) => (isNormLayer(l) ? l.width : !l.kernel ? 0 : isSpatialLayer(l) ? l.g.kh * l.g.kw * l.g.c * l.f : l.inWidth * l.width)));
   const clip = cfg.clipping ? { gradsAt: valueFloats, normAt: valueFloats + n * largest } : undefined;
   const actsFloats = clip ? clip.normAt + n : valueFloats;
-  const ctx: Ctx = { n, batch, hyper, optimizer: cfg.optimizer, slots: optimizerSlots[cfg.optimizer], clip };
+  const ctx: Ctx = { n, batch, stride: n, hyper, optimizer: cfg.optimizer, slots: optimizerSlots[cfg.optimizer], clip };
+  // a shared layer's value on the shared input: computed once, as for one member
+  const one: Ctx = { ...ctx, n: 1 };
+  const ctxOf = (l: ChainLayer) => (l.op.shared ? one : ctx);
   const spatial = spatialWriter(ctx);
   const norms = normWriter(ctx, spatial);
-  const kernels: WgslKernel[] = layers.flatMap((l) => (isSpatialLayer(l) ? [spatialForward(spatial, l)] : isNormLayer(l) ? normForward(norms, l) : [forwardKernel(ctx, l)]));
+  const shared = sharedWriter(ctx);
+  const kernels: WgslKernel[] = layers.flatMap((l) => (isMergeLayer(l) ? [mergeForward(spatial, l)] : isSpatialLayer(l) ? [spatialForward(spatial, l)] : isNormLayer(l) ? normForward(norms, l) : [forwardKernel(ctxOf(l), l)]));
   kernels.push(lossKernel(ctx, layers[layers.length - 1], cfg.loss, cfg.metrics));
   for (let i = layers.length - 1; i >= 0; i--) {
     const l = layers[i];
+    // a value read more than once: its readers' gradients added up first
+    const more = extra.get(l) ?? [];
+    if (more.length) kernels.push(gradientSum({ ...spatial, n: ctxOf(l).n }, l, more));
+    const into = targets.get(l)!;
+    const prev = into[0];
+    if (isMergeLayer(l)) {
+      into.forEach((t, j) => t && kernels.push(mergeBackward(spatial, l, j, t)));
+      continue;
+    }
     if (isNormLayer(l)) {
-      kernels.push(...normBackward(norms, l, layers[i - 1]));
+      kernels.push(...normBackward(norms, l, prev));
       continue;
     }
     if (isSpatialLayer(l)) {
-      kernels.push(...spatialBackward(spatial, l, layers[i - 1]));
+      kernels.push(...spatialBackward(spatial, l, prev));
       continue;
     }
     // the gradient of the layer's input first: it reads the kernel before its update
-    if (i > 0) kernels.push(l.kernel ? dinputKernel(ctx, l, layers[i - 1]) : activationBackwardKernel(ctx, l, layers[i - 1]));
-    if (l.kernel) kernels.push(...updateKernels(ctx, l, 'kernel'));
-    if (l.bias) kernels.push(...updateKernels(ctx, l, 'bias'));
+    // (a member's layer on a shared layer's value: every member's gradient of it summed, as the op path's one wide product sums it)
+    if (prev) kernels.push(!l.kernel ? activationBackwardKernel(ctx, l, prev) : prev.op.shared && !l.op.shared ? sharedDinput(shared, l, prev) : dinputKernel(ctxOf(l), l, prev));
+    const update = (which: 'kernel' | 'bias') => (l.kernel?.layout === 'shared' ? sharedUpdates(shared, l, which) : updateKernels(ctx, l, which));
+    if (l.kernel) kernels.push(...update('kernel'));
+    if (l.bias) kernels.push(...update('bias'));
   }
   const draws = layers.flatMap((l) => (isNormLayer(l) && l.drawsAt !== undefined ? [{ op: l.op.name, at: l.drawsAt, width: l.width }] : []));
   return { kernels, hyper, actsFloats, draws, drawsFloats, n, batch };
+}
+
+/** What the shared layers' kernels (src/step/wgsl-shared.ts) write with: this file's kernel text, input, dz, kernel index and optimizer rule. */
+function sharedWriter(ctx: Ctx): SharedWriter<WgslKernel> {
+  return {
+    n: ctx.n,
+    batch: ctx.batch,
+    optimizer: ctx.optimizer,
+    clip: ctx.clip,
+    kernel: (name, invocations) => new KernelText(name, invocations),
+    input: (k, l) => inputAt(k, ctx, l),
+    dz: (k, l) => dzHelper(k, ctx, l),
+    kernelIndex: (l) => kernelIndex(ctx, l),
+    fileHyper: (k, key) => `${k.buf('hyper')}[${ctx.hyper.indexOf(`shared:${key}`) * ctx.stride}u]`,
+    step: (at) => optimizerStep(ctx.optimizer, at),
+  };
 }
 
 /** What the dropout, layernorm and batchnorm kernels (src/step/wgsl-norm.ts) write with: the spatial writer's parts, hyperparameters and inputs. */
@@ -224,7 +326,10 @@ function spatialWriter(ctx: Ctx): SpatialWriter<WgslKernel> {
 }
 
 interface Ctx {
+  /** the members the kernel runs for: N, or 1 for a shared layer's value on the shared input (one for every member) */
   n: number;
+  /** N: the length of a row of `hyper` */
+  stride: number;
   batch: number;
   hyper: string[];
   optimizer: string;
@@ -234,7 +339,7 @@ interface Ctx {
 }
 
 /** Member m's value of a hyperparameter key (a row of N in `hyper`). */
-const hyperAt = (k: Pick<KernelText, 'buf'>, ctx: Ctx, key: string): string => `${k.buf('hyper')}[${ctx.hyper.indexOf(key) * ctx.n}u + m]`;
+const hyperAt = (k: Pick<KernelText, 'buf'>, ctx: Ctx, key: string): string => `${k.buf('hyper')}[${ctx.hyper.indexOf(key) * ctx.stride}u + m]`;
 
 /** Builds one kernel's text, binding each buffer it names once, in the order first named. */
 class KernelText {
@@ -280,8 +385,12 @@ class KernelText {
 
 /** Index of member m's element (i, j) of a dense kernel [in, out] in its fused tensor. */
 function kernelIndex(ctx: Ctx, l: Layer): string {
+  if (l.kernel!.layout === 'shared') return `i * ${l.width}u + j`;
   return l.kernel!.layout === 'columns' ? `i * ${ctx.n * l.width}u + m * ${l.width}u + j` : `m * ${l.inWidth * l.width}u + i * ${l.width}u + j`;
 }
+
+/** Index of member m's element j of a dense bias: a shared layer's one copy, or member m's. */
+const biasIndex = (l: Layer): string => (l.bias!.layout === 'shared' ? 'j' : `m * ${l.width}u + j`);
 
 /** leaky_relu's slope for member m: TF's fixed one (a dense layer's activation), or the layer's own per-member value. */
 function slopeOf(k: Pick<KernelText, 'buf'>, ctx: Ctx, l: Pick<Layer, 'op' | 'alpha'>): string {
@@ -390,6 +499,7 @@ function activationGrad(name: string, d: string, a: string, z = '', alpha = ''):
 /** The expression of member m's input (row b, unit `unit`) of a layer. */
 function inputAt(k: Pick<KernelText, 'buf'>, ctx: Ctx, l: Pick<Layer, 'input' | 'inWidth'>, unit = 'i'): string {
   if (l.input.buffer === 'x') return `${k.buf('x')}[b * ${l.inWidth}u + ${unit}]`;
+  if (l.input.shared) return `${k.buf('acts')}[${l.input.at}u + b * ${l.inWidth}u + ${unit}]`;
   return `${k.buf('acts')}[${l.input.at}u + (m * ${ctx.batch}u + b) * ${l.inWidth}u + ${unit}]`;
 }
 
@@ -429,10 +539,11 @@ function dzHelper(k: Pick<KernelText, 'buf'>, ctx: Ctx, l: ChainLayer): string {
 function forwardKernel(ctx: Ctx, l: Layer): WgslKernel {
   if (l.activation === 'softmax') return softmaxForwardKernel(ctx, l);
   if (!l.kernel) return activationForwardKernel(ctx, l);
-  const k = new KernelText(`forward ${l.op.name}: dense(${l.width}, ${l.activation}), one invocation per member, row and unit`, ctx.n * ctx.batch * l.width);
+  const per = l.op.shared ? "one invocation per row and unit (a shared layer on the shared input: its value is every member's)" : 'one invocation per member, row and unit';
+  const k = new KernelText(`forward ${l.op.name}: dense(${l.width}, ${l.activation}), ${per}`, ctx.n * ctx.batch * l.width);
   const w = k.buf(`param:${l.kernel.name}`);
   const input = inputAt(k, ctx, l);
-  const bias = l.bias ? `  acc = acc + ${k.buf(`param:${l.bias.name}`)}[m * ${l.width}u + j];\n` : '';
+  const bias = l.bias ? `  acc = acc + ${k.buf(`param:${l.bias.name}`)}[${biasIndex(l)}];\n` : '';
   const acts = k.buf('acts');
   // gelu's and swish's gradients read z: it is kept
   const z = l.zAt !== undefined ? `  ${acts}[${l.zAt}u + idx] = acc;\n` : '';
@@ -485,7 +596,7 @@ function softmaxForwardKernel(ctx: Ctx, l: Layer): WgslKernel {
     const w = k.buf(`param:${l.kernel.name}`);
     const input = inputAt(k, ctx, l);
     pre.push('    var acc = 0.0;', `    for (var i = 0u; i < ${l.inWidth}u; i++) {`, `      acc = fma(${input}, ${w}[${kernelIndex(ctx, l)}], acc);`, '    }');
-    if (l.bias) pre.push(`    acc = acc + ${k.buf(`param:${l.bias.name}`)}[m * ${l.width}u + j];`);
+    if (l.bias) pre.push(`    acc = acc + ${k.buf(`param:${l.bias.name}`)}[${biasIndex(l)}];`);
   } else pre.push(`    let acc = ${inputAt(k, ctx, l, 'j')};`);
   const acts = k.buf('acts');
   const out = `${acts}[${l.valuesAt}u + row + j]`;

@@ -1,0 +1,112 @@
+// The WGSL step's `shared` dense layers: one kernel and bias for every member (no member axis).
+//
+//   forward    (wgsl.ts' dense kernel, its index without a member) on members' own values: one invocation
+//              per (member, row, unit); on the shared input, or on another shared layer's value there: the
+//              value is every member's, computed once, [B, width], as the op path computes it once
+//   dinput     a member's dense layer on a shared layer's value: one invocation per (row, input unit), its
+//              gradient summed over every member's units, member after member, as the op path's wide
+//              [B, in] x [in, N*out] product's gradient sums it
+//   update     one invocation per element: its gradient summed over every member's rows, member after
+//              member (the op path's one product over all members' rows folded into one batch; on the shared
+//              input over the batch once), then one optimizer step with the file's hyperparameters (rows
+//              `shared:KEY` of `hyper`, read at their first element); where any member clips, the file's
+//              clipnorm clips it: its gradient into scratch, its norm, the clipped step
+//
+// The members' sum is the one sum across members the WGSL step has: a shared layer's gradient is the
+// members' by definition. This file imports nothing of wgsl.ts: what it shares the step hands it.
+import type { WideParam } from '../ensemble/ensemble-ir.js';
+import type { ChainValues, KernelWriter } from './wgsl-conv.js';
+
+/** What the shared layers' kernels borrow from the step. */
+export interface SharedWriter<K> {
+  n: number;
+  batch: number;
+  optimizer: string;
+  /** where any member clips: the scratch of one parameter's gradient and its norm */
+  clip?: { gradsAt: number; normAt: number };
+  kernel(name: string, invocations: number): KernelWriter<K>;
+  /** member m's input element (row b, unit i) of a layer */
+  input(k: KernelWriter<K>, l: ChainValues): string;
+  /** the WGSL function dz(m, b, j) of a layer */
+  dz(k: KernelWriter<K>, l: ChainValues): string;
+  /** member m's element (i, j) of a dense layer's kernel, in its fused tensor */
+  kernelIndex(l: ChainValues): string;
+  /** the file's value of a hyperparameter key */
+  fileHyper(k: KernelWriter<K>, key: string): string;
+  /** the optimizer's rule on one element, from its gradient `g` */
+  step(at: { w: string; slot(name: string): string; h(key: string): string }): string[];
+}
+
+const u = (v: number): string => `${v}u`;
+
+/** dL/d(a shared layer's value on the shared input) [B, in] from a member's dense layer `l` that reads it. */
+export function sharedDinput<K>(w: SharedWriter<K>, l: ChainValues, prev: Pick<ChainValues, 'op' | 'gradAt'>): K {
+  const k = w.kernel(`backward ${l.op.name}: dL/d${prev.op.name} (the shared layer's value), summed over the members, one invocation per row and input unit`, w.batch * l.inWidth);
+  const kernel = k.buf(`param:${l.kernel!.name}`);
+  const helper = w.dz(k, l);
+  const body = [
+    `  let b = idx / ${u(l.inWidth)};`,
+    `  let i = idx % ${u(l.inWidth)};`,
+    '  var acc = 0.0;',
+    `  for (var m = 0u; m < ${u(w.n)}; m++) {`,
+    `    for (var j = 0u; j < ${u(l.width)}; j++) {`,
+    `      acc = fma(dz(m, b, j), ${kernel}[${w.kernelIndex(l)}], acc);`,
+    '    }',
+    '  }',
+    `  ${k.buf('acts')}[${u(prev.gradAt)} + idx] = acc;`,
+  ].join('\n');
+  return k.finish(body, helper);
+}
+
+/** A shared layer's parameter: its gradient over every member's rows and one step with the file's hyperparameters (three kernels where members clip). */
+export function sharedUpdates<K>(w: SharedWriter<K>, l: ChainValues, which: 'kernel' | 'bias'): K[] {
+  const p = which === 'kernel' ? l.kernel! : l.bias!;
+  const size = which === 'kernel' ? l.inWidth * l.width : l.width;
+  // on the shared input the value (and its gradient) is one for every member
+  const members = l.op.shared ? 1 : w.n;
+  const clip = w.clip;
+  const k = w.kernel(`${clip ? 'gradient' : 'update'} ${p.name} (shared): its gradient over every member's rows${clip ? ', into scratch for clipnorm' : ` and one ${w.optimizer} step`}, one invocation per element`, size);
+  const helper = w.dz(k, l);
+  const term = which === 'kernel' ? `      g = fma(${w.input(k, l)}, dz(m, b, j), g);` : '      g = g + dz(m, b, j);';
+  const lines = which === 'kernel' ? [`  let i = idx / ${u(l.width)};`, `  let j = idx % ${u(l.width)};`] : ['  let j = idx;'];
+  lines.push('  var g = 0.0;', `  for (var m = 0u; m < ${u(members)}; m++) {`, `    for (var b = 0u; b < ${u(w.batch)}; b++) {`, term, '    }', '  }');
+  if (!clip) return [k.finish([...lines, '  let at = idx;', ...stepLines(w, k, p)].join('\n'), helper)];
+  lines.push(`  ${k.buf('acts')}[${u(clip.gradsAt)} + idx] = g;`);
+  return [k.finish(lines.join('\n'), helper), normKernel(w, p, size, clip), clippedUpdate(w, p, size, clip)];
+}
+
+/** The norm of a shared parameter's gradient (one for every member: Keras' clipnorm per tensor), its elements summed in order, one invocation. */
+function normKernel<K>(w: SharedWriter<K>, p: WideParam, size: number, clip: NonNullable<SharedWriter<K>['clip']>): K {
+  const k = w.kernel(`norm ${p.name} (shared): the norm of its gradient, one invocation`, 1);
+  const acts = k.buf('acts');
+  const body = [
+    '  var s = 0.0;',
+    `  for (var e = 0u; e < ${u(size)}; e++) {`,
+    `    let v = ${acts}[${u(clip.gradsAt)} + e];`,
+    '    s = s + v * v;',
+    '  }',
+    `  ${acts}[${u(clip.normAt)}] = sqrt(s);`,
+  ];
+  return k.finish(body.join('\n'));
+}
+
+/** A shared parameter's clipped gradient from the scratch and its step, with the file's clipnorm (Infinity where it has none). */
+function clippedUpdate<K>(w: SharedWriter<K>, p: WideParam, size: number, clip: NonNullable<SharedWriter<K>['clip']>): K {
+  const k = w.kernel(`update ${p.name} (shared): its clipped gradient and one ${w.optimizer} step, one invocation per element`, size);
+  const acts = k.buf('acts');
+  const body = [
+    `  let g0 = ${acts}[${u(clip.gradsAt)} + idx];`,
+    `  let norm = ${acts}[${u(clip.normAt)}];`,
+    `  let limit = ${w.fileHyper(k, 'clip')};`,
+    '  let g = select(g0, g0 * (limit / norm), norm > limit);',
+    '  let at = idx;',
+    ...stepLines(w, k, p),
+  ];
+  return k.finish(body.join('\n'));
+}
+
+/** The optimizer's step of element `at` of a shared parameter, from its gradient `g`, with the file's hyperparameters. */
+function stepLines<K>(w: SharedWriter<K>, k: KernelWriter<K>, p: WideParam): string[] {
+  const param = k.buf(`param:${p.name}`);
+  return w.step({ w: `${param}[at]`, slot: (s) => `${k.buf(`slot:${p.name}:${s}`)}[at]`, h: (key) => w.fileHyper(k, key) });
+}
