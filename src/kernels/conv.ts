@@ -74,19 +74,27 @@ function inputGrad(tf: TF, x: Tensor, dy: Tensor, w: Tensor, stride: number[], g
   return tf.slice(full, [0, g.pads[0][0], g.pads[1][0], 0], [b, h, wd, c]);
 }
 
-/** conv2d(x, w) differentiable in both x and w. x: [B, H, W, C], w: [kh, kw, C, F]. */
-function conv2dKernel(tf: TF, x: Tensor, w: Tensor, stride: number[], padding: Padding): Tensor {
-  const g = geometry(x, w, stride, padding);
-  const f = tf.customGrad(((xi: Tensor, wi: Tensor, save: (ts: Tensor[]) => void) => {
-    const xpad = padInput(tf, xi, g);
-    save([xi, wi, xpad]);
-    return {
-      value: tf.conv2d(as4d(xpad), as4d(wi), stride as [number, number], 'valid'),
-      gradFunc: (dy: Tensor, saved: Tensor[]) => [inputGrad(tf, saved[0], dy, saved[1], stride, g), filterGrad(tf, saved[2], dy, saved[1], stride)],
-    };
-  }) as unknown as GradFunc);
-  return (f as unknown as (a: Tensor, b: Tensor) => Tensor)(x, w);
+/** A filter gradient: dW from the padded input, dy and the kernel. */
+type FilterGrad = (tf: TF, xpad: Tensor, dy: Tensor, w: Tensor, stride: number[]) => Tensor;
+
+/** conv2d(x, w) differentiable in both x and w, its dW by `dW`. x: [B, H, W, C], w: [kh, kw, C, F]. */
+function convOfBoth(dW: FilterGrad) {
+  return (tf: TF, x: Tensor, w: Tensor, stride: number[], padding: Padding): Tensor => {
+    const g = geometry(x, w, stride, padding);
+    const f = tf.customGrad(((xi: Tensor, wi: Tensor, save: (ts: Tensor[]) => void) => {
+      const xpad = padInput(tf, xi, g);
+      save([xi, wi, xpad]);
+      return {
+        value: tf.conv2d(as4d(xpad), as4d(wi), stride as [number, number], 'valid'),
+        gradFunc: (dy: Tensor, saved: Tensor[]) => [inputGrad(tf, saved[0], dy, saved[1], stride, g), dW(tf, saved[2], dy, saved[1], stride)],
+      };
+    }) as unknown as GradFunc);
+    return (f as unknown as (a: Tensor, b: Tensor) => Tensor)(x, w);
+  };
 }
+
+/** conv2d(x, w) differentiable in both x and w, dW by filterGrad()'s dilated conv. */
+const conv2dKernel = convOfBoth((tf, xpad, dy, w, stride) => filterGrad(tf, xpad, dy, w, stride));
 
 /**
  * conv2d(x, w) differentiable in w only: for a layer whose input is data, whose gradient nobody needs.
@@ -114,18 +122,7 @@ function conv2dOfDataKernel(tf: TF, x: Tensor, w: Tensor, stride: number[], padd
  * folded into one batch, so that its gradient sums the members' one after another (member-major rows), the
  * order in which the generated step adds each member's on (src/layers/conv2d.ts).
  */
-function conv2dOfRowsKernel(tf: TF, x: Tensor, w: Tensor, stride: number[], padding: Padding): Tensor {
-  const g = geometry(x, w, stride, padding);
-  const f = tf.customGrad(((xi: Tensor, wi: Tensor, save: (ts: Tensor[]) => void) => {
-    const xpad = padInput(tf, xi, g);
-    save([xi, wi, xpad]);
-    return {
-      value: tf.conv2d(as4d(xpad), as4d(wi), stride as [number, number], 'valid'),
-      gradFunc: (dy: Tensor, saved: Tensor[]) => [inputGrad(tf, saved[0], dy, saved[1], stride, g), filterGradByPatches(tf, saved[2], dy, saved[1], stride)],
-    };
-  }) as unknown as GradFunc);
-  return (f as unknown as (a: Tensor, b: Tensor) => Tensor)(x, w);
-}
+const conv2dOfRowsKernel = convOfBoth((tf, xpad, dy, w, stride) => filterGradByPatches(tf, xpad, dy, w, stride));
 
 /**
  * dW as one plain matMul of the input's patches with dy: [K, rows] x [rows, F], K = kh*kw*C. The
