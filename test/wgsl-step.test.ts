@@ -195,6 +195,17 @@ const convCases: Case[] = [
     metrics: ['accuracy'],
     vary: 'vary lr: [0.005, 0.01, 0.03]',
   },
+  {
+    name: 'batchnorm of images (per member and channel over example, row and column; momentum and epsilon per member; running statistics), before a conv and a pool; categorical cross-entropy, sgd with momentum',
+    model: 'conv2d(3, kernel: 3, padding: same, activation: relu)\n  bn = batchnorm()\n  conv2d(2, kernel: 2, activation: tanh)\n  batchnorm(momentum: 0.9, epsilon: 0.01)\n  maxpool2d(2)\n  flatten()\n  dense(3, activation: softmax)',
+    input: [6, 6, 2],
+    inWidth: 72,
+    k: 3,
+    loss: 'categorical_crossentropy',
+    optimizer: 'sgd(lr: 0.05, momentum: 0.9)',
+    metrics: ['accuracy'],
+    vary: 'vary bn.momentum: [0.5, 0.9, 0.99]\n  vary bn.epsilon: [0.001, 0.01, 0.5]',
+  },
 ];
 
 function source(c: Pick<Case, 'model' | 'inWidth' | 'input' | 'loss' | 'optimizer' | 'vary'>, members = 3): string {
@@ -233,6 +244,7 @@ describe.skipIf(skip)('member independence on one adapter', () => {
     ['gelu, leaky_relu(alpha), layernorm(epsilon), dropout(rate) and batchnorm(momentum) per member, swish, huber, rmsprop, clipnorm', vocabulary],
     ['conv with gelu, swish, leaky_relu(alpha) per member, huber, adamw', convCases[2]],
     ['add, concat and from: branches', cases.find((c) => c.name.startsWith('add, concat'))!],
+    ['batchnorm of images', convCases.find((c) => c.name.startsWith('batchnorm of images'))!],
   ])('%s: member 3 trains the same, bit for bit, alone, among 3 and among 7', async (_, c) => {
     const text = source(c, 7);
     const runs: { losses: number[]; weights: Map<string, Float32Array> }[] = [];
@@ -363,7 +375,7 @@ describe.skipIf(skip)('what the WGSL step does not cover runs on ops and says wh
     ['conv2d(2, kernel: 3, activation: softmax)\n  flatten()\n  dense(1)', 'adam(lr: 0.01)', 'the softmax activation (conv2d_1)'],
     ['maxpool2d(2)\n  flatten()\n  dense(1)', 'adam(lr: 0.01)', "maxpool2d_1 on the input (the WGSL step pools members' own values)"],
     ['conv2d(2, kernel: 3, activation: relu)\n  layernorm()\n  flatten()\n  dense(1)', 'adam(lr: 0.01)', 'the layernorm layer layernorm_1 on values of shape [2, 2, 2]'],
-    ['conv2d(2, kernel: 3, activation: relu)\n  batchnorm()\n  flatten()\n  dense(1)', 'rmsprop(lr: 0.01)', 'the batchnorm layer batchnorm_1 on values of shape [2, 2, 2]'],
+    ['batchnorm()\n  conv2d(2, kernel: 3, activation: relu)\n  flatten()\n  dense(1)', 'rmsprop(lr: 0.01)', 'an input of shape [4, 4, 1]'],
     ['relu()\n  dense(1)', 'adam(lr: 0.01, clipnorm: 1)', 'the relu layer relu_1 on the shared input'],
     ['conv2d(2, kernel: 3)\n  softmax()\n  flatten()\n  dense(1)', 'adam(lr: 0.01)', 'the softmax layer softmax_1 on values of shape [2, 2, 2]'],
     ['c1 = conv2d(2, kernel: 3)\n  a = conv2d(2, kernel: 1)\n  concat(a, c1)\n  flatten()\n  dense(1)', 'adam(lr: 0.01)', 'the concat layer concat_1 of values of shape [2, 2, 2]'],
