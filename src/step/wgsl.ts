@@ -25,7 +25,7 @@ import { optimizerHyper, optimizerSlots } from '../wasm/optimizer-update.js';
 import { LEAKY_RELU_ALPHA } from '../kernels/activations.js';
 import type { StepConfig } from './plan.js';
 import { isSpatialLayer, spatialBackward, spatialForward, spatialLayer, whyNotSpatial, wgslSpatialKinds, type ChainValues, type LayerInput, type SpatialLayer, type SpatialWriter } from './wgsl-conv.js';
-import { gradientOrder, gradientSum, isMergeLayer, mergeBackward, mergeForward, mergeLayer, whyNotMerge, wgslMergeKinds, type MergeLayer } from './wgsl-graph.js';
+import { gradientOrder, gradientSum, isMergeLayer, mergeBackward, mergeCells, mergeForward, mergeLayer, perCellMerge, whyNotMerge, wgslMergeKinds, type MergeLayer } from './wgsl-graph.js';
 import { sharedDinput, sharedUpdates, type SharedWriter } from './wgsl-shared.js';
 import { isNormLayer, normBackward, normForward, normLayer, perCell, whyNotNorm, wgslNormKinds, type NormLayer, type NormWriter } from './wgsl-norm.js';
 
@@ -198,7 +198,7 @@ function layersOf(e: EnsembleIR, n: number, batch: number): Layers {
       gradAt,
     };
     let made: ChainLayer;
-    if (wgslMergeKinds.has(op.op)) made = mergeLayer(layer, from.map((src, i) => ({ input: inputOf(src), width: size(e.ops[op.inputs[i]].shape) })));
+    if (wgslMergeKinds.has(op.op)) made = mergeLayer(layer, from.map((src, i) => ({ input: inputOf(src), width: size(e.ops[op.inputs[i]].shape) / mergeCells(op) })));
     else if (wgslNormKinds.has(op.op)) {
       regions.acts = at;
       made = normLayer(layer, params, n, batch, regions);
@@ -258,7 +258,9 @@ export function generateWgslStep(cfg: WgslConfig, n: number, batch: number): Wgs
     return [normWriter(rows, spatialWriter(rows)), perCell(l, l.cells)];
   };
   const shared = sharedWriter(ctx);
-  const kernels: WgslKernel[] = layers.flatMap((l) => (isMergeLayer(l) ? [mergeForward(spatial, l)] : isSpatialLayer(l) ? [spatialForward(spatial, l)] : isNormLayer(l) ? normForward(...norms(l)) : [forwardKernel(ctxOf(l), l)]));
+  // a concat of images: its kernels see B*H*W rows of channels
+  const merges = (l: MergeLayer): [SpatialWriter<WgslKernel>, MergeLayer] => (l.cells === 1 ? [spatial, l] : [spatialWriter({ ...ctx, batch: ctx.batch * l.cells }), perCellMerge(l)]);
+  const kernels: WgslKernel[] = layers.flatMap((l) => (isMergeLayer(l) ? [mergeForward(...merges(l))] : isSpatialLayer(l) ? [spatialForward(spatial, l)] : isNormLayer(l) ? normForward(...norms(l)) : [forwardKernel(ctxOf(l), l)]));
   kernels.push(lossKernel(ctx, layers[layers.length - 1], cfg.loss, cfg.metrics));
   for (let i = layers.length - 1; i >= 0; i--) {
     const l = layers[i];
@@ -268,7 +270,7 @@ export function generateWgslStep(cfg: WgslConfig, n: number, batch: number): Wgs
     const into = targets.get(l)!;
     const prev = into[0];
     if (isMergeLayer(l)) {
-      into.forEach((t, j) => t && kernels.push(mergeBackward(spatial, l, j, t)));
+      into.forEach((t, j) => t && kernels.push(mergeBackward(...merges(l), j, t)));
       continue;
     }
     if (isNormLayer(l)) {
