@@ -1,4 +1,5 @@
-// The WGSL step's dropout, layernorm and batchnorm on flat values (and dropout on a conv's): each kernel
+// The WGSL step's dropout, layernorm and batchnorm on flat values (dropout on a conv's too, and batchnorm of a
+// conv's images [H, W, C] as the flat rule on B*H*W rows of C, its statistics per member and channel): each kernel
 // follows the webgpu op path's arithmetic (src/layers/dropout.ts, layernorm.ts, batchnorm.ts and autodiff of them), every sum one
 // invocation's loop in a fixed order, nothing summed across members:
 //
@@ -9,7 +10,8 @@
 //                (kept), y = (d * rsqrt(s)) * gamma + beta; dinput one invocation per (member, row), autodiff's
 //                of tf.moments (its variance passes no gradient to the mean) and rsqrt; gamma's and beta's
 //                updates one invocation per (member, element), their gradients summed over the rows in order
-//   batchnorm    in training: the batch statistics one invocation per (member, unit): mean over the rows,
+//   batchnorm    in training (its sums in the order of TF.js's WebGPU reduction shader: reduceLines):
+//                the batch statistics one invocation per (member, unit): mean over the rows,
 //                d = x - mean (kept), s = variance + epsilon (kept), the running statistics moved as Keras
 //                moves them (moving -= (moving - batch) * (1 - momentum), in place: each member's own);
 //                y = (d * rsqrt(s)) * gamma + beta one invocation per (member, row, unit); dinput one
