@@ -271,7 +271,8 @@ describe.skipIf(skip)('member independence on one adapter', () => {
 
 describe.skipIf(skip)('what the webgpu op path cannot train, against the cpu op path', () => {
   // leaky_relu's gradient on conv values is a Where of rank 5, and clipnorm of a conv kernel a Tile of
-  // rank 5, which TF.js's webgpu backend does not have (in Node it fails): the WGSL step is compared with
+  // rank 5, which TF.js's webgpu backend does not have (in Node it fails; so does the broadcast of the shared
+  // input to a concat of members' images): the WGSL step is compared with
   // the op path on TF.js's cpu backend, over 30 steps
   const cpuCases: Case[] = [
     {
@@ -295,6 +296,18 @@ describe.skipIf(skip)('what the webgpu op path cannot train, against the cpu op 
       optimizer: 'sgd(lr: 0.05, momentum: 0.5)',
       metrics: [],
       vary: 'vary clipnorm: [0, 0.02, 1]',
+    },
+    {
+      // the shared input among a concat's operands: the op path broadcasts it to every member (a Tile of rank 5)
+      name: 'a concat of images with the shared input among its operands, a conv on it, adam',
+      model: 'c1 = conv2d(2, kernel: 3, padding: same, activation: relu)\n  concat(c1, input)\n  conv2d(2, kernel: 2, activation: tanh)\n  flatten()\n  dense(1)',
+      input: [5, 5, 2],
+      inWidth: 50,
+      k: 1,
+      loss: 'mse',
+      optimizer: 'adam(lr: 0.01)',
+      metrics: [],
+      vary: 'vary lr: [0.005, 0.01, 0.03]',
     },
   ];
   for (const c of cpuCases) {
