@@ -1,7 +1,7 @@
 // The generated WGSL step (src/step/wgsl.ts, src/runtime/gpu-fused-step.ts) on TF.js's WebGPU backend
 // (Dawn on Mesa's lavapipe here), against the webgpu op path on the same adapter: 100 steps end within
 // 1e-5 (relative, on the scale of each tensor) in every parameter and optimizer slot, for each activation,
-// loss and optimizer it covers, for dropout (its rate per member, on dense and conv values), layernorm and batchnorm (its running statistics), and for small conv models (conv2d, pooling, flatten; leaky_relu on conv
+// loss and optimizer it covers, for dropout (its rate per member, on dense and conv values), layernorm and batchnorm (its running statistics; batchnorm of images too), and for small conv models (with a concat of images among them) (conv2d, pooling, flatten; leaky_relu on conv
 // values and a conv's clipnorm against the cpu op path, which the webgpu op path cannot train); a member's numbers are the same bit for bit whoever trains beside it
 // (N = 1, 3, 7); what it does not cover runs on ops and says why. Never a silent pass: without an adapter
 // the tests are skipped with the reason printed, and NETC_REQUIRE_WEBGPU=1 makes a missing adapter fail.
@@ -195,6 +195,17 @@ const convCases: Case[] = [
     metrics: ['accuracy'],
     vary: 'vary lr: [0.005, 0.01, 0.03]',
   },
+  {
+    name: 'batchnorm of images (per member and channel over example, row and column; momentum and epsilon per member; running statistics), read twice: by a conv and by a concat of images along channels; a conv, batchnorm and pool on the concat; categorical cross-entropy, sgd with momentum',
+    model: 'conv2d(2, kernel: 3, padding: same, activation: relu)\n  bn = batchnorm()\n  c2 = conv2d(3, kernel: 3, padding: same, activation: tanh)\n  concat(c2, bn)\n  conv2d(2, kernel: 2, activation: elu)\n  batchnorm(momentum: 0.9, epsilon: 0.01)\n  maxpool2d(2)\n  flatten()\n  dense(3, activation: softmax)',
+    input: [6, 6, 2],
+    inWidth: 72,
+    k: 3,
+    loss: 'categorical_crossentropy',
+    optimizer: 'sgd(lr: 0.05, momentum: 0.9)',
+    metrics: ['accuracy'],
+    vary: 'vary bn.momentum: [0.5, 0.9, 0.99]\n  vary bn.epsilon: [0.001, 0.01, 0.5]',
+  },
 ];
 
 function source(c: Pick<Case, 'model' | 'inWidth' | 'input' | 'loss' | 'optimizer' | 'vary'>, members = 3): string {
@@ -233,6 +244,7 @@ describe.skipIf(skip)('member independence on one adapter', () => {
     ['gelu, leaky_relu(alpha), layernorm(epsilon), dropout(rate) and batchnorm(momentum) per member, swish, huber, rmsprop, clipnorm', vocabulary],
     ['conv with gelu, swish, leaky_relu(alpha) per member, huber, adamw', convCases[2]],
     ['add, concat and from: branches', cases.find((c) => c.name.startsWith('add, concat'))!],
+    ['batchnorm and concat of images', convCases.find((c) => c.name.startsWith('batchnorm of images'))!],
   ])('%s: member 3 trains the same, bit for bit, alone, among 3 and among 7', async (_, c) => {
     const text = source(c, 7);
     const runs: { losses: number[]; weights: Map<string, Float32Array> }[] = [];
@@ -259,7 +271,8 @@ describe.skipIf(skip)('member independence on one adapter', () => {
 
 describe.skipIf(skip)('what the webgpu op path cannot train, against the cpu op path', () => {
   // leaky_relu's gradient on conv values is a Where of rank 5, and clipnorm of a conv kernel a Tile of
-  // rank 5, which TF.js's webgpu backend does not have (in Node it fails): the WGSL step is compared with
+  // rank 5, which TF.js's webgpu backend does not have (in Node it fails; so does the broadcast of the shared
+  // input to a concat of members' images): the WGSL step is compared with
   // the op path on TF.js's cpu backend, over 30 steps
   const cpuCases: Case[] = [
     {
@@ -283,6 +296,18 @@ describe.skipIf(skip)('what the webgpu op path cannot train, against the cpu op 
       optimizer: 'sgd(lr: 0.05, momentum: 0.5)',
       metrics: [],
       vary: 'vary clipnorm: [0, 0.02, 1]',
+    },
+    {
+      // the shared input among a concat's operands: the op path broadcasts it to every member (a Tile of rank 5)
+      name: 'a concat of images with the shared input among its operands, a conv on it, adam',
+      model: 'c1 = conv2d(2, kernel: 3, padding: same, activation: relu)\n  concat(c1, input)\n  conv2d(2, kernel: 2, activation: tanh)\n  flatten()\n  dense(1)',
+      input: [5, 5, 2],
+      inWidth: 50,
+      k: 1,
+      loss: 'mse',
+      optimizer: 'adam(lr: 0.01)',
+      metrics: [],
+      vary: 'vary lr: [0.005, 0.01, 0.03]',
     },
   ];
   for (const c of cpuCases) {
@@ -363,10 +388,9 @@ describe.skipIf(skip)('what the WGSL step does not cover runs on ops and says wh
     ['conv2d(2, kernel: 3, activation: softmax)\n  flatten()\n  dense(1)', 'adam(lr: 0.01)', 'the softmax activation (conv2d_1)'],
     ['maxpool2d(2)\n  flatten()\n  dense(1)', 'adam(lr: 0.01)', "maxpool2d_1 on the input (the WGSL step pools members' own values)"],
     ['conv2d(2, kernel: 3, activation: relu)\n  layernorm()\n  flatten()\n  dense(1)', 'adam(lr: 0.01)', 'the layernorm layer layernorm_1 on values of shape [2, 2, 2]'],
-    ['conv2d(2, kernel: 3, activation: relu)\n  batchnorm()\n  flatten()\n  dense(1)', 'rmsprop(lr: 0.01)', 'the batchnorm layer batchnorm_1 on values of shape [2, 2, 2]'],
+    ['batchnorm()\n  conv2d(2, kernel: 3, activation: relu)\n  flatten()\n  dense(1)', 'rmsprop(lr: 0.01)', 'an input of shape [4, 4, 1]'],
     ['relu()\n  dense(1)', 'adam(lr: 0.01, clipnorm: 1)', 'the relu layer relu_1 on the shared input'],
     ['conv2d(2, kernel: 3)\n  softmax()\n  flatten()\n  dense(1)', 'adam(lr: 0.01)', 'the softmax layer softmax_1 on values of shape [2, 2, 2]'],
-    ['c1 = conv2d(2, kernel: 3)\n  a = conv2d(2, kernel: 1)\n  concat(a, c1)\n  flatten()\n  dense(1)', 'adam(lr: 0.01)', 'the concat layer concat_1 of values of shape [2, 2, 2]'],
     ['h = dense(3)\n  dense(2, from: input)\n  dense(1, from: h)', 'adam(lr: 0.01)', "dense_2's value, which no layer reads"],
     ['concat(input, input)\n  dense(1)', 'adam(lr: 0.01)', 'the concat layer concat_1 of the shared input alone'],
     ['dense(3)\n  shared layernorm()\n  dense(1)', 'adam(lr: 0.01)', 'the shared layernorm layer layernorm_1'],

@@ -1,4 +1,5 @@
-// The WGSL step's branches: `add` of labelled values (flat ones or images), `concat` of flat ones, and a value read by more than one
+// The WGSL step's branches: `add` of labelled values (flat ones or images), `concat` of flat ones or of images
+// (each cell's channels joined: the flat rule on B*H*W rows of channels), and a value read by more than one
 // layer (`from:` branches, a merge's operands). A merge is a layer of the chain like any other, with no
 // parameters and a linear "activation" (its gradient is its values' gradient as it lies):
 //
@@ -30,7 +31,18 @@ export interface MergePart {
 export interface MergeLayer extends ChainValues {
   merge: 'add' | 'concat';
   parts: MergePart[];
+  /** cells per example: a concat of images [H, W, C] joins each cell's channels (H*W; its parts' widths are their channels), else 1 */
+  cells: number;
 }
+
+/** A merge's cells per example: H*W for a concat of images (of shape [H, W, C]), else 1. */
+export const mergeCells = (op: WideOp): number => (op.op === 'concat' && op.shape.length === 3 ? op.shape[0] * op.shape[1] : 1);
+
+/**
+ * The merge kernels' view of a concat of images: the flat rule on rows of its channels (width the joined
+ * channels; the caller's writer counts B*H*W rows). [N, B, H, W, C] lies as [N, B*H*W, C] already.
+ */
+export const perCellMerge = (l: MergeLayer): MergeLayer => (l.cells === 1 ? l : { ...l, width: l.width / l.cells, inWidth: l.inWidth / l.cells });
 
 export const isMergeLayer = (l: object): l is MergeLayer => 'merge' in l;
 
@@ -45,23 +57,24 @@ const u = (v: number): string => `${v}u`;
 
 /** Why the WGSL step does not run this merge, or undefined where it does. */
 export function whyNotMerge(op: WideOp, inputs: WideOp[]): string | undefined {
-  // add is elementwise whatever the shape (an image's row-major cells alike); concat joins rows: flat ones only
-  const image = op.op === 'concat' && inputs.find((o) => o.shape.length !== 1);
-  if (image) return `the concat layer ${op.name} of values of shape [${image.shape.join(', ')}]`;
+  // add is elementwise whatever the shape (an image's row-major cells alike); concat joins rows: flat ones, or an image's cells (its channels joined)
+  const odd = op.op === 'concat' && inputs.find((o) => o.shape.length !== 1 && o.shape.length !== 3);
+  if (odd) return `the concat layer ${op.name} of values of shape [${odd.shape.join(', ')}]`;
   // every operand the shared input: the value is every member's (the op path keeps it shared)
   if (inputs.every((i) => i.shared)) return `the ${op.op} layer ${op.name} of the shared input alone`;
   return undefined;
 }
 
-/** The merge layer of op, reading `parts` (their offsets are worked out here). */
+/** The merge layer of op, reading `parts` (their widths per cell; their offsets are worked out here). */
 export function mergeLayer(l: Omit<ChainValues, 'input' | 'inWidth'>, parts: Omit<MergePart, 'offset'>[]): MergeLayer {
+  const cells = mergeCells(l.op);
   let offset = 0;
   const placed = parts.map((p) => {
     const part = { ...p, offset: l.op.op === 'concat' ? offset : 0 };
     offset += p.width;
     return part;
   });
-  return { ...l, input: placed[0].input, inWidth: placed[0].width, merge: l.op.op as MergeLayer['merge'], parts: placed };
+  return { ...l, input: placed[0].input, inWidth: placed[0].width * cells, merge: l.op.op as MergeLayer['merge'], parts: placed, cells };
 }
 
 /** Member m's element (row b, unit `unit`) of an operand. */

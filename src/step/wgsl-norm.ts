@@ -1,4 +1,5 @@
-// The WGSL step's dropout, layernorm and batchnorm on flat values (and dropout on a conv's): each kernel
+// The WGSL step's dropout, layernorm and batchnorm on flat values (dropout on a conv's too, and batchnorm of a
+// conv's images [H, W, C] as the flat rule on B*H*W rows of C, its statistics per member and channel): each kernel
 // follows the webgpu op path's arithmetic (src/layers/dropout.ts, layernorm.ts, batchnorm.ts and autodiff of them), every sum one
 // invocation's loop in a fixed order, nothing summed across members:
 //
@@ -9,7 +10,8 @@
 //                (kept), y = (d * rsqrt(s)) * gamma + beta; dinput one invocation per (member, row), autodiff's
 //                of tf.moments (its variance passes no gradient to the mean) and rsqrt; gamma's and beta's
 //                updates one invocation per (member, element), their gradients summed over the rows in order
-//   batchnorm    in training: the batch statistics one invocation per (member, unit): mean over the rows,
+//   batchnorm    in training (its sums in the order of TF.js's WebGPU reduction shader: reduceLines):
+//                the batch statistics one invocation per (member, unit): mean over the rows,
 //                d = x - mean (kept), s = variance + epsilon (kept), the running statistics moved as Keras
 //                moves them (moving -= (moving - batch) * (1 - momentum), in place: each member's own);
 //                y = (d * rsqrt(s)) * gamma + beta one invocation per (member, row, unit); dinput one
@@ -37,6 +39,8 @@ export interface NormLayer extends ChainValues {
   /** batchnorm's running statistics */
   movingMean?: WideParam;
   movingVariance?: WideParam;
+  /** cells per example: an image's H*W for batchnorm of an image (its kernels see B*H*W rows of C), else 1 */
+  cells: number;
   /** its per-member hyperparameter keys (`dropout_1.rate`, `layernorm_1.epsilon`, `batchnorm_1.momentum` and `.epsilon`) */
   keys: string[];
 }
@@ -45,8 +49,22 @@ export const isNormLayer = (l: object): l is NormLayer => 'norm' in l;
 
 /** Why the WGSL step does not cover this dropout, layernorm or batchnorm, or undefined where it does. */
 export function whyNotNorm(op: { op: string; name: string; shape: number[] }): string | undefined {
-  if (op.op !== 'dropout' && op.shape.length !== 1) return `the ${op.op} layer ${op.name} on values of shape [${op.shape.join(', ')}]`;
+  // batchnorm of an image [H, W, C] is the flat rule on B*H*W rows of C; layernorm of one is not written
+  const covered = op.op === 'dropout' || op.shape.length === 1 || (op.op === 'batchnorm' && op.shape.length === 3);
+  if (!covered) return `the ${op.op} layer ${op.name} on values of shape [${op.shape.join(', ')}]`;
   return undefined;
+}
+
+/** A layer's cells per example where its norm runs per cell (batchnorm of an image [H, W, C]: H*W), else 1. */
+export const cellsOf = (op: { op: string; shape: number[] }): number => (op.op === 'batchnorm' && op.shape.length === 3 ? op.shape[0] * op.shape[1] : 1);
+
+/**
+ * The norm's kernels' view of a layer of `cells` cells per example: the flat rule's rows of C (width and
+ * inWidth C; the caller's writer counts B*cells rows). Its regions are laid out [N, B, H, W, C] as
+ * [N, B*H*W, C] already.
+ */
+export function perCell<L extends ChainValues>(l: L, cells: number): L {
+  return cells === 1 ? l : { ...l, width: l.width / cells, inWidth: l.inWidth / cells };
 }
 
 /** What the norm kernels borrow from the step: the spatial writer's parts, member m's hyperparameter and a layer's input. */
@@ -58,26 +76,66 @@ export interface NormWriter<K> extends Pick<SpatialWriter<K>, 'n' | 'batch' | 'k
 }
 
 /** The layer with its own regions: a dropout's draws (in `draws`), a norm's d and s (in `acts`), taken from `at` (which moves past them). */
-export function normLayer(l: ChainValues, params: WideParam[], n: number, batch: number, at: { acts: number; draws: number }): NormLayer {
-  const kind = l.op.op as NormLayer['norm'];
+export function normLayer(whole: ChainValues, params: WideParam[], n: number, batch: number, at: { acts: number; draws: number }): NormLayer {
+  const kind = whole.op.op as NormLayer['norm'];
   if (kind === 'dropout') {
     const drawsAt = at.draws;
-    at.draws += n * batch * l.width;
-    return { ...l, norm: kind, drawsAt, keys: [`${l.op.name}.rate`] };
+    at.draws += n * batch * whole.width;
+    return { ...whole, norm: kind, drawsAt, cells: 1, keys: [`${whole.op.name}.rate`] };
   }
+  // batchnorm of an image: its regions sized as B*H*W rows of C (s: one per member and channel)
+  const cells = cellsOf(whole.op);
+  const l = perCell(whole, cells);
+  batch *= cells;
+  const own = { width: whole.width, inWidth: whole.inWidth, cells };
   const dAt = at.acts;
   const sAt = dAt + n * batch * l.width;
   at.acts = sAt + n * (kind === 'layernorm' ? batch : l.width);
   const param = (name: string) => params.find((p) => p.name.endsWith(`/${name}`));
   const [gamma, beta] = [param('gamma'), param('beta')];
-  if (kind === 'layernorm') return { ...l, norm: kind, dAt, sAt, gamma, beta, keys: [`${l.op.name}.epsilon`] };
-  return { ...l, norm: kind, dAt, sAt, gamma, beta, movingMean: param('moving_mean'), movingVariance: param('moving_variance'), keys: [`${l.op.name}.momentum`, `${l.op.name}.epsilon`] };
+  if (kind === 'layernorm') return { ...l, ...own, norm: kind, dAt, sAt, gamma, beta, keys: [`${l.op.name}.epsilon`] };
+  return { ...l, ...own, norm: kind, dAt, sAt, gamma, beta, movingMean: param('moving_mean'), movingVariance: param('moving_variance'), keys: [`${l.op.name}.momentum`, `${l.op.name}.epsilon`] };
 }
 
 const u = (v: number): string => `${v}u`;
 
 /** The lines naming member m, row b and unit j of invocation idx over [N, B, width]. */
 const elementLines = (w: { batch: number }, width: number): string[] => [`  let m = idx / ${u(w.batch * width)};`, `  let b = (idx / ${u(width)}) % ${u(w.batch)};`, `  let j = idx % ${u(width)};`];
+
+/**
+ * The workgroup size of TF.js's WebGPU reduction shader (its ReduceProgram) for `count` terms: 64, 256 from
+ * 4096 terms, 512 from 32768 (where the device's maxComputeWorkgroupSizeX allows 512, as TF.js asks for the
+ * adapter's own: assumed here).
+ */
+const reduceGroup = (count: number): number => (count >= 32768 ? 512 : count >= 4096 ? 256 : 64);
+
+/**
+ * The lines of `let NAME = sum of term(b) for b in [0, count)` in the order of TF.js's WebGPU reduction
+ * shader (sum and mean), in one invocation: G partial sums (G its workgroup size), partial t adding terms t,
+ * t + G, t + 2G, ... in turn, then halved as its workgroup does, partial t + ceil(size / 2) added to
+ * partial t for t < floor(size / 2), until one is left. The op path's batchnorm statistics and gradients
+ * are sums of that shader; summing them in its order keeps the fused step's rounding the op path's.
+ */
+export function reduceLines(name: string, count: number, term: (row: string) => string): string[] {
+  const group = reduceGroup(count);
+  const parts = Math.min(count, group);
+  return [
+    `  var ${name}_p: array<f32, ${parts}>;`,
+    `  for (var t = 0u; t < ${u(parts)}; t++) {`,
+    '    var acc = 0.0;',
+    `    for (var b = t; b < ${u(count)}; b += ${u(group)}) { acc = acc + ${term('b')}; }`,
+    `    ${name}_p[t] = acc;`,
+    '  }',
+    `  var ${name}_n = ${u(parts)};`,
+    `  while (${name}_n > 1u) {`,
+    `    let half = ${name}_n / 2u;`,
+    `    let interval = (${name}_n + 1u) / 2u;`,
+    `    for (var t = 0u; t < half; t++) { ${name}_p[t] = ${name}_p[t] + ${name}_p[t + interval]; }`,
+    `    ${name}_n = interval;`,
+    '  }',
+    `  let ${name} = ${name}_p[0];`,
+  ];
+}
 
 /** The layer's forward kernel. */
 export function normForward<K>(w: NormWriter<K>, l: NormLayer): K[] {
@@ -187,13 +245,16 @@ function normUpdates<K>(w: NormWriter<K>, l: NormLayer, which: 'gamma' | 'beta')
   // layernorm's s is the row's, batchnorm's the unit's
   const s = l.norm === 'layernorm' ? `${acts}[${u(l.sAt!)} + m * ${u(w.batch)} + b]` : `${acts}[${u(l.sAt!)} + m * ${u(C)} + j]`;
   const term = which === 'beta' ? `g = g + ${at(l.gradAt)};` : `g = g + ${at(l.gradAt)} * (${at(l.dAt!)} * inverseSqrt(${s}));`;
-  const body = [...lines, '  var g = 0.0;', `  for (var b = 0u; b < ${u(w.batch)}; b++) {`, `    ${term}`, '  }'];
+  // batchnorm's sums are the op path's reductions over the rows (its order); layernorm's, in row order
+  const terms = which === 'beta' ? at(l.gradAt) : `${at(l.gradAt)} * (${at(l.dAt!)} * inverseSqrt(${s}))`;
+  const sum = l.norm === 'batchnorm' ? [...reduceLines('g', w.batch, () => terms)] : ['  var g = 0.0;', `  for (var b = 0u; b < ${u(w.batch)}; b++) {`, `    ${term}`, '  }'];
+  const body = [...lines, ...sum];
   if (w.clipped) return [k.finish([...body, ...w.clipped.store(k)].join('\n')), ...w.clipped.kernels({ p, size: C, lines, index })];
   return [k.finish([...body, `  let at = ${index};`, ...w.update(k, p)].join('\n'))];
 }
 
 /**
- * batchnorm's batch statistics of one member's unit j: the mean over its rows (summed in order, / B),
+ * batchnorm's batch statistics of one member's unit j: the mean over its rows (summed in the order of TF.js's reduction shader, / B),
  * d = x - mean (kept), the variance (d^2 summed, / B), s = variance + epsilon (kept), and the running
  * statistics moved: moving - (moving - batch) * (1 - momentum).
  */
@@ -208,15 +269,10 @@ function batchStatistics<K>(w: NormWriter<K>, l: NormLayer): K {
   const body = [
     `  let m = idx / ${u(C)};`,
     `  let j = idx % ${u(C)};`,
-    '  var sum = 0.0;',
-    `  for (var b = 0u; b < ${u(w.batch)}; b++) { sum = sum + ${x}; }`,
+    ...reduceLines('sum', w.batch, () => x),
     `  let mean = sum / ${w.batch}.0;`,
-    '  var sq = 0.0;',
-    `  for (var b = 0u; b < ${u(w.batch)}; b++) {`,
-    `    let d = ${x} - mean;`,
-    `    ${d} = d;`,
-    '    sq = sq + d * d;',
-    '  }',
+    `  for (var b = 0u; b < ${u(w.batch)}; b++) { ${d} = ${x} - mean; }`,
+    ...reduceLines('sq', w.batch, () => `${d} * ${d}`),
     `  let variance = sq / ${w.batch}.0;`,
     `  ${acts}[${u(l.sAt!)} + idx] = variance + ${w.hyper(k, l.keys[1])};`,
     `  let keep = 1.0 - ${w.hyper(k, l.keys[0])};`,
@@ -242,8 +298,9 @@ function batchnormForward<K>(w: NormWriter<K>, l: NormLayer): K {
 
 /**
  * batchnorm's dL/d(input) of one member's unit j over its rows, autodiff's of the op path: dxhat = dy gamma;
- * dd = dxhat r; dr = sum(dxhat d); rsqrt's gradient dv = dr / (s^1.5 * -2) / B; dmean = -sum(dd) / B;
- * dx = (dd + dv (d 2)) + dmean.
+ * dd = dxhat r; dr = sum(dxhat d); rsqrt's gradient dv = dr / (s^1.5 * -2) / B; the mean's gradient from
+ * both of tf.moments' and the normalisation's x - mean, dmean = (-sum(dd) + -sum(dv (d 2))) / B;
+ * dx = (dd + dv (d 2)) + dmean. Every sum in the order of TF.js's reduction shader (reduceLines).
  */
 function batchnormDinput<K>(w: NormWriter<K>, l: NormLayer, prev: ChainValues): K {
   const k = w.kernel(`backward ${l.op.name}: dL/d${prev.op.name} through batchnorm, one invocation per member and unit`, w.n * l.width);
@@ -256,17 +313,13 @@ function batchnormDinput<K>(w: NormWriter<K>, l: NormLayer, prev: ChainValues): 
     `  let s = ${acts}[${u(l.sAt!)} + idx];`,
     '  let r = inverseSqrt(s);',
     `  let gamma = ${k.buf(`param:${l.gamma!.name}`)}[idx];`,
-    '  var dr = 0.0;',
-    '  var dm = 0.0;',
-    `  for (var b = 0u; b < ${u(w.batch)}; b++) {`,
-    `    let dxh = ${at(l.gradAt)} * gamma;`,
-    `    dr = dr + dxh * ${at(l.dAt!)};`,
-    '    let dd = dxh * r;',
-    `    ${at(prev.gradAt)} = dd;`,
-    '    dm = dm - dd;',
-    '  }',
+    ...reduceLines('dr', w.batch, () => `(${at(l.gradAt)} * gamma) * ${at(l.dAt!)}`),
+    `  for (var b = 0u; b < ${u(w.batch)}; b++) { ${at(prev.gradAt)} = (${at(l.gradAt)} * gamma) * r; }`,
+    ...reduceLines('sd', w.batch, () => at(prev.gradAt)),
     `  let dv = dr / (pow(s, 1.5) * -2.0) / ${w.batch}.0;`,
-    `  let dmean = dm / ${w.batch}.0;`,
+    // the squared deviations' share of the mean's gradient (tf.moments' x - mean), after the normalisation's
+    ...reduceLines('sq', w.batch, () => `dv * (${at(l.dAt!)} * 2.0)`),
+    `  let dmean = (-(sd) + -(sq)) / ${w.batch}.0;`,
     `  for (var b = 0u; b < ${u(w.batch)}; b++) {`,
     `    ${at(prev.gradAt)} = (${at(prev.gradAt)} + dv * (${at(l.dAt!)} * 2.0)) + dmean;`,
     '  }',

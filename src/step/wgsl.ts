@@ -25,9 +25,9 @@ import { optimizerHyper, optimizerSlots } from '../wasm/optimizer-update.js';
 import { LEAKY_RELU_ALPHA } from '../kernels/activations.js';
 import type { StepConfig } from './plan.js';
 import { isSpatialLayer, spatialBackward, spatialForward, spatialLayer, whyNotSpatial, wgslSpatialKinds, type ChainValues, type LayerInput, type SpatialLayer, type SpatialWriter } from './wgsl-conv.js';
-import { gradientOrder, gradientSum, isMergeLayer, mergeBackward, mergeForward, mergeLayer, whyNotMerge, wgslMergeKinds, type MergeLayer } from './wgsl-graph.js';
+import { gradientOrder, gradientSum, isMergeLayer, mergeBackward, mergeCells, mergeForward, mergeLayer, perCellMerge, whyNotMerge, wgslMergeKinds, type MergeLayer } from './wgsl-graph.js';
 import { sharedDinput, sharedUpdates, type SharedWriter } from './wgsl-shared.js';
-import { isNormLayer, normBackward, normForward, normLayer, whyNotNorm, wgslNormKinds, type NormLayer, type NormWriter } from './wgsl-norm.js';
+import { isNormLayer, normBackward, normForward, normLayer, perCell, whyNotNorm, wgslNormKinds, type NormLayer, type NormWriter } from './wgsl-norm.js';
 
 /** What the WGSL step covers (the rest of netc's vocabulary runs on TF.js ops on webgpu). */
 export const wgslActivations = new Set(['linear', 'relu', 'sigmoid', 'tanh', 'elu', 'softmax', 'gelu', 'swish', 'leaky_relu']);
@@ -198,7 +198,7 @@ function layersOf(e: EnsembleIR, n: number, batch: number): Layers {
       gradAt,
     };
     let made: ChainLayer;
-    if (wgslMergeKinds.has(op.op)) made = mergeLayer(layer, from.map((src, i) => ({ input: inputOf(src), width: size(e.ops[op.inputs[i]].shape) })));
+    if (wgslMergeKinds.has(op.op)) made = mergeLayer(layer, from.map((src, i) => ({ input: inputOf(src), width: size(e.ops[op.inputs[i]].shape) / mergeCells(op) })));
     else if (wgslNormKinds.has(op.op)) {
       regions.acts = at;
       made = normLayer(layer, params, n, batch, regions);
@@ -243,7 +243,7 @@ export function generateWgslStep(cfg: WgslConfig, n: number, batch: number): Wgs
   const sharedKeys = e.params.some((p) => p.layout === 'shared') ? stepKeys.map((key) => `shared:${key}`) : [];
   const hyper = [...stepKeys, ...layers.flatMap(own), ...sharedKeys];
   // clipping: one scratch region after the layers' values, for a parameter's gradient [N, size] and its norms [N], reused by each in turn
-  const largest = Math.max(...layers.map((l) => (isNormLayer(l) ? l.width : !l.kernel ? 0 : isSpatialLayer(l) ? l.g.kh * l.g.kw * l.g.c * l.f : l.inWidth * l.width)));
+  const largest = Math.max(...layers.map((l) => (isNormLayer(l) ? l.width / l.cells : !l.kernel ? 0 : isSpatialLayer(l) ? l.g.kh * l.g.kw * l.g.c * l.f : l.inWidth * l.width)));
   const clip = cfg.clipping ? { gradsAt: valueFloats, normAt: valueFloats + n * largest } : undefined;
   const actsFloats = clip ? clip.normAt + n : valueFloats;
   const ctx: Ctx = { n, batch, stride: n, hyper, optimizer: cfg.optimizer, slots: optimizerSlots[cfg.optimizer], clip };
@@ -251,9 +251,16 @@ export function generateWgslStep(cfg: WgslConfig, n: number, batch: number): Wgs
   const one: Ctx = { ...ctx, n: 1 };
   const ctxOf = (l: ChainLayer) => (l.op.shared ? one : ctx);
   const spatial = spatialWriter(ctx);
-  const norms = normWriter(ctx, spatial);
+  // a norm's kernels see it per cell (batchnorm of an image: B*H*W rows of C), with a writer counting those rows
+  const norms = (l: NormLayer): [NormWriter<WgslKernel>, NormLayer] => {
+    if (l.cells === 1) return [normWriter(ctx, spatial), l];
+    const rows = { ...ctx, batch: ctx.batch * l.cells };
+    return [normWriter(rows, spatialWriter(rows)), perCell(l, l.cells)];
+  };
   const shared = sharedWriter(ctx);
-  const kernels: WgslKernel[] = layers.flatMap((l) => (isMergeLayer(l) ? [mergeForward(spatial, l)] : isSpatialLayer(l) ? [spatialForward(spatial, l)] : isNormLayer(l) ? normForward(norms, l) : [forwardKernel(ctxOf(l), l)]));
+  // a concat of images: its kernels see B*H*W rows of channels
+  const merges = (l: MergeLayer): [SpatialWriter<WgslKernel>, MergeLayer] => (l.cells === 1 ? [spatial, l] : [spatialWriter({ ...ctx, batch: ctx.batch * l.cells }), perCellMerge(l)]);
+  const kernels: WgslKernel[] = layers.flatMap((l) => (isMergeLayer(l) ? [mergeForward(...merges(l))] : isSpatialLayer(l) ? [spatialForward(spatial, l)] : isNormLayer(l) ? normForward(...norms(l)) : [forwardKernel(ctxOf(l), l)]));
   kernels.push(lossKernel(ctx, layers[layers.length - 1], cfg.loss, cfg.metrics));
   for (let i = layers.length - 1; i >= 0; i--) {
     const l = layers[i];
@@ -263,11 +270,11 @@ export function generateWgslStep(cfg: WgslConfig, n: number, batch: number): Wgs
     const into = targets.get(l)!;
     const prev = into[0];
     if (isMergeLayer(l)) {
-      into.forEach((t, j) => t && kernels.push(mergeBackward(spatial, l, j, t)));
+      into.forEach((t, j) => t && kernels.push(mergeBackward(...merges(l), j, t)));
       continue;
     }
     if (isNormLayer(l)) {
-      kernels.push(...normBackward(norms, l, prev));
+      kernels.push(...normBackward(...norms(l), prev));
       continue;
     }
     if (isSpatialLayer(l)) {
