@@ -29,14 +29,6 @@ export function rank(rows: MemberRow[], metric?: keyof MemberMetrics): MemberRow
   return [...rows].sort(rankOrder(rows, metric));
 }
 
-/** rank(rows, metric)[0] by one pass, without sorting (a progress line at 100,000 members); undefined for none. */
-export function best(rows: MemberRow[], metric?: keyof MemberMetrics): MemberRow | undefined {
-  const order = rankOrder(rows, metric);
-  let top: MemberRow | undefined;
-  for (const r of rows) if (top === undefined || order(r, top) < 0) top = r;
-  return top;
-}
-
 /** rank's comparison: negative where `a` ranks before `b`. */
 function rankOrder(rows: MemberRow[], metric?: keyof MemberMetrics): (a: MemberRow, b: MemberRow) => number {
   const order = metricsOrder(metric ? undefined : rankKey(rows), metric);
@@ -55,11 +47,12 @@ function metricsOrder(ranked: ReturnType<typeof rankKey> | undefined, metric?: k
 }
 
 /**
- * The position of best()'s member among `members` (ids) with their `metrics`, without a row object each
- * (the progress line at the end of every epoch of 100,000 members); -1 for none.
+ * The position of rank()'s first member among `members` (ids) with their `metrics`, by one pass without
+ * sorting and without a row object each (the progress line at the end of every epoch of 100,000 members);
+ * by `metric` alone where given, as rank(rows, metric); -1 for none.
  */
-export function bestIndex(members: readonly number[], metrics: readonly MemberMetrics[]): number {
-  const order = metricsOrder(keyFor((k) => metrics.some((m) => m[k] !== undefined)));
+export function bestIndex(members: readonly number[], metrics: readonly MemberMetrics[], metric?: keyof MemberMetrics): number {
+  const order = metricsOrder(metric ? undefined : keyFor((k) => metrics.some((m) => m[k] !== undefined)), metric);
   let top = -1;
   for (let i = 0; i < metrics.length; i++) if (top < 0 || order(metrics[i], members[i], metrics[top], members[top]) < 0) top = i;
   return top;
