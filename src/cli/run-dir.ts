@@ -13,7 +13,7 @@ import type { EnsembleIR } from '../ensemble/ensemble-ir.js';
 import { slicingMap, type SlicingMap } from '../ensemble/slicing-map.js';
 import { printModelIR } from '../ir/print.js';
 import type { ModelIR } from '../ir/model-ir.js';
-import { damagedTensor, decodeTensors, describeCheckpoint, manifestChunks, manifestProblem, nonFiniteParameter, sha256, tensorBytes, valuesOf, memberParams, restore, type CheckpointManifest, type ManifestDraft, type RetiredMember, type StateSource, type TensorValues, type TrainPosition } from '../train/checkpoint.js';
+import { damagedTensor, decodeTensors, describeCheckpoint, manifestChunks, manifestProblem, nonFiniteParameter, tensorBytes, memberParams, restore, type CheckpointManifest, type ManifestDraft, type RetiredMember, type StateSource, type TensorValues, type TrainPosition } from '../train/checkpoint.js';
 import { Population } from '../runtime/population.js';
 import { compiledRun, type CompiledRun } from '../runtime/compiled-run.js';
 import type { TF } from '../kernels/tf.js';

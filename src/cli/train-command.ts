@@ -490,7 +490,7 @@ function recorder(runDir: string, table: HyperTable, progress: TrainProgress, io
     return json;
   };
   const memberText = (member: number, lr: number) => `,"member":${member},"hyperparameters":${hyperJson(member)},"lr":${jsonNumber(lr)}`;
-  /** JSON.stringify({ epoch, step, member, hyperparameters, lr, ...metrics }), its constant parts cached; `head` is `{"epoch":E,"step":S` */
+  /** JSON.stringify({ epoch, step, member, hyperparameters, lr, ...metrics }), each member's hyperparameters' JSON cached; `head` is `{"epoch":E,"step":S` */
   const line = (r: EpochReport, m: number, head: string) => {
     const member = r.members[m];
     if (typeof r.lr[m] !== 'number') return JSON.stringify({ epoch: r.epoch, step: r.step, member, hyperparameters: shown(member), lr: r.lr[m], ...r.metrics[m] });

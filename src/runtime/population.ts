@@ -761,8 +761,7 @@ export class Population {
     const scratch = new Float32Array(Math.min(this.n, step) * own);
     for (let from = 0; from < this.n; from += step) {
       const to = Math.min(this.n, from + step);
-      // the view again for each piece: nothing allocates in between, but a view is cheap
-      piece(stackMemberRange(p.layout, p.shape, this.n, this.heapView(vars[0])!, from, to, scratch.subarray(0, (to - from) * own)));
+      piece(stackMemberRange(p.layout, p.shape, this.n, heap, from, to, scratch.subarray(0, (to - from) * own)));
     }
   }
 
