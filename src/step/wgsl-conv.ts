@@ -203,6 +203,10 @@ function gatherLoops(g: Spatial, body: string[]): string[] {
   ].map((line) => '  ' + line);
 }
 
+/** A kernel name's words for whom it runs: each member, or (a shared layer's value on the shared input) once for every member. */
+const perMember = (l: SpatialLayer): string => (l.op.shared ? '' : 'member, ');
+const onceNote = (l: SpatialLayer): string => (l.op.shared ? " (on the shared input: its value is every member's)" : '');
+
 const describe = (l: SpatialLayer): string => {
   const { kh, kw, sh, sw } = l.g;
   const padding = String(l.op.attrs.padding ?? 'valid');
@@ -211,7 +215,7 @@ const describe = (l: SpatialLayer): string => {
 
 /** The forward kernel of a conv or pool. */
 export function spatialForward<K>(w: SpatialWriter<K>, l: SpatialLayer): K {
-  const k = w.kernel(`forward ${l.op.name}: ${describe(l)}, one invocation per member, row, output cell and channel`, w.n * w.batch * l.width);
+  const k = w.kernel(`forward ${l.op.name}: ${describe(l)}, one invocation per ${perMember(l)}row, output cell and channel${onceNote(l)}`, w.n * w.batch * l.width);
   const acts = k.buf('acts');
   const lines = outputCoords(w, l);
   const x = inputAt(k, w, l, `u32(iy * ${i(l.g.w)} + ix)`, l.kind === 'conv2d' ? 'c' : 'ch');
@@ -255,8 +259,8 @@ const readsShared = (l: SpatialLayer): boolean => l.input.buffer === 'acts' && !
  */
 function convInputGrad<K>(w: SpatialWriter<K>, l: SpatialLayer, prev: { op: WideOp; gradAt: number }): K {
   const summed = readsShared(l);
-  const per = summed ? "(the shared layer's value), summed over the members, one invocation per row, input cell and channel" : ', one invocation per member, row, input cell and channel';
-  const k = w.kernel(`backward ${l.op.name}: dL/d${prev.op.name}${summed ? ' ' : ''}${per}`, (summed ? 1 : w.n) * w.batch * l.inWidth);
+  const per = summed ? " (the shared layer's value), summed over the members, one invocation per row, input cell and channel" : `, one invocation per ${perMember(l)}row, input cell and channel${onceNote(l)}`;
+  const k = w.kernel(`backward ${l.op.name}: dL/d${prev.op.name}${per}`, (summed ? 1 : w.n) * w.batch * l.inWidth);
   const helper = w.dz(k, l);
   const weight = `${k.buf(`param:${l.kernel!.name}`)}[${kernelIndex(w, l, 'p', 'q', 'c', 'f')}]`;
   const dz = `dz(m, b, u32(oy * ${i(l.g.ow)} + ox) * ${u(l.f)} + f)`;
@@ -277,7 +281,7 @@ function convInputGrad<K>(w: SpatialWriter<K>, l: SpatialLayer, prev: { op: Wide
  * left a window fewer inputs than its size).
  */
 function poolInputGrad<K>(w: SpatialWriter<K>, l: SpatialLayer, prev: { op: WideOp; gradAt: number }): K {
-  const k = w.kernel(`backward ${l.op.name}: dL/d${prev.op.name}, one invocation per member, row, input cell and channel`, w.n * w.batch * l.inWidth);
+  const k = w.kernel(`backward ${l.op.name}: dL/d${prev.op.name}, one invocation per ${perMember(l)}row, input cell and channel${onceNote(l)}`, w.n * w.batch * l.inWidth);
   const acts = k.buf('acts');
   const dy = `${acts}[${u(l.gradAt)} + (m * ${u(w.batch)} + b) * ${u(l.width)} + u32(oy * ${i(l.g.ow)} + ox) * ${u(l.f)} + c]`;
   const lines = [...inputCoords(w, l), '  var acc = 0.0;'];
