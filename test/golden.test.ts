@@ -66,13 +66,14 @@ describe('the WGSL kernels of the examples (netc ir --after wgsl)', () => {
 });
 
 describe('the WGSL kernels of the vocabulary no example uses (netc ir --after wgsl)', () => {
-  // gelu and swish (their pre-activations kept), activation layers (leaky_relu's alpha per member), huber, rmsprop and adamw, clipnorm (three kernels a parameter); the same on convs; layernorm, dropout and batchnorm (of flat values and of a conv's images); a concat of images; concat, add, from: and a shared layer on members' values under clipnorm
+  // gelu and swish (their pre-activations kept), activation layers (leaky_relu's alpha per member), huber, rmsprop and adamw, clipnorm (three kernels a parameter); the same on convs; layernorm, dropout and batchnorm (of flat values and of a conv's images); a concat of images; concat, add, from: and a shared layer on members' values under clipnorm; a shared conv trunk, a pool computed once on it, a member's conv on it, a shared conv on members' values, a member's layernorm on the pool's flattened value, under clipnorm
   const files: [string, string, string, number[]?][] = [
     ['vocabulary-rmsprop-clipnorm', 'dense(6, activation: gelu)\n  act = leaky_relu(0.1)\n  dense(3, activation: swish)\n  dense(2)', 'loss: huber(delta: 0.5)\n  optimizer: rmsprop(lr: 0.01, momentum: 0.5, clipnorm: 0.1)\n  metrics: [mse]'],
     ['vocabulary-adamw', 'dense(4, activation: leaky_relu)\n  gelu()\n  swish()\n  dense(3)\n  softmax()', 'loss: categorical_crossentropy\n  optimizer: adamw(lr: 0.01)\n  metrics: [accuracy]'],
     ['vocabulary-norm-dropout', 'layernorm()\n  dense(5, activation: relu)\n  ln = layernorm(epsilon: 0.01)\n  drop = dropout(0.2)\n  batchnorm(momentum: 0.9)\n  dense(2)', 'loss: mse\n  optimizer: adam(lr: 0.01, clipnorm: 1)\n  metrics: [mae]'],
     ['vocabulary-branches-shared', 'h = dense(4, activation: relu)\n  s = shared dense(3, activation: tanh)\n  c = concat(s, h, input)\n  r = dense(4, from: h)\n  a = add(r, h)\n  concat(c, a)\n  dense(2)', 'loss: mse\n  optimizer: sgd(lr: 0.1, momentum: 0.9, clipnorm: 1)\n  metrics: [mae]'],
     ['vocabulary-conv-clipnorm', 'conv2d(2, kernel: 3, activation: gelu)\n  act = leaky_relu(0.1)\n  maxpool2d(2)\n  conv2d(2, kernel: 2, padding: same, activation: swish)\n  flatten()\n  dense(2)', 'loss: huber\n  optimizer: adamw(lr: 0.01, clipnorm: 0.1)\n  metrics: [mae]', [6, 6, 1]],
+    ['vocabulary-shared-conv', 's = shared conv2d(2, kernel: 3, activation: relu)\n  c = conv2d(2, kernel: 2, activation: tanh)\n  shared conv2d(2, kernel: 1)\n  g = flatten()\n  p = maxpool2d(2, stride: 1, from: s)\n  f = flatten()\n  ln = layernorm()\n  concat(g, ln)\n  dense(2)', 'loss: mse\n  optimizer: sgd(lr: 0.1, momentum: 0.9, clipnorm: 1)\n  metrics: [mae]', [7, 7, 1]],
     ['vocabulary-conv-batchnorm-concat', 'conv2d(2, kernel: 3, activation: relu)\n  bn = batchnorm(momentum: 0.9)\n  c = conv2d(2, kernel: 1)\n  concat(c, bn)\n  maxpool2d(2)\n  flatten()\n  dense(2)', 'loss: mse\n  optimizer: sgd(lr: 0.1, momentum: 0.9)\n  metrics: [mae]', [6, 6, 1]],
   ];
   for (const [name, model, train, input = [3]] of files) {

@@ -206,7 +206,40 @@ const convCases: Case[] = [
     metrics: ['accuracy'],
     vary: 'vary bn.momentum: [0.5, 0.9, 0.99]\n  vary bn.epsilon: [0.001, 0.01, 0.5]',
   },
-];
+
+  {
+    name: "a shared conv trunk on the input (same padding, relu), flattened, per-member dense heads; binary cross-entropy, adam with the file's clipnorm, lr per member",
+    model: 'trunk = shared conv2d(3, kernel: 3, padding: same, activation: relu)\n  flatten()\n  dense(1, activation: sigmoid)',
+    input: [5, 5, 2],
+    inWidth: 50,
+    k: 1,
+    loss: 'binary_crossentropy',
+    optimizer: 'adam(lr: 0.01, clipnorm: 0.05)',
+    metrics: ['accuracy'],
+    vary: 'vary lr: [0.005, 0.01, 0.03]',
+  },
+  {
+    name: "a shared conv trunk (stride 2, no bias), a maxpool and relu() on its value (computed once), members' own conv on it, a shared conv on members' values, flatten, dense; mse, sgd with momentum",
+    model: 'trunk = shared conv2d(3, kernel: 3, stride: 2, activation: tanh, bias: false)\n  maxpool2d(2, stride: 1)\n  relu()\n  conv2d(2, kernel: 2, padding: same, activation: elu)\n  shared conv2d(2, kernel: 2, activation: sigmoid)\n  flatten()\n  dense(1)',
+    input: [9, 9, 1],
+    inWidth: 81,
+    k: 1,
+    loss: 'mse',
+    optimizer: 'sgd(lr: 0.05, momentum: 0.9)',
+    metrics: ['mae'],
+    vary: 'vary momentum: [0.5, 0.8, 0.9]',
+  },
+  {
+    name: "members' layernorm, batchnorm, leaky_relu(alpha) and dropout on a shared conv's flattened value (read four times), concat, dense; mse, adam, their hyperparameters per member",
+    model: 't = shared conv2d(2, kernel: 3, activation: relu)\n  f = flatten()\n  ln = layernorm()\n  a = dense(3, activation: tanh)\n  bn = batchnorm(from: f)\n  act = leaky_relu(0.1, from: f)\n  drop = dropout(0.3, from: f)\n  concat(a, bn, act, drop)\n  dense(2)',
+    input: [5, 5, 1],
+    inWidth: 25,
+    k: 2,
+    loss: 'mse',
+    optimizer: 'adam(lr: 0.01)',
+    metrics: ['mae'],
+    vary: 'vary ln.epsilon: [0.001, 0.01, 0.5]\n  vary bn.momentum: [0.5, 0.9, 0.99]\n  vary act.alpha: [0, 0.1, 0.3]\n  vary drop.rate: [0, 0.3, 0.6]',
+  },];
 
 function source(c: Pick<Case, 'model' | 'inWidth' | 'input' | 'loss' | 'optimizer' | 'vary'>, members = 3): string {
   return `model m(input: [${(c.input ?? [c.inWidth]).join(', ')}]) {\n  ${c.model}\n}\nensemble {\n  members: ${members}\n  seed: 4\n  ${c.vary}\n}\ntrain {\n  data: csv(\"none.csv\")\n  loss: ${c.loss}\n  optimizer: ${c.optimizer}\n  batch: 6\n  epochs: 1\n}\n`;
@@ -238,6 +271,11 @@ describe.skipIf(skip)('the WGSL step against the webgpu op path', () => {
 describe.skipIf(skip)('member independence on one adapter', () => {
   // the forum model, a conv model with dropout, and the new vocabulary: activation layers with a per-member alpha, gelu, huber, rmsprop and clipnorm, layernorm and dropout with their epsilon and rate per member
   const vocabulary: Case = { name: 'vocabulary', model: 'dense(6, activation: gelu)\n  act = leaky_relu(0.1)\n  ln = layernorm()\n  drop = dropout(0.3)\n  dense(3, activation: swish)\n  bn = batchnorm()\n  dense(2)', inWidth: 3, k: 2, loss: 'huber(delta: 0.5)', optimizer: 'rmsprop(lr: 0.01, clipnorm: 0.1)', metrics: [], vary: 'vary act.alpha: [0, 0.1, 0.3]\n  vary ln.epsilon: [0.001, 0.01, 0.1]\n  vary drop.rate: [0.1, 0.3, 0.5]\n  vary bn.momentum: [0.5, 0.9, 0.99]' };
+  // shared layers' weights step with the file's lr, here 1e-30 (and no bias, which starts at 0): they never
+  // move, so member 3's numbers are its own whoever trains beside it, though the shared gradients sum every member's
+  const frozen = (name: string, model: string, input: number[], vary: string): Case => ({ name, model, input, inWidth: input.reduce((a, d) => a * d, 1), k: 2, loss: 'mse', optimizer: 'sgd(lr: 1e-30, momentum: 0.9)', metrics: [], vary: `vary lr: [0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.07]\n  ${vary}` });
+  const sharedConv = frozen('shared conv', 'shared conv2d(3, kernel: 3, stride: 2, activation: tanh, bias: false)\n  maxpool2d(2, stride: 1)\n  relu()\n  conv2d(2, kernel: 2, padding: same, activation: elu)\n  shared conv2d(2, kernel: 2, activation: sigmoid, bias: false)\n  flatten()\n  dense(2)', [9, 9, 1], '');
+  const onShared = frozen('on shared', 'shared conv2d(2, kernel: 3, activation: relu, bias: false)\n  f = flatten()\n  ln = layernorm()\n  a = dense(3, activation: tanh)\n  act = leaky_relu(0.1, from: f)\n  concat(a, act)\n  dense(2)', [5, 5, 1], 'vary act.alpha: [0, 0.1, 0.3]\n  vary ln.epsilon: [0.001, 0.01, 0.1]');
   it.each<[string, Case]>([
     ['the forum model', cases[0]],
     ['conv with dropout', convCases[0]],
@@ -245,6 +283,8 @@ describe.skipIf(skip)('member independence on one adapter', () => {
     ['conv with gelu, swish, leaky_relu(alpha) per member, huber, adamw', convCases[2]],
     ['add, concat and from: branches', cases.find((c) => c.name.startsWith('add, concat'))!],
     ['batchnorm and concat of images', convCases.find((c) => c.name.startsWith('batchnorm of images'))!],
+    ["a frozen shared conv trunk, a pool and relu() computed once, members' conv on it, a shared conv on members' values", sharedConv],
+    ["members' layernorm(epsilon) and leaky_relu(alpha) on a frozen shared conv's flattened value, a dense on it", onShared],
   ])('%s: member 3 trains the same, bit for bit, alone, among 3 and among 7', async (_, c) => {
     const text = source(c, 7);
     const runs: { losses: number[]; weights: Map<string, Float32Array> }[] = [];
@@ -386,7 +426,7 @@ describe.skipIf(skip)('what the WGSL step does not cover runs on ops and says wh
   const why = (model: string, optimizer = 'adam(lr: 0.01)') => populations(source({ model, inWidth: 2, input: model.includes('2d(') ? [4, 4, 1] : undefined, loss: 'mse', optimizer, vary: '' }), ['auto'])[0];
   it.each([
     ['conv2d(2, kernel: 3, activation: softmax)\n  flatten()\n  dense(1)', 'adam(lr: 0.01)', 'the softmax activation (conv2d_1)'],
-    ['maxpool2d(2)\n  flatten()\n  dense(1)', 'adam(lr: 0.01)', "maxpool2d_1 on the input (the WGSL step pools members' own values)"],
+    ['maxpool2d(2)\n  flatten()\n  dense(1)', 'adam(lr: 0.01)', "maxpool2d_1 on the input (the WGSL step pools members' own values and shared layers' values)"],
     ['conv2d(2, kernel: 3, activation: relu)\n  layernorm()\n  flatten()\n  dense(1)', 'adam(lr: 0.01)', 'the layernorm layer layernorm_1 on values of shape [2, 2, 2]'],
     ['batchnorm()\n  conv2d(2, kernel: 3, activation: relu)\n  flatten()\n  dense(1)', 'rmsprop(lr: 0.01)', 'an input of shape [4, 4, 1]'],
     ['relu()\n  dense(1)', 'adam(lr: 0.01, clipnorm: 1)', 'the relu layer relu_1 on the shared input'],
@@ -394,7 +434,8 @@ describe.skipIf(skip)('what the WGSL step does not cover runs on ops and says wh
     ['h = dense(3)\n  dense(2, from: input)\n  dense(1, from: h)', 'adam(lr: 0.01)', "dense_2's value, which no layer reads"],
     ['concat(input, input)\n  dense(1)', 'adam(lr: 0.01)', 'the concat layer concat_1 of the shared input alone'],
     ['dense(3)\n  shared layernorm()\n  dense(1)', 'adam(lr: 0.01)', 'the shared layernorm layer layernorm_1'],
-    ['t = shared dense(3)\n  relu()\n  dense(1)', 'adam(lr: 0.01)', "relu_1 on the shared layer dense_1's value (the WGSL step reads it with dense layers only)"],
+    ['t = shared conv2d(2, kernel: 3)\n  act = leaky_relu(0.1)\n  flatten()\n  dense(1)', 'adam(lr: 0.01)', "leaky_relu_1 on the shared layer conv2d_1's values of shape [2, 2, 2] (the op path's broadcast of them, a Tile of rank 5, has no gradient in TF.js)"],
+    ['t = shared dense(3)\n  h = dense(3)\n  add(t, h)\n  dense(1)', 'adam(lr: 0.01)', "add_1 on the shared layer dense_1's value (the WGSL step merges members' own values and the shared input)"],
   ])('%s with %s', (model, optimizer, reason) => {
     const pop = why(model, optimizer);
     expect(pop.engine).toBe('ops');

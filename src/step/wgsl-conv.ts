@@ -9,14 +9,23 @@
 //                  hold the cell, kernel rows and columns from the last (as the op path's correlation with
 //                  the flipped kernel sums); max pooling passes dy to the window's last largest input
 //   kernel grad    one invocation per (member, element): the sum over (row, cell) of input x dz, in the
-//                  op path's order (a columns kernel on the shared input: rows, then cells, as its matMul
-//                  of patches; a stacked kernel: cells, then rows, as its dilated conv), then the update
+//                  op path's order (a columns kernel on the shared input and a shared kernel: rows, then
+//                  cells, as its matMul of patches; a stacked kernel, or a columns one on a shared layer's
+//                  value: cells, then rows, as its dilated conv), then the update
+//
+// A shared conv2d (one [kh, kw, C, F] kernel for every member) on the shared input, or on another shared
+// layer's value there, is computed once, as for one member ([B, H, W, F]); its parameters' gradients sum
+// every member's rows, member after member where it reads members' values, and src/step/wgsl-shared.ts
+// steps them with the file's hyperparameters (SpatialWriter.shared). A member's conv on a shared layer's
+// value sums its input's gradient over the members, their filters inside each kernel cell, as the op
+// path's one conv of all members' N*F channels does.
 //
 // Where any member clips (clipnorm), a parameter's kernel above stores its gradient into the step's scratch
 // instead, and wgsl.ts's norm and clipped-update kernels follow it (SpatialWriter.clipped).
 //
 // Padding is never materialised: a padded input is zero (-inf for the max), so the op path's terms of it
-// add nothing, and skipping them leaves every sum as it is. Nothing is summed across members.
+// add nothing, and skipping them leaves every sum as it is. Nothing is summed across members but a
+// shared layer's gradients.
 // This file imports nothing of wgsl.ts: what it shares (the kernel text, activations, the dz helper, the
 // optimizer's update) comes in as a SpatialWriter.
 import type { WideOp, WideParam } from '../ensemble/ensemble-ir.js';
@@ -28,7 +37,8 @@ export const wgslSpatialKinds = new Set(['conv2d', 'maxpool2d', 'avgpool2d']);
 
 /** Why the WGSL step does not cover this conv or pool (its input `input`), or undefined where it does. */
 export function whyNotSpatial(op: WideOp, input: WideOp, activations: ReadonlySet<string>): string | undefined {
-  if (input.shared && op.op !== 'conv2d') return `${op.name} on the input (the WGSL step pools members' own values)`;
+  // a pool on a shared layer's value is computed once (its value is every member's); on the input itself not written
+  if (input.op === 'input' && op.op !== 'conv2d') return `${op.name} on the input (the WGSL step pools members' own values and shared layers' values)`;
   const activation = String(op.attrs.activation ?? 'linear');
   // softmax over a conv's channels is a row of its own per cell: not written
   if (activation === 'softmax' || !activations.has(activation)) return `the ${activation} activation (${op.name})`;
@@ -106,6 +116,8 @@ export interface SpatialWriter<K> {
     store(k: KernelWriter<K>): string[];
     kernels(element: { p: WideParam; size: number; lines: string[]; index: string }): K[];
   };
+  /** a shared layer's parameter (src/step/wgsl-shared.ts): the kernel(s) of its gradient, summed by `build`'s lines, and one step with the file's hyperparameters */
+  shared?(p: WideParam, size: number, build: (k: KernelWriter<K>) => { lines: string[]; helper: string }): K[];
 }
 
 const u = (v: number): string => `${v}u`;
@@ -115,13 +127,16 @@ const i = (v: number): string => `${v}`;
 function inputAt<K>(k: KernelWriter<K>, w: SpatialWriter<K>, l: SpatialLayer, cell: string, c: string): string {
   const at = `${cell} * ${u(l.g.c)} + ${c}`;
   if (l.input.buffer === 'x') return `${k.buf('x')}[b * ${u(l.inWidth)} + ${at}]`;
+  // a shared layer's value on the shared input: one for every member, [B, width]
+  if (l.input.shared) return `${k.buf('acts')}[${u(l.input.at)} + b * ${u(l.inWidth)} + ${at}]`;
   return `${k.buf('acts')}[${u(l.input.at)} + (m * ${u(w.batch)} + b) * ${u(l.inWidth)} + ${at}]`;
 }
 
-/** Index of member m's element (p, q, c, f) of a conv kernel: [kh, kw, C, N*F] (columns) or [N, kh, kw, C, F] (stacked). */
+/** Index of member m's element (p, q, c, f) of a conv kernel: [kh, kw, C, N*F] (columns), [N, kh, kw, C, F] (stacked) or a shared layer's one [kh, kw, C, F]. */
 function kernelIndex<K>(w: SpatialWriter<K>, l: SpatialLayer, p: string, q: string, c: string, f: string): string {
   const { kh, kw, c: C } = l.g;
   const row = `(u32(${p}) * ${u(kw)} + u32(${q})) * ${u(C)} + ${c}`;
+  if (l.kernel!.layout === 'shared') return `(${row}) * ${u(l.f)} + ${f}`;
   if (l.kernel!.layout === 'columns') return `(${row}) * ${u(w.n * l.f)} + m * ${u(l.f)} + ${f}`;
   return `m * ${u(kh * kw * C * l.f)} + (${row}) * ${u(l.f)} + ${f}`;
 }
@@ -188,6 +203,10 @@ function gatherLoops(g: Spatial, body: string[]): string[] {
   ].map((line) => '  ' + line);
 }
 
+/** A kernel name's words for whom it runs: each member, or (a shared layer's value on the shared input) once for every member. */
+const perMember = (l: SpatialLayer): string => (l.op.shared ? '' : 'member, ');
+const onceNote = (l: SpatialLayer): string => (l.op.shared ? " (on the shared input: its value is every member's)" : '');
+
 const describe = (l: SpatialLayer): string => {
   const { kh, kw, sh, sw } = l.g;
   const padding = String(l.op.attrs.padding ?? 'valid');
@@ -196,14 +215,14 @@ const describe = (l: SpatialLayer): string => {
 
 /** The forward kernel of a conv or pool. */
 export function spatialForward<K>(w: SpatialWriter<K>, l: SpatialLayer): K {
-  const k = w.kernel(`forward ${l.op.name}: ${describe(l)}, one invocation per member, row, output cell and channel`, w.n * w.batch * l.width);
+  const k = w.kernel(`forward ${l.op.name}: ${describe(l)}, one invocation per ${perMember(l)}row, output cell and channel${onceNote(l)}`, w.n * w.batch * l.width);
   const acts = k.buf('acts');
   const lines = outputCoords(w, l);
   const x = inputAt(k, w, l, `u32(iy * ${i(l.g.w)} + ix)`, l.kind === 'conv2d' ? 'c' : 'ch');
   if (l.kind === 'conv2d') {
     const weight = `${k.buf(`param:${l.kernel!.name}`)}[${kernelIndex(w, l, 'p', 'q', 'c', 'ch')}]`;
     lines.push('  var acc = 0.0;', ...windowLoops(l.g, [`for (var c = 0u; c < ${u(l.g.c)}; c++) {`, `  acc = fma(${x}, ${weight}, acc);`, '}']));
-    if (l.bias) lines.push(`  acc = acc + ${k.buf(`param:${l.bias.name}`)}[m * ${u(l.f)} + ch];`);
+    if (l.bias) lines.push(`  acc = acc + ${k.buf(`param:${l.bias.name}`)}[${l.bias.layout === 'shared' ? 'ch' : `m * ${u(l.f)} + ch`}];`);
     // gelu's and swish's gradients read z: it is kept
     if (l.zAt !== undefined) lines.push(`  ${acts}[${u(l.zAt)} + idx] = acc;`);
     lines.push(`  ${acts}[${u(l.valuesAt)} + idx] = ${w.activate(l.activation, 'acc')};`);
@@ -230,16 +249,27 @@ export function spatialBackward<K>(w: SpatialWriter<K>, l: SpatialLayer, prev: {
   return out;
 }
 
-/** dL/d(input) of a conv: dz gathered through the kernel, over (p, q) from the last, then the filters. */
+/** A member's conv on a shared layer's value (one for every member): its input's gradient is every member's, summed. */
+const readsShared = (l: SpatialLayer): boolean => l.input.buffer === 'acts' && !!l.input.shared && !l.op.shared;
+
+/**
+ * dL/d(input) of a conv: dz gathered through the kernel, over (p, q) from the last, then the filters. A
+ * member's conv on a shared layer's value: one invocation per (row, input cell, channel), the filters of
+ * member after member inside (p, q), as the op path's one conv of all members' N*F channels sums them.
+ */
 function convInputGrad<K>(w: SpatialWriter<K>, l: SpatialLayer, prev: { op: WideOp; gradAt: number }): K {
-  const k = w.kernel(`backward ${l.op.name}: dL/d${prev.op.name}, one invocation per member, row, input cell and channel`, w.n * w.batch * l.inWidth);
+  const summed = readsShared(l);
+  const per = summed ? " (the shared layer's value), summed over the members, one invocation per row, input cell and channel" : `, one invocation per ${perMember(l)}row, input cell and channel${onceNote(l)}`;
+  const k = w.kernel(`backward ${l.op.name}: dL/d${prev.op.name}${per}`, (summed ? 1 : w.n) * w.batch * l.inWidth);
   const helper = w.dz(k, l);
   const weight = `${k.buf(`param:${l.kernel!.name}`)}[${kernelIndex(w, l, 'p', 'q', 'c', 'f')}]`;
   const dz = `dz(m, b, u32(oy * ${i(l.g.ow)} + ox) * ${u(l.f)} + f)`;
+  const filters = [`for (var f = 0u; f < ${u(l.f)}; f++) {`, `  acc = fma(${dz}, ${weight}, acc);`, '}'];
+  const inner = summed ? [`for (var m = 0u; m < ${u(w.n)}; m++) {`, ...filters.map((s) => `  ${s}`), '}'] : filters;
   const lines = [
-    ...inputCoords(w, l),
+    ...inputCoords(w, l).slice(summed ? 1 : 0),
     '  var acc = 0.0;',
-    ...gatherLoops(l.g, [`for (var f = 0u; f < ${u(l.f)}; f++) {`, `  acc = fma(${dz}, ${weight}, acc);`, '}']),
+    ...gatherLoops(l.g, inner),
     `  ${k.buf('acts')}[${u(prev.gradAt)} + idx] = acc;`,
   ];
   return k.finish(lines.join('\n'), helper);
@@ -251,7 +281,7 @@ function convInputGrad<K>(w: SpatialWriter<K>, l: SpatialLayer, prev: { op: Wide
  * left a window fewer inputs than its size).
  */
 function poolInputGrad<K>(w: SpatialWriter<K>, l: SpatialLayer, prev: { op: WideOp; gradAt: number }): K {
-  const k = w.kernel(`backward ${l.op.name}: dL/d${prev.op.name}, one invocation per member, row, input cell and channel`, w.n * w.batch * l.inWidth);
+  const k = w.kernel(`backward ${l.op.name}: dL/d${prev.op.name}, one invocation per ${perMember(l)}row, input cell and channel${onceNote(l)}`, w.n * w.batch * l.inWidth);
   const acts = k.buf('acts');
   const dy = `${acts}[${u(l.gradAt)} + (m * ${u(w.batch)} + b) * ${u(l.width)} + u32(oy * ${i(l.g.ow)} + ox) * ${u(l.f)} + c]`;
   const lines = [...inputCoords(w, l), '  var acc = 0.0;'];
@@ -284,13 +314,15 @@ function poolInputGrad<K>(w: SpatialWriter<K>, l: SpatialLayer, prev: { op: Wide
   return k.finish(lines.join('\n'));
 }
 
-/** A conv kernel's gradient, element by element (the sum over the member's rows and output cells in the op path's order), and its update. */
-function convKernelUpdate<K>(w: SpatialWriter<K>, l: SpatialLayer): K[] {
-  const p = l.kernel!;
-  const { kh, kw, c: C, oh, ow } = l.g;
-  const size = kh * kw * C * l.f;
-  const k = w.kernel(w.clipped ? gradientName(p) : `update ${p.name}: its gradient and one optimizer step, one invocation per member and element`, w.n * size);
-  const helper = w.dz(k, l);
+/**
+ * The lines summing member m's gradient `g` of element (p, q, c, f) of a conv kernel over its rows and
+ * output cells, in the op path's order: by patches (its matMul of them, rows (b, oy, ox) in order) for a
+ * columns kernel on the shared input and for a shared kernel (conv2dOfData, conv2dOfRows); by a dilated
+ * conv, over (oy, ox, b), for a member's own kernel and for a columns kernel on a shared layer's value. A
+ * shared kernel on members' values sums their rows folded into one batch, member after member.
+ */
+function kernelSum<K>(k: KernelWriter<K>, w: SpatialWriter<K>, l: SpatialLayer): string[] {
+  const { oh, ow } = l.g;
   const x = inputAt(k, w, l, `u32(iy * ${i(l.g.w)} + ix)`, 'c');
   const term = [
     `let iy = oy * ${i(l.g.sh)} + p - ${i(l.g.pt)};`,
@@ -301,17 +333,38 @@ function convKernelUpdate<K>(w: SpatialWriter<K>, l: SpatialLayer): K[] {
   ];
   const rows = (inner: string[]) => [`for (var b = 0u; b < ${u(w.batch)}; b++) {`, ...inner.map((s) => `  ${s}`), '}'];
   const cells = (inner: string[]) => [`for (var oy = 0; oy < ${i(oh)}; oy++) {`, `  for (var ox = 0; ox < ${i(ow)}; ox++) {`, ...inner.map((s) => `    ${s}`), '  }', '}'];
-  // the shared input's columns kernel: the op path's matMul of patches, rows (b, oy, ox) in order; a member's own input: its dilated conv, over (oy, ox, b)
-  const loops = p.layout === 'columns' ? rows(cells(term)) : cells(rows(term));
+  const layout = l.kernel!.layout;
+  const patches = layout === 'shared' || (layout === 'columns' && l.input.buffer === 'x');
+  return ['  var g = 0.0;', ...overMembers(w, l, patches ? rows(cells(term)) : cells(rows(term))).map((s) => `  ${s}`)];
+}
+
+/** A shared layer's loops on members' values: member after member (on the shared input its value is one, m = 0); anyone else's as they are. */
+function overMembers<K>(w: SpatialWriter<K>, l: SpatialLayer, loops: string[]): string[] {
+  if (l.kernel?.layout !== 'shared') return loops;
+  if (l.op.shared) return ['let m = 0u;', ...loops];
+  return [`for (var m = 0u; m < ${u(w.n)}; m++) {`, ...loops.map((s) => `  ${s}`), '}'];
+}
+
+/** A conv kernel's gradient, element by element (the sum over the member's rows and output cells in the op path's order), and its update. */
+function convKernelUpdate<K>(w: SpatialWriter<K>, l: SpatialLayer): K[] {
+  const p = l.kernel!;
+  const { kh, kw, c: C } = l.g;
+  const size = kh * kw * C * l.f;
   const head = [
-    `  let m = idx / ${u(size)};`,
+    ...(p.layout === 'shared' ? [] : [`  let m = idx / ${u(size)};`]),
     `  let p = i32((idx / ${u(kw * C * l.f)}) % ${u(kh)});`,
     `  let q = i32((idx / ${u(C * l.f)}) % ${u(kw)});`,
     `  let c = (idx / ${u(l.f)}) % ${u(C)};`,
     `  let f = idx % ${u(l.f)};`,
   ];
+  if (p.layout === 'shared') return w.shared!(p, size, (k) => {
+      const helper = w.dz(k, l);
+      return { lines: [...head, ...kernelSum(k, w, l)], helper };
+    });
+  const k = w.kernel(w.clipped ? gradientName(p) : `update ${p.name}: its gradient and one optimizer step, one invocation per member and element`, w.n * size);
+  const helper = w.dz(k, l);
   const index = kernelIndex(w, l, 'p', 'q', 'c', 'f');
-  const lines = [...head, '  var g = 0.0;', ...loops.map((s) => `  ${s}`)];
+  const lines = [...head, ...kernelSum(k, w, l)];
   if (w.clipped) return [k.finish([...lines, ...w.clipped.store(k)].join('\n'), helper), ...w.clipped.kernels({ p, size, lines: head, index })];
   return [k.finish([...lines, `  let at = ${index};`, ...w.update(k, p)].join('\n'), helper)];
 }
@@ -319,22 +372,16 @@ function convKernelUpdate<K>(w: SpatialWriter<K>, l: SpatialLayer): K[] {
 /** The name of clipping's first kernel of a parameter: its gradient into the scratch. */
 const gradientName = (p: WideParam): string => `gradient ${p.name}: summed over the member's rows and output cells, into scratch for clipnorm, one invocation per member and element`;
 
-/** A conv bias's gradient (dz summed over the member's rows and output cells, in order) and its update. */
+/** A conv bias's gradient (dz summed over the member's rows and output cells, in order; a shared bias's over every member's) and its update. */
 function convBiasUpdate<K>(w: SpatialWriter<K>, l: SpatialLayer): K[] {
   const p = l.bias!;
+  const head = p.layout === 'shared' ? ['  let f = idx;'] : [`  let m = idx / ${u(l.f)};`, `  let f = idx % ${u(l.f)};`];
+  const loops = [`for (var b = 0u; b < ${u(w.batch)}; b++) {`, `  for (var cell = 0u; cell < ${u(l.g.oh * l.g.ow)}; cell++) {`, `    g = g + dz(m, b, cell * ${u(l.f)} + f);`, '  }', '}'];
+  const lines = [...head, '  var g = 0.0;', ...overMembers(w, l, loops).map((s) => `  ${s}`)];
+  if (p.layout === 'shared') return w.shared!(p, l.f, (k) => ({ lines, helper: w.dz(k, l) }));
   const k = w.kernel(w.clipped ? gradientName(p) : `update ${p.name}: its gradient and one optimizer step, one invocation per member and element`, w.n * l.f);
   const helper = w.dz(k, l);
-  const head = [`  let m = idx / ${u(l.f)};`, `  let f = idx % ${u(l.f)};`];
   const index = `m * ${u(l.f)} + f`;
-  const lines = [
-    ...head,
-    '  var g = 0.0;',
-    `  for (var b = 0u; b < ${u(w.batch)}; b++) {`,
-    `    for (var cell = 0u; cell < ${u(l.g.oh * l.g.ow)}; cell++) {`,
-    `      g = g + dz(m, b, cell * ${u(l.f)} + f);`,
-    '    }',
-    '  }',
-  ];
   if (w.clipped) return [k.finish([...lines, ...w.clipped.store(k)].join('\n'), helper), ...w.clipped.kernels({ p, size: l.f, lines: head, index })];
   return [k.finish([...lines, `  let at = ${index};`, ...w.update(k, p)].join('\n'), helper)];
 }

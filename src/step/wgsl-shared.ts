@@ -1,4 +1,5 @@
-// The WGSL step's `shared` dense layers: one kernel and bias for every member (no member axis).
+// The WGSL step's `shared` dense layers: one kernel and bias for every member (no member axis); a shared
+// conv2d's gradient sums are src/step/wgsl-conv.ts's, stepped here (sharedParamUpdates).
 //
 //   forward    (wgsl.ts' dense kernel, its index without a member) on members' own values: one invocation
 //              per (member, row, unit); on the shared input, or on another shared layer's value there: the
@@ -11,6 +12,9 @@
 //              input over the batch once), then one optimizer step with the file's hyperparameters (rows
 //              `shared:KEY` of `hyper`, read at their first element); where any member clips, the file's
 //              clipnorm clips it: its gradient into scratch, its norm, the clipped step
+//   members' sum   a member's layer without a kernel (a norm, dropout, leaky_relu(alpha)) on a shared layer's
+//              flat value: each member's gradient of the value [N, B, width], summed member after member
+//              into the value's [B, width], as the op path's broadcast (a Tile) sums its gradient
 //
 // The members' sum is the one sum across members the WGSL step has: a shared layer's gradient is the
 // members' by definition. This file imports nothing of wgsl.ts: what it shares the step hands it.
@@ -58,21 +62,32 @@ export function sharedDinput<K>(w: SharedWriter<K>, l: ChainValues, prev: Pick<C
   return k.finish(body, helper);
 }
 
-/** A shared layer's parameter: its gradient over every member's rows and one step with the file's hyperparameters (three kernels where members clip). */
+/** A shared dense layer's parameter: its gradient over every member's rows and one step with the file's hyperparameters (three kernels where members clip). */
 export function sharedUpdates<K>(w: SharedWriter<K>, l: ChainValues, which: 'kernel' | 'bias'): K[] {
   const p = which === 'kernel' ? l.kernel! : l.bias!;
   const size = which === 'kernel' ? l.inWidth * l.width : l.width;
   // on the shared input the value (and its gradient) is one for every member
   const members = l.op.shared ? 1 : w.n;
+  return sharedParamUpdates(w, p, size, (k) => {
+    const helper = w.dz(k, l);
+    const term = which === 'kernel' ? `      g = fma(${w.input(k, l)}, dz(m, b, j), g);` : '      g = g + dz(m, b, j);';
+    const lines = which === 'kernel' ? [`  let i = idx / ${u(l.width)};`, `  let j = idx % ${u(l.width)};`] : ['  let j = idx;'];
+    lines.push('  var g = 0.0;', `  for (var m = 0u; m < ${u(members)}; m++) {`, `    for (var b = 0u; b < ${u(w.batch)}; b++) {`, term, '    }', '  }');
+    return { lines, helper };
+  });
+}
+
+/**
+ * A shared parameter's update, one invocation per element: `build`'s lines sum its gradient `g` over every
+ * member's rows (a dense layer's above, a conv's in src/step/wgsl-conv.ts), then one optimizer step with the
+ * file's hyperparameters; where members clip, the gradient into scratch, its norm, the clipped step.
+ */
+export function sharedParamUpdates<K>(w: SharedWriter<K>, p: WideParam, size: number, build: (k: KernelWriter<K>) => { lines: string[]; helper: string }): K[] {
   const clip = w.clip;
   const k = w.kernel(`${clip ? 'gradient' : 'update'} ${p.name} (shared): its gradient over every member's rows${clip ? ', into scratch for clipnorm' : ` and one ${w.optimizer} step`}, one invocation per element`, size);
-  const helper = w.dz(k, l);
-  const term = which === 'kernel' ? `      g = fma(${w.input(k, l)}, dz(m, b, j), g);` : '      g = g + dz(m, b, j);';
-  const lines = which === 'kernel' ? [`  let i = idx / ${u(l.width)};`, `  let j = idx % ${u(l.width)};`] : ['  let j = idx;'];
-  lines.push('  var g = 0.0;', `  for (var m = 0u; m < ${u(members)}; m++) {`, `    for (var b = 0u; b < ${u(w.batch)}; b++) {`, term, '    }', '  }');
+  const { lines, helper } = build(k);
   if (!clip) return [k.finish([...lines, '  let at = idx;', ...stepLines(w, k, p)].join('\n'), helper)];
-  lines.push(`  ${k.buf('acts')}[${u(clip.gradsAt)} + idx] = g;`);
-  return [k.finish(lines.join('\n'), helper), normKernel(w, p, size, clip), clippedUpdate(w, p, size, clip)];
+  return [k.finish([...lines, `  ${k.buf('acts')}[${u(clip.gradsAt)} + idx] = g;`].join('\n'), helper), normKernel(w, p, size, clip), clippedUpdate(w, p, size, clip)];
 }
 
 /** The norm of a shared parameter's gradient (one for every member: Keras' clipnorm per tensor), its elements summed in order, one invocation. */
@@ -109,4 +124,17 @@ function clippedUpdate<K>(w: SharedWriter<K>, p: WideParam, size: number, clip: 
 function stepLines<K>(w: SharedWriter<K>, k: KernelWriter<K>, p: WideParam): string[] {
   const param = k.buf(`param:${p.name}`);
   return w.step({ w: `${param}[at]`, slot: (s) => `${k.buf(`slot:${p.name}:${s}`)}[at]`, h: (key) => w.fileHyper(k, key) });
+}
+
+/**
+ * dL/d(a shared layer's value on the shared input) [B, width] from a member's layer without a kernel that
+ * reads it (a norm, dropout, leaky_relu(alpha)): the members' gradients of it [N, B, width], from `from`,
+ * summed member after member, as the op path's broadcast of the value to every member (a Tile) adds its
+ * members' slices of the gradient in order. One invocation per row and unit.
+ */
+export function membersSum<K>(w: Pick<SharedWriter<K>, 'n' | 'batch' | 'kernel'>, into: Pick<ChainValues, 'op' | 'gradAt' | 'width'>, from: number): K {
+  const k = w.kernel(`gradient ${into.op.name} (the shared layer's value): its members' gradients summed, one invocation per row and unit`, w.batch * into.width);
+  const acts = k.buf('acts');
+  const body = ['  var g = 0.0;', `  for (var m = 0u; m < ${u(w.n)}; m++) {`, `    g = g + ${acts}[${u(from)} + m * ${u(w.batch * into.width)} + idx];`, '  }', `  ${acts}[${u(into.gradAt)} + idx] = g;`];
+  return k.finish(body.join('\n'));
 }

@@ -1,6 +1,7 @@
 // The generated training step's second target: WGSL compute kernels for WebGPU, for graphs of dense
 // layers, with conv2d, maxpool2d, avgpool2d and flatten before them (src/step/wgsl-conv.ts), add, concat
-// and `from:` branches (src/step/wgsl-graph.ts) and shared dense layers (src/step/wgsl-shared.ts). The same
+// and `from:` branches (src/step/wgsl-graph.ts) and shared dense and conv2d layers (src/step/wgsl-shared.ts;
+// a layer on a shared layer's value there is computed once, as for one member). The same
 // planned step as the WebAssembly one (forward, loss, backward, optimizer, each member's loss and
 // metrics), as one kernel per layer and direction, dispatched one after another in one compute
 // pass on TF.js's own device, reading and writing the population's own buffers in place:
@@ -26,7 +27,7 @@ import { LEAKY_RELU_ALPHA } from '../kernels/activations.js';
 import type { StepConfig } from './plan.js';
 import { isSpatialLayer, spatialBackward, spatialForward, spatialLayer, whyNotSpatial, wgslSpatialKinds, type ChainValues, type LayerInput, type SpatialLayer, type SpatialWriter } from './wgsl-conv.js';
 import { gradientOrder, gradientSum, isMergeLayer, mergeBackward, mergeCells, mergeForward, mergeLayer, perCellMerge, whyNotMerge, wgslMergeKinds, type MergeLayer } from './wgsl-graph.js';
-import { sharedDinput, sharedUpdates, type SharedWriter } from './wgsl-shared.js';
+import { membersSum, sharedDinput, sharedParamUpdates, sharedUpdates, type SharedWriter } from './wgsl-shared.js';
 import { isNormLayer, normBackward, normForward, normLayer, perCell, whyNotNorm, wgslNormKinds, type NormLayer, type NormWriter } from './wgsl-norm.js';
 
 /** What the WGSL step covers (the rest of netc's vocabulary runs on TF.js ops on webgpu). */
@@ -89,8 +90,8 @@ export function whyNotWgsl(cfg: WgslConfig): string | undefined {
     if (op.op !== 'dense' && op.op !== 'flatten' && !spatial && !activationLayer && !norm && !merge) return `the ${op.op} layer`;
     // a value nothing reads has no gradient (the op path's autodiff leaves its layers' weights without one)
     if (op.id !== e.model.output && !readers.get(op.id)) return `${op.name}'s value, which no layer reads`;
-    const sharedValue = op.inputs.map((i) => e.ops[i]).find((i) => i.id > 0 && i.shared);
-    if (sharedValue && op.op !== 'dense') return `${op.name} on the shared layer ${sharedValue.name}'s value (the WGSL step reads it with dense layers only)`;
+    const why = whyNotOnShared(e, op, merge);
+    if (why) return why;
     if (merge) {
       const why = whyNotMerge(op, op.inputs.map((i) => e.ops[i]));
       if (why) return why;
@@ -109,8 +110,8 @@ export function whyNotWgsl(cfg: WgslConfig): string | undefined {
       if (why) return why;
       continue;
     }
-    // an activation layer on the shared input computes one value for every member: the chain's values are each member's
-    if (activationLayer && op.shared) return `the ${op.op} layer ${op.name} on the shared input`;
+    // an activation layer on the shared input computes one value for every member: on the input itself not written (on a shared layer's value it is, once)
+    if (activationLayer && op.shared && valueOf(e, op.inputs[0]).id === 0) return `the ${op.op} layer ${op.name} on the shared input`;
     // softmax() is a row of its own along the last axis: written for a flat layer only
     if (activationLayer && op.op === 'softmax' && op.shape.length !== 1) return `the softmax layer ${op.name} on values of shape [${op.shape.join(', ')}]`;
     if (activationLayer) continue;
@@ -119,11 +120,35 @@ export function whyNotWgsl(cfg: WgslConfig): string | undefined {
   }
   for (const p of e.params) {
     const kind = e.ops.find((op) => op.name === p.op)!.op;
-    if (p.layout === 'shared' && kind !== 'dense') return `the shared ${kind} layer ${p.op}`;
+    if (p.layout === 'shared' && kind !== 'dense' && kind !== 'conv2d') return `the shared ${kind} layer ${p.op}`;
     if (p.layout !== 'columns' && p.layout !== 'stacked' && p.layout !== 'shared') return `the ${p.layout} layout of ${p.name}`;
   }
   if (e.model.output !== e.ops.length - 1) return 'an output that is not the last layer';
   if (e.ops[e.model.output].shared) return "a shared layer's value on the shared input as the output";
+  return undefined;
+}
+
+/** The op whose value an op's value is: itself, or through flattens (a flatten moves nothing) the op it flattens. */
+function valueOf(e: EnsembleIR, id: number): WideOp {
+  let op = e.ops[id];
+  while (op.op === 'flatten') op = e.ops[op.inputs[0]];
+  return op;
+}
+
+/**
+ * Why the WGSL step does not run `op` on a shared layer's value (computed once on the shared input), or
+ * undefined where it does: a dense or conv2d reads it (their input's gradient sums the members'), a
+ * layer computed once itself (a shared layer, a pool or activation), or a member's norm, dropout or
+ * leaky_relu(alpha) on a flat one (each member's gradient of it summed).
+ */
+function whyNotOnShared(e: EnsembleIR, op: WideOp, merge: boolean): string | undefined {
+  const operand = op.inputs.find((i) => valueOf(e, i).id > 0 && valueOf(e, i).shared);
+  if (operand === undefined || op.op === 'dense' || op.op === 'conv2d' || op.shared) return undefined;
+  const value = valueOf(e, operand);
+  if (merge) return `${op.name} on the shared layer ${value.name}'s value (the WGSL step merges members' own values and the shared input)`;
+  // the op path's broadcast of a shared image to every member is a Tile of rank 5, which has no gradient in TF.js
+  const shape = e.ops[operand].shape;
+  if (shape.length !== 1) return `${op.name} on the shared layer ${value.name}'s values of shape [${shape.join(', ')}] (the op path's broadcast of them, a Tile of rank 5, has no gradient in TF.js)`;
   return undefined;
 }
 
@@ -144,11 +169,19 @@ const size = (shape: readonly number[]): number => shape.reduce((a, d) => a * d,
 /** Where a reader's operand's gradient goes: the value's own gradient region, or one of its extra ones (a value read twice). */
 type Target = ChainLayer;
 
+/** Each member's gradient of a shared layer's value [N, B, width] at `from`, to be summed over the members into `into`'s gradient. */
+interface Fold {
+  from: number;
+  into: Target;
+}
+
 /** The chain's layers, with each one's gradient targets (by operand; none for the shared input) and the extra gradient regions of the values read more than once. */
 interface Layers {
   layers: ChainLayer[];
   targets: Map<ChainLayer, (Target | undefined)[]>;
   extra: Map<ChainLayer, number[]>;
+  /** a member's layer on a shared layer's value: the regions of its members' gradients, summed over the members into the value's */
+  folds: Map<ChainLayer, Fold[]>;
   actsFloats: number;
   drawsFloats: number;
 }
@@ -212,30 +245,39 @@ function layersOf(e: EnsembleIR, n: number, batch: number): Layers {
   // first reader writes its gradient region, each later one a region of its own, added up before the value's backward pass
   const targets = new Map<ChainLayer, (Target | undefined)[]>();
   const extra = new Map<ChainLayer, number[]>();
+  const folds = new Map<ChainLayer, Fold[]>();
   for (const reader of [...layers].reverse()) {
     const from = sources.get(reader)!;
     const t: (Target | undefined)[] = from.map(() => undefined);
     for (const i of isMergeLayer(reader) ? gradientOrder(reader.op) : [0]) {
       const src = from[i];
       if (!src) continue;
-      if (!extra.has(src)) {
-        extra.set(src, []);
-        t[i] = src;
-        continue;
+      let target: Target = src;
+      if (!extra.has(src)) extra.set(src, []);
+      else {
+        extra.get(src)!.push(at);
+        target = { ...src, gradAt: at };
+        at += (src.op.shared ? 1 : n) * batch * src.width;
       }
-      extra.get(src)!.push(at);
-      t[i] = { ...src, gradAt: at };
-      at += (src.op.shared ? 1 : n) * batch * src.width;
+      // a member's layer without a kernel (a norm, dropout, leaky_relu(alpha)) on a shared layer's value: its
+      // gradient each member's [N, B, width] in a region of its own, then summed over the members into the
+      // value's (the op path's broadcast of the value to every member, whose gradient adds member after member)
+      if (src.op.shared && !reader.op.shared && !reader.kernel) {
+        folds.set(reader, [...(folds.get(reader) ?? []), { from: at, into: target }]);
+        target = { ...target, gradAt: at };
+        at += n * batch * src.width;
+      }
+      t[i] = target;
     }
     targets.set(reader, t);
   }
-  return { layers, targets, extra, actsFloats: Math.max(at, 1), drawsFloats: regions.draws };
+  return { layers, targets, extra, folds, actsFloats: Math.max(at, 1), drawsFloats: regions.draws };
 }
 
 /** The WGSL step of a covered configuration for N members and batches of `batch` rows. */
 export function generateWgslStep(cfg: WgslConfig, n: number, batch: number): WgslStep {
   const e = cfg.ensemble;
-  const { layers, targets, extra, actsFloats: valueFloats, drawsFloats } = layersOf(e, n, batch);
+  const { layers, targets, extra, folds, actsFloats: valueFloats, drawsFloats } = layersOf(e, n, batch);
   // the optimizer's hyperparameters, clipnorm's, then the layers' own (a leaky_relu layer's alpha, dropout's rate, a norm's momentum and epsilon), each a row of N
   const own = (l: ChainLayer) => (isNormLayer(l) ? l.keys : l.alpha && 'key' in l.alpha ? [l.alpha.key] : []);
   const stepKeys = [...optimizerHyper[cfg.optimizer], ...(cfg.clipping ? ['clip'] : [])];
@@ -247,49 +289,80 @@ export function generateWgslStep(cfg: WgslConfig, n: number, batch: number): Wgs
   const clip = cfg.clipping ? { gradsAt: valueFloats, normAt: valueFloats + n * largest } : undefined;
   const actsFloats = clip ? clip.normAt + n : valueFloats;
   const ctx: Ctx = { n, batch, stride: n, hyper, optimizer: cfg.optimizer, slots: optimizerSlots[cfg.optimizer], clip };
-  // a shared layer's value on the shared input: computed once, as for one member
-  const one: Ctx = { ...ctx, n: 1 };
-  const ctxOf = (l: ChainLayer) => (l.op.shared ? one : ctx);
-  const spatial = spatialWriter(ctx);
-  // a norm's kernels see it per cell (batchnorm of an image: B*H*W rows of C), with a writer counting those rows
-  const norms = (l: NormLayer): [NormWriter<WgslKernel>, NormLayer] => {
-    if (l.cells === 1) return [normWriter(ctx, spatial), l];
-    const rows = { ...ctx, batch: ctx.batch * l.cells };
-    return [normWriter(rows, spatialWriter(rows)), perCell(l, l.cells)];
-  };
-  const shared = sharedWriter(ctx);
-  // a concat of images: its kernels see B*H*W rows of channels
-  const merges = (l: MergeLayer): [SpatialWriter<WgslKernel>, MergeLayer] => (l.cells === 1 ? [spatial, l] : [spatialWriter({ ...ctx, batch: ctx.batch * l.cells }), perCellMerge(l)]);
-  const kernels: WgslKernel[] = layers.flatMap((l) => (isMergeLayer(l) ? [mergeForward(...merges(l))] : isSpatialLayer(l) ? [spatialForward(spatial, l)] : isNormLayer(l) ? normForward(...norms(l)) : [forwardKernel(ctxOf(l), l)]));
+  const w = writersOf(ctx);
+  const kernels: WgslKernel[] = layers.flatMap((l) => forwardOf(w, l));
   kernels.push(lossKernel(ctx, layers[layers.length - 1], cfg.loss, cfg.metrics));
   for (let i = layers.length - 1; i >= 0; i--) {
     const l = layers[i];
     // a value read more than once: its readers' gradients added up first
     const more = extra.get(l) ?? [];
-    if (more.length) kernels.push(gradientSum({ ...spatial, n: ctxOf(l).n }, l, more));
-    const into = targets.get(l)!;
-    const prev = into[0];
-    if (isMergeLayer(l)) {
-      into.forEach((t, j) => t && kernels.push(mergeBackward(...merges(l), j, t)));
-      continue;
-    }
-    if (isNormLayer(l)) {
-      kernels.push(...normBackward(...norms(l), prev));
-      continue;
-    }
-    if (isSpatialLayer(l)) {
-      kernels.push(...spatialBackward(spatial, l, prev));
-      continue;
-    }
-    // the gradient of the layer's input first: it reads the kernel before its update
-    // (a member's layer on a shared layer's value: every member's gradient of it summed, as the op path's one wide product sums it)
-    if (prev) kernels.push(!l.kernel ? activationBackwardKernel(ctx, l, prev) : prev.op.shared && !l.op.shared ? sharedDinput(shared, l, prev) : dinputKernel(ctxOf(l), l, prev));
-    const update = (which: 'kernel' | 'bias') => (l.kernel?.layout === 'shared' ? sharedUpdates(shared, l, which) : updateKernels(ctx, l, which));
-    if (l.kernel) kernels.push(...update('kernel'));
-    if (l.bias) kernels.push(...update('bias'));
+    if (more.length) kernels.push(gradientSum({ ...w.spatial, n: w.ctxOf(l).n }, l, more));
+    kernels.push(...backwardOf(w, l, targets.get(l)!));
+    // a member's layer on a shared layer's value: its members' gradients of the value summed
+    for (const fold of folds.get(l) ?? []) kernels.push(membersSum(w.spatial, fold.into, fold.from));
   }
   const draws = layers.flatMap((l) => (isNormLayer(l) && l.drawsAt !== undefined ? [{ op: l.op.name, at: l.drawsAt, width: l.width }] : []));
   return { kernels, hyper, actsFloats, draws, drawsFloats, n, batch };
+}
+
+/** The writers of the step's kernels: this file's rules for N members and, for a shared layer's value on the shared input, for one. */
+interface Writers {
+  ctx: Ctx;
+  ctxOf(l: ChainLayer): Ctx;
+  spatial: SpatialWriter<WgslKernel>;
+  /** a conv or pool: a shared layer's value on the shared input computed once, as for one member */
+  spatialOf(l: ChainLayer): SpatialWriter<WgslKernel>;
+  norms(l: NormLayer): [NormWriter<WgslKernel>, NormLayer];
+  merges(l: MergeLayer): [SpatialWriter<WgslKernel>, MergeLayer];
+  shared: SharedWriter<WgslKernel>;
+}
+
+function writersOf(ctx: Ctx): Writers {
+  // a shared layer's value on the shared input: computed once, as for one member
+  const one: Ctx = { ...ctx, n: 1 };
+  const ctxOf = (l: ChainLayer) => (l.op.shared ? one : ctx);
+  const spatial = spatialWriter(ctx);
+  const spatialOne = spatialWriter(one);
+  return {
+    ctx,
+    ctxOf,
+    spatial,
+    spatialOf: (l) => (l.op.shared ? spatialOne : spatial),
+    // a norm's kernels see it per cell (batchnorm of an image: B*H*W rows of C), with a writer counting those rows
+    norms(l) {
+      if (l.cells === 1) return [normWriter(ctx, spatial), l];
+      const rows = { ...ctx, batch: ctx.batch * l.cells };
+      return [normWriter(rows, spatialWriter(rows)), perCell(l, l.cells)];
+    },
+    // a concat of images: its kernels see B*H*W rows of channels
+    merges: (l) => (l.cells === 1 ? [spatial, l] : [spatialWriter({ ...ctx, batch: ctx.batch * l.cells }), perCellMerge(l)]),
+    shared: sharedWriter(ctx),
+  };
+}
+
+/** A layer's forward kernels. */
+function forwardOf(w: Writers, l: ChainLayer): WgslKernel[] {
+  if (isMergeLayer(l)) return [mergeForward(...w.merges(l))];
+  if (isSpatialLayer(l)) return [spatialForward(w.spatialOf(l), l)];
+  if (isNormLayer(l)) return normForward(...w.norms(l));
+  return [forwardKernel(w.ctxOf(l), l)];
+}
+
+/** A layer's backward kernels: its inputs' gradients (into `into`, by operand), then its parameters' updates. */
+function backwardOf(w: Writers, l: ChainLayer, into: (Target | undefined)[]): WgslKernel[] {
+  const prev = into[0];
+  if (isMergeLayer(l)) return into.flatMap((t, j) => (t ? [mergeBackward(...w.merges(l), j, t)] : []));
+  if (isNormLayer(l)) return normBackward(...w.norms(l), prev);
+  if (isSpatialLayer(l)) return spatialBackward(w.spatialOf(l), l, prev);
+  const kernels: WgslKernel[] = [];
+  const ctx = w.ctxOf(l);
+  // the gradient of the layer's input first: it reads the kernel before its update
+  // (a member's layer on a shared layer's value: every member's gradient of it summed, as the op path's one wide product sums it)
+  if (prev) kernels.push(!l.kernel ? activationBackwardKernel(ctx, l, prev) : prev.op.shared && !l.op.shared ? sharedDinput(w.shared, l, prev) : dinputKernel(ctx, l, prev));
+  const update = (which: 'kernel' | 'bias') => (l.kernel?.layout === 'shared' ? sharedUpdates(w.shared, l, which) : updateKernels(w.ctx, l, which));
+  if (l.kernel) kernels.push(...update('kernel'));
+  if (l.bias) kernels.push(...update('bias'));
+  return kernels;
 }
 
 /** What the shared layers' kernels (src/step/wgsl-shared.ts) write with: this file's kernel text, input, dz, kernel index and optimizer rule. */
@@ -329,6 +402,7 @@ function spatialWriter(ctx: Ctx): SpatialWriter<WgslKernel> {
       store: (k) => [`  ${k.buf('acts')}[${clip.gradsAt}u + idx] = g;`],
       kernels: (el) => [normKernel(ctx, el, clip), clippedUpdateKernel(ctx, el, clip)],
     },
+    shared: (p, size, build) => sharedParamUpdates(sharedWriter(ctx), p, size, build),
   };
 }
 
