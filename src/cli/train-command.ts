@@ -28,7 +28,7 @@ import { LineBuffer } from './line-buffer.js';
 import { TrainProgress } from './train-progress.js';
 import { finishRun } from './train-summary.js';
 import { makeTransport } from './transport-option.js';
-import { QueueError } from '../scale/queue.js';
+import { QueueError } from '../scale/queue-error.js';
 import { memoryProblem } from './memory-budget.js';
 import { estimateMemory } from '../train/memory.js';
 import { collectGarbage } from '../util/collect.js';
