@@ -2,7 +2,7 @@
 // code as lib/src/ with lodash-es inlined). The package's entry loads lodash-es as about 2,300 modules:
 // 1.5 s and 30 MB of resident memory at every start of netc, where the bundle takes 50 ms and 5 MB. The
 // bundle is found next to the entry that Node resolves; where it is not there (a chevrotain laid out
-// otherwise), the package's entry is loaded as before.
+// otherwise, or netc bundled by esbuild), the package's entry is loaded as before.
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -10,9 +10,14 @@ import { pathToFileURL } from 'node:url';
 
 type Chevrotain = typeof import('chevrotain');
 
-/** lib/chevrotain.mjs beside the entry lib/src/api.js, or undefined */
+/** lib/chevrotain.mjs beside the entry lib/src/api.js, or undefined (also where netc is bundled, with no node_modules: bench/gpu.sh) */
 export function chevrotainBundle(): string | undefined {
-  const entry = createRequire(import.meta.url).resolve('chevrotain');
+  let entry: string;
+  try {
+    entry = createRequire(import.meta.url).resolve('chevrotain');
+  } catch {
+    return undefined;
+  }
   const bundle = join(dirname(entry), '..', 'chevrotain.mjs');
   return existsSync(bundle) ? bundle : undefined;
 }
