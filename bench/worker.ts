@@ -93,7 +93,7 @@ function trainingPeak(samples: { at: number; rss: number }[], from: number | und
 }
 
 /**
- * `node bin/netc.js train` in a process of its own, its RSS read from /proc/PID/status every 25 ms (the
+ * `bin/netc.js train` run as a user's `npx netc` runs it (by its `#!` line, with the node flags there), in a process of its own, its RSS read from /proc/PID/status every 25 ms (the
  * training's window as runTrain's: its "training" line to summary.json), its peak (VmHWM) as it exits
  * (bench/vmhwm.cjs, preloaded, prints it); the numbers are its summary.json's.
  */
@@ -106,7 +106,8 @@ async function runTrainCli(job: Extract<Job, { kind: 'train' }>): Promise<TrainR
   let talk = '';
   try {
     const t0 = performance.now();
-    const child = spawn(process.execPath, ['-r', join(root, 'bench', 'vmhwm.cjs'), join(root, 'bin', 'netc.js'), 'train', job.file, ...job.args, '--out', out, '--force'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const env = { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --require ${JSON.stringify(join(root, 'bench', 'vmhwm.cjs'))}`.trim() };
+    const child = spawn(join(root, 'bin', 'netc.js'), ['train', job.file, ...job.args, '--out', out, '--force'], { stdio: ['ignore', 'pipe', 'pipe'], env });
     child.stdout.on('data', (d: Buffer) => void (talk += d));
     child.stderr.on('data', (d: Buffer) => {
       if (trainingFrom === undefined && /(^|\n)training /.test(talk + d)) trainingFrom = performance.now();

@@ -72,7 +72,7 @@ export async function extractCommand(run: string, options: ExtractOptions, io: I
     makeModelDir(options.out, run);
     const format = options.format ?? 'tfjs';
     if (format !== 'tfjs') {
-      exportMembers({ run, info, members: ids.map(member), format, out: options.out, all: !!options.all, ensemble: !!options.ensemble }, io);
+      await exportMembers({ run, info, members: ids.map(member), format, out: options.out, all: !!options.all, ensemble: !!options.ensemble }, io);
       return ExitCode.ok;
     }
     const chosen = await chooseBackend(options.backend, io);

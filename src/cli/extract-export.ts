@@ -9,7 +9,6 @@ import type { MemberHyperparameters } from '../runtime/hyper.js';
 import { exportPlan, type ExportPlan } from '../export/plan.js';
 import { modelArgs, modelPy, stackedStateDict, stateDict } from '../export/pytorch.js';
 import { encodeSafetensors } from '../export/safetensors.js';
-import { ensembleOnnx, memberOnnx } from '../export/onnx.js';
 import { isClassificationLoss } from '../serve/inference.js';
 import { writeAtomic } from '../util/write-atomic.js';
 import type { RunInfo } from './run-dir.js';
@@ -35,9 +34,9 @@ function fileHyperparameters(ir: ModelIR): MemberHyperparameters {
 }
 
 /** Writes model.py + model.safetensors, or model.onnx, for one member into `dir`. */
-function writeMember(format: 'pytorch' | 'onnx', dir: string, plan: ExportPlan, note: string, io: Io): void {
+function writeMember(format: 'pytorch' | 'onnx', dir: string, plan: ExportPlan, note: string, io: Io, onnx?: Onnx): void {
   if (format === 'onnx') {
-    writeAtomic(join(dir, 'model.onnx'), memberOnnx(plan, note));
+    writeAtomic(join(dir, 'model.onnx'), onnx!.memberOnnx(plan, note));
     io.out(`${note} -> ${join(dir, 'model.onnx')}\n`);
     return;
   }
@@ -66,16 +65,20 @@ export interface ExportRequest {
   ensemble: boolean;
 }
 
-export function exportMembers(r: ExportRequest, io: Io): void {
+/** src/export/onnx.ts, loaded only for ONNX: its protobufjs is 9 MB of resident memory in every other command */
+type Onnx = typeof import('../export/onnx.js');
+
+export async function exportMembers(r: ExportRequest, io: Io): Promise<void> {
+  const onnx = r.ensemble || r.format === 'onnx' ? await import('../export/onnx.js') : undefined;
   const plans = r.members.map((m) => ({ member: m, plan: exportPlan(r.info.model, m.params, m.hyperparameters) }));
   if (r.ensemble) {
     const classifier = isClassificationLoss(r.info.program.train?.loss.name ?? 'mse');
     const note = `${plans.length} members of ${r.run}`;
-    writeAtomic(join(r.out, 'ensemble.onnx'), ensembleOnnx(plans.map((p) => ({ plan: p.plan, member: p.member.id })), classifier, note));
+    writeAtomic(join(r.out, 'ensemble.onnx'), onnx!.ensembleOnnx(plans.map((p) => ({ plan: p.plan, member: p.member.id })), classifier, note));
     io.out(`${note} -> ${join(r.out, 'ensemble.onnx')}\n`);
     return;
   }
-  for (const { member, plan } of plans) writeMember(r.format, r.all ? join(r.out, `member-${member.id}`) : r.out, plan, about(r.run, member), io);
+  for (const { member, plan } of plans) writeMember(r.format, r.all ? join(r.out, `member-${member.id}`) : r.out, plan, about(r.run, member), io, onnx);
   if (!r.all || r.format !== 'pytorch') return;
   const model = exportPlan(r.info.model, plans[0].member.params, fileHyperparameters(r.info.model));
   writeAtomic(join(r.out, 'model.py'), modelPy(model, `the model of ${r.run}, with the file's layer arguments`));

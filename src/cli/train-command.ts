@@ -28,10 +28,10 @@ import { LineBuffer } from './line-buffer.js';
 import { TrainProgress } from './train-progress.js';
 import { finishRun } from './train-summary.js';
 import { makeTransport } from './transport-option.js';
-import { QueueError } from '../scale/queue.js';
+import { QueueError } from '../scale/queue-error.js';
 import { memoryProblem } from './memory-budget.js';
 import { estimateMemory } from '../train/memory.js';
-import { collectGarbage } from '../util/collect.js';
+import { collectGarbage, collectIfGrown } from '../util/collect.js';
 import { WorkerError } from '../scale/local-workers.js';
 import type { Transport } from '../scale/transport.js';
 import type { BackendName } from '../runtime/backend.js';
@@ -366,7 +366,7 @@ async function runTraining(t: Training, io: Io): Promise<{ result: TrainResult; 
   const seed = program.ensemble.seed;
   const start = t.resume?.manifest.position;
   const progress = new TrainProgress({ io, bar: !!t.options.progress, steps: t.steps, epochs: t.epochs, start: { step: start?.step ?? 0, epoch: start?.epoch ?? 0 }, everySeconds: t.options.progressSeconds ?? 10 });
-  const { onEpoch, onEvent, timings, metricsFile } = recorder(runDir, table, progress, io);
+  const { onEpoch, onEvent, timings, metricsFile } = recorder(runDir, table, progress, io, t.large);
   const ctrlC = onCtrlC(io, () => metricsFile.flush());
   const print = fingerprint(run.model);
   // metrics.jsonl holds every line up to a checkpoint before it is written: a resume drops the lines after it
@@ -396,7 +396,7 @@ async function runTraining(t: Training, io: Io): Promise<{ result: TrainResult; 
         transport,
         engine: t.options.engine,
       },
-      { onStep: (p) => progress.step(p), onStepEveryMs: progress.everyMs, onEpoch, onEvent, shouldStop: ctrlC.stopped, checkpoint },
+      { onStep: (p) => (progress.step(p), t.large && collectIfGrown()), onStepEveryMs: progress.everyMs, onEpoch, onEvent, shouldStop: ctrlC.stopped, checkpoint },
     );
     return { result, stopped: ctrlC.stopped(), timings, transport };
   } catch (e) {
@@ -470,7 +470,7 @@ function onCtrlC(io: Io, flush: () => void): { stopped: () => boolean; off: () =
  * What each epoch and population event leaves: a progress line, metrics.jsonl (buffered: `metricsFile` is
  * flushed before every checkpoint and at the end), events.jsonl, the epoch's timing.
  */
-function recorder(runDir: string, table: HyperTable, progress: TrainProgress, io: Io) {
+function recorder(runDir: string, table: HyperTable, progress: TrainProgress, io: Io, large: boolean) {
   const timings: Timings = [];
   const metricsFile = new LineBuffer(join(runDir, 'metrics.jsonl'));
   const shown = (member: number) => shownHyperparameters(table, (key) => table.value(key, member));
@@ -509,6 +509,8 @@ function recorder(runDir: string, table: HyperTable, progress: TrainProgress, io
       const lines = new Array<string>(Math.min(LINES_A_PUSH, r.metrics.length - from));
       for (let i = 0; i < lines.length; i++) lines[i] = line(r, from + i, head);
       metricsFile.push(lines);
+      // a large epoch's lines are garbage once pushed: collected as they pile up, not after all of them
+      if (large) collectIfGrown();
     }
   };
   const eventsPath = join(runDir, 'events.jsonl');

@@ -3,7 +3,7 @@
 import { availableParallelism } from 'node:os';
 import type { BackendName } from '../runtime/backend.js';
 import { LocalWorkers } from '../scale/local-workers.js';
-import { DEFAULT_UNREACHABLE_SECONDS, QueueTransport } from '../scale/queue.js';
+import { DEFAULT_UNREACHABLE_SECONDS } from '../scale/queue-error.js';
 import type { Transport } from '../scale/transport.js';
 import type { Io } from './io.js';
 import { plural } from '../util/plural.js';
@@ -60,6 +60,8 @@ export async function makeTransport(options: TransportOptions, backend: BackendN
     return new LocalWorkers(count, backend);
   }
   if (options.queue === undefined) return undefined;
+  // bullmq and ioredis load only for a queue (src/scale/queue-error.ts)
+  const { QueueTransport } = await import('../scale/queue.js');
   const probe = (await QueueTransport.create(options.queue, 1)).watch({ ...note, unreachableSeconds: options.queueTimeout ?? DEFAULT_UNREACHABLE_SECONDS });
   const connected = await probe.workerCount();
   if (options.shards !== undefined) {

@@ -2,7 +2,7 @@
 // `netc train --queue` runs, on any machine that reaches Redis. It logs each job; SIGTERM or Ctrl-C
 // stops it after the current job, so no job is lost (an unfinished one would go to another worker).
 import { chooseBackend } from './backend-option.js';
-import { QueueError, serveQueue } from '../scale/queue.js';
+import { QueueError } from '../scale/queue-error.js';
 import type { BackendName } from '../runtime/backend.js';
 import { ExitCode, type Io } from './io.js';
 
@@ -22,6 +22,7 @@ export async function workerCommand(options: WorkerOptions, io: Io): Promise<num
   try {
     // a job's lock is renewed between training steps; a worker silent this long is taken for dead
     const lockMs = Number(process.env.NETC_WORKER_LOCK_MS ?? 30_000);
+    const { serveQueue } = await import('../scale/queue.js');
     server = await serveQueue(options.queue, { tf: chosen.tf, lockMs, log });
   } catch (e) {
     if (!(e instanceof QueueError)) throw e;

@@ -13,14 +13,11 @@ import type { TF } from '../kernels/tf.js';
 import { runShardJob, type RunContext, type ShardJob, type ShardResult } from './shard-job.js';
 import type { Transport } from './transport.js';
 import { plural } from '../util/plural.js';
+import { DEFAULT_UNREACHABLE_SECONDS, QueueError } from './queue-error.js';
 
 const QUEUE = 'netc-shards';
 const TTL_SECONDS = 24 * 3600;
 
-/** Redis could not be reached, or a job could not be done: printed as `netc: <message>`, exit 1. */
-export class QueueError extends Error {
-  override name = 'QueueError';
-}
 
 interface JobData {
   ctx: string;
@@ -226,9 +223,6 @@ export class QueueTransport implements Transport {
     this.redis.disconnect();
   }
 }
-
-/** How long Redis may stay unreachable while a run waits for its jobs, by default (--queue-timeout). */
-export const DEFAULT_UNREACHABLE_SECONDS = 300;
 
 export interface ServeOptions {
   tf: TF;

@@ -1,6 +1,7 @@
 // Renders the parser's own grammar as documentation: EBNF text and chevrotain's syntax diagrams.
 // grammar/ holds the rendered files; a test regenerates them and fails if they drift from the parser.
-import { createSyntaxDiagramsCode, type ISerializedGast } from 'chevrotain';
+import type { ISerializedGast } from 'chevrotain';
+import { createSyntaxDiagramsCode } from './chevrotain.js';
 import { netParser } from './parser.js';
 import { allTokens } from './tokens.js';
 

@@ -1,7 +1,8 @@
 // The chevrotain grammar of .net files. Rules are class properties, so a misspelt sub-rule is a type
 // error. The parser builds a CST and recovers from errors (re-sync and single-token insertion/deletion),
 // so one run reports every syntax error; ast.ts turns the CST into the typed AST.
-import { CstParser, tokenMatcher, type IToken, type TokenType } from 'chevrotain';
+import type { IToken, TokenType } from 'chevrotain';
+import { CstParser, tokenMatcher } from './chevrotain.js';
 import * as T from './tokens.js';
 import { errorMessages } from './parse-errors.js';
 

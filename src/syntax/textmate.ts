@@ -4,7 +4,8 @@
 // lexer's tokens. An identifier gets a finer scope from what follows it (a call, a key, a label definition),
 // as does the name after `model` and `schedule`. `npm run tmgrammar` writes the file; a test fails when it
 // differs from this, and when a lexer token has no scope.
-import { Lexer, type TokenType } from 'chevrotain';
+import type { TokenType } from 'chevrotain';
+import { Lexer } from './chevrotain.js';
 import * as T from './tokens.js';
 
 /** A TextMate rule: a single-line match with a scope, or captures, or a list of rules to try in order. */

@@ -1,6 +1,7 @@
 // Tokens of the .net language. Keywords come before Identifier and use `longer_alt`, so `models` is
 // still an identifier.
-import { createToken, Lexer, type TokenType } from 'chevrotain';
+import type { TokenType } from 'chevrotain';
+import { createToken, Lexer } from './chevrotain.js';
 
 export const Identifier = createToken({ name: 'Identifier', pattern: /[A-Za-z_][A-Za-z0-9_]*/, label: 'a name' });
 

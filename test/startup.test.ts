@@ -1,0 +1,41 @@
+// What netc loads at start: chevrotain from its single-file build, and none of the packages that only one
+// command needs (bullmq and ioredis for --queue, protobufjs for ONNX): each is tens of MB of resident memory
+// in every run (src/syntax/chevrotain.ts, src/scale/queue-error.ts).
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { chevrotainBundle, VERSION } from '../src/syntax/chevrotain.js';
+
+const root = join(dirname(new URL(import.meta.url).pathname), '..');
+
+describe('start-up', () => {
+  it('takes chevrotain from its own single-file build, of the installed version', () => {
+    const bundle = chevrotainBundle();
+    expect(bundle).toMatch(/chevrotain[/\\]lib[/\\]chevrotain\.mjs$/);
+    const entry = createRequire(import.meta.url).resolve('chevrotain');
+    const pkg = JSON.parse(readFileSync(join(dirname(entry), '..', '..', 'package.json'), 'utf8')) as { version: string };
+    expect(VERSION).toBe(pkg.version);
+  });
+
+  it('loads neither bullmq, ioredis nor protobufjs with the CLI', () => {
+    const script = [
+      "import { createRequire } from 'node:module';",
+      "await import('./dist/cli/main.js');",
+      'const loaded = Object.keys(createRequire(import.meta.url).cache);',
+      'console.log(JSON.stringify(loaded.filter((k) => /node_modules[\\\\/](bullmq|ioredis|protobufjs)[\\\\/]/.test(k))));',
+      "console.log(loaded.some((k) => /node_modules[\\\\/]commander[\\\\/]/.test(k)));",
+    ].join('\n');
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: root, encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    const [heavy, commander] = r.stdout.trim().split('\n');
+    expect(JSON.parse(heavy)).toEqual([]);
+    // the check sees CommonJS packages at all: commander is one the CLI does load
+    expect(commander).toBe('true');
+  });
+
+  it("starts node with small young-generation halves, by bin/netc.js's #! line", () => {
+    expect(readFileSync(join(root, 'bin', 'netc.js'), 'utf8').split('\n')[0]).toBe('#!/usr/bin/env -S node --max-semi-space-size=2');
+  });
+});
