@@ -2,13 +2,14 @@
 // (Dawn on Mesa's lavapipe here), against the webgpu op path on the same adapter: 100 steps end within
 // 1e-5 (relative, on the scale of each tensor) in every parameter and optimizer slot, for each activation,
 // loss and optimizer it covers, for dropout (its rate per member, on dense and conv values), layernorm and batchnorm (its running statistics; with adam; both of images too), and for small conv models (with a concat of images among them) (conv2d, pooling, flatten; leaky_relu on conv
-// values and a conv's clipnorm against the cpu op path, which the webgpu op path cannot train); a member's numbers are the same bit for bit whoever trains beside it
+// values and a conv's clipnorm against the cpu op path, which the webgpu op path cannot train), and evaluation by the WGSL kernels; a member's numbers are the same bit for bit whoever trains beside it
 // (N = 1, 3, 7); what it does not cover runs on ops and says why. Never a silent pass: without an adapter
 // the tests are skipped with the reason printed, and NETC_REQUIRE_WEBGPU=1 makes a missing adapter fail.
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import * as tf from '@tensorflow/tfjs';
 import { compile } from '../src/pipeline.js';
 import { Population, type Engine } from '../src/runtime/population.js';
+import { GpuFusedStep } from '../src/runtime/gpu-fused-step.js';
 import { selectBackend } from '../src/runtime/backend.js';
 import { Rng } from '../src/util/rng.js';
 import type { TF, Tensor } from '../src/kernels/tf.js';
@@ -273,6 +274,11 @@ describe.skipIf(skip)('member independence on one adapter', () => {
         else await step(pop, x, y, [], false);
         tf.dispose([x as never, y as never]);
       }
+      // the WGSL evaluation (dropout off, batchnorm's running statistics) of member 3, on a batch of 10
+      const { x, y } = batchFor(99, c.inWidth, c.k, c.loss, 10, c.input);
+      const evaluated = pop.evaluate(x, y);
+      losses.push(((await evaluated.loss.data()) as Float32Array)[at]);
+      tf.dispose([x as never, y as never, evaluated.loss as never]);
       runs.push({ losses, weights: await pop.memberWeights(at) });
       pop.dispose();
     }
@@ -280,6 +286,43 @@ describe.skipIf(skip)('member independence on one adapter', () => {
       expect(r.losses).toEqual(runs[0].losses);
       for (const [name, values] of runs[0].weights) expect(Buffer.from(r.weights.get(name)!.buffer).equals(Buffer.from(values.buffer)), name).toBe(true);
     }
+  }, 60_000);
+});
+
+describe.skipIf(skip)('evaluation by the WGSL kernels against the webgpu op path', () => {
+  // dropout off and batchnorm by its running statistics (of flat values and of images), layernorm of images; batches of 64 and 10 (a short last one)
+  it.each<[string, Case]>([
+    ['dropout', cases.find((c) => c.name.startsWith('dropout on the input'))!],
+    ['batchnorm', cases.find((c) => c.name.startsWith('batchnorm with its momentum'))!],
+    ['batchnorm and concat of images', convCases.find((c) => c.name.startsWith('batchnorm of images'))!],
+    ['layernorm of images', convCases.find((c) => c.name.startsWith('layernorm of images'))!],
+  ])('%s: after 20 steps, the losses and metrics of an evaluation within 1e-5, by the WGSL kernels', async (_, c) => {
+    const [ops, fused] = populations(source(c), ['ops', 'fused'], undefined, c.lrFactor);
+    expect(fused.engine, fused.engineNote).toBe('fused');
+    for (let s = 0; s < 20; s++) {
+      const { x, y } = batchFor(s, c.inWidth, c.k, c.loss, 6, c.input);
+      await step(ops, x, y, [], false);
+      await step(fused, x, y, [], false);
+      tf.dispose([x as never, y as never]);
+    }
+    const wgsl = vi.spyOn(GpuFusedStep.prototype, 'run');
+    try {
+      for (const size of [64, 10]) {
+        const { x, y } = batchFor(1000 + size, c.inWidth, c.k, c.loss, size, c.input);
+        const [a, b] = [ops.evaluate(x, y, c.metrics), fused.evaluate(x, y, c.metrics)];
+        for (const name of ['loss', ...c.metrics]) {
+          const [want, got] = [(await a[name].data()) as Float32Array, (await b[name].data()) as Float32Array];
+          expect(maxRelDiff(got, want), `batch ${size} ${name}`).toBeLessThanOrEqual(name === 'accuracy' ? 0 : 1e-5);
+        }
+        tf.dispose([x as never, y as never, ...(Object.values(a) as never[]), ...(Object.values(b) as never[])]);
+      }
+      // the fused population's two evaluations ran the WGSL kernels, the op path's none
+      expect(wgsl).toHaveBeenCalledTimes(2);
+    } finally {
+      wgsl.mockRestore();
+    }
+    ops.dispose();
+    fused.dispose();
   }, 60_000);
 });
 

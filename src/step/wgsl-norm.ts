@@ -18,7 +18,8 @@
 //                moves them (moving -= (moving - batch) * (1 - momentum), in place: each member's own);
 //                y = (d * rsqrt(s)) * gamma + beta one invocation per (member, row, unit); dinput one
 //                invocation per (member, unit), autodiff's of tf.moments over the batch and rsqrt; gamma's
-//                and beta's updates as layernorm's (outside training, evaluation runs on TF.js ops)
+//                and beta's updates as layernorm's; outside training (an evaluation) one kernel per (member,
+//                row, unit), y = ((x - moving_mean) * rsqrt(moving_variance + epsilon)) * gamma + beta
 //
 // This file imports nothing of wgsl.ts: what it shares (the kernel text, the input's expression, the
 // optimizer's update and clipping) comes in as a NormWriter.
@@ -140,10 +141,31 @@ export function reduceLines(name: string, count: number, term: (v: string) => st
   ];
 }
 
-/** The layer's forward kernel. */
-export function normForward<K>(w: NormWriter<K>, l: NormLayer): K[] {
-  if (l.norm === 'batchnorm') return [batchStatistics(w, l), batchnormForward(w, l)];
-  return [l.norm === 'dropout' ? dropoutForward(w, l) : layernormForward(w, l)];
+/** The layer's forward kernels; outside training (an evaluation) dropout passes its input and batchnorm normalises by the running statistics. */
+export function normForward<K>(w: NormWriter<K>, l: NormLayer, training = true): K[] {
+  if (l.norm === 'batchnorm') return training ? [batchStatistics(w, l), batchnormForward(w, l)] : [batchnormByRunning(w, l)];
+  if (l.norm === 'dropout') return [training ? dropoutForward(w, l) : dropoutPass(w, l)];
+  return [layernormForward(w, l)];
+}
+
+/** dropout outside training: its input as it is. */
+function dropoutPass<K>(w: NormWriter<K>, l: NormLayer): K {
+  const k = w.kernel(`forward ${l.op.name}: dropout outside training, its input as it is, one invocation per member, row and unit`, w.n * w.batch * l.width);
+  const body = [...elementLines(w, l.width), `  ${k.buf('acts')}[${u(l.valuesAt)} + idx] = ${w.input(k, l, 'j')};`];
+  return k.finish(body.join('\n'));
+}
+
+/** batchnorm outside training, as the op path's: ((x - moving_mean) * rsqrt(moving_variance + epsilon)) * gamma + beta, elementwise. */
+function batchnormByRunning<K>(w: NormWriter<K>, l: NormLayer): K {
+  const k = w.kernel(`forward ${l.op.name}: batchnorm by the running statistics, one invocation per member, row and unit`, w.n * w.batch * l.width);
+  const at = `m * ${u(l.width)} + j`;
+  const param = (p: WideParam) => `${k.buf(`param:${p.name}`)}[${at}]`;
+  const body = [
+    ...elementLines(w, l.width),
+    `  let r = inverseSqrt(${param(l.movingVariance!)} + ${w.hyper(k, l.keys[1])});`,
+    `  ${k.buf('acts')}[${u(l.valuesAt)} + idx] = ((${w.input(k, l, 'j')} - ${param(l.movingMean!)}) * r) * ${param(l.gamma!)} + ${param(l.beta!)};`,
+  ];
+  return k.finish(body.join('\n'));
 }
 
 /** The layer's backward kernels: dL/d(its input) where it has one (`prev`), then its parameters' updates. */

@@ -232,8 +232,12 @@ function layersOf(e: EnsembleIR, n: number, batch: number): Layers {
   return { layers, targets, extra, actsFloats: Math.max(at, 1), drawsFloats: regions.draws };
 }
 
-/** The WGSL step of a covered configuration for N members and batches of `batch` rows. */
-export function generateWgslStep(cfg: WgslConfig, n: number, batch: number): WgslStep {
+/**
+ * The WGSL step of a covered configuration for N members and batches of `batch` rows; with `training`
+ * false, an evaluation: the forward kernels in inference mode (dropout passes its input, batchnorm
+ * normalises by the running statistics) and the loss kernel's losses and metrics, nothing stepped.
+ */
+export function generateWgslStep(cfg: WgslConfig, n: number, batch: number, training = true): WgslStep {
   const e = cfg.ensemble;
   const { layers, targets, extra, actsFloats: valueFloats, drawsFloats } = layersOf(e, n, batch);
   // the optimizer's hyperparameters, clipnorm's, then the layers' own (a leaky_relu layer's alpha, dropout's rate, a norm's momentum and epsilon), each a row of N
@@ -260,8 +264,9 @@ export function generateWgslStep(cfg: WgslConfig, n: number, batch: number): Wgs
   const shared = sharedWriter(ctx);
   // a concat of images: its kernels see B*H*W rows of channels
   const merges = (l: MergeLayer): [SpatialWriter<WgslKernel>, MergeLayer] => (l.cells === 1 ? [spatial, l] : [spatialWriter({ ...ctx, batch: ctx.batch * l.cells }), perCellMerge(l)]);
-  const kernels: WgslKernel[] = layers.flatMap((l) => (isMergeLayer(l) ? [mergeForward(...merges(l))] : isSpatialLayer(l) ? [spatialForward(spatial, l)] : isNormLayer(l) ? normForward(...norms(l)) : [forwardKernel(ctxOf(l), l)]));
+  const kernels: WgslKernel[] = layers.flatMap((l) => (isMergeLayer(l) ? [mergeForward(...merges(l))] : isSpatialLayer(l) ? [spatialForward(spatial, l)] : isNormLayer(l) ? normForward(...norms(l), training) : [forwardKernel(ctxOf(l), l)]));
   kernels.push(lossKernel(ctx, layers[layers.length - 1], cfg.loss, cfg.metrics));
+  if (!training) return { kernels, hyper, actsFloats, draws: [], drawsFloats: 0, n, batch };
   for (let i = layers.length - 1; i >= 0; i--) {
     const l = layers[i];
     // a value read more than once: its readers' gradients added up first
