@@ -62,9 +62,10 @@ interface Built {
   pipelines: Pipeline[];
 }
 
-/** The generated WGSL step of one population. */
+/** The generated WGSL step of one population (with `training` false, its evaluation: the forward pass in inference mode, the losses and metrics). */
 export class GpuFusedStep {
-  private built?: Built;
+  /** compiled kernels by (N, batch, metrics, clipping): an evaluation's batches alternate between two sizes (its last is short) */
+  private readonly built = new Map<string, Built>();
   private acts?: Buffer;
   private drawsBuffer?: Buffer;
   private hyperBuffer?: { buffer: Buffer; n: number; keys: string };
@@ -72,7 +73,10 @@ export class GpuFusedStep {
   private readonly hyper: StepHyper;
   private sized?: WgslStep;
 
-  constructor(private readonly host: FusedHost) {
+  constructor(
+    private readonly host: FusedHost,
+    private readonly training = true,
+  ) {
     this.hyper = new StepHyper(host);
   }
 
@@ -112,10 +116,10 @@ export class GpuFusedStep {
   /** The WGSL of the kernels for a batch size and metrics, with clipping's kernels where any member clips now. */
   source(batch: number, metrics: readonly string[]): WgslStep {
     const { ir, optimizer, loss, n } = this.host;
-    return generateWgslStep({ ensemble: ir, optimizer, loss, metrics, clipping: this.clipping() }, n, batch);
+    return generateWgslStep({ ensemble: ir, optimizer, loss, metrics, clipping: this.clipping() }, n, batch, this.training);
   }
 
-  /** One training step of every member on x [B, ...input], y [B, width]: the members' losses [N] and each metric [N]. */
+  /** One training step (or an evaluation) of every member on x [B, ...input], y [B, width]: the members' losses [N] and each metric [N]. */
   run(x: Tensor, y: Tensor, metrics: readonly string[]): { losses: Tensor; metrics: Record<string, Tensor> } {
     const { tf, n } = this.host;
     if (this.host.volatile) this.hyperChanged();
@@ -135,7 +139,7 @@ export class GpuFusedStep {
       backend.uploadToGPU(info.dataId);
       return info;
     });
-    advanceBetaPowers(this.host, built.step.hyper.some((key) => key.startsWith('shared:')), (key) => this.hyper.values(key));
+    if (this.training) advanceBetaPowers(this.host, built.step.hyper.some((key) => key.startsWith('shared:')), (key) => this.hyper.values(key));
     this.writeHyper(backend.device, built.step);
     const buffers = this.buffers(backend, built.step, x, y, outputs, metrics);
     backend.ensureCommandEncoderReady();
@@ -207,12 +211,16 @@ export class GpuFusedStep {
   /** The compiled kernels for this batch size and these metrics (N is the population's). */
   private kernels(batch: number, metrics: readonly string[]): Built {
     const key = `${this.host.n}|${batch}|${metrics.join()}|${this.clipping() ? 'clip' : ''}`;
-    if (this.built?.key === key) return this.built;
+    const kept = this.built.get(key);
+    if (kept) return kept;
     const device = (this.host.tf.backend() as unknown as WebGPUBackend).device;
     const step = this.source(batch, metrics);
     const pipelines = step.kernels.map((k) => device.createComputePipeline({ layout: 'auto', compute: { module: device.createShaderModule({ code: k.code }), entryPoint: 'main' } }));
-    this.built = { key, step, pipelines };
-    return this.built;
+    // a few sizes at most (a short last batch, a halved population): older ones are let go past four
+    if (this.built.size >= 4) this.built.delete(this.built.keys().next().value!);
+    const made = { key, step, pipelines };
+    this.built.set(key, made);
+    return made;
   }
 
   /**

@@ -135,8 +135,10 @@ export class Population {
   private readonly fused?: FusedStep;
   /** the generated evaluation (forward in inference mode, loss, metrics), beside the generated step */
   private readonly evaluator?: FusedStep;
-  /** the generated WGSL step on webgpu, where it runs this population's steps (evaluation stays on TF.js ops) */
+  /** the generated WGSL step on webgpu, where it runs this population's steps */
   private readonly gpuStep?: GpuFusedStep;
+  /** on webgpu, the WGSL evaluation (forward in inference mode, losses and metrics) */
+  private readonly gpuEvaluator?: GpuFusedStep;
   /** how trainStep runs: one generated WebAssembly call (`fused`), or TF.js ops (`ops`) */
   readonly engine: 'fused' | 'ops';
   /** why the step runs on ops where the fused step was asked for (spec.engine `auto` or `fused`) */
@@ -211,8 +213,10 @@ export class Population {
         memberIds: this.memberIds,
         step: () => this.step,
       };
-      if (tf.getBackend() === 'webgpu') this.gpuStep = new GpuFusedStep(host);
-      else {
+      if (tf.getBackend() === 'webgpu') {
+        this.gpuStep = new GpuFusedStep(host);
+        this.gpuEvaluator = new GpuFusedStep(host, false);
+      } else {
         this.fused = new FusedStep(host);
         this.evaluator = new FusedStep(host, false);
       }
@@ -339,6 +343,7 @@ export class Population {
     this.fused?.hyperChanged();
     this.evaluator?.hyperChanged();
     this.gpuStep?.hyperChanged();
+    this.gpuEvaluator?.hyperChanged();
     for (const t of this.hyperCache.values()) t.dispose();
     this.hyperCache.clear();
     for (const t of this.sharedCache.values()) t?.dispose();
@@ -618,8 +623,9 @@ export class Population {
 
   /** Members' loss and each named metric (accuracy, mse, mae) on a batch, without training (dropout off, running statistics). */
   evaluate(x: Tensor, y: Tensor, metrics: readonly string[] = []): { loss: Tensor } & Record<string, Tensor> {
-    if (this.evaluator) {
-      const r = this.evaluator.run(x, y, metrics);
+    const evaluator = this.evaluator ?? (this.gpuEvaluator?.runs(x.shape[0] as number) ? this.gpuEvaluator : undefined);
+    if (evaluator) {
+      const r = evaluator.run(x, y, metrics);
       return { loss: r.losses, ...r.metrics };
     }
     const { tf } = this;
@@ -807,6 +813,7 @@ export class Population {
   dispose(): void {
     this.fused?.dispose();
     this.gpuStep?.dispose();
+    this.gpuEvaluator?.dispose();
     this.evaluator?.dispose();
     this.hyperChanged();
     for (const vs of this.variables.values()) vs.forEach((v) => v.dispose());

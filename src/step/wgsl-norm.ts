@@ -1,29 +1,32 @@
-// The WGSL step's dropout, layernorm and batchnorm on flat values (dropout on a conv's too, and batchnorm of a
-// conv's images [H, W, C] as the flat rule on B*H*W rows of C, its statistics per member and channel): each kernel
-// follows the webgpu op path's arithmetic (src/layers/dropout.ts, layernorm.ts, batchnorm.ts and autodiff of them), every sum one
-// invocation's loop in a fixed order, nothing summed across members:
+// The WGSL step's dropout, layernorm and batchnorm on flat values and on a conv's images [H, W, C] (a norm of an
+// image is the flat rule on B*H*W rows of C: batchnorm's statistics per member and channel, layernorm's per
+// member, example and cell over the channels, as tf.moments(x, -1) normalises the last axis): each kernel
+// follows the webgpu op path's arithmetic (src/layers/dropout.ts, layernorm.ts, batchnorm.ts and autodiff of
+// them), every sum one invocation's loop in a fixed order, nothing summed across members:
 //
 //   dropout      forward and backward one invocation per (member, row, element): mask = (u >= rate) / (1 - rate)
 //                from the host's uniform draws u of this step, the op path's own (Rng.of(seed, 'dropout', op,
 //                member id, step), uploaded as the `draws` buffer), out = x * mask, dx = dy * mask
 //   layernorm    forward one invocation per (member, row): mean, d = x - mean (kept), s = mean(d^2) + epsilon
 //                (kept), y = (d * rsqrt(s)) * gamma + beta; dinput one invocation per (member, row), autodiff's
-//                of tf.moments (its variance passes no gradient to the mean) and rsqrt; gamma's and beta's
-//                updates one invocation per (member, element), their gradients summed over the rows in order
+//                of tf.moments and rsqrt; gamma's and beta's updates one invocation per (member, element),
+//                their gradients summed over the rows; every sum in the order of TF.js's WebGPU reduction
+//                shader (reduceLines), the row's over its units as the rows'
 //   batchnorm    in training (its sums in the order of TF.js's WebGPU reduction shader: reduceLines):
 //                the batch statistics one invocation per (member, unit): mean over the rows,
 //                d = x - mean (kept), s = variance + epsilon (kept), the running statistics moved as Keras
 //                moves them (moving -= (moving - batch) * (1 - momentum), in place: each member's own);
 //                y = (d * rsqrt(s)) * gamma + beta one invocation per (member, row, unit); dinput one
 //                invocation per (member, unit), autodiff's of tf.moments over the batch and rsqrt; gamma's
-//                and beta's updates as layernorm's (outside training, evaluation runs on TF.js ops)
+//                and beta's updates as layernorm's; outside training (an evaluation) one kernel per (member,
+//                row, unit), y = ((x - moving_mean) * rsqrt(moving_variance + epsilon)) * gamma + beta
 //
 // This file imports nothing of wgsl.ts: what it shares (the kernel text, the input's expression, the
 // optimizer's update and clipping) comes in as a NormWriter.
 import type { WideParam } from '../ensemble/ensemble-ir.js';
 import type { ChainValues, KernelWriter, SpatialWriter } from './wgsl-conv.js';
 
-/** The normalising and masking layers the WGSL step runs (the norms on flat values; dropout on any). */
+/** The normalising and masking layers the WGSL step runs (on flat values and on images). */
 export const wgslNormKinds = new Set(['dropout', 'layernorm', 'batchnorm']);
 
 /** A dropout, layernorm or batchnorm of the chain, as its kernels see it. */
@@ -49,14 +52,14 @@ export const isNormLayer = (l: object): l is NormLayer => 'norm' in l;
 
 /** Why the WGSL step does not cover this dropout, layernorm or batchnorm, or undefined where it does. */
 export function whyNotNorm(op: { op: string; name: string; shape: number[] }): string | undefined {
-  // batchnorm of an image [H, W, C] is the flat rule on B*H*W rows of C; layernorm of one is not written
-  const covered = op.op === 'dropout' || op.shape.length === 1 || (op.op === 'batchnorm' && op.shape.length === 3);
+  // a norm of an image [H, W, C] is the flat rule on B*H*W rows of C (batchnorm's statistics per channel, layernorm's per cell)
+  const covered = op.op === 'dropout' || op.shape.length === 1 || op.shape.length === 3;
   if (!covered) return `the ${op.op} layer ${op.name} on values of shape [${op.shape.join(', ')}]`;
   return undefined;
 }
 
-/** A layer's cells per example where its norm runs per cell (batchnorm of an image [H, W, C]: H*W), else 1. */
-export const cellsOf = (op: { op: string; shape: number[] }): number => (op.op === 'batchnorm' && op.shape.length === 3 ? op.shape[0] * op.shape[1] : 1);
+/** A layer's cells per example where its norm runs per cell (batchnorm or layernorm of an image [H, W, C]: H*W), else 1. */
+export const cellsOf = (op: { op: string; shape: number[] }): number => (op.op !== 'dropout' && op.shape.length === 3 ? op.shape[0] * op.shape[1] : 1);
 
 /**
  * The norm's kernels' view of a layer of `cells` cells per example: the flat rule's rows of C (width and
@@ -110,20 +113,21 @@ const elementLines = (w: { batch: number }, width: number): string[] => [`  let 
 const reduceGroup = (count: number): number => (count >= 32768 ? 512 : count >= 4096 ? 256 : 64);
 
 /**
- * The lines of `let NAME = sum of term(b) for b in [0, count)` in the order of TF.js's WebGPU reduction
+ * The lines of `let NAME = sum of term(v) for v in [0, count)` in the order of TF.js's WebGPU reduction
  * shader (sum and mean), in one invocation: G partial sums (G its workgroup size), partial t adding terms t,
  * t + G, t + 2G, ... in turn, then halved as its workgroup does, partial t + ceil(size / 2) added to
- * partial t for t < floor(size / 2), until one is left. The op path's batchnorm statistics and gradients
+ * partial t for t < floor(size / 2), until one is left. The op path's norm statistics and gradients
  * are sums of that shader; summing them in its order keeps the fused step's rounding the op path's.
+ * `v` names the loop's index (the row b for a sum over the batch, the unit j for one over a row's units).
  */
-export function reduceLines(name: string, count: number, term: (row: string) => string): string[] {
+export function reduceLines(name: string, count: number, term: (v: string) => string, v = 'b'): string[] {
   const group = reduceGroup(count);
   const parts = Math.min(count, group);
   return [
     `  var ${name}_p: array<f32, ${parts}>;`,
     `  for (var t = 0u; t < ${u(parts)}; t++) {`,
     '    var acc = 0.0;',
-    `    for (var b = t; b < ${u(count)}; b += ${u(group)}) { acc = acc + ${term('b')}; }`,
+    `    for (var ${v} = t; ${v} < ${u(count)}; ${v} += ${u(group)}) { acc = acc + ${term(v)}; }`,
     `    ${name}_p[t] = acc;`,
     '  }',
     `  var ${name}_n = ${u(parts)};`,
@@ -137,10 +141,31 @@ export function reduceLines(name: string, count: number, term: (row: string) => 
   ];
 }
 
-/** The layer's forward kernel. */
-export function normForward<K>(w: NormWriter<K>, l: NormLayer): K[] {
-  if (l.norm === 'batchnorm') return [batchStatistics(w, l), batchnormForward(w, l)];
-  return [l.norm === 'dropout' ? dropoutForward(w, l) : layernormForward(w, l)];
+/** The layer's forward kernels; outside training (an evaluation) dropout passes its input and batchnorm normalises by the running statistics. */
+export function normForward<K>(w: NormWriter<K>, l: NormLayer, training = true): K[] {
+  if (l.norm === 'batchnorm') return training ? [batchStatistics(w, l), batchnormForward(w, l)] : [batchnormByRunning(w, l)];
+  if (l.norm === 'dropout') return [training ? dropoutForward(w, l) : dropoutPass(w, l)];
+  return [layernormForward(w, l)];
+}
+
+/** dropout outside training: its input as it is. */
+function dropoutPass<K>(w: NormWriter<K>, l: NormLayer): K {
+  const k = w.kernel(`forward ${l.op.name}: dropout outside training, its input as it is, one invocation per member, row and unit`, w.n * w.batch * l.width);
+  const body = [...elementLines(w, l.width), `  ${k.buf('acts')}[${u(l.valuesAt)} + idx] = ${w.input(k, l, 'j')};`];
+  return k.finish(body.join('\n'));
+}
+
+/** batchnorm outside training, as the op path's: ((x - moving_mean) * rsqrt(moving_variance + epsilon)) * gamma + beta, elementwise. */
+function batchnormByRunning<K>(w: NormWriter<K>, l: NormLayer): K {
+  const k = w.kernel(`forward ${l.op.name}: batchnorm by the running statistics, one invocation per member, row and unit`, w.n * w.batch * l.width);
+  const at = `m * ${u(l.width)} + j`;
+  const param = (p: WideParam) => `${k.buf(`param:${p.name}`)}[${at}]`;
+  const body = [
+    ...elementLines(w, l.width),
+    `  let r = inverseSqrt(${param(l.movingVariance!)} + ${w.hyper(k, l.keys[1])});`,
+    `  ${k.buf('acts')}[${u(l.valuesAt)} + idx] = ((${w.input(k, l, 'j')} - ${param(l.movingMean!)}) * r) * ${param(l.gamma!)} + ${param(l.beta!)};`,
+  ];
+  return k.finish(body.join('\n'));
 }
 
 /** The layer's backward kernels: dL/d(its input) where it has one (`prev`), then its parameters' updates. */
@@ -169,63 +194,53 @@ function dropoutBackward<K>(w: NormWriter<K>, l: NormLayer, prev: ChainValues): 
   return k.finish(body.join('\n'));
 }
 
-/** layernorm's forward pass of one member's row. */
+/** layernorm's forward pass of one member's row (an image's cell: the writer counts B*H*W rows), its sums over the row's units in the reduction shader's order. */
 function layernormForward<K>(w: NormWriter<K>, l: NormLayer): K {
   const k = w.kernel(`forward ${l.op.name}: layernorm over ${l.width} units, one invocation per member and row`, w.n * w.batch);
   const acts = k.buf('acts');
   const C = l.width;
-  const row = `idx * ${u(C)}`;
-  const x = w.input(k, l, 'j');
+  const d = (j: string) => `${acts}[${u(l.dAt!)} + idx * ${u(C)} + ${j}]`;
   const gamma = k.buf(`param:${l.gamma!.name}`);
   const beta = k.buf(`param:${l.beta!.name}`);
   const body = [
     `  let m = idx / ${u(w.batch)};`,
     `  let b = idx % ${u(w.batch)};`,
-    '  var sum = 0.0;',
-    `  for (var j = 0u; j < ${u(C)}; j++) { sum = sum + ${x}; }`,
+    ...reduceLines('sum', C, (j) => w.input(k, l, j), 'j'),
     `  let mean = sum / ${C}.0;`,
-    '  var sq = 0.0;',
-    `  for (var j = 0u; j < ${u(C)}; j++) {`,
-    `    let d = ${x} - mean;`,
-    `    ${acts}[${u(l.dAt!)} + ${row} + j] = d;`,
-    '    sq = sq + d * d;',
-    '  }',
+    `  for (var j = 0u; j < ${u(C)}; j++) { ${d('j')} = ${w.input(k, l, 'j')} - mean; }`,
+    ...reduceLines('sq', C, (j) => `${d(j)} * ${d(j)}`, 'j'),
     `  let s = sq / ${C}.0 + ${w.hyper(k, l.keys[0])};`,
     `  ${acts}[${u(l.sAt!)} + idx] = s;`,
     '  let r = inverseSqrt(s);',
     `  for (var j = 0u; j < ${u(C)}; j++) {`,
-    `    ${acts}[${u(l.valuesAt)} + ${row} + j] = (${acts}[${u(l.dAt!)} + ${row} + j] * r) * ${gamma}[m * ${u(C)} + j] + ${beta}[m * ${u(C)} + j];`,
+    `    ${acts}[${u(l.valuesAt)} + idx * ${u(C)} + j] = (${d('j')} * r) * ${gamma}[m * ${u(C)} + j] + ${beta}[m * ${u(C)} + j];`,
     '  }',
   ];
   return k.finish(body.join('\n'));
 }
 
 /**
- * layernorm's dL/d(input) of one member's row, autodiff's of the op path: dxhat = dy gamma; dd = dxhat r;
- * dr = sum(dxhat d); rsqrt's gradient dv = dr / (s^1.5 * -2) / C; dmean = -sum(dd) / C;
- * dx = (dd + dv (d 2)) + dmean.
+ * layernorm's dL/d(input) of one member's row, autodiff's of the op path, as batchnorm's over a row's units:
+ * dxhat = dy gamma; dd = dxhat r; dr = sum(dxhat d); rsqrt's gradient dv = dr / (s^1.5 * -2) / C; the
+ * mean's gradient from both of tf.moments' and the normalisation's x - mean, dmean = (-sum(dd) +
+ * -sum(dv (d 2))) / C; dx = (dd + dv (d 2)) + dmean. Every sum in the reduction shader's order.
  */
 function layernormDinput<K>(w: NormWriter<K>, l: NormLayer, prev: ChainValues): K {
   const k = w.kernel(`backward ${l.op.name}: dL/d${prev.op.name} through layernorm, one invocation per member and row`, w.n * w.batch);
   const acts = k.buf('acts');
   const C = l.width;
-  const at = (region: number) => `${acts}[${u(region)} + idx * ${u(C)} + j]`;
-  const gamma = `${k.buf(`param:${l.gamma!.name}`)}[m * ${u(C)} + j]`;
+  const at = (region: number, j = 'j') => `${acts}[${u(region)} + idx * ${u(C)} + ${j}]`;
+  const dxh = (j: string) => `(${at(l.gradAt, j)} * ${k.buf(`param:${l.gamma!.name}`)}[m * ${u(C)} + ${j}])`;
   const body = [
     `  let m = idx / ${u(w.batch)};`,
     `  let s = ${acts}[${u(l.sAt!)} + idx];`,
     '  let r = inverseSqrt(s);',
-    '  var dr = 0.0;',
-    '  var dm = 0.0;',
-    `  for (var j = 0u; j < ${u(C)}; j++) {`,
-    `    let dxh = ${at(l.gradAt)} * ${gamma};`,
-    `    dr = dr + dxh * ${at(l.dAt!)};`,
-    '    let dd = dxh * r;',
-    `    ${at(prev.gradAt)} = dd;`,
-    '    dm = dm - dd;',
-    '  }',
+    ...reduceLines('dr', C, (j) => `${dxh(j)} * ${at(l.dAt!, j)}`, 'j'),
+    `  for (var j = 0u; j < ${u(C)}; j++) { ${at(prev.gradAt)} = ${dxh('j')} * r; }`,
+    ...reduceLines('sd', C, (j) => at(prev.gradAt, j), 'j'),
     `  let dv = dr / (pow(s, 1.5) * -2.0) / ${C}.0;`,
-    `  let dmean = dm / ${C}.0;`,
+    ...reduceLines('sq', C, (j) => `dv * (${at(l.dAt!, j)} * 2.0)`, 'j'),
+    `  let dmean = (-(sd) + -(sq)) / ${C}.0;`,
     `  for (var j = 0u; j < ${u(C)}; j++) {`,
     `    ${at(prev.gradAt)} = (${at(prev.gradAt)} + dv * (${at(l.dAt!)} * 2.0)) + dmean;`,
     '  }',
@@ -233,7 +248,7 @@ function layernormDinput<K>(w: NormWriter<K>, l: NormLayer, prev: ChainValues): 
   return k.finish(body.join('\n'));
 }
 
-/** gamma's or beta's gradient, summed over the member's rows in order, and its optimizer step (or, where members clip, into scratch first). */
+/** gamma's or beta's gradient, summed over the member's rows in the reduction shader's order (the op path's sum over the broadcast axes), and its optimizer step (or, where members clip, into scratch first). */
 function normUpdates<K>(w: NormWriter<K>, l: NormLayer, which: 'gamma' | 'beta'): K[] {
   const p = l[which]!;
   const C = l.width;
@@ -244,11 +259,8 @@ function normUpdates<K>(w: NormWriter<K>, l: NormLayer, which: 'gamma' | 'beta')
   const at = (region: number) => `${acts}[${u(region)} + (m * ${u(w.batch)} + b) * ${u(C)} + j]`;
   // layernorm's s is the row's, batchnorm's the unit's
   const s = l.norm === 'layernorm' ? `${acts}[${u(l.sAt!)} + m * ${u(w.batch)} + b]` : `${acts}[${u(l.sAt!)} + m * ${u(C)} + j]`;
-  const term = which === 'beta' ? `g = g + ${at(l.gradAt)};` : `g = g + ${at(l.gradAt)} * (${at(l.dAt!)} * inverseSqrt(${s}));`;
-  // batchnorm's sums are the op path's reductions over the rows (its order); layernorm's, in row order
-  const terms = which === 'beta' ? at(l.gradAt) : `${at(l.gradAt)} * (${at(l.dAt!)} * inverseSqrt(${s}))`;
-  const sum = l.norm === 'batchnorm' ? [...reduceLines('g', w.batch, () => terms)] : ['  var g = 0.0;', `  for (var b = 0u; b < ${u(w.batch)}; b++) {`, `    ${term}`, '  }'];
-  const body = [...lines, ...sum];
+  const term = which === 'beta' ? at(l.gradAt) : `${at(l.gradAt)} * (${at(l.dAt!)} * inverseSqrt(${s}))`;
+  const body = [...lines, ...reduceLines('g', w.batch, () => term)];
   if (w.clipped) return [k.finish([...body, ...w.clipped.store(k)].join('\n')), ...w.clipped.kernels({ p, size: C, lines, index })];
   return [k.finish([...body, `  let at = ${index};`, ...w.update(k, p)].join('\n'))];
 }

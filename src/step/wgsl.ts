@@ -274,8 +274,12 @@ function layersOf(e: EnsembleIR, n: number, batch: number): Layers {
   return { layers, targets, extra, folds, actsFloats: Math.max(at, 1), drawsFloats: regions.draws };
 }
 
-/** The WGSL step of a covered configuration for N members and batches of `batch` rows. */
-export function generateWgslStep(cfg: WgslConfig, n: number, batch: number): WgslStep {
+/**
+ * The WGSL step of a covered configuration for N members and batches of `batch` rows; with `training`
+ * false, an evaluation: the forward kernels in inference mode (dropout passes its input, batchnorm
+ * normalises by the running statistics) and the loss kernel's losses and metrics, nothing stepped.
+ */
+export function generateWgslStep(cfg: WgslConfig, n: number, batch: number, training = true): WgslStep {
   const e = cfg.ensemble;
   const { layers, targets, extra, folds, actsFloats: valueFloats, drawsFloats } = layersOf(e, n, batch);
   // the optimizer's hyperparameters, clipnorm's, then the layers' own (a leaky_relu layer's alpha, dropout's rate, a norm's momentum and epsilon), each a row of N
@@ -290,8 +294,9 @@ export function generateWgslStep(cfg: WgslConfig, n: number, batch: number): Wgs
   const actsFloats = clip ? clip.normAt + n : valueFloats;
   const ctx: Ctx = { n, batch, stride: n, hyper, optimizer: cfg.optimizer, slots: optimizerSlots[cfg.optimizer], clip };
   const w = writersOf(ctx);
-  const kernels: WgslKernel[] = layers.flatMap((l) => forwardOf(w, l));
+  const kernels: WgslKernel[] = layers.flatMap((l) => forwardOf(w, l, training));
   kernels.push(lossKernel(ctx, layers[layers.length - 1], cfg.loss, cfg.metrics));
+  if (!training) return { kernels, hyper, actsFloats, draws: [], drawsFloats: 0, n, batch };
   for (let i = layers.length - 1; i >= 0; i--) {
     const l = layers[i];
     // a value read more than once: its readers' gradients added up first
@@ -340,11 +345,11 @@ function writersOf(ctx: Ctx): Writers {
   };
 }
 
-/** A layer's forward kernels. */
-function forwardOf(w: Writers, l: ChainLayer): WgslKernel[] {
+/** A layer's forward kernels (`training` false: an evaluation's, dropout passing its input and batchnorm by its running statistics). */
+function forwardOf(w: Writers, l: ChainLayer, training: boolean): WgslKernel[] {
   if (isMergeLayer(l)) return [mergeForward(...w.merges(l))];
   if (isSpatialLayer(l)) return [spatialForward(w.spatialOf(l), l)];
-  if (isNormLayer(l)) return normForward(...w.norms(l));
+  if (isNormLayer(l)) return normForward(...w.norms(l), training);
   return [forwardKernel(w.ctxOf(l), l)];
 }
 
