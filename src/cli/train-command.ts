@@ -396,7 +396,12 @@ async function runTraining(t: Training, io: Io): Promise<{ result: TrainResult; 
         transport,
         engine: t.options.engine,
       },
-      { onStep: (p) => (progress.step(p), t.large && collectIfGrown()), onStepEveryMs: progress.everyMs, onEpoch, onEvent, shouldStop: ctrlC.stopped, checkpoint },
+      {
+        onStep: (p) => {
+          progress.step(p);
+          if (t.large) collectIfGrown();
+        },
+        onStepEveryMs: progress.everyMs, onEpoch, onEvent, shouldStop: ctrlC.stopped, checkpoint },
     );
     return { result, stopped: ctrlC.stopped(), timings, transport };
   } catch (e) {

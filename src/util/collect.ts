@@ -8,6 +8,8 @@ import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
 let gc: (() => void) | undefined;
+/** the heap in use after the last full collection (collectIfGrown's baseline) */
+let usedAfter = 0;
 
 export function collectGarbage(): void {
   if (!gc) {
@@ -15,20 +17,16 @@ export function collectGarbage(): void {
     gc = runInNewContext('gc') as () => void;
   }
   gc();
+  usedAfter = getHeapStatistics().used_heap_size;
 }
 
-/** the heap in use after the last collection by collectIfGrown() */
-let usedAfter = 0;
-
 /**
- * A full collection once the heap in use has grown by `bytes` since the last one, for a large run while it
- * trains: V8 lets garbage reach about what is live again before it collects, and 100,000 members' steps
- * each leave 1.6 MB of arrays (the beta powers' new values) behind: 40 steps had 57 MB of them resident.
+ * A full collection once the heap in use has grown by `bytes` since the last full one (any caller's), for a
+ * large run while it trains: V8 lets garbage reach about what is live again before it collects, and
+ * 100,000 members' steps each leave 1.6 MB of arrays (the beta powers' new values) behind: 40 steps had
+ * 57 MB of them resident.
  * A look costs a microsecond; a collection of that heap about 30 ms, once in tens of steps.
  */
-export function collectIfGrown(bytes = 24 << 20): boolean {
-  if (getHeapStatistics().used_heap_size < usedAfter + bytes) return false;
-  collectGarbage();
-  usedAfter = getHeapStatistics().used_heap_size;
-  return true;
+export function collectIfGrown(bytes = 24 << 20): void {
+  if (getHeapStatistics().used_heap_size >= usedAfter + bytes) collectGarbage();
 }
