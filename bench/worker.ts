@@ -93,9 +93,10 @@ function trainingPeak(samples: { at: number; rss: number }[], from: number | und
 }
 
 /**
- * `bin/netc.js train` run as a user's `npx netc` runs it (by its `#!` line, with the node flags there), in a process of its own, its RSS read from /proc/PID/status every 25 ms (the
- * training's window as runTrain's: its "training" line to summary.json), its peak (VmHWM) as it exits
- * (bench/vmhwm.cjs, preloaded, prints it); the numbers are its summary.json's.
+ * `bin/netc.js train` run as a user's `npx netc` runs it (by its `#!` line, with the node flags there), in a
+ * process of its own, its RSS read from /proc/PID/status every 25 ms (the training's window as runTrain's: its
+ * "training" line to summary.json), its peak (VmHWM) as it exits (bench/vmhwm.cjs, preloaded, prints it); the
+ * numbers are its summary.json's.
  */
 async function runTrainCli(job: Extract<Job, { kind: 'train' }>): Promise<TrainRunResult> {
   const root = join(dirname(fileURLToPath(import.meta.url)), '..');

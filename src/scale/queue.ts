@@ -18,7 +18,6 @@ import { DEFAULT_UNREACHABLE_SECONDS, QueueError } from './queue-error.js';
 const QUEUE = 'netc-shards';
 const TTL_SECONDS = 24 * 3600;
 
-
 interface JobData {
   ctx: string;
   input: string;

@@ -25,5 +25,4 @@ export function chevrotainBundle(): string | undefined {
 const bundle = chevrotainBundle();
 const api: Chevrotain = bundle ? await import(pathToFileURL(bundle).href) : await import('chevrotain');
 
-export const { createToken, CstParser, Lexer, tokenMatcher, createSyntaxDiagramsCode } = api;
-export const { VERSION } = api;
+export const { createToken, CstParser, Lexer, tokenMatcher, createSyntaxDiagramsCode, VERSION } = api;
