@@ -146,7 +146,7 @@ export class FusedStep {
     const g = this.module(batch, metrics);
     const backend = tf.backend() as unknown as WasmBackend;
     const outputs = g.outputs.map(() => backend.makeOutput([n], 'float32'));
-    const arena = this.arenaFor(g);
+    this.arenaFor(g);
     // every allocation is made: the addresses, then the views (an allocation may grow the memory)
     const offset = (t: { dataId: object }) => backend.dataIdMap.get(t.dataId)!.memoryOffset;
     this.call(g, batch, {
@@ -156,7 +156,7 @@ export class FusedStep {
       xStride: x.rank === inputRank + 2 ? (x.size / n) * 4 : 0,
       yStride: y.rank === 3 ? (y.size / n) * 4 : 0,
       outputs: outputs.map(offset),
-      base: offset(arena.tensor),
+      base: this.arenaBase(backend),
       ...(rows ? { rows } : {}),
     });
     const made = outputs.map((o) => tf.engine().makeTensorFromTensorInfo(o as never) as Tensor);
@@ -175,7 +175,7 @@ export class FusedStep {
     const backend = tf.backend() as unknown as WasmBackend;
     const outFloats = g.outputs.length * n;
     const io = this.ioFor(x.length + y.length + outFloats);
-    const arena = this.arenaFor(g);
+    this.arenaFor(g);
     // every allocation is made: the addresses, then the views
     const ioAt = backend.dataIdMap.get(io.tensor.dataId)!.memoryOffset;
     const yAt = ioAt + x.length * 4;
@@ -190,7 +190,7 @@ export class FusedStep {
       xStride: 0,
       yStride: 0,
       outputs: g.outputs.map((_, i) => outAt + i * n * 4),
-      base: backend.dataIdMap.get(arena.tensor.dataId)!.memoryOffset,
+      base: this.arenaBase(backend),
     });
     // each output its own array, as a tensor's data would be
     const out = this.heap(backend.wasm.asm.memory).f32;
@@ -232,9 +232,9 @@ export class FusedStep {
     const stepFloats = (b: HostBatch) => b.x.length + b.y.length + (g.outputs.length + keys.length) * n;
     const count = batches.length;
     const io = this.ioFor((count * recordBytes) / 4 + n + batches.reduce((a, b) => a + stepFloats(b), 0));
-    const arena = this.arenaFor(g);
+    this.arenaFor(g);
     const ioAt = backend.dataIdMap.get(io.tensor.dataId)!.memoryOffset;
-    const base = backend.dataIdMap.get(arena.tensor.dataId)!.memoryOffset;
+    const base = this.arenaBase(backend);
     const flagsAt = ioAt + count * recordBytes;
     const hyperEntry = keys.map((k) => entries.indexOf(`hyper:${k}`));
     // the beta powers before the first step: a run that stops early (done < count) goes back to them and
@@ -310,7 +310,7 @@ export class FusedStep {
     const { n } = this.host;
     const backend = this.host.tf.backend() as unknown as WasmBackend;
     const flags = this.ioFor(n);
-    const base = backend.dataIdMap.get(this.arena.tensor.dataId)!.memoryOffset;
+    const base = this.arenaBase(backend);
     const flagsAt = backend.dataIdMap.get(flags.tensor.dataId)!.memoryOffset;
     // the parameters' entries as they are now (a schedule may have replaced a tensor since the last step)
     const table = this.heap(backend.wasm.asm.memory).i32;
@@ -383,13 +383,14 @@ export class FusedStep {
     const instance = new WebAssembly.Instance(optimizedModule(step.bytes), { env: { memory } });
     const tableBytes = step.layout.table.length * 4;
     const hyperAt = tableBytes + pad(tableBytes);
-    const sharedAt = hyperAt + this.hyperBytes(step);
+    // every part at a multiple of 16 bytes from the table's cache line (see arenaBase)
+    const sharedAt = hyperAt + this.hyperBytes(step) + pad(this.hyperBytes(step));
     const drawsAt = sharedAt + step.layout.shared.length * 4 + pad(step.layout.shared.length * 4);
     const drawsAts = new Map<string, number>();
     let scratchAt = drawsAt;
     for (const d of step.layout.draws) {
       drawsAts.set(d.op, scratchAt);
-      scratchAt += this.drawsBytes(d.width, batch);
+      scratchAt += this.drawsBytes(d.width, batch) + pad(this.drawsBytes(d.width, batch));
     }
     // each member's real rows, i32 [N], where a batch is padded
     const rowsAt = scratchAt;
@@ -466,9 +467,20 @@ export class FusedStep {
     return step.layout.hyper.length * this.host.n * 4;
   }
 
+  /**
+   * Where the table starts in the arena: its buffer's first cache line boundary (TF.js's wasm allocator
+   * aligns to 8 bytes). Every scratch buffer lies at a multiple of 16 bytes from it, so no vector the step
+   * stores and reads back straddles two cache lines: at 8 bytes off, a quarter of them did, and forum x1000's
+   * step took 0.60 ms where aligned it takes 0.54 (the same bits; bench/NOTES.md).
+   */
+  private arenaBase(backend: WasmBackend): number {
+    const at = backend.dataIdMap.get(this.arena!.tensor.dataId)!.memoryOffset;
+    return Math.ceil(at / CACHE_LINE) * CACHE_LINE;
+  }
+
   /** One buffer for the table, the hyperparameter arrays and the scratch space, kept between steps. */
   private arenaFor(g: Generated): { tensor: Tensor; bytes: number } {
-    const bytes = g.scratchAt + g.step.layout.arenaBytes + 16;
+    const bytes = g.scratchAt + g.step.layout.arenaBytes + 16 + CACHE_LINE;
     if (this.arena && this.arena.bytes >= bytes) return this.arena;
     this.arena?.tensor.dispose();
     const tf = this.host.tf;
@@ -531,6 +543,8 @@ export class FusedStep {
 }
 
 const pad = (bytes: number) => (16 - (bytes % 16)) % 16;
+/** bytes in a cache line (x86's and ARM's): where the arena's table starts */
+const CACHE_LINE = 64;
 
 /**
  * The module compiled by the optimizing compiler at once, where the engine lets us say so (Node's V8
