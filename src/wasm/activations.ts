@@ -183,7 +183,7 @@ export function activationGrad(v: Lanes, name: string, z: Local, a: Local, da: L
       c.get(h);
       v.mul();
       v.const(TWO_OVER_SQRT_PI);
-      exp(v, nu2);
+      exp(v, nu2, { nonPositive: true });
       v.mul();
       v.mul();
       v.const(SQRT1_2);
@@ -218,7 +218,7 @@ export function softmaxRows(c: Code, batch: Local, z: Mat, a: Mat): void {
     for (let k = 0; k < z.width; k++) {
       c.get(zRow).loadF32(k * 4).get(max).f32Sub().set(t);
       c.get(aRow);
-      exp(lanes, t);
+      exp(lanes, t, { nonPositive: true });
       c.tee(t).storeF32(k * 4);
       c.get(sum).get(t).f32Add().set(sum);
     }

@@ -68,18 +68,30 @@ function pow2(v: Lanes): void {
   v.fromBits();
 }
 
-/**
- * exp(x), x a local; pushes the value. `shortChain`: P by Estrin's scheme (see estrin), as the sigmoid
- * uses it: the same accuracy (within 2 ulp), other roundings. tanh, elu, gelu's erf and the losses keep
- * Horner's rule, whose roundings their op-path tests were measured with.
- */
-export function exp(v: Lanes, x: Local, shortChain = false): void {
+/** How exp's code is written: the same accuracy (within 2 ulp) either way. */
+export interface ExpForm {
+  /**
+   * P by Estrin's scheme (see estrin), as the sigmoid uses it: other roundings than Horner's rule, which
+   * tanh, elu and the losses keep (their op-path tests were measured with it)
+   */
+  shortChain?: boolean;
+  /**
+   * x is never above 0 (-|z|, -z^2, z - max(z)) or is NaN: no clamp at the overflow end, and 2^n is applied as
+   * one exact power and one constant (see scaleNonPositive), the same bits as the general form's two steps
+   */
+  nonPositive?: boolean;
+}
+
+/** exp(x), x a local; pushes the value. */
+export function exp(v: Lanes, x: Local, form: ExpForm = {}): void {
   const c = v.code;
   // beyond these exp is Infinity and 0 in float32; NaN passes the clamp as NaN
   const xc = keep(v, () => {
     c.get(x);
-    v.const(88.8);
-    v.pmin();
+    if (!form.nonPositive) {
+      v.const(88.8);
+      v.pmin();
+    }
     v.const(-104);
     v.pmax();
   });
@@ -110,7 +122,7 @@ export function exp(v: Lanes, x: Local, shortChain = false): void {
   });
   // 1 + r + r^2 P(r)
   const p = keep(v, () => {
-    if (shortChain) {
+    if (form.shortChain) {
       const r2 = keep(v, () => (c.get(r), c.get(r), v.mul()));
       estrin(v, r, r2, EXP_P);
       c.get(r2);
@@ -131,6 +143,7 @@ export function exp(v: Lanes, x: Local, shortChain = false): void {
     v.const(1);
     v.add();
   });
+  if (form.nonPositive) return scaleNonPositive(v, p, t);
   // times 2^n as 2^n1 2^n2 with n1 = n >> 1 and n2 = n - n1: each in the normal range for n in [-150, 128]
   const k = v.intLocal();
   const k1 = v.intLocal();
@@ -150,6 +163,29 @@ export function exp(v: Lanes, x: Local, shortChain = false): void {
   c.get(k1);
   v.intSub();
   pow2(v);
+  v.mul();
+}
+
+/** 2^24 below 2^-126: n + 24 is a normal float's exponent for every n in [-150, 0] */
+const SUBNORMAL_SPAN = 24;
+
+/**
+ * Pushes p 2^n for n in [-150, 0] (t's low bits, as exp's rounding left them): p 2^(n + 24), exact, then
+ * times the constant 2^-24, the one multiply that can round (into the subnormals). The two-step scale rounds
+ * once too, at its second multiply, to the same value: the same bits in four operations instead of nine.
+ */
+function scaleNonPositive(v: Lanes, p: Local, t: Local): void {
+  const c = v.code;
+  c.get(p);
+  // (n + 127 + 24) << 23, n = t's bits less the rounder's
+  c.get(t);
+  v.bits();
+  v.intConst(127 + SUBNORMAL_SPAN - ROUNDER_BITS);
+  v.intAdd();
+  v.intShl(23);
+  v.fromBits();
+  v.mul();
+  v.const(2 ** -SUBNORMAL_SPAN);
   v.mul();
 }
 
@@ -278,12 +314,18 @@ export function log(v: Lanes, x: Local): void {
  */
 export function sigmoid(v: Lanes, x: Local): void {
   const c = v.code;
+  // -|x|: the sign bit set (one or, in SIMD lanes)
   const negAbs = keep(v, () => {
     c.get(x);
-    v.abs();
-    v.neg();
+    if (v.width === 4) {
+      v.const(-0);
+      v.or();
+    } else {
+      v.abs();
+      v.neg();
+    }
   });
-  const e = keep(v, () => exp(v, negAbs, true));
+  const e = keep(v, () => exp(v, negAbs, { shortChain: true, nonPositive: true }));
   // one division: (x >= 0 ? 1 : e) / (1 + e)
   v.const(1);
   c.get(e);
@@ -397,7 +439,7 @@ export function erf(v: Lanes, x: Local): void {
   });
   const far = keep(v, () => {
     v.const(1);
-    exp(v, negSquare);
+    exp(v, negSquare, { nonPositive: true });
     horner(v, u, ERFC_SCALED);
     v.mul();
     v.sub();
