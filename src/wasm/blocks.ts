@@ -79,10 +79,10 @@ export function columns(c: Code, width: number, body: (v: Lanes, col: number) =>
   for (let o = vec; o < width; o++) body(scalar, o * 4);
 }
 
-/** for (r = 0; r < rows; r++) body(), rows an i32 local */
-export function forRows(c: Code, rows: Local, body: (r: Local) => void): void {
+/** for (r = from; r < rows; r++) body(), rows (and from, 0 by default) an i32 local */
+export function forRows(c: Code, rows: Local, body: (r: Local) => void, from?: Local): void {
   const r = c.local('i32');
-  c.for(r, () => c.i32(0), () => c.get(rows), () => body(r));
+  c.for(r, () => (from ? c.get(from) : c.i32(0)), () => c.get(rows), () => body(r));
 }
 
 /** Pushes the address of row `r` (a local) of a Mat. */
@@ -177,6 +177,8 @@ function blockedSums(c: Code, k: number, blocked: boolean, total: Acc[], partial
  * order (in blocks of 48 where it sums so), then plus the bias, as TF.js's matMul and add do.
  */
 export function denseForward(c: Code, batch: Local, x: Mat, w: ParamMat, bias: Local | undefined, y: Mat): void {
+  // an output narrower than a vector: four rows at a time in a vector's lanes, the rest row by row below
+  const from = w.width < 4 && w.rows <= UNROLL ? denseRowsInLanes(c, batch, x, w, bias, y) : undefined;
   const xRow = c.local('i32');
   const yRow = c.local('i32');
   const wRow = c.local('i32');
@@ -231,7 +233,85 @@ export function denseForward(c: Code, batch: Local, x: Mat, w: ParamMat, bias: L
         a.lanes.store(a.col);
       }
     }
-  });
+  }, from);
+}
+
+/**
+ * The rows of y = x · W (+ bias) four at a time, one in each lane of a vector, for W narrower than a vector
+ * (dense(1), say: by columns, its every row's one sum would be scalar code). Each lane sums its row's terms
+ * over i in order from 0 and then adds the bias, as the row-by-row code does: the same bits. Four rows of x
+ * are turned into columns (x[b..b+3, i]) by shuffles. Returns a local holding the first row not done.
+ */
+function denseRowsInLanes(c: Code, batch: Local, x: Mat, w: ParamMat, bias: Local | undefined, y: Mat): Local {
+  const quadEnd = c.local('i32');
+  c.get(batch).i32(-4).i32And().set(quadEnd);
+  const b0 = c.local('i32');
+  const xRow = c.local('i32');
+  const wRow = c.local('i32');
+  const yRow = c.local('i32');
+  const cols = [0, 1, 2, 3].map(() => c.local('v128'));
+  const accs = Array.from({ length: w.width }, () => c.local('v128'));
+  const partials = Array.from({ length: w.width }, () => c.local('v128'));
+  const xAt = (j: number, i: number) => (j * x.width + i) * 4;
+  /** adds the terms i in [k0, k1) to `into`, in order */
+  const sum = (k0: number, k1: number, into: Local[]) => {
+    for (let i0 = k0; i0 < k1; i0 += 4) {
+      const count = Math.min(4, k1 - i0);
+      if (count === 4) transpose4(c, [0, 1, 2, 3].map((j) => () => c.get(xRow).loadV128(xAt(j, i0))), cols);
+      // the last 1-3 columns of x: each gathered lane by lane
+      else for (let k = 0; k < count; k++) {
+        c.get(xRow).load32Splat(xAt(0, i0 + k)).set(cols[k]);
+        for (let j = 1; j < 4; j++) c.get(xRow).get(cols[k]).load32Lane(xAt(j, i0 + k), j).set(cols[k]);
+      }
+      for (let k = 0; k < count; k++) {
+        const wAt = w.stride !== undefined ? (i0 + k) * w.stride : 0;
+        into.forEach((acc, o) => c.get(acc).get(cols[k]).get(wRow).load32Splat(wAt + o * 4).f32x4Mul().f32x4Add().set(acc));
+        if (w.stride === undefined) c.get(wRow).get(w.rowStride).i32Add().set(wRow);
+      }
+    }
+  };
+  const zeroAll = (l: Local[]) => l.forEach((acc) => c.v128Const([0, 0, 0, 0]).set(acc));
+  c.for(b0, () => c.i32(0), () => c.get(quadEnd), () => {
+    rowOf(c, x, b0);
+    c.set(xRow);
+    c.get(w.base).set(wRow);
+    // as blockedSums: straight into the totals, or each block from 0 and then added to them
+    zeroAll(accs);
+    const blocks = blocksOf(w.rows, !!w.blocked);
+    if (blocks.length === 1) sum(0, w.rows, accs);
+    else for (const [k0, k1] of blocks) {
+      zeroAll(partials);
+      sum(k0, k1, partials);
+      accs.forEach((acc, o) => c.get(acc).get(partials[o]).f32x4Add().set(acc));
+    }
+    rowOf(c, y, b0);
+    c.set(yRow);
+    accs.forEach((acc, o) => {
+      const value = () => (c.get(acc), bias && c.get(bias).load32Splat(o * 4).f32x4Add());
+      // a one-column y holds the four rows' values side by side; a wider one gets each lane in its row
+      if (y.width === 1) return void (c.get(yRow), value(), c.storeV128());
+      value();
+      c.set(acc);
+      for (let j = 0; j < 4; j++) c.get(yRow).get(acc).store32Lane((j * y.width + o) * 4, j);
+    });
+  }, 4);
+  return quadEnd;
+}
+
+/** cols[k] = the lanes k of four vectors (rows[j] pushes row j): a 4x4 transpose in eight shuffles. */
+function transpose4(c: Code, rows: (() => void)[], cols: Local[]): void {
+  const t = [0, 1, 2, 3].map(() => c.local('v128'));
+  rows.forEach((row, j) => (row(), c.set(cols[j])));
+  // t0 = a0 b0 a1 b1, t1 = a2 b2 a3 b3, t2 = c0 d0 c1 d1, t3 = c2 d2 c3 d3
+  for (const pair of [0, 2]) {
+    c.get(cols[pair]).get(cols[pair + 1]).f32x4Shuffle([0, 4, 1, 5]).set(t[pair]);
+    c.get(cols[pair]).get(cols[pair + 1]).f32x4Shuffle([2, 6, 3, 7]).set(t[pair + 1]);
+  }
+  // col0 = a0 b0 c0 d0 and col1 = a1 b1 c1 d1 from t0 and t2; col2 and col3 from t1 and t3
+  for (const [from, into] of [[0, 0], [1, 2]] as const) {
+    c.get(t[from]).get(t[from + 2]).f32x4Shuffle([0, 1, 4, 5]).set(cols[into]);
+    c.get(t[from]).get(t[from + 2]).f32x4Shuffle([2, 3, 6, 7]).set(cols[into + 1]);
+  }
 }
 
 /**

@@ -352,6 +352,8 @@ export class Code {
   f32x4Splat = () => this.simd(0x13);
   i32x4Splat = () => this.simd(0x11);
   f32x4ExtractLane = (lane: number) => this.simd(0x1f, lane);
+  /** [a, b] -> the four floats of a ++ b at `lanes` (0-3: a's, 4-7: b's), as i8x16.shuffle of their bytes */
+  f32x4Shuffle = (lanes: [number, number, number, number]) => this.simd(0x0d, ...lanes.flatMap((l) => [4 * l, 4 * l + 1, 4 * l + 2, 4 * l + 3]));
   f32x4Eq = () => this.simd(0x41);
   f32x4Ne = () => this.simd(0x42);
   f32x4Lt = () => this.simd(0x43);
