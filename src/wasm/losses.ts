@@ -155,9 +155,10 @@ function elementLoss(v: Lanes, loss: string, args: Record<string, unknown>, e: E
       c.get(q);
       v.sub();
       c.set(rest);
-      log(v, q);
+      // q and 1 - q are clipped probabilities (or NaN)
+      log(v, q, true);
       c.set(lq);
-      log(v, rest);
+      log(v, rest, true);
       c.set(lr);
       // y log q + (1 - y) log(1 - q)
       store(t.terms, () => {
@@ -305,7 +306,7 @@ function crossEntropyRow(c: Code, k: number, r: RowContext): void {
     r.element(j);
     const raw = c.local('f32');
     c.get(p).get(s).f32Div().tee(raw).f32(EPS).f32Max().f32(ONE_MINUS_EPS).f32Min().set(q);
-    log(lanes, q);
+    log(lanes, q, true);
     c.get(y).f32Mul().get(row).f32Add().set(row);
     c.get(y).f32(0).get(invB).f32Sub().f32Mul().get(q).f32Div().f32(0).get(raw).get(q).f32Eq().select().set(g);
     c.get(r.dAt).get(g).storeF32(j * 4);

@@ -192,23 +192,29 @@ function scaleNonPositive(v: Lanes, p: Local, t: Local): void {
 const SQRTHF = 0.707106781186547524;
 const LOG_P = [7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1, 1.4249322787e-1, -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1];
 
-/** log(x), x a local; pushes the value (0 -> -Infinity, negative -> NaN, Infinity -> Infinity). */
-export function log(v: Lanes, x: Local): void {
+/**
+ * log(x), x a local; pushes the value (0 -> -Infinity, negative -> NaN, Infinity -> Infinity). `clipped`: x is a
+ * clipped probability, in [1e-7, 1 - 1e-7], or NaN: neither subnormal, 0, negative nor infinite, so those cases'
+ * code is left out (it would leave every such x's value as it is: the same bits).
+ */
+export function log(v: Lanes, x: Local, clipped = false): void {
   const c = v.code;
   // subnormal inputs are scaled into the normal range first
-  const tiny = v.maskLocal();
-  c.get(x);
-  v.const(1.17549435e-38);
-  v.lt();
-  c.set(tiny);
-  const xs = keep(v, () => {
-    c.get(x);
-    v.const(8388608);
-    v.mul();
-    c.get(x);
-    c.get(tiny);
-    v.select();
-  });
+  const tiny = clipped ? undefined : v.maskLocal();
+  const xs = clipped
+    ? x
+    : keep(v, () => {
+        c.get(x);
+        v.const(1.17549435e-38);
+        v.lt();
+        c.set(tiny!);
+        c.get(x);
+        v.const(8388608);
+        v.mul();
+        c.get(x);
+        c.get(tiny!);
+        v.select();
+      });
   // x = m 2^e with m in [0.5, 1)
   const bits = v.intLocal();
   c.get(xs);
@@ -222,6 +228,7 @@ export function log(v: Lanes, x: Local): void {
     v.intConst(126);
     v.intSub();
     v.toFloat();
+    if (!tiny) return;
     v.const(-23);
     v.const(0);
     c.get(tiny);
@@ -301,9 +308,11 @@ export function log(v: Lanes, x: Local): void {
     v.select();
     c.set(result);
   };
-  special(Infinity, () => (v.const(Infinity), v.eq()));
-  special(-Infinity, () => (v.const(0), v.eq()));
-  special(NaN, () => (v.const(0), v.lt()));
+  if (!clipped) {
+    special(Infinity, () => (v.const(Infinity), v.eq()));
+    special(-Infinity, () => (v.const(0), v.eq()));
+    special(NaN, () => (v.const(0), v.lt()));
+  }
   special(NaN, () => (c.get(x), v.ne()));
   c.get(result);
 }
