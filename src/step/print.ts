@@ -3,6 +3,7 @@
 import type { EnsembleIR, WideParam } from '../ensemble/ensemble-ir.js';
 import { PER_MEMBER_MACS } from '../kernels/matmul.js';
 import { optimizerSlots } from '../wasm/optimizer-update.js';
+import { rowsInLanes } from '../wasm/blocks.js';
 import type { GeneratedStep } from './generate.js';
 import type { StepConfig } from './plan.js';
 
@@ -81,6 +82,7 @@ function products(e: EnsembleIR, params: string[], maxBatch: number): string {
   const [rows, width] = kernel.shape;
   const blocked = kernel.layout === 'stacked' && maxBatch * rows * width < PER_MEMBER_MACS;
   const order = blocked && rows > 48 ? 'in blocks of 48, as TF.js\'s batched product does' : 'in order';
+  if (rowsInLanes(rows, width)) return `; sums over ${rows} inputs ${order}, ${width} output${width > 1 ? 's' : ''} for four rows at once (a row in each lane, x's rows turned into columns by shuffles), the rest row by row`;
   const lanes = [width >= 4 ? `${Math.floor(width / 4)} vector${width >= 8 ? 's' : ''}` : '', width % 4 ? `${width % 4} scalar` : ''].filter(Boolean).join(' + ');
   return `; sums over ${rows} inputs ${order}, ${width} outputs as ${lanes}`;
 }

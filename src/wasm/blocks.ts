@@ -178,7 +178,7 @@ function blockedSums(c: Code, k: number, blocked: boolean, total: Acc[], partial
  */
 export function denseForward(c: Code, batch: Local, x: Mat, w: ParamMat, bias: Local | undefined, y: Mat): void {
   // an output narrower than a vector: four rows at a time in a vector's lanes, the rest row by row below
-  const from = w.width < 4 && w.rows <= UNROLL ? denseRowsInLanes(c, batch, x, w, bias, y) : undefined;
+  const from = rowsInLanes(w.rows, w.width) ? denseRowsInLanes(c, batch, x, w, bias, y) : undefined;
   const xRow = c.local('i32');
   const yRow = c.local('i32');
   const wRow = c.local('i32');
@@ -235,6 +235,9 @@ export function denseForward(c: Code, batch: Local, x: Mat, w: ParamMat, bias: L
     }
   }, from);
 }
+
+/** Whether denseForward takes a [rows, width] kernel's product four rows at a time (see denseRowsInLanes). */
+export const rowsInLanes = (rows: number, width: number) => width < 4 && rows <= UNROLL;
 
 /**
  * The rows of y = x · W (+ bias) four at a time, one in each lane of a vector, for W narrower than a vector
