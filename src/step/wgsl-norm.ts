@@ -71,7 +71,7 @@ export function perCell<L extends ChainValues>(l: L, cells: number): L {
 }
 
 /** What the norm kernels borrow from the step: the spatial writer's parts, member m's hyperparameter and a layer's input. */
-export interface NormWriter<K> extends Pick<SpatialWriter<K>, 'n' | 'batch' | 'kernel' | 'update' | 'clipped'> {
+export interface NormWriter<K> extends Pick<SpatialWriter<K>, 'n' | 'batch' | 'kernel' | 'update' | 'clipped' | 'shared'> {
   /** member m's value of a hyperparameter key */
   hyper(k: KernelWriter<K>, key: string): string;
   /** member m's input element (row b, unit `unit`) of a layer */
@@ -213,7 +213,7 @@ function layernormForward<K>(w: NormWriter<K>, l: NormLayer): K {
     `  ${acts}[${u(l.sAt!)} + idx] = s;`,
     '  let r = inverseSqrt(s);',
     `  for (var j = 0u; j < ${u(C)}; j++) {`,
-    `    ${acts}[${u(l.valuesAt)} + idx * ${u(C)} + j] = (${d('j')} * r) * ${gamma}[m * ${u(C)} + j] + ${beta}[m * ${u(C)} + j];`,
+    `    ${acts}[${u(l.valuesAt)} + idx * ${u(C)} + j] = (${d('j')} * r) * ${gamma}[${paramAt(l, 'j')}] + ${beta}[${paramAt(l, 'j')}];`,
     '  }',
   ];
   return k.finish(body.join('\n'));
@@ -230,7 +230,7 @@ function layernormDinput<K>(w: NormWriter<K>, l: NormLayer, prev: ChainValues): 
   const acts = k.buf('acts');
   const C = l.width;
   const at = (region: number, j = 'j') => `${acts}[${u(region)} + idx * ${u(C)} + ${j}]`;
-  const dxh = (j: string) => `(${at(l.gradAt, j)} * ${k.buf(`param:${l.gamma!.name}`)}[m * ${u(C)} + ${j}])`;
+  const dxh = (j: string) => `(${at(l.gradAt, j)} * ${k.buf(`param:${l.gamma!.name}`)}[${paramAt(l, j)}])`;
   const body = [
     `  let m = idx / ${u(w.batch)};`,
     `  let s = ${acts}[${u(l.sAt!)} + idx];`,
@@ -248,9 +248,13 @@ function layernormDinput<K>(w: NormWriter<K>, l: NormLayer, prev: ChainValues): 
   return k.finish(body.join('\n'));
 }
 
+/** Member m's element j of a norm's gamma or beta: a shared layer's one copy, or member m's. */
+const paramAt = (l: NormLayer, j: string): string => (l.gamma!.layout === 'shared' ? j : `m * ${u(l.width)} + ${j}`);
+
 /** gamma's or beta's gradient, summed over the member's rows in the reduction shader's order (the op path's sum over the broadcast axes), and its optimizer step (or, where members clip, into scratch first). */
 function normUpdates<K>(w: NormWriter<K>, l: NormLayer, which: 'gamma' | 'beta'): K[] {
   const p = l[which]!;
+  if (p.layout === 'shared') return sharedNormUpdates(w, l, which);
   const C = l.width;
   const lines = [`  let m = idx / ${u(C)};`, `  let j = idx % ${u(C)};`];
   const index = `m * ${u(C)} + j`;
@@ -263,6 +267,22 @@ function normUpdates<K>(w: NormWriter<K>, l: NormLayer, which: 'gamma' | 'beta')
   const body = [...lines, ...reduceLines('g', w.batch, () => term)];
   if (w.clipped) return [k.finish([...body, ...w.clipped.store(k)].join('\n')), ...w.clipped.kernels({ p, size: C, lines, index })];
   return [k.finish([...body, `  let at = ${index};`, ...w.update(k, p)].join('\n'))];
+}
+
+/**
+ * A shared layernorm's gamma or beta: its gradient summed over every member's rows as one batch, row r of
+ * [N*B, C] (on a shared value the batch's B once: the writer's N is 1), in the reduction shader's order (the
+ * op path folds the members' rows into one batch and sums over it once), then one step with the file's
+ * hyperparameters (wgsl-shared.ts).
+ */
+function sharedNormUpdates<K>(w: NormWriter<K>, l: NormLayer, which: 'gamma' | 'beta'): K[] {
+  const C = l.width;
+  return w.shared!(l[which]!, C, (k) => {
+    const acts = k.buf('acts');
+    const at = (region: number) => `${acts}[${u(region)} + r * ${u(C)} + j]`;
+    const term = which === 'beta' ? at(l.gradAt) : `${at(l.gradAt)} * (${at(l.dAt!)} * inverseSqrt(${acts}[${u(l.sAt!)} + r]))`;
+    return { lines: ['  let j = idx;', ...reduceLines('g', w.n * w.batch, () => term, 'r')], helper: '' };
+  });
 }
 
 /**
