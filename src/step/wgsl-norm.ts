@@ -194,9 +194,12 @@ function dropoutBackward<K>(w: NormWriter<K>, l: NormLayer, prev: ChainValues): 
   return k.finish(body.join('\n'));
 }
 
+/** How a layernorm's row kernels run: per member and row, or on a shared value (a shared layernorm's on the shared input or a shared layer's value) per row, once for every member. */
+const perRow = (l: NormLayer): string => (l.op.shared ? "one invocation per row (a shared layer on the shared input: its value is every member's)" : 'one invocation per member and row');
+
 /** layernorm's forward pass of one member's row (an image's cell: the writer counts B*H*W rows), its sums over the row's units in the reduction shader's order. */
 function layernormForward<K>(w: NormWriter<K>, l: NormLayer): K {
-  const k = w.kernel(`forward ${l.op.name}: layernorm over ${l.width} units, one invocation per member and row`, w.n * w.batch);
+  const k = w.kernel(`forward ${l.op.name}: layernorm over ${l.width} units, ${perRow(l)}`, w.n * w.batch);
   const acts = k.buf('acts');
   const C = l.width;
   const d = (j: string) => `${acts}[${u(l.dAt!)} + idx * ${u(C)} + ${j}]`;
@@ -226,7 +229,7 @@ function layernormForward<K>(w: NormWriter<K>, l: NormLayer): K {
  * -sum(dv (d 2))) / C; dx = (dd + dv (d 2)) + dmean. Every sum in the reduction shader's order.
  */
 function layernormDinput<K>(w: NormWriter<K>, l: NormLayer, prev: ChainValues): K {
-  const k = w.kernel(`backward ${l.op.name}: dL/d${prev.op.name} through layernorm, one invocation per member and row`, w.n * w.batch);
+  const k = w.kernel(`backward ${l.op.name}: dL/d${prev.op.name} through layernorm, ${perRow(l)}`, w.n * w.batch);
   const acts = k.buf('acts');
   const C = l.width;
   const at = (region: number, j = 'j') => `${acts}[${u(region)} + idx * ${u(C)} + ${j}]`;
