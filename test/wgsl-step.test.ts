@@ -1,7 +1,7 @@
 // The generated WGSL step (src/step/wgsl.ts, src/runtime/gpu-fused-step.ts) on TF.js's WebGPU backend
 // (Dawn on Mesa's lavapipe here), against the webgpu op path on the same adapter: 100 steps end within
 // 1e-5 (relative, on the scale of each tensor) in every parameter and optimizer slot, for each activation,
-// loss and optimizer it covers, for dropout (its rate per member, on dense and conv values), layernorm and batchnorm (its running statistics; with adam; both of images too), and for small conv models (with a concat of images among them) (conv2d, pooling, flatten; leaky_relu on conv
+// loss and optimizer it covers, for dropout (its rate per member, on dense and conv values), layernorm and batchnorm (its running statistics; with adam; both of images too), shared layernorms (on the input, a shared layer's value and members' values), and for small conv models (with a concat of images among them) (conv2d, pooling, flatten; leaky_relu on conv
 // values and a conv's clipnorm against the cpu op path, which the webgpu op path cannot train), and evaluation by the WGSL kernels; a member's numbers are the same bit for bit whoever trains beside it
 // (N = 1, 3, 7); what it does not cover runs on ops and says why. Never a silent pass: without an adapter
 // the tests are skipped with the reason printed, and NETC_REQUIRE_WEBGPU=1 makes a missing adapter fail.

@@ -2,7 +2,8 @@
 // image is the flat rule on B*H*W rows of C: batchnorm's statistics per member and channel, layernorm's per
 // member, example and cell over the channels, as tf.moments(x, -1) normalises the last axis): each kernel
 // follows the webgpu op path's arithmetic (src/layers/dropout.ts, layernorm.ts, batchnorm.ts and autodiff of
-// them), every sum one invocation's loop in a fixed order, nothing summed across members:
+// them), every sum one invocation's loop in a fixed order, nothing summed across members (but a shared
+// layernorm's gamma and beta gradients):
 //
 //   dropout      forward and backward one invocation per (member, row, element): mask = (u >= rate) / (1 - rate)
 //                from the host's uniform draws u of this step, the op path's own (Rng.of(seed, 'dropout', op,
@@ -12,6 +13,12 @@
 //                of tf.moments and rsqrt; gamma's and beta's updates one invocation per (member, element),
 //                their gradients summed over the rows; every sum in the order of TF.js's WebGPU reduction
 //                shader (reduceLines), the row's over its units as the rows'
+//   shared       a `shared` layernorm: one gamma and beta for every member; on a shared value (the shared
+//   layernorm    input, a shared layer's value) its row kernels run once, per row, as the op path computes
+//                it once; on members' values per member and row; gamma's and beta's gradients one
+//                invocation per element, summed over every member's rows as one batch (N*B rows, row
+//                m*B + b; on a shared value the B rows) in the reduction shader's order, as the op path
+//                folds the members' rows into one batch and sums once, then stepped by wgsl-shared.ts
 //   batchnorm    in training (its sums in the order of TF.js's WebGPU reduction shader: reduceLines):
 //                the batch statistics one invocation per (member, unit): mean over the rows,
 //                d = x - mean (kept), s = variance + epsilon (kept), the running statistics moved as Keras

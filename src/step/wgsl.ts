@@ -1,6 +1,6 @@
 // The generated training step's second target: WGSL compute kernels for WebGPU, for graphs of dense
 // layers, with conv2d, maxpool2d, avgpool2d and flatten before them (src/step/wgsl-conv.ts), add, concat
-// and `from:` branches (src/step/wgsl-graph.ts) and shared dense and conv2d layers (src/step/wgsl-shared.ts;
+// and `from:` branches (src/step/wgsl-graph.ts) and shared dense, conv2d and layernorm layers (src/step/wgsl-shared.ts;
 // a layer on a shared layer's value there is computed once, as for one member). The same
 // planned step as the WebAssembly one (forward, loss, backward, optimizer, each member's loss and
 // metrics), as one kernel per layer and direction, dispatched one after another in one compute
