@@ -18,7 +18,8 @@
 //                it once; on members' values per member and row; gamma's and beta's gradients one
 //                invocation per element, summed over every member's rows as one batch (N*B rows, row
 //                m*B + b; on a shared value the B rows) in the reduction shader's order, as the op path
-//                folds the members' rows into one batch and sums once, then stepped by wgsl-shared.ts
+//                folds the members' rows into one batch and sums once, then stepped by wgsl-shared.ts; its
+//                epsilon is read as member m's, which is every member's (a shared layer's arguments cannot vary)
 //   batchnorm    in training (its sums in the order of TF.js's WebGPU reduction shader: reduceLines):
 //                the batch statistics one invocation per (member, unit): mean over the rows,
 //                d = x - mean (kept), s = variance + epsilon (kept), the running statistics moved as Keras
