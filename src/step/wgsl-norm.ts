@@ -2,7 +2,8 @@
 // image is the flat rule on B*H*W rows of C: batchnorm's statistics per member and channel, layernorm's per
 // member, example and cell over the channels, as tf.moments(x, -1) normalises the last axis): each kernel
 // follows the webgpu op path's arithmetic (src/layers/dropout.ts, layernorm.ts, batchnorm.ts and autodiff of
-// them), every sum one invocation's loop in a fixed order, nothing summed across members:
+// them), every sum one invocation's loop in a fixed order, nothing summed across members (but a shared
+// layernorm's gamma and beta gradients):
 //
 //   dropout      forward and backward one invocation per (member, row, element): mask = (u >= rate) / (1 - rate)
 //                from the host's uniform draws u of this step, the op path's own (Rng.of(seed, 'dropout', op,
@@ -12,6 +13,13 @@
 //                of tf.moments and rsqrt; gamma's and beta's updates one invocation per (member, element),
 //                their gradients summed over the rows; every sum in the order of TF.js's WebGPU reduction
 //                shader (reduceLines), the row's over its units as the rows'
+//   shared       a `shared` layernorm: one gamma and beta for every member; on a shared value (the shared
+//   layernorm    input, a shared layer's value) its row kernels run once, per row, as the op path computes
+//                it once; on members' values per member and row; gamma's and beta's gradients one
+//                invocation per element, summed over every member's rows as one batch (N*B rows, row
+//                m*B + b; on a shared value the B rows) in the reduction shader's order, as the op path
+//                folds the members' rows into one batch and sums once, then stepped by wgsl-shared.ts; its
+//                epsilon is read as member m's, which is every member's (a shared layer's arguments cannot vary)
 //   batchnorm    in training (its sums in the order of TF.js's WebGPU reduction shader: reduceLines):
 //                the batch statistics one invocation per (member, unit): mean over the rows,
 //                d = x - mean (kept), s = variance + epsilon (kept), the running statistics moved as Keras
@@ -71,7 +79,7 @@ export function perCell<L extends ChainValues>(l: L, cells: number): L {
 }
 
 /** What the norm kernels borrow from the step: the spatial writer's parts, member m's hyperparameter and a layer's input. */
-export interface NormWriter<K> extends Pick<SpatialWriter<K>, 'n' | 'batch' | 'kernel' | 'update' | 'clipped'> {
+export interface NormWriter<K> extends Pick<SpatialWriter<K>, 'n' | 'batch' | 'kernel' | 'update' | 'clipped' | 'shared'> {
   /** member m's value of a hyperparameter key */
   hyper(k: KernelWriter<K>, key: string): string;
   /** member m's input element (row b, unit `unit`) of a layer */
@@ -194,9 +202,12 @@ function dropoutBackward<K>(w: NormWriter<K>, l: NormLayer, prev: ChainValues): 
   return k.finish(body.join('\n'));
 }
 
+/** How a layernorm's row kernels run: per member and row, or on a shared value (a shared layernorm's on the shared input or a shared layer's value) per row, once for every member. */
+const perRow = (l: NormLayer): string => (l.op.shared ? "one invocation per row (a shared layer on the shared input: its value is every member's)" : 'one invocation per member and row');
+
 /** layernorm's forward pass of one member's row (an image's cell: the writer counts B*H*W rows), its sums over the row's units in the reduction shader's order. */
 function layernormForward<K>(w: NormWriter<K>, l: NormLayer): K {
-  const k = w.kernel(`forward ${l.op.name}: layernorm over ${l.width} units, one invocation per member and row`, w.n * w.batch);
+  const k = w.kernel(`forward ${l.op.name}: layernorm over ${l.width} units, ${perRow(l)}`, w.n * w.batch);
   const acts = k.buf('acts');
   const C = l.width;
   const d = (j: string) => `${acts}[${u(l.dAt!)} + idx * ${u(C)} + ${j}]`;
@@ -213,7 +224,7 @@ function layernormForward<K>(w: NormWriter<K>, l: NormLayer): K {
     `  ${acts}[${u(l.sAt!)} + idx] = s;`,
     '  let r = inverseSqrt(s);',
     `  for (var j = 0u; j < ${u(C)}; j++) {`,
-    `    ${acts}[${u(l.valuesAt)} + idx * ${u(C)} + j] = (${d('j')} * r) * ${gamma}[m * ${u(C)} + j] + ${beta}[m * ${u(C)} + j];`,
+    `    ${acts}[${u(l.valuesAt)} + idx * ${u(C)} + j] = (${d('j')} * r) * ${gamma}[${paramAt(l, 'j')}] + ${beta}[${paramAt(l, 'j')}];`,
     '  }',
   ];
   return k.finish(body.join('\n'));
@@ -226,11 +237,11 @@ function layernormForward<K>(w: NormWriter<K>, l: NormLayer): K {
  * -sum(dv (d 2))) / C; dx = (dd + dv (d 2)) + dmean. Every sum in the reduction shader's order.
  */
 function layernormDinput<K>(w: NormWriter<K>, l: NormLayer, prev: ChainValues): K {
-  const k = w.kernel(`backward ${l.op.name}: dL/d${prev.op.name} through layernorm, one invocation per member and row`, w.n * w.batch);
+  const k = w.kernel(`backward ${l.op.name}: dL/d${prev.op.name} through layernorm, ${perRow(l)}`, w.n * w.batch);
   const acts = k.buf('acts');
   const C = l.width;
   const at = (region: number, j = 'j') => `${acts}[${u(region)} + idx * ${u(C)} + ${j}]`;
-  const dxh = (j: string) => `(${at(l.gradAt, j)} * ${k.buf(`param:${l.gamma!.name}`)}[m * ${u(C)} + ${j}])`;
+  const dxh = (j: string) => `(${at(l.gradAt, j)} * ${k.buf(`param:${l.gamma!.name}`)}[${paramAt(l, j)}])`;
   const body = [
     `  let m = idx / ${u(w.batch)};`,
     `  let s = ${acts}[${u(l.sAt!)} + idx];`,
@@ -248,9 +259,13 @@ function layernormDinput<K>(w: NormWriter<K>, l: NormLayer, prev: ChainValues): 
   return k.finish(body.join('\n'));
 }
 
+/** Member m's element j of a norm's gamma or beta: a shared layer's one copy, or member m's. */
+const paramAt = (l: NormLayer, j: string): string => (l.gamma!.layout === 'shared' ? j : `m * ${u(l.width)} + ${j}`);
+
 /** gamma's or beta's gradient, summed over the member's rows in the reduction shader's order (the op path's sum over the broadcast axes), and its optimizer step (or, where members clip, into scratch first). */
 function normUpdates<K>(w: NormWriter<K>, l: NormLayer, which: 'gamma' | 'beta'): K[] {
   const p = l[which]!;
+  if (p.layout === 'shared') return sharedNormUpdates(w, l, which);
   const C = l.width;
   const lines = [`  let m = idx / ${u(C)};`, `  let j = idx % ${u(C)};`];
   const index = `m * ${u(C)} + j`;
@@ -263,6 +278,22 @@ function normUpdates<K>(w: NormWriter<K>, l: NormLayer, which: 'gamma' | 'beta')
   const body = [...lines, ...reduceLines('g', w.batch, () => term)];
   if (w.clipped) return [k.finish([...body, ...w.clipped.store(k)].join('\n')), ...w.clipped.kernels({ p, size: C, lines, index })];
   return [k.finish([...body, `  let at = ${index};`, ...w.update(k, p)].join('\n'))];
+}
+
+/**
+ * A shared layernorm's gamma or beta: its gradient summed over every member's rows as one batch, row r of
+ * [N*B, C] (on a shared value the batch's B once: the writer's N is 1), in the reduction shader's order (the
+ * op path folds the members' rows into one batch and sums over it once), then one step with the file's
+ * hyperparameters (wgsl-shared.ts).
+ */
+function sharedNormUpdates<K>(w: NormWriter<K>, l: NormLayer, which: 'gamma' | 'beta'): K[] {
+  const C = l.width;
+  return w.shared!(l[which]!, C, (k) => {
+    const acts = k.buf('acts');
+    const at = (region: number) => `${acts}[${u(region)} + r * ${u(C)} + j]`;
+    const term = which === 'beta' ? at(l.gradAt) : `${at(l.gradAt)} * (${at(l.dAt!)} * inverseSqrt(${acts}[${u(l.sAt!)} + r]))`;
+    return { lines: ['  let j = idx;', ...reduceLines('g', w.n * w.batch, () => term, 'r')], helper: '' };
+  });
 }
 
 /**

@@ -1,5 +1,6 @@
 // The WGSL step's `shared` dense layers: one kernel and bias for every member (no member axis); a shared
-// conv2d's gradient sums are src/step/wgsl-conv.ts's, stepped here (sharedParamUpdates).
+// conv2d's gradient sums are src/step/wgsl-conv.ts's and a shared layernorm's src/step/wgsl-norm.ts's, stepped
+// here (sharedParamUpdates).
 //
 //   forward    (wgsl.ts' dense kernel, its index without a member) on members' own values: one invocation
 //              per (member, row, unit); on the shared input, or on another shared layer's value there: the

@@ -1,6 +1,6 @@
 // The generated training step's second target: WGSL compute kernels for WebGPU, for graphs of dense
 // layers, with conv2d, maxpool2d, avgpool2d and flatten before them (src/step/wgsl-conv.ts), add, concat
-// and `from:` branches (src/step/wgsl-graph.ts) and shared dense and conv2d layers (src/step/wgsl-shared.ts;
+// and `from:` branches (src/step/wgsl-graph.ts) and shared dense, conv2d and layernorm layers (src/step/wgsl-shared.ts;
 // a layer on a shared layer's value there is computed once, as for one member). The same
 // planned step as the WebAssembly one (forward, loss, backward, optimizer, each member's loss and
 // metrics), as one kernel per layer and direction, dispatched one after another in one compute
@@ -120,7 +120,7 @@ export function whyNotWgsl(cfg: WgslConfig): string | undefined {
   }
   for (const p of e.params) {
     const kind = e.ops.find((op) => op.name === p.op)!.op;
-    if (p.layout === 'shared' && kind !== 'dense' && kind !== 'conv2d') return `the shared ${kind} layer ${p.op}`;
+    if (p.layout === 'shared' && kind !== 'dense' && kind !== 'conv2d' && kind !== 'layernorm') return `the shared ${kind} layer ${p.op}`;
     if (p.layout !== 'columns' && p.layout !== 'stacked' && p.layout !== 'shared') return `the ${p.layout} layout of ${p.name}`;
   }
   if (e.model.output !== e.ops.length - 1) return 'an output that is not the last layer';
@@ -234,7 +234,7 @@ function layersOf(e: EnsembleIR, n: number, batch: number): Layers {
     if (wgslMergeKinds.has(op.op)) made = mergeLayer(layer, from.map((src, i) => ({ input: inputOf(src), width: size(e.ops[op.inputs[i]].shape) / mergeCells(op) })));
     else if (wgslNormKinds.has(op.op)) {
       regions.acts = at;
-      made = normLayer(layer, params, n, batch, regions);
+      made = normLayer(layer, params, op.shared ? 1 : n, batch, regions);
       at = regions.acts;
     } else made = spatial ? spatialLayer(layer, inShape) : layer;
     layers.push(made);
@@ -335,8 +335,9 @@ function writersOf(ctx: Ctx): Writers {
     spatialOf: (l) => (l.op.shared ? spatialOne : spatial),
     // a norm's kernels see it per cell (batchnorm of an image: B*H*W rows of C), with a writer counting those rows
     norms(l) {
-      if (l.cells === 1) return [normWriter(ctx, spatial), l];
-      const rows = { ...ctx, batch: ctx.batch * l.cells };
+      const own = ctxOf(l);
+      if (l.cells === 1) return [normWriter(own, spatialWriter(own)), l];
+      const rows = { ...own, batch: own.batch * l.cells };
       return [normWriter(rows, spatialWriter(rows)), perCell(l, l.cells)];
     },
     // a concat of images: its kernels see B*H*W rows of channels
