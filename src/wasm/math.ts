@@ -170,9 +170,11 @@ export function exp(v: Lanes, x: Local, form: ExpForm = {}): void {
 const SUBNORMAL_SPAN = 24;
 
 /**
- * Pushes p 2^n for n in [-150, 0] (t's low bits, as exp's rounding left them): p 2^(n + 24), exact, then
- * times the constant 2^-24, the one multiply that can round (into the subnormals). The two-step scale rounds
- * once too, at its second multiply, to the same value: the same bits in four operations instead of nine.
+ * Pushes p 2^n for n in [-150, 0] (t's low bits, as exp's rounding left them; p in [0.70, 1.42]): p 2^(n + 24),
+ * then times the constant 2^-24, which rounds into the subnormals as the two-step scale's second multiply
+ * does: the same bits in four operations instead of nine. The first product is exact but for n = -150 with
+ * p < 1, where it rounds to a grid 2^24 times finer than the result's; the result is then 0 or 2^-149, and
+ * its one tie (a first product of exactly 2^-126, 2^-150 after the second) goes to 0 both ways.
  */
 function scaleNonPositive(v: Lanes, p: Local, t: Local): void {
   const c = v.code;
