@@ -203,17 +203,17 @@ for (const backend of backends) {
 const find = (backend: Backend, model: ModelName, impl: 'netc' | 'naive', n: number, engine: 'ops' | 'fused' = 'ops') =>
   rows.find((r) => r.backend === backend && r.model === model && r.impl === impl && r.n === n && (impl === 'naive' || (r.engine ?? 'ops') === engine) && r.msPerStep !== undefined);
 log('');
-log('ratios in this run (other ms / netc grouped ms on webgpu; above 1x netc on webgpu is faster):');
+log('ratios in this run, against the op path (other ms / netc grouped on TF.js ops on webgpu; above 1x that is faster):');
 for (const model of ['forum', 'lenet'] as ModelName[]) {
   for (const g of rows.filter((r) => r.backend === 'webgpu' && r.model === model && r.impl === 'netc' && (r.engine ?? 'ops') === 'ops' && r.msPerStep !== undefined)) {
     const parts: string[] = [];
     const naiveGpu = find('webgpu', model, 'naive', g.n);
     if (naiveGpu) parts.push(`naive loop on webgpu ${(naiveGpu.msPerStep! / g.msPerStep!).toFixed(1)}x`);
     const wasm = find('wasm', model, 'netc', g.n);
-    if (wasm) parts.push(`netc on wasm ${(wasm.msPerStep! / g.msPerStep!).toFixed(2)}x`);
+    if (wasm) parts.push(`netc ops on wasm ${(wasm.msPerStep! / g.msPerStep!).toFixed(2)}x`);
     const naiveWasm = find('wasm', model, 'naive', g.n);
     if (naiveWasm) parts.push(`naive loop on wasm ${(naiveWasm.msPerStep! / g.msPerStep!).toFixed(1)}x`);
-    log(`  ${model} N=${g.n}: netc webgpu ${fmt(g.msPerStep!)} ms/step; ${parts.join(', ') || 'nothing else at this N'}`);
+    log(`  ${model} N=${g.n}: netc webgpu ops ${fmt(g.msPerStep!)} ms/step; ${parts.join(', ') || 'nothing else at this N'}`);
   }
 }
 log('');
