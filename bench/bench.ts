@@ -65,7 +65,7 @@ const plan = quick
       webgpuLenet: { warmup: 0, budgetMs: 0, minSteps: 1, maxSteps: 1 } as Timing,
       // netc train and Seed 000 against these torches: the newest only in quick mode
       allTorchesForTraining: false,
-      train: { n: [15], steps: 100, memory: { n: 10000, steps: 5 } },
+      train: { n: [15], steps: 100, memory: { n: 10000, steps: 5 }, steady: { n: 15, steps: 200 } },
       seed000: { steps: 50, repeats: 1 },
     }
   : {
@@ -97,7 +97,9 @@ const plan = quick
       allTorchesForTraining: true,
       // netc train end to end against a PyTorch user's loop: the forum problem at these N, this many steps
       // and forum x100,000 for its memory: RSS sampled while it trains, and the process's peak
-      train: { n: [15, 100, 1000], steps: 2000, memory: { n: 100000, steps: 40 } },
+      // and at N=15 long enough that V8 has compiled the trainer's JavaScript (2000 steps are about 30 ms,
+      // half of them before that): its ms a step against the bench's step
+      train: { n: [15, 100, 1000], steps: 2000, memory: { n: 100000, steps: 40 }, steady: { n: 15, steps: 20000 } },
       // Seed 000's workload: 15 MLPs, 5 rows, batch 5, this many Adam steps (one step an epoch)
       // each side runs this many times, each in a process of its own, and the median counts: one run of
       // 0.1 s varies by a third between runs on this machine
@@ -444,6 +446,9 @@ const trainRows: TrainRow[] = [];
 /** forum x plan.train.memory.n by netc train: its RSS while training and the process's peak */
 let trainMemory: TrainRunResult | undefined;
 let trainMemoryError: string | undefined;
+/** forum x plan.train.steady.n by netc train over plan.train.steady.steps: the trainer's own ms a step */
+let trainSteady: TrainRunResult | undefined;
+let trainSteadyError: string | undefined;
 /** the torches that netc train and Seed 000 are held against */
 const trainingTorches = plan.allTorchesForTraining ? torches : torches.slice(0, 1);
 if (only.has('train')) {
@@ -482,6 +487,16 @@ if (only.has('train')) {
       }
     }
     trainRows.push(row);
+  }
+  const steady = plan.train.steady;
+  const steadyFile = join(workDir, `forum-train-${steady.n}-steady.net`);
+  writeFileSync(steadyFile, trainFile(steady.n, steady.steps));
+  try {
+    trainSteady = await runWorker<TrainRunResult>({ kind: 'train', file: steadyFile, args: ['--backend', 'wasm'] });
+    log(`  N=${steady.n}, ${steady.steps} steps: ${((trainSteady.seconds * 1000) / steady.steps).toFixed(4)} ms a step (${trainSteady.memberStepsPerSecond.toFixed(0)} member-steps/s)`);
+  } catch (e) {
+    trainSteadyError = (e as Error).message;
+    log(`  N=${steady.n}, ${steady.steps} steps: FAILED ${trainSteadyError}`);
   }
   const { n: bigN, steps: bigSteps } = plan.train.memory;
   const bigFile = join(workDir, `forum-train-${bigN}.net`);
@@ -772,6 +787,17 @@ function fusedStepTargets(): void {
     pass: f === undefined ? null : f <= 3,
     value: f,
   });
+  const steadyN = plan.train.steady.n;
+  const benchStep = netcRow('forum', steadyN, 'grouped', 'fused');
+  const trainerMs = trainSteady ? (trainSteady.seconds * 1000) / plan.train.steady.steps : undefined;
+  const overStep = trainerMs !== undefined && benchStep ? trainerMs / benchStep.msPerStep : undefined;
+  targets.push({
+    name: `netc train's ms per step at N=${steadyN} (${plan.train.steady.steps} steps, its own clock) / the bench's fused step at N=${steadyN}`,
+    required: '<= 1.2x',
+    measured: overStep === undefined ? (trainSteadyError ? `failed: ${trainSteadyError}` : 'not measured') : `${overStep.toFixed(2)}x (netc train ${fmt(trainerMs!)} ms, the bench's step ${fmt(benchStep!.msPerStep)} ms)`,
+    pass: overStep === undefined ? null : overStep <= 1.2,
+    value: overStep,
+  });
   const big = plan.train.memory.n;
   const limit = 300;
   for (const [what, bytes] of [['while it trains (its checkpoints included)', trainMemory?.trainingPeakRss], ['for the whole process (start-up, training, then the run files: summary.json, report.html)', trainMemory?.peakRss]] as const) {
@@ -861,7 +887,7 @@ const results = {
       overJax: r.model === 'forum' && r.lowering === 'grouped' ? (over(jaxRow(r.n), netcRow(r.model, r.n, 'grouped', r.engine)) ?? null) : null,
     })),
   webgpu: gpuRows,
-  train: { steps: plan.train.steps, rows: trainRows, memory: { ...plan.train.memory, result: trainMemory ?? null, error: trainMemoryError ?? null } },
+  train: { steps: plan.train.steps, rows: trainRows, memory: { ...plan.train.memory, result: trainMemory ?? null, error: trainMemoryError ?? null }, steady: { ...plan.train.steady, result: trainSteady ?? null, error: trainSteadyError ?? null } },
   seed000,
   floor: { rates: floorRates ?? null, costs: plan.forumN.map((n) => ({ n, cost: forumStepCost(n) ?? null })), missing: floorRates && plan.forumN.every((n) => forumStepCost(n)) ? null : floorMissing },
   compile: compileResult ?? { error: compileError },
@@ -1169,6 +1195,7 @@ function trainTables(): string[] {
     }
     out.push(...notes.lines());
     if (!versions.length) out.push('', `${torchNote}.`);
+    if (trainSteady) out.push('', `forum x${plan.train.steady.n} by \`netc train\`, ${plan.train.steady.steps} steps: ${fmt((trainSteady.seconds * 1000) / plan.train.steady.steps)} ms a step by its own clock (${trainSteady.memberStepsPerSecond.toFixed(0)} member-steps/s), long enough that V8 has compiled the trainer's JavaScript; the rows above (${plan.train.steps} steps) include that warm-up.`);
     if (trainMemory) out.push('', `forum x${plan.train.memory.n} by \`netc train\`, ${plan.train.memory.steps} steps (${trainMemory.engine ?? 'auto'} engine): peak RSS ${trainMemory.trainingPeakRss === undefined ? 'not sampled (too short)' : mb(trainMemory.trainingPeakRss)} MB while it trains (\`node bin/netc.js train\` in a process of its own, its VmRSS read from /proc every 25 ms from its "training" line until summary.json appears, so its checkpoints count), ${mb(trainMemory.peakRss)} MB for the whole process (its VmHWM as it exits; the run's files, summary.json, report.html and the leaderboard, are written after the training). MB here are 10^6 bytes.`);
     out.push('');
   }

@@ -152,9 +152,14 @@ describe('npm run bench -- --quick', () => {
     // eleven speed, PyTorch (LeNet's against the torch loop in wall and in CPU time), memory and compile
     // targets, two scale-out targets per LeNet size (one in quick mode), then the fused step's eight (netc
     // train against torch and jax-js at three N, Seed 000, the floor), then the WGSL step against the webgpu
-    // op path (quick mode: forum N=15 and LeNet N=2), then forum x100,000's memory while training and in all
-    // (quick mode: x10,000) and LeNet x30's netc train against the PyTorch loop (not measured in quick mode)
-    expect(results.targets.length).toBe(11 + 2 + 8 + 2 + 3);
+    // op path (quick mode: forum N=15 and LeNet N=2), then netc train's step against the bench's at N=15,
+    // forum x100,000's memory while training and in all (quick mode: x10,000) and LeNet x30's netc train
+    // against the PyTorch loop (not measured in quick mode)
+    expect(results.targets.length).toBe(11 + 2 + 8 + 2 + 4);
+    // netc train's long run at N=15 trained, and its ratio to the bench's step is measured
+    expect(results.train.steady.error).toBeNull();
+    const steadyTarget = results.targets.find((t: { name: string }) => t.name.startsWith("netc train's ms per step"));
+    expect(typeof steadyTarget.value).toBe('number');
     // the memory run trained, and its process's peak was read
     expect(results.train.memory.error).toBeNull();
     expect(finite(results.train.memory.result.peakRss)).toBe(true);
