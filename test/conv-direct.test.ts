@@ -10,22 +10,13 @@ import { maxPoolForward, maxPoolGrad, padImage, paddedHeight, paddedWidth, type 
 import { convForwardDirect, convGradInputDirect, convGradWeightsDirect, padKernelRows, paddedGradSpatial, transposeKernelPadded } from '../src/wasm/conv-direct.js';
 import { paddedRow } from '../src/wasm/vectors.js';
 import { kernelSpatial, windowOutput } from '../src/layers/spatial.js';
+import { values } from './kernel-values.js';
 
 const f = Math.fround;
 
 /** A conv's geometry as netc's kernels see it. */
 function spatial(h: number, w: number, c: number, k: number, s: number, padding: 'valid' | 'same'): Spatial {
   return kernelSpatial([h, w, c], [k, k], [s, s], padding, [windowOutput(h, k, s, padding), windowOutput(w, k, s, padding)]);
-}
-
-/** Deterministic values in [-1, 1), some of them exactly 0 (as relu's gradients are). */
-function values(n: number, seed: number): Float32Array {
-  let s = seed >>> 0;
-  return Float32Array.from({ length: n }, () => {
-    s = (Math.imul(s, 1103515245) + 12345) >>> 0;
-    const v = s / 2 ** 32;
-    return v < 0.1 ? 0 : v * 2 - 1;
-  });
 }
 
 /** xp [B, Hp, Wp, C] = x padded with zeros. */

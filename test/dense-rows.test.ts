@@ -8,18 +8,9 @@
 import { describe, expect, it } from 'vitest';
 import { ModuleBuilder, type Code, type Local } from '../src/wasm/module.js';
 import { denseForward, SUM_BLOCK, type Mat, type ParamMat } from '../src/wasm/blocks.js';
+import { values } from './kernel-values.js';
 
 const f = Math.fround;
-
-/** Deterministic values in [-1, 1), some of them exactly 0. */
-function values(n: number, seed: number): Float32Array {
-  let s = seed >>> 0;
-  return Float32Array.from({ length: n }, () => {
-    s = (Math.imul(s, 1103515245) + 12345) >>> 0;
-    const v = s / 2 ** 32;
-    return v < 0.1 ? 0 : v * 2 - 1;
-  });
-}
 
 /** y[b, o] = (the sum over i of x[b, i] w[i, o], in order, by blocks where blocked) + bias[o], in float32. */
 function reference(x: Float32Array, w: Float32Array, bias: Float32Array | undefined, batch: number, rows: number, width: number, blocked: boolean): Float32Array {
