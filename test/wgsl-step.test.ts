@@ -277,6 +277,17 @@ const convCases: Case[] = [
     metrics: ['accuracy'],
     vary: 'vary ln.epsilon: [0.01, 0.1, 0.5]',
   },
+  {
+    name: "softmax over a conv's channels (per member, example and cell): conv same, then a conv stride 2 without bias on its values, flatten, softmax dense; categorical cross-entropy, adam, lr per member",
+    model: 'conv2d(4, kernel: 3, padding: same, activation: softmax)\n  conv2d(3, kernel: 2, stride: 2, activation: softmax, bias: false)\n  flatten()\n  dense(3, activation: softmax)',
+    input: [5, 5, 2],
+    inWidth: 50,
+    k: 3,
+    loss: 'categorical_crossentropy',
+    optimizer: 'adam(lr: 0.01)',
+    metrics: ['accuracy'],
+    vary: 'vary lr: [0.005, 0.01, 0.03]',
+  },
 ];
 
 function source(c: Pick<Case, 'model' | 'inWidth' | 'input' | 'loss' | 'optimizer' | 'vary'>, members = 3): string {
@@ -331,6 +342,7 @@ describe.skipIf(skip)('member independence on one adapter', () => {
     ["a frozen shared conv trunk, a pool and relu() computed once, members' conv on it, a shared conv on members' values", sharedConv],
     ["members' layernorm(epsilon) and leaky_relu(alpha) on a frozen shared conv's flattened value, a dense on it", onShared],
     ['layernorm of images', convCases.find((c) => c.name.startsWith('layernorm of images'))!],
+    ["softmax over a conv's channels", convCases.find((c) => c.name.startsWith("softmax over a conv's channels"))!],
     ["shared layernorms on the input, on a frozen shared dense trunk's value and on members' values", sharedNorms],
   ])('%s: member 3 trains the same, bit for bit, alone, among 3 and among 7', async (_, c) => {
     const text = source(c, 7);
@@ -517,7 +529,7 @@ describe.skipIf(skip)('labels in an int32 buffer', () => {
 describe.skipIf(skip)('what the WGSL step does not cover runs on ops and says why', () => {
   const why = (model: string, optimizer = 'adam(lr: 0.01)') => populations(source({ model, inWidth: 2, input: model.includes('2d(') ? [4, 4, 1] : undefined, loss: 'mse', optimizer, vary: '' }), ['auto'])[0];
   it.each([
-    ['conv2d(2, kernel: 3, activation: softmax)\n  flatten()\n  dense(1)', 'adam(lr: 0.01)', 'the softmax activation (conv2d_1)'],
+    ['avgpool2d(2)\n  flatten()\n  dense(1)', 'adam(lr: 0.01)', "avgpool2d_1 on the input (the WGSL step pools members' own values and shared layers' values)"],
     ['maxpool2d(2)\n  flatten()\n  dense(1)', 'adam(lr: 0.01)', "maxpool2d_1 on the input (the WGSL step pools members' own values and shared layers' values)"],
     ['batchnorm()\n  conv2d(2, kernel: 3, activation: relu)\n  flatten()\n  dense(1)', 'rmsprop(lr: 0.01)', 'an input of shape [4, 4, 1]'],
     ['relu()\n  dense(1)', 'adam(lr: 0.01, clipnorm: 1)', 'the relu layer relu_1 on the shared input'],

@@ -40,8 +40,8 @@ export function whyNotSpatial(op: WideOp, input: WideOp, activations: ReadonlySe
   // a pool on a shared layer's value is computed once (its value is every member's); on the input itself not written
   if (input.op === 'input' && op.op !== 'conv2d') return `${op.name} on the input (the WGSL step pools members' own values and shared layers' values)`;
   const activation = String(op.attrs.activation ?? 'linear');
-  // softmax over a conv's channels is a row of its own per cell: not written
-  if (activation === 'softmax' || !activations.has(activation)) return `the ${activation} activation (${op.name})`;
+  // softmax over a conv's channels: its z here, then wgsl.ts's softmax kernel on B*H*W rows of F (see spatialForward)
+  if (!activations.has(activation)) return `the ${activation} activation (${op.name})`;
   return undefined;
 }
 
@@ -225,8 +225,9 @@ export function spatialForward<K>(w: SpatialWriter<K>, l: SpatialLayer): K {
     if (l.bias) lines.push(`  acc = acc + ${k.buf(`param:${l.bias.name}`)}[${l.bias.layout === 'shared' ? 'ch' : `m * ${u(l.f)} + ch`}];`);
     // gelu's and swish's gradients read z: it is kept
     if (l.zAt !== undefined) lines.push(`  ${acts}[${u(l.zAt)} + idx] = acc;`);
-    lines.push(`  ${acts}[${u(l.valuesAt)} + idx] = ${w.activate(l.activation, 'acc')};`);
-    return k.finish(lines.join('\n'), w.activationFns(l.activation));
+    // softmax: z here, normalised over each cell's F channels by the kernel after this one (wgsl.ts's forwardOf)
+    lines.push(`  ${acts}[${u(l.valuesAt)} + idx] = ${l.activation === 'softmax' ? 'acc' : w.activate(l.activation, 'acc')};`);
+    return k.finish(lines.join('\n'), l.activation === 'softmax' ? '' : w.activationFns(l.activation));
   }
   if (l.kind === 'maxpool2d') {
     // TF.js's pool shader starts from -1e20 (-1.0 / pow(10.0, -20.0)); every window holds an input

@@ -349,6 +349,7 @@ function writersOf(ctx: Ctx): Writers {
 /** A layer's forward kernels (`training` false: an evaluation's, dropout passing its input and batchnorm by its running statistics). */
 function forwardOf(w: Writers, l: ChainLayer, training: boolean): WgslKernel[] {
   if (isMergeLayer(l)) return [mergeForward(...w.merges(l))];
+  if (isSpatialLayer(l) && l.activation === 'softmax') return [spatialForward(w.spatialOf(l), l), softmaxCellsKernel(w.ctxOf(l), l)];
   if (isSpatialLayer(l)) return [spatialForward(w.spatialOf(l), l)];
   if (isNormLayer(l)) return normForward(...w.norms(l), training);
   return [forwardKernel(w.ctxOf(l), l)];
@@ -595,12 +596,13 @@ function dzHelper(k: Pick<KernelText, 'buf'>, ctx: Ctx, l: ChainLayer): string {
   const acts = k.buf('acts');
   const at = `(m * ${ctx.batch}u + b) * ${l.width}u + j`;
   if (l.activation === 'softmax') {
-    // autodiff's softmax gradient: dy y - sum(dy y) y, the row's sum in order
-    const row = `(m * ${ctx.batch}u + b) * ${l.width}u`;
+    // autodiff's softmax gradient: dy y - sum(dy y) y, the row's sum in order (a conv's: the F channels of j's cell)
+    const f = isSpatialLayer(l) ? l.f : l.width;
+    const row = isSpatialLayer(l) ? `(m * ${ctx.batch}u + b) * ${l.width}u + j / ${f}u * ${f}u` : `(m * ${ctx.batch}u + b) * ${l.width}u`;
     return [
       `fn dz(m: u32, b: u32, j: u32) -> f32 {`,
       '  var s = 0.0;',
-      `  for (var c = 0u; c < ${l.width}u; c++) {`,
+      `  for (var c = 0u; c < ${f}u; c++) {`,
       `    s = s + ${acts}[${l.gradAt}u + ${row} + c] * ${acts}[${l.valuesAt}u + ${row} + c];`,
       '  }',
       `  let a = ${acts}[${l.valuesAt}u + ${at}];`,
@@ -676,8 +678,8 @@ function activationBackwardKernel(ctx: Ctx, l: Layer, prev: ChainLayer): WgslKer
 }
 
 /** A softmax layer's forward pass (dense, or the softmax() layer): one invocation per member and row, as TF.js's softmax shader computes it (exp(z - max) / sum). */
-function softmaxForwardKernel(ctx: Ctx, l: Layer): WgslKernel {
-  const k = new KernelText(l.kernel ? `forward ${l.op.name}: dense(${l.width}, softmax), one invocation per member and row` : `forward ${l.op.name}: softmax(), one invocation per member and row`, ctx.n * ctx.batch);
+function softmaxForwardKernel(ctx: Ctx, l: Layer, name?: string): WgslKernel {
+  const k = new KernelText(name ?? (l.kernel ? `forward ${l.op.name}: dense(${l.width}, softmax), one invocation per member and row` : `forward ${l.op.name}: softmax(), one invocation per member and row`), ctx.n * ctx.batch);
   const pre: string[] = [];
   if (l.kernel) {
     const w = k.buf(`param:${l.kernel.name}`);
@@ -706,6 +708,18 @@ function softmaxForwardKernel(ctx: Ctx, l: Layer): WgslKernel {
     '  }',
   ].join('\n');
   return k.finish(body);
+}
+
+/**
+ * A conv's softmax over its F channels, in place on the z its forward kernel left in its values: the
+ * softmax kernel above on B*H*W rows of F (as the op path's tf.softmax of [N, B, H, W, F] along its last
+ * axis), one invocation per member, row and output cell.
+ */
+function softmaxCellsKernel(ctx: Ctx, l: SpatialLayer): WgslKernel {
+  const cells = l.g.oh * l.g.ow;
+  const rows = { ...ctx, batch: ctx.batch * cells };
+  const own = { ...l, kernel: undefined, bias: undefined, width: l.f, inWidth: l.f, input: { buffer: 'acts', at: l.valuesAt } } satisfies Layer;
+  return softmaxForwardKernel(rows, own, `forward ${l.op.name}: softmax over each cell's ${l.f} channels, in place, one invocation per ${l.op.shared ? '' : 'member, '}row and output cell`);
 }
 
 function dinputKernel(ctx: Ctx, l: Layer, prev: ChainLayer): WgslKernel {
