@@ -228,7 +228,7 @@ export class FusedStep {
     const backend = tf.backend() as unknown as WasmBackend;
     const memory = backend.wasm.asm.memory;
     const { table: entries, hyper: keys } = g.step.layout;
-    const recordBytes = (entries.length + 2) * 4 + pad((entries.length + 2) * 4);
+    const recordBytes = padded((entries.length + 2) * 4);
     const stepFloats = (b: HostBatch) => b.x.length + b.y.length + (g.outputs.length + keys.length) * n;
     const count = batches.length;
     const io = this.ioFor((count * recordBytes) / 4 + n + batches.reduce((a, b) => a + stepFloats(b), 0));
@@ -382,19 +382,19 @@ export class FusedStep {
     const memory = (this.host.tf.backend() as unknown as WasmBackend).wasm.asm.memory;
     const instance = new WebAssembly.Instance(optimizedModule(step.bytes), { env: { memory } });
     const tableBytes = step.layout.table.length * 4;
-    const hyperAt = tableBytes + pad(tableBytes);
+    const hyperAt = padded(tableBytes);
     // every part at a multiple of 16 bytes from the table's cache line (see arenaBase)
-    const sharedAt = hyperAt + this.hyperBytes(step) + pad(this.hyperBytes(step));
-    const drawsAt = sharedAt + step.layout.shared.length * 4 + pad(step.layout.shared.length * 4);
+    const sharedAt = hyperAt + padded(this.hyperBytes(step));
+    const drawsAt = sharedAt + padded(step.layout.shared.length * 4);
     const drawsAts = new Map<string, number>();
     let scratchAt = drawsAt;
     for (const d of step.layout.draws) {
       drawsAts.set(d.op, scratchAt);
-      scratchAt += this.drawsBytes(d.width, batch) + pad(this.drawsBytes(d.width, batch));
+      scratchAt += padded(this.drawsBytes(d.width, batch));
     }
     // each member's real rows, i32 [N], where a batch is padded
     const rowsAt = scratchAt;
-    if (step.layout.table.includes('rows')) scratchAt += this.host.n * 4 + pad(this.host.n * 4);
+    if (step.layout.table.includes('rows')) scratchAt += padded(this.host.n * 4);
     this.hyper.unwritten();
     this.generated = {
       step,
@@ -542,7 +542,8 @@ export class FusedStep {
   }
 }
 
-const pad = (bytes: number) => (16 - (bytes % 16)) % 16;
+/** bytes rounded up to a whole 16: where the next part of a buffer starts */
+const padded = (bytes: number) => Math.ceil(bytes / 16) * 16;
 /** bytes in a cache line (x86's and ARM's): where the arena's table starts */
 const CACHE_LINE = 64;
 
