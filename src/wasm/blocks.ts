@@ -253,11 +253,13 @@ function denseRowsInLanes(c: Code, batch: Local, x: Mat, w: ParamMat, bias: Loca
   const wRow = c.local('i32');
   const yRow = c.local('i32');
   const cols = [0, 1, 2, 3].map(() => c.local('v128'));
-  const accs = Array.from({ length: w.width }, () => c.local('v128'));
-  const partials = Array.from({ length: w.width }, () => c.local('v128'));
+  // a vector of four rows' sums per output column, as blockedSums takes them
+  const simd = simdLanes(c);
+  const accumulators = () => Array.from({ length: w.width }, (): Acc => ({ lanes: simd, col: 0, acc: c.local('v128') }));
+  const [total, partial] = [accumulators(), accumulators()];
   const xAt = (j: number, i: number) => (j * x.width + i) * 4;
   /** adds the terms i in [k0, k1) to `into`, in order */
-  const sum = (k0: number, k1: number, into: Local[]) => {
+  const sum = (k0: number, k1: number, into: Acc[]) => {
     for (let i0 = k0; i0 < k1; i0 += 4) {
       const count = Math.min(4, k1 - i0);
       if (count === 4) transpose4(c, [0, 1, 2, 3].map((j) => () => c.get(xRow).loadV128(xAt(j, i0))), cols);
@@ -268,28 +270,19 @@ function denseRowsInLanes(c: Code, batch: Local, x: Mat, w: ParamMat, bias: Loca
       }
       for (let k = 0; k < count; k++) {
         const wAt = w.stride !== undefined ? (i0 + k) * w.stride : 0;
-        into.forEach((acc, o) => c.get(acc).get(cols[k]).get(wRow).load32Splat(wAt + o * 4).f32x4Mul().f32x4Add().set(acc));
+        into.forEach(({ acc }, o) => c.get(acc).get(cols[k]).get(wRow).load32Splat(wAt + o * 4).f32x4Mul().f32x4Add().set(acc));
         if (w.stride === undefined) c.get(wRow).get(w.rowStride).i32Add().set(wRow);
       }
     }
   };
-  const zeroAll = (l: Local[]) => l.forEach((acc) => c.v128Const([0, 0, 0, 0]).set(acc));
   c.for(b0, () => c.i32(0), () => c.get(quadEnd), () => {
     rowOf(c, x, b0);
     c.set(xRow);
     c.get(w.base).set(wRow);
-    // as blockedSums: straight into the totals, or each block from 0 and then added to them
-    zeroAll(accs);
-    const blocks = blocksOf(w.rows, !!w.blocked);
-    if (blocks.length === 1) sum(0, w.rows, accs);
-    else for (const [k0, k1] of blocks) {
-      zeroAll(partials);
-      sum(k0, k1, partials);
-      accs.forEach((acc, o) => c.get(acc).get(partials[o]).f32x4Add().set(acc));
-    }
+    blockedSums(c, w.rows, !!w.blocked, total, partial, sum);
     rowOf(c, y, b0);
     c.set(yRow);
-    accs.forEach((acc, o) => {
+    total.forEach(({ acc }, o) => {
       const value = () => (c.get(acc), bias && c.get(bias).load32Splat(o * 4).f32x4Add());
       // a one-column y holds the four rows' values side by side; a wider one gets each lane in its row
       if (y.width === 1) return void (c.get(yRow), value(), c.storeV128());
