@@ -31,6 +31,8 @@ export interface Lanes {
   sqrt(): void;
   neg(): void;
   abs(): void;
+  /** -|x|: the sign bit set (abs and neg on one float, one or on four) */
+  negAbs(): void;
   nearest(): void;
   /** comparisons -> a mask (all bits of a lane set where true; an i32 0/1 for one float) */
   lt(): void;
@@ -95,6 +97,7 @@ export function scalarLanes(code: Code): Lanes {
     sqrt: () => void c.f32Sqrt(),
     neg: () => void c.f32Neg(),
     abs: () => void c.f32Abs(),
+    negAbs: () => void c.f32Abs().f32Neg(),
     nearest: () => void c.f32Nearest(),
     lt: () => void c.f32Lt(),
     gt: () => void c.f32Gt(),
@@ -149,6 +152,7 @@ export function simdLanes(code: Code): Lanes {
     sqrt: () => void c.f32x4Sqrt(),
     neg: () => void c.f32x4Neg(),
     abs: () => void c.f32x4Abs(),
+    negAbs: () => (floatSplat(-0), void c.v128Or()),
     nearest: () => void c.f32x4Nearest(),
     lt: () => void c.f32x4Lt(),
     gt: () => void c.f32x4Gt(),

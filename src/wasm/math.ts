@@ -201,22 +201,25 @@ const LOG_P = [7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846
  */
 export function log(v: Lanes, x: Local, clipped = false): void {
   const c = v.code;
-  // subnormal inputs are scaled into the normal range first
-  const tiny = clipped ? undefined : v.maskLocal();
-  const xs = clipped
-    ? x
-    : keep(v, () => {
-        c.get(x);
-        v.const(1.17549435e-38);
-        v.lt();
-        c.set(tiny!);
-        c.get(x);
-        v.const(8388608);
-        v.mul();
-        c.get(x);
-        c.get(tiny!);
-        v.select();
-      });
+  // subnormal inputs are scaled into the normal range first (a clipped probability is never subnormal)
+  let tiny: Local | undefined;
+  let xs = x;
+  if (!clipped) {
+    const mask = v.maskLocal();
+    c.get(x);
+    v.const(1.17549435e-38);
+    v.lt();
+    c.set(mask);
+    xs = keep(v, () => {
+      c.get(x);
+      v.const(8388608);
+      v.mul();
+      c.get(x);
+      c.get(mask);
+      v.select();
+    });
+    tiny = mask;
+  }
   // x = m 2^e with m in [0.5, 1)
   const bits = v.intLocal();
   c.get(xs);
@@ -230,12 +233,13 @@ export function log(v: Lanes, x: Local, clipped = false): void {
     v.intConst(126);
     v.intSub();
     v.toFloat();
-    if (!tiny) return;
-    v.const(-23);
-    v.const(0);
-    c.get(tiny);
-    v.select();
-    v.add();
+    if (tiny) {
+      v.const(-23);
+      v.const(0);
+      c.get(tiny);
+      v.select();
+      v.add();
+    }
   });
   const m0 = keep(v, () => {
     c.get(bits);
@@ -325,16 +329,9 @@ export function log(v: Lanes, x: Local, clipped = false): void {
  */
 export function sigmoid(v: Lanes, x: Local): void {
   const c = v.code;
-  // -|x|: the sign bit set (one or, in SIMD lanes)
   const negAbs = keep(v, () => {
     c.get(x);
-    if (v.width === 4) {
-      v.const(-0);
-      v.or();
-    } else {
-      v.abs();
-      v.neg();
-    }
+    v.negAbs();
   });
   const e = keep(v, () => exp(v, negAbs, { shortChain: true, nonPositive: true }));
   // one division: (x >= 0 ? 1 : e) / (1 + e)
