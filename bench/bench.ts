@@ -449,6 +449,8 @@ let trainMemoryError: string | undefined;
 /** forum x plan.train.steady.n by netc train over plan.train.steady.steps: the trainer's own ms a step */
 let trainSteady: TrainRunResult | undefined;
 let trainSteadyError: string | undefined;
+/** that run's ms a step by the trainer's clock */
+const steadyMs = (r: TrainRunResult) => (r.seconds * 1000) / plan.train.steady.steps;
 /** the torches that netc train and Seed 000 are held against */
 const trainingTorches = plan.allTorchesForTraining ? torches : torches.slice(0, 1);
 if (only.has('train')) {
@@ -493,7 +495,7 @@ if (only.has('train')) {
   writeFileSync(steadyFile, trainFile(steady.n, steady.steps));
   try {
     trainSteady = await runWorker<TrainRunResult>({ kind: 'train', file: steadyFile, args: ['--backend', 'wasm'] });
-    log(`  N=${steady.n}, ${steady.steps} steps: ${((trainSteady.seconds * 1000) / steady.steps).toFixed(4)} ms a step (${trainSteady.memberStepsPerSecond.toFixed(0)} member-steps/s)`);
+    log(`  N=${steady.n}, ${steady.steps} steps: ${steadyMs(trainSteady).toFixed(4)} ms a step (${trainSteady.memberStepsPerSecond.toFixed(0)} member-steps/s)`);
   } catch (e) {
     trainSteadyError = (e as Error).message;
     log(`  N=${steady.n}, ${steady.steps} steps: FAILED ${trainSteadyError}`);
@@ -789,7 +791,7 @@ function fusedStepTargets(): void {
   });
   const steadyN = plan.train.steady.n;
   const benchStep = netcRow('forum', steadyN, 'grouped', 'fused');
-  const trainerMs = trainSteady ? (trainSteady.seconds * 1000) / plan.train.steady.steps : undefined;
+  const trainerMs = trainSteady ? steadyMs(trainSteady) : undefined;
   const overStep = trainerMs !== undefined && benchStep ? trainerMs / benchStep.msPerStep : undefined;
   targets.push({
     name: `netc train's ms per step at N=${steadyN} (${plan.train.steady.steps} steps, its own clock) / the bench's fused step at N=${steadyN}`,
@@ -1195,7 +1197,7 @@ function trainTables(): string[] {
     }
     out.push(...notes.lines());
     if (!versions.length) out.push('', `${torchNote}.`);
-    if (trainSteady) out.push('', `forum x${plan.train.steady.n} by \`netc train\`, ${plan.train.steady.steps} steps: ${fmt((trainSteady.seconds * 1000) / plan.train.steady.steps)} ms a step by its own clock (${trainSteady.memberStepsPerSecond.toFixed(0)} member-steps/s), long enough that V8 has compiled the trainer's JavaScript; the rows above (${plan.train.steps} steps) include that warm-up.`);
+    if (trainSteady) out.push('', `forum x${plan.train.steady.n} by \`netc train\`, ${plan.train.steady.steps} steps: ${fmt(steadyMs(trainSteady))} ms a step by its own clock (${trainSteady.memberStepsPerSecond.toFixed(0)} member-steps/s), long enough that V8 has compiled the trainer's JavaScript; the rows above (${plan.train.steps} steps) include that warm-up.`);
     if (trainMemory) out.push('', `forum x${plan.train.memory.n} by \`netc train\`, ${plan.train.memory.steps} steps (${trainMemory.engine ?? 'auto'} engine): peak RSS ${trainMemory.trainingPeakRss === undefined ? 'not sampled (too short)' : mb(trainMemory.trainingPeakRss)} MB while it trains (\`node bin/netc.js train\` in a process of its own, its VmRSS read from /proc every 25 ms from its "training" line until summary.json appears, so its checkpoints count), ${mb(trainMemory.peakRss)} MB for the whole process (its VmHWM as it exits; the run's files, summary.json, report.html and the leaderboard, are written after the training). MB here are 10^6 bytes.`);
     out.push('');
   }
