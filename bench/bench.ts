@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [-- --out DIR] [-- --only forum,lenet,webgpu,compile,scale,train,seed000] [-- --no-torch] [-- --no-jax]
+// npm run bench [-- --quick] [-- --out DIR] [-- --only forum,lenet,webgpu,compile,scale,train,seed000] [-- --no-torch] [-- --no-jax] [-- --baseline REF]
 //
 // Time per training step of netc's fused ensembles (engine `fused`, the generated WebAssembly step, and
 // `ops`, TF.js ops with autodiff) against a naive loop of separate tf.sequential models, against the same
@@ -22,6 +22,7 @@ import { measureScale, scaleRatio, type ScalePlan, type ScaleRow } from './scale
 import { describeFloor, floorMissing, floorMs, forumStepCost, measureRates, type MachineRates } from './floor.js';
 import { lenetMacs } from './simd-rates.js';
 import { packageVersion } from './timing.js';
+import { baselineTable, checkoutBaseline, compareWithBaseline, type BaselineRow } from './baseline.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = dirname(here);
@@ -36,6 +37,10 @@ const onlyIndex = argv.indexOf('--only');
 const only = new Set(onlyIndex >= 0 ? argv[onlyIndex + 1].split(',') : ['forum', 'lenet', 'webgpu', 'compile', 'scale', 'train', 'seed000']);
 const noTorch = argv.includes('--no-torch');
 const noJax = argv.includes('--no-jax');
+// --baseline REF: the fused forum and LeNet steps of this checkout against REF's, in this run (bench/baseline.ts)
+const baselineIndex = argv.indexOf('--baseline');
+const baselineRef = baselineIndex >= 0 ? argv[baselineIndex + 1] : undefined;
+if (baselineRef) only.add('baseline');
 
 /** The measured configurations. Quick mode: small sizes, short budgets (a smoke run). */
 const plan = quick
@@ -138,9 +143,9 @@ interface Row {
 }
 
 /** Runs a command whose stdout has one line `RESULT {...}`, and parses it. */
-function runResult<T>(command: string, args: string[], what: string, env: NodeJS.ProcessEnv = process.env): Promise<T> {
+function runResult<T>(command: string, args: string[], what: string, env: NodeJS.ProcessEnv = process.env, cwd = root): Promise<T> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env });
+    const child = spawn(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], env });
     let out = '';
     let err = '';
     child.stdout.on('data', (d) => (out += d));
@@ -155,6 +160,8 @@ function runResult<T>(command: string, args: string[], what: string, env: NodeJS
 }
 
 const runWorker = <T>(job: Job): Promise<T> => runResult<T>(process.execPath, ['--import', 'tsx', join(here, 'worker.ts'), JSON.stringify(job)], 'worker');
+/** A job in the worker of another checkout (DIR/bench/worker.ts, run in DIR): --baseline's other side. */
+const runWorkerIn = <T>(dir: string, job: Job): Promise<T> => runResult<T>(process.execPath, ['--import', 'tsx', join(dir, 'bench', 'worker.ts'), JSON.stringify(job)], 'worker', process.env, dir);
 
 function lastLines(text: string): string {
   const lines = text.split('\n').filter((l) => l.trim() !== '' && l.length < 400);
@@ -378,6 +385,24 @@ if (only.has('lenet')) {
   }
   sectionSeconds['lenet'] = (performance.now() - sectionStarted) / 1000;
   log(`  [lenet: ${sectionSeconds['lenet'].toFixed(0)} s]`);
+}
+
+// ---- this checkout's fused steps against --baseline REF's, turn and turn about ---------------------------
+
+const baselineRounds = quick ? 1 : 3;
+let baseline: { ref: string; sha: string; rows: BaselineRow[] } | { ref: string; error: string } | undefined;
+if (baselineRef) {
+  const sectionStarted = performance.now();
+  log(`baseline: this checkout against ${baselineRef}`);
+  try {
+    const { dir, sha } = checkoutBaseline(root, baselineRef);
+    const rows = await compareWithBaseline(runWorkerIn, { ours: root, theirs: dir }, { fast: plan.fast, slow: plan.slow }, baselineRounds, log);
+    baseline = { ref: baselineRef, sha, rows };
+  } catch (error) {
+    baseline = { ref: baselineRef, error: error instanceof Error ? error.message : String(error) };
+    log(`  FAILED ${baseline.error}`);
+  }
+  sectionSeconds['baseline'] = (performance.now() - sectionStarted) / 1000;
 }
 
 // ---- netc train end to end, and Seed 000's workload --------------------------------------------------
@@ -895,6 +920,7 @@ const results = {
   compile: compileResult ?? { error: compileError },
   scale: { rows: scaleRows, queueNote: scaleQueueNote },
   targets,
+  baseline: baseline ?? null,
 };
 mkdirSync(outDir, { recursive: true });
 writeFileSync(join(outDir, 'results.json'), JSON.stringify(results, null, 2) + '\n');
@@ -912,6 +938,7 @@ function markdown(): string {
   out.push(`${jaxNote}.`, '');
   out.push('Time per training step: one optimizer step of every member on the same batch, every loss read back; median of the timed steps after warm-up. netc runs on wasm, the embedded default backend. Speed-up = naive ms / netc ms at the same N.', '');
   out.push(...speedTables());
+  if (baseline) out.push(...('error' in baseline ? [`## This checkout against ${baseline.ref}`, '', `Not measured: ${baseline.error}`, ''] : baselineTable(baseline.rows, baseline.ref, baseline.sha, baselineRounds)));
   out.push(...gpuTable());
   out.push(...trainTables());
   if (rows.length > 0) {
