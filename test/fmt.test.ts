@@ -56,10 +56,12 @@ describe('the examples are formatted', () => {
   // the untagged ``` blocks that start with a block, after their comments (not a model's statements alone,
   // not a terminal session)
   const startsWithBlock = (block: string) => /^(model|ensemble|train|schedule)\b.*\{/.test(block.replace(/^#.*\n/gm, ''));
-  const docBlocks = ['docs/language.md', 'README.md'].flatMap((doc) =>
+  // README.md and every page of docs/ (the README's sections moved there in issue 36)
+  const docs = ['README.md', ...readdirSync(new URL('../docs/', import.meta.url)).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+  const docBlocks = docs.flatMap((doc) =>
     [...read(doc).matchAll(/^```\n([\s\S]*?)^```$/gm)].map((m) => [doc, m[1]]).filter(([, b]) => startsWithBlock(b)),
   );
-  it('and so are the .net examples of docs/language.md and the README', () => {
+  it('and so are the .net examples of the README and docs/', () => {
     expect(docBlocks.length).toBeGreaterThan(10);
     for (const [doc, block] of docBlocks) expect(fmt(block), doc).toBe(block);
   });

@@ -335,7 +335,7 @@ function probeAdapter(): string | null {
 }
 
 /**
- * WebGPU in Node through Dawn (the 'webgpu' package; the README's Backends section names the Vulkan driver it
+ * WebGPU in Node through Dawn (the 'webgpu' package; docs/gpu.md's Backends section names the Vulkan driver it
  * needs). Dawn's GPU object becomes `navigator.gpu` before the TF.js backend is imported, because that package registers
  * the backend only if `navigator.gpu` exists when it loads. Without a GPU, Dawn runs on software Vulkan:
  * correct, but slow. Whether there is an adapter is asked in a child process first (probeAdapter), so a
