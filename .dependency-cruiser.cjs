@@ -8,7 +8,7 @@ const floors = [
   ['util', 'version.ts'], //      ground: seeded random streams, atomic writes, words
   ['diagnostics'], //             Diagnostic, the message catalogue with stable codes, the printer
   ['core', 'wasm'], //            shapes and argument specs; where a member sits in a fused tensor | a WebAssembly emitter
-  ['syntax', 'vocabulary'], //    tokens, parser, AST | the language's names and their arguments
+  ['syntax', 'vocabulary', 'interop'], // tokens, parser, AST | the language's names and their arguments | PyTorch's and ONNX's conventions: layouts, export nodes, model.py's and ONNX's pieces
   ['data', 'kernels'], //         data sources and loaders | the browser-safe math on TF.js (netc/kernels)
   ['layers'], //                  one file per layer kind: arguments, shape, widening, forward rules
   ['check'], //                   the AST checked into a Program

@@ -3,8 +3,7 @@
 // weight has in PyTorch and in which order its features lie.
 import type { ModelIR } from '../ir/model-ir.js';
 import type { MemberHyperparameters } from '../runtime/hyper.js';
-import { convKernel, denseKernel, netcVector } from './layout.js';
-import { exportPlan, type ExportNode } from './plan.js';
+import { exportPlan } from './plan.js';
 import type { SafeTensor } from './safetensors.js';
 
 /** A state_dict that is not the run's model's: one line saying what differs. */
@@ -32,23 +31,7 @@ export function netcWeights(ir: ModelIR, hyperparameters: MemberHyperparameters,
   for (const op of ir.ops.slice(1)) {
     const n = plan.nodes[op.id];
     const t = (name: string) => state.get(`${n.name}.${name}`)!.data as Float32Array;
-    inverse(n, plan.nodes[n.inputs[0]], t).forEach((v, i) => out.set(op.params[i], v));
+    (n.params?.(t, plan.nodes[n.inputs[0]]) ?? []).forEach((v, i) => out.set(op.params[i], v));
   }
   return out;
-}
-
-/** The node's netc parameters, in the kind's order, from its PyTorch tensors. */
-function inverse(n: ExportNode, input: ExportNode, t: (name: string) => Float32Array): Float32Array[] {
-  switch (n.kind) {
-    case 'linear':
-      return [denseKernel(t('weight'), n.inFeatures, n.outFeatures, input.order), ...(n.bias ? [t('bias')] : [])];
-    case 'conv2d':
-      return [convKernel(t('weight'), [n.kernel[0], n.kernel[1], n.inChannels, n.outChannels]), ...(n.bias ? [t('bias')] : [])];
-    case 'batchnorm':
-      return ['weight', 'bias', 'running_mean', 'running_var'].map((name) => netcVector(t(name), n.order));
-    case 'layernorm':
-      return ['weight', 'bias'].map((name) => netcVector(t(name), n.order));
-    default:
-      return [];
-  }
 }

@@ -3,134 +3,20 @@
 // off); an ensemble is every member's graph side by side on one input, with outputs `members` [N, B, ...],
 // `mean` and, for classifiers, `vote`. Initializers carry the PyTorch state_dict's names.
 import { onnxType } from './onnx-schema.js';
-import { channelAxis, exportedShape, type Pads } from './layout.js';
-import type { Act, ExportNode, ExportPlan } from './plan.js';
+import { exportedShape } from '../interop/layout.js';
+import { FLOAT, INT64, int, ints, OnnxGraph as Graph } from '../interop/onnx-graph.js';
+import type { ExportNode, ExportPlan } from './plan.js';
 import { NETC_VERSION } from '../version.js';
 
 /** 17: the first opset with LayerNormalization. */
 export const ONNX_OPSET = 17;
 const IR_VERSION = 8; // the IR version of opset 17
-const FLOAT = 1;
-const INT64 = 7;
 
-type Attr = { name: string; type: string; i?: number; f?: number; ints?: number[] };
-const int = (name: string, i: number): Attr => ({ name, type: 'INT', i });
-const ints = (name: string, v: number[]): Attr => ({ name, type: 'INTS', ints: v });
-const float = (name: string, f: number): Attr => ({ name, type: 'FLOAT', f });
-
-/** ONNX's pads for [top, bottom, left, right]: the begins, then the ends. */
-const onnxPads = ([t, b, l, r]: Pads) => [t, l, b, r];
-
-/** A graph being built: nodes in order, initializers, and names made unique. */
-class Graph {
-  nodes: object[] = [];
-  initializers: object[] = [];
-  private constants = new Map<string, string>();
-  private count = 0;
-
-  op(type: string, inputs: string[], attrs: Attr[] = [], output = `t${this.count++}`): string {
-    this.nodes.push({ op_type: type, input: inputs, output: [output], name: `${output}:${type}`, attribute: attrs });
-    return output;
-  }
-
-  tensor(name: string, shape: number[], data: Float32Array | BigInt64Array): string {
-    const raw = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-    this.initializers.push({ name, dims: shape, data_type: data instanceof Float32Array ? FLOAT : INT64, raw_data: raw });
-    return name;
-  }
-
-  /** A float32 or int64 constant, once per value. */
-  constant(values: number[], kind: 'float' | 'int64' = 'float', shape = values.length === 1 ? [] : [values.length]): string {
-    const key = `${kind}:${shape.join('x')}:${values.join(',')}`;
-    let name = this.constants.get(key);
-    if (!name) {
-      name = `const_${this.constants.size}`;
-      this.tensor(name, shape, kind === 'float' ? Float32Array.from(values) : BigInt64Array.from(values.map(BigInt)));
-      this.constants.set(key, name);
-    }
-    return name;
-  }
-}
-
-function activation(g: Graph, act: Act, x: string, shape: number[], out?: string): string {
-  switch (act.name) {
-    case 'linear':
-      return out ? g.op('Identity', [x], [], out) : x;
-    case 'relu':
-      return g.op('Relu', [x], [], out);
-    case 'sigmoid':
-      return g.op('Sigmoid', [x], [], out);
-    case 'tanh':
-      return g.op('Tanh', [x], [], out);
-    case 'softmax':
-      return g.op('Softmax', [x], [int('axis', channelAxis(shape))], out);
-    case 'elu':
-      return g.op('Elu', [x], [float('alpha', 1)], out);
-    case 'leaky_relu':
-      return g.op('LeakyRelu', [x], [float('alpha', act.alpha!)], out);
-    case 'swish':
-      return g.op('Mul', [x, g.op('Sigmoid', [x])], [], out);
-    case 'gelu': {
-      // the exact form, as netc computes it: x * 0.5 * (1 + erf(x / sqrt 2)) (Gelu itself is opset 20)
-      const phi = g.op('Add', [g.op('Erf', [g.op('Mul', [x, g.constant([Math.SQRT1_2])])]), g.constant([1])]);
-      return g.op('Mul', [g.op('Mul', [x, phi]), g.constant([0.5])], [], out);
-    }
-    default:
-      throw new Error(`internal error: no ONNX form of the ${act.name} activation`);
-  }
-}
-
-/** A weighted layer's op, `make`, then its `activation:`, the last of them named `out`. */
-function activated(g: Graph, act: Act, shape: number[], out: string, make: (name?: string) => string): string {
-  return act.name === 'linear' ? make(out) : activation(g, act, make(), shape, out);
-}
-
-const toChannelsLast = (rank: number) => [0, ...Array.from({ length: rank - 2 }, (_, i) => i + 2), 1];
-const toChannelsFirst = (rank: number) => [0, rank - 1, ...Array.from({ length: rank - 2 }, (_, i) => i + 1)];
-
-/** The node's ONNX ops on its inputs' names; returns the name of its output. */
+/** The node's ONNX ops (its kind's export rule's) on its inputs' names; returns the name of its output. */
 function emitNode(g: Graph, n: ExportNode, xs: string[], prefix: string): string {
-  const out = `${prefix}${n.name}`;
   const w = (name: string) => `${prefix}${n.name}.${name}`;
   const tensors = () => n.tensors.filter((t) => t.name !== 'num_batches_tracked').map((t) => g.tensor(w(t.name), t.shape, t.data));
-  const [x] = xs;
-  const rank = n.shape.length + 1;
-  switch (n.kind) {
-    case 'linear':
-      return activated(g, n.act, n.shape, out, (name) => g.op('Gemm', [x, ...tensors()], [int('transB', 1)], name));
-    case 'conv2d': {
-      const attrs = [ints('kernel_shape', n.kernel), ints('strides', n.stride), ints('pads', onnxPads(n.pads))];
-      return activated(g, n.act, n.shape, out, (name) => g.op('Conv', [x, ...tensors()], attrs, name));
-    }
-    case 'maxpool2d':
-      return g.op('MaxPool', [x], [ints('kernel_shape', n.size), ints('strides', n.stride), ints('pads', onnxPads(n.pads))], out);
-    case 'avgpool2d':
-      return g.op('AveragePool', [x], [ints('kernel_shape', n.size), ints('strides', n.stride), ints('pads', onnxPads(n.pads)), int('count_include_pad', 0)], out);
-    case 'flatten':
-      return g.op('Flatten', [n.channelsLast ? g.op('Transpose', [x], [ints('perm', [0, 2, 3, 1])]) : x], [int('axis', 1)], out);
-    case 'dropout':
-      return g.op('Identity', [x], [], out);
-    case 'batchnorm': {
-      const attrs = [float('epsilon', n.epsilon), float('momentum', n.momentum)];
-      if (n.layout !== 'last') return g.op('BatchNormalization', [x, ...tensors()], attrs, out);
-      const first = g.op('Transpose', [x], [ints('perm', toChannelsFirst(rank))]);
-      return g.op('Transpose', [g.op('BatchNormalization', [first, ...tensors()], attrs)], [ints('perm', toChannelsLast(rank))], out);
-    }
-    case 'layernorm': {
-      const attrs = [int('axis', -1), float('epsilon', n.epsilon)];
-      if (n.layout !== 'nchw') return g.op('LayerNormalization', [x, ...tensors()], attrs, out);
-      const last = g.op('Transpose', [x], [ints('perm', [0, 2, 3, 1])]);
-      return g.op('Transpose', [g.op('LayerNormalization', [last, ...tensors()], attrs)], [ints('perm', [0, 3, 1, 2])], out);
-    }
-    case 'add':
-      return g.op('Sum', xs, [], out);
-    case 'concat':
-      return g.op('Concat', xs, [int('axis', channelAxis(n.shape))], out);
-    case 'activation':
-      return activation(g, n.act, x, n.shape, out);
-    case 'input':
-      throw new Error('internal error: the input is no node');
-  }
+  return n.onnx({ g, xs, out: `${prefix}${n.name}`, tensors });
 }
 
 /**

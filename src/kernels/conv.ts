@@ -5,18 +5,14 @@
 import type { TF, Tensor, Tensor4D } from './tf.js';
 import { memberSlices } from './matmul.js';
 import { kernel } from './kernel.js';
+import { samePadding } from '../core/padding.js';
 
 type GradFunc = Parameters<TF['customGrad']>[0];
 const as4d = (t: Tensor) => t as Tensor4D;
 
 export type Padding = 'valid' | 'same';
 
-/** TF's padding rule: [before, after] rows for one spatial axis. */
-export function samePadding(size: number, kernel: number, stride: number): [number, number] {
-  const out = Math.ceil(size / stride);
-  const total = Math.max((out - 1) * stride + kernel - size, 0);
-  return [Math.floor(total / 2), total - Math.floor(total / 2)];
-}
+export { samePadding };
 
 /**
  * Inserts stride-1 zeros between the rows and columns of dy: [B, H, W, F] -> [B, (H-1)s+1, (W-1)s+1, F].

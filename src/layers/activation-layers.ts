@@ -1,15 +1,22 @@
-// relu(), sigmoid(), tanh(), softmax(), ...: one stand-alone layer per activation function.
+// relu(), sigmoid(), tanh(), softmax(), ...: one stand-alone layer per activation function, every rule of
+// every one of them made here, from the activation's name.
 import { activations } from '../vocabulary/activations.js';
-import type { LayerKind } from './layer-kind.js';
+import type { LayerKind, Rule } from './layer-kind.js';
 import { activate } from '../kernels/activations.js';
 import { activateWide } from './activate.js';
 import { blockMembers, groupedMembers, groupedVector } from './widened.js';
 import { blockVector } from '../kernels/block-vector.js';
 import { applyActivation, applyActivationGrad, kernelActivations } from '../wasm/activations.js';
+import type { WasmContext, WasmRule } from './wasm-rule.js';
+import { hasTfActivation, type ReferenceRule } from './reference-rule.js';
+import type { ExportRule } from '../interop/export-node.js';
+import { onnxActivation, torchActivation, type Act } from '../interop/activation-forms.js';
+import { kwargName } from '../interop/torch-code.js';
 
-export const activationLayers: LayerKind[] = activations
-  .filter((a) => a !== 'linear')
-  .map((name) => ({
+export const activationLayers: LayerKind[] = activations.filter((a) => a !== 'linear').map(activationLayer);
+
+function activationLayer(name: string): LayerKind {
+  return {
     name,
     summary: `the ${name} activation as a layer`,
     args: name === 'leaky_relu' ? [{ name: 'alpha', type: { kind: 'number', min: 0 }, positional: true, default: 0.2, hyper: true }] : [],
@@ -31,13 +38,47 @@ export const activationLayers: LayerKind[] = activations
         return activateWide(ctx, name, { t, shared: false }, blockVector(ctx.tf, ctx.hyper('alpha'), t.shape[t.rank - 1] / ctx.members));
       },
     },
-    // the generated step: the activation over the member's [B, width], and its gradient
-    kernel: {
-      // softmax runs over the last axis: the generated one over the member's whole row
-      unsupported: (_, [input]) => (!kernelActivations.has(name) ? `the ${name} layer` : name === 'softmax' && input.length > 1 ? 'the softmax layer of an input with more than one axis' : undefined),
-      forward: (k) => applyActivation(k.code, name, k.batch, k.inputs[0], k.output, name === 'leaky_relu' ? k.hyper('alpha') : undefined),
-      backward(k) {
-        if (k.dInputs[0]) applyActivationGrad(k.code, name, k.batch, k.inputs[0], k.output, k.dOutput, k.dInputs[0], name === 'leaky_relu' ? k.hyper('alpha') : undefined);
-      },
+    wasm: wasmRule(name),
+    reference: referenceRule(name),
+    export: exportRule(name),
+  };
+}
+
+/** The generated step: the activation over the member's [B, width], and its gradient. */
+function wasmRule(name: string): Rule<WasmRule> {
+  if (!kernelActivations.has(name)) return { unsupported: `the ${name} layer` };
+  const alpha = name === 'leaky_relu' ? (k: WasmContext) => k.hyper('alpha') : () => undefined;
+  return {
+    // softmax runs over the last axis: the generated one over the member's whole row
+    whyNot: (_, [input]) => (name === 'softmax' && input.length > 1 ? 'the softmax layer of an input with more than one axis' : undefined),
+    forward: (k) => applyActivation(k.code, name, k.batch, k.inputs[0], k.output, alpha(k)),
+    backward(k) {
+      if (k.dInputs[0]) applyActivationGrad(k.code, name, k.batch, k.inputs[0], k.output, k.dOutput, k.dInputs[0], alpha(k));
     },
-  }));
+  };
+}
+
+/** tfjs-layers' Activation layer, or its LeakyReLU with the member's alpha. */
+function referenceRule(name: string): Rule<ReferenceRule> {
+  if (name === 'leaky_relu') return { layers: ({ tf, args, name: layer }) => [tf.layers.leakyReLU({ alpha: args.alpha as number, name: layer })] };
+  if (!hasTfActivation(name)) return { unsupported: `tfjs-layers has no '${name}' activation` };
+  return { layers: ({ tf, name: layer }) => [tf.layers.activation({ activation: name as never, name: layer })] };
+}
+
+/** The activation's PyTorch expression and ONNX nodes; leaky_relu's slope is the constructor's keyword argument. */
+function exportRule(name: string): ExportRule {
+  return {
+    node(ctx) {
+      const leaky = name === 'leaky_relu';
+      const act: Act = leaky ? { name, alpha: ctx.args.alpha as number } : { name };
+      const kw = kwargName(ctx.base, 'alpha');
+      return {
+        ...ctx.base,
+        act,
+        order: ctx.inputs[0].order,
+        torch: { init: leaky ? [`self.${kw} = ${kw}`] : [], forward: ([x]) => torchActivation(act, x, ctx.base.shape, leaky ? `self.${kw}` : undefined) },
+        onnx: ({ g, xs, out }) => onnxActivation(g, act, xs[0], ctx.base.shape, out),
+      };
+    },
+  };
+}

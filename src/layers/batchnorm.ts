@@ -5,12 +5,17 @@ import type { ForwardContext } from './forward.js';
 import type { Tensor } from '../kernels/tf.js';
 import { blockMembers, fromMembersFirst, groupedMembers, groupedVector, membersFirst } from './widened.js';
 import { blockVector } from '../kernels/block-vector.js';
-import type { KernelContext, KernelRule } from './kernel-rule.js';
+import type { WasmContext, WasmRule } from './wasm-rule.js';
 import type { Code, Local } from '../wasm/module.js';
 import type { Lanes } from '../wasm/lanes.js';
 import { address, columns, forRows, rowOf, zeroRow, type Mat } from '../wasm/blocks.js';
 import { pow1_5 } from '../wasm/math.js';
 import { perPixel } from './channels.js';
+import { initializerConfig } from './reference-rule.js';
+import { featureParams, featureTensors, selfOf } from './export-rule.js';
+import { UnsupportedExportError, type ExportContext, type ExportNode, type ExportTensor } from '../interop/export-node.js';
+import { float, ints, toChannelsFirst, toChannelsLast } from '../interop/onnx-graph.js';
+import { kwargName } from '../interop/torch-code.js';
 
 /**
  * Normalises x with the batch's statistics (training) or the running ones, and records the new running
@@ -131,8 +136,55 @@ export const batchnorm: LayerKind = {
       return fromMembersFirst(ctx, normalise(ctx, x, p, axes, scalar, (t) => t, stat));
     },
   },
-  kernel: batchnormKernel(),
+  wasm: batchnormKernel(),
+  reference: {
+    layers: (ctx) => [
+      ctx.tf.layers.batchNormalization({
+        axis: -1,
+        momentum: ctx.args.momentum as number,
+        epsilon: ctx.args.epsilon as number,
+        ...initializerConfig(ctx, ['gammaInitializer', 'betaInitializer', 'movingMeanInitializer', 'movingVarianceInitializer']),
+        name: ctx.name,
+      }),
+    ],
+  },
+  export: { node: exportNode },
 };
+
+const STATISTICS = ['weight', 'bias', 'running_mean', 'running_var'];
+
+/**
+ * PyTorch's BatchNorm1d, 2d (an NCHW image) or 3d, on the channels first (other ranks move their last axis
+ * there and back); its momentum the share moved, Keras' the share kept. ONNX's BatchNormalization likewise.
+ */
+function exportNode(ctx: ExportContext): ExportNode {
+  const { shape, layout } = ctx.base;
+  const features = shape[shape.length - 1];
+  const tensors: ExportTensor[] = [...featureTensors(ctx, STATISTICS), { name: 'num_batches_tracked', shape: [], data: new BigInt64Array(1) }];
+  if (shape.length > 4) throw new UnsupportedExportError(`${ctx.base.name}: PyTorch has no batchnorm for ${shape.length}-axis examples`);
+  const self = selfOf(ctx);
+  const kw = (arg: string) => kwargName(ctx.base, arg);
+  const dims = layout === 'nchw' ? 2 : shape.length === 4 ? 3 : 1;
+  const rank = shape.length + 1;
+  const order = ctx.inputs[0].order;
+  return {
+    ...ctx.base,
+    order,
+    tensors,
+    torch: {
+      // Keras' momentum is the share of the running statistics kept; PyTorch's, the share moved
+      init: [`${self} = nn.BatchNorm${dims}d(${features}, eps=${kw('epsilon')}, momentum=1 - ${kw('momentum')})`],
+      forward: ([x]) => (layout === 'last' ? `${self}(${x}.movedim(-1, 1)).movedim(1, -1)` : `${self}(${x})`),
+    },
+    onnx({ g, xs: [x], out, tensors: names }) {
+      const attrs = [float('epsilon', ctx.args.epsilon as number), float('momentum', ctx.args.momentum as number)];
+      if (layout !== 'last') return g.op('BatchNormalization', [x, ...names()], attrs, out);
+      const first = g.op('Transpose', [x], [ints('perm', toChannelsFirst(rank))]);
+      return g.op('Transpose', [g.op('BatchNormalization', [first, ...names()], attrs)], [ints('perm', toChannelsLast(rank))], out);
+    },
+    params: (t) => featureParams(t, STATISTICS, order),
+  };
+}
 
 /**
  * The generated step's batchnorm in training, per member, on [B, C] (an image's [B, H, W, C] as B*H*W
@@ -141,7 +193,7 @@ export const batchnorm: LayerKind = {
  * lane's arithmetic is its own column's, in the op path's order. The backward pass is autodiff's of the
  * op path: the mean takes the normalisation's gradient and then the squared deviations'.
  */
-function batchnormKernel(): KernelRule {
+function batchnormKernel(): WasmRule {
   return {
     forward(layer) {
       const k = perPixel(layer);
@@ -254,7 +306,7 @@ function batchnormKernel(): KernelRule {
 }
 
 /** Outside training: y = ((x - moving_mean) * rsqrt(moving_variance + epsilon)) * gamma + beta. */
-function byRunningStatistics(k: KernelContext, invRow: Mat, p: { gamma: Local; beta: Local; movingMean: Local; movingVariance: Local }): void {
+function byRunningStatistics(k: WasmContext, invRow: Mat, p: { gamma: Local; beta: Local; movingMean: Local; movingVariance: Local }): void {
   const { code: c } = k;
   const width = k.output.width;
   const inv = rowAddress(c, invRow);

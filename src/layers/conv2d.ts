@@ -9,7 +9,7 @@ import { activateWide } from './activate.js';
 import type { Tensor } from '../kernels/tf.js';
 import type { ForwardContext, Params } from './forward.js';
 import { sharedByFolding } from './widened.js';
-import type { KernelContext, KernelRule } from './kernel-rule.js';
+import type { WasmContext, WasmRule } from './wasm-rule.js';
 import { columnSums, type Mat, type ParamMat } from '../wasm/blocks.js';
 import { applyActivation, applyActivationGrad, kernelActivations } from '../wasm/activations.js';
 import { convGradInput, cropImage, isPadded, padImage, paddedHeight, paddedWidth, rowsOf, transposeKernel } from '../wasm/conv.js';
@@ -17,6 +17,13 @@ import { convForwardDirect, convGradInputDirect, convGradWeightsDirect, padKerne
 import { paddedRow } from '../wasm/vectors.js';
 import { LEAKY_RELU_ALPHA } from '../kernels/activations.js';
 import type { Local } from '../wasm/module.js';
+import { activationAfter, activationConfig, initializerConfig } from './reference-rule.js';
+import { activationArgOf, biasTensor, selfOf } from './export-rule.js';
+import type { ExportContext, ExportNode } from '../interop/export-node.js';
+import { convKernel as convKernelOf, convWeight, isPadded as isPaddedExport, isSymmetric, windowPads } from '../interop/layout.js';
+import { onnxActivated, torchActivation } from '../interop/activation-forms.js';
+import { ints, onnxPads } from '../interop/onnx-graph.js';
+import { pair, padTuple } from '../interop/torch-code.js';
 
 export const conv2d: LayerKind = {
   name: 'conv2d',
@@ -74,8 +81,56 @@ export const conv2d: LayerKind = {
     // its dW always by patches, rows in order (member after member where they are folded)
     shared: sharedByFolding((ctx, x, p, data) => apply(ctx, x, p, data, conv2dOfRows)),
   },
-  kernel: convKernel(),
+  wasm: convKernel(),
+  reference: {
+    layers: (ctx) => [
+      ctx.tf.layers.conv2d({
+        filters: ctx.args.filters as number,
+        kernelSize: ctx.args.kernel as number[],
+        strides: ctx.args.stride as number[],
+        padding: ctx.args.padding as 'valid' | 'same',
+        activation: activationConfig(ctx) as never,
+        useBias: ctx.args.bias as boolean,
+        ...initializerConfig(ctx, ['kernelInitializer', 'biasInitializer']),
+        name: ctx.name,
+      }),
+      ...activationAfter(ctx),
+    ],
+  },
+  export: { node: exportNode },
 };
+
+/**
+ * A PyTorch Conv2d (an ONNX Conv) and its activation on the NCHW image; the weight [out, in, kh, kw]. TF's
+ * `same` padding where it is uneven is an F.pad before the Conv2d (ONNX's pads say it as they are).
+ */
+function exportNode(ctx: ExportContext): ExportNode {
+  const a = ctx.args;
+  const [x] = ctx.inputs;
+  const kernel = a.kernel as number[];
+  const shape = [kernel[0], kernel[1], x.shape[2], a.filters as number];
+  const weight = { name: 'weight', shape: [shape[3], shape[2], shape[0], shape[1]], data: convWeight(ctx.param(0), shape) };
+  const stride = a.stride as number[];
+  const pads = windowPads(x.shape, kernel, stride, a.padding as string);
+  const bias = !!a.bias;
+  const act = activationArgOf(a.activation);
+  const self = selfOf(ctx);
+  const padding = isSymmetric(pads) && isPaddedExport(pads) ? `, padding=${pair([pads[0], pads[2]])}` : '';
+  return {
+    ...ctx.base,
+    act,
+    tensors: [weight, ...biasTensor(ctx, 1)],
+    torch: {
+      init: [`${self} = nn.Conv2d(${shape[2]}, ${shape[3]}, kernel_size=${pair(kernel)}, stride=${pair(stride)}${padding}${bias ? '' : ', bias=False'})`],
+      forward: ([v]) => torchActivation(act, `${self}(${isSymmetric(pads) ? v : `F.pad(${v}, ${padTuple(pads)})`})`, ctx.base.shape),
+    },
+    onnx({ g, xs, out, tensors }) {
+      const attrs = [ints('kernel_shape', kernel), ints('strides', stride), ints('pads', onnxPads(pads))];
+      return onnxActivated(g, act, ctx.base.shape, out, (name) => g.op('Conv', [xs[0], ...tensors()], attrs, name));
+    },
+    params: (t) => [convKernelOf(t('weight'), shape), ...(bias ? [t('bias')] : [])],
+  };
+}
 
 /**
  * The generated step's conv2d, per member (src/wasm/conv.ts says whose order each sum follows, and
@@ -85,13 +140,13 @@ export const conv2d: LayerKind = {
  * padded input and dz, and dx gathered from dz padded by the kernel's size (stride 1; other strides
  * scatter dz through the kernel).
  */
-function convKernel(): KernelRule {
-  const slope = (k: KernelContext) => {
+function convKernel(): WasmRule {
+  const slope = (k: WasmContext) => {
     const alpha = k.code.local('f32');
     k.code.f32(LEAKY_RELU_ALPHA).set(alpha);
     return alpha;
   };
-  const parts = (k: KernelContext) => {
+  const parts = (k: WasmContext) => {
     const g = kernelSpatial(k.inputShapes[0], k.attrs.kernel as number[], k.attrs.stride as number[], k.attrs.padding as string, k.shape);
     const f = k.attrs.filters as number;
     const cells = g.oh * g.ow;
@@ -106,7 +161,7 @@ function convKernel(): KernelRule {
     return { g, f, cells, depth, padded, xs, act, z, out, scratch, kernel: { ...(k.params.kernel as ParamMat), blocked: false } };
   };
   return {
-    unsupported(attrs, inputs) {
+    whyNot(attrs, inputs) {
       if (!kernelActivations.has(attrs.activation as string)) return `the ${String(attrs.activation)} activation`;
       // one filter on one channel, XNNPACK convolves depthwise, in an order of its own (as the filter
       // gradient of a one-example batch, whose dilated conv has one input and one output channel: a short

@@ -9,11 +9,17 @@ import { matMul, matMulOfData } from '../kernels/matmul.js';
 import type { Tensor } from '../kernels/tf.js';
 import type { ForwardContext, Params } from './forward.js';
 import { sharedByFolding } from './widened.js';
-import type { KernelContext, KernelRule } from './kernel-rule.js';
+import type { WasmContext, WasmRule } from './wasm-rule.js';
 import { columnSums, denseForward, denseGradInput, denseGradWeights, SUM_BLOCK, type ParamMat } from '../wasm/blocks.js';
 import { applyActivation, applyActivationGrad, kernelActivations } from '../wasm/activations.js';
 import { LEAKY_RELU_ALPHA } from '../kernels/activations.js';
 import type { Local } from '../wasm/module.js';
+import { activationAfter, activationConfig, initializerConfig } from './reference-rule.js';
+import { activationArgOf, biasTensor, selfOf } from './export-rule.js';
+import type { ExportContext, ExportNode } from '../interop/export-node.js';
+import { denseKernel as denseKernelOf, linearWeight } from '../interop/layout.js';
+import { onnxActivated, torchActivation } from '../interop/activation-forms.js';
+import { int } from '../interop/onnx-graph.js';
 
 export const dense: LayerKind = {
   name: 'dense',
@@ -61,22 +67,57 @@ export const dense: LayerKind = {
     // one [in, out] kernel: on a shared [B, in] input once, on per-member inputs all members' rows at once
     shared: sharedByFolding(apply),
   },
-  kernel: denseKernel(),
+  wasm: denseKernel(),
+  reference: {
+    layers: (ctx) => [
+      ctx.tf.layers.dense({
+        units: ctx.args.units as number,
+        activation: activationConfig(ctx) as never,
+        useBias: ctx.args.bias as boolean,
+        ...initializerConfig(ctx, ['kernelInitializer', 'biasInitializer']),
+        name: ctx.name,
+      }),
+      ...activationAfter(ctx),
+    ],
+  },
+  export: { node: exportNode },
 };
+
+/** A PyTorch Linear (an ONNX Gemm) and its activation; the weight [out, in], its columns in the input's feature order. */
+function exportNode(ctx: ExportContext): ExportNode {
+  const [x] = ctx.inputs;
+  const [inFeatures] = x.shape;
+  const outFeatures = ctx.args.units as number;
+  const bias = !!ctx.args.bias;
+  const act = activationArgOf(ctx.args.activation);
+  const self = selfOf(ctx);
+  const weight = { name: 'weight', shape: [outFeatures, inFeatures], data: linearWeight(ctx.param(0), inFeatures, outFeatures, x.order) };
+  return {
+    ...ctx.base,
+    act,
+    tensors: [weight, ...biasTensor(ctx, 1)],
+    torch: {
+      init: [`${self} = nn.Linear(${inFeatures}, ${outFeatures}${bias ? '' : ', bias=False'})`],
+      forward: ([v]) => torchActivation(act, `${self}(${v})`, ctx.base.shape),
+    },
+    onnx: ({ g, xs, out, tensors }) => onnxActivated(g, act, ctx.base.shape, out, (name) => g.op('Gemm', [xs[0], ...tensors()], [int('transB', 1)], name)),
+    params: (t, input) => [denseKernelOf(t('weight'), inFeatures, outFeatures, input.order), ...(bias ? [t('bias')] : [])],
+  };
+}
 
 /**
  * The generated step's dense layer, per member: z = x · kernel + bias, then the activation; backward, the
  * gradient through the activation, dkernel = xᵀ dz, dbias = the column sums of dz, dx = dz kernelᵀ.
  */
-function denseKernel(): KernelRule {
+function denseKernel(): WasmRule {
   // an activation's leaky_relu has TF's fixed slope (a leaky_relu layer's may vary: it reads its hyperparameter)
-  const slope = (k: KernelContext) => {
+  const slope = (k: WasmContext) => {
     const alpha = k.code.local('f32');
     k.code.f32(LEAKY_RELU_ALPHA).set(alpha);
     return alpha;
   };
   return {
-    unsupported: (attrs) => (kernelActivations.has(attrs.activation as string) ? undefined : `the ${String(attrs.activation)} activation`),
+    whyNot: (attrs) => (kernelActivations.has(attrs.activation as string) ? undefined : `the ${String(attrs.activation)} activation`),
     forward(k) {
       const act = k.attrs.activation as string;
       const z = act === 'linear' ? k.output : k.saved('z', k.output.width);

@@ -4,8 +4,10 @@ import type { LayerKind } from './layer-kind.js';
 import type { ForwardContext } from './forward.js';
 import type { Tensor } from '../kernels/tf.js';
 import { groupedMembers, membersToBlocks, blockMembers } from './widened.js';
-import type { KernelContext, KernelRule } from './kernel-rule.js';
+import type { WasmContext, WasmRule } from './wasm-rule.js';
 import { address, forEachFloat, loadAt } from '../wasm/blocks.js';
+import { kwargName } from '../interop/torch-code.js';
+import { selfOf } from './export-rule.js';
 
 /** Inverted-dropout masks, member-first [N, ...shape]: 0 where dropped, 1/(1 - rate) where kept. */
 function masks(ctx: ForwardContext, shape: number[]): Tensor {
@@ -38,14 +40,24 @@ export const dropout: LayerKind = {
       return { t: ctx.tf.mul(t, membersToBlocks(ctx.tf, masks(ctx, perMember))), shared: false };
     },
   },
-  kernel: dropoutKernel(),
+  wasm: dropoutKernel(),
+  reference: { layers: ({ tf, args, name }) => [tf.layers.dropout({ rate: args.rate as number, name })] },
+  // nn.Dropout, its rate the constructor's keyword argument; in ONNX's inference graph nothing
+  export: {
+    node: (ctx) => ({
+      ...ctx.base,
+      order: ctx.inputs[0].order,
+      torch: { init: [`${selfOf(ctx)} = nn.Dropout(p=${kwargName(ctx.base, 'rate')})`], forward: ([x]) => `${selfOf(ctx)}(${x})` },
+      onnx: ({ g, xs, out }) => g.op('Identity', xs.slice(0, 1), [], out),
+    }),
+  },
 };
 
 /**
  * The generated step's dropout, per member: the mask from the host's draws of this step (the op path's
  * memberDraws), (u >= rate) / (1 - rate), kept for the backward pass; out = x * mask, dx = dy * mask.
  */
-function dropoutKernel(): KernelRule {
+function dropoutKernel(): WasmRule {
   return {
     draws: true,
     forward(k) {
@@ -103,7 +115,7 @@ function dropoutKernel(): KernelRule {
 }
 
 /** Outside training, dropout's output is its input. */
-function copyInput(k: KernelContext): void {
+function copyInput(k: WasmContext): void {
   const { code: c } = k;
   const [x, y] = [k.inputs[0], k.output];
   forEachFloat(

@@ -1,6 +1,9 @@
 // flatten(): [h, w, c] -> [h*w*c], row-major as TF.js reshapes.
 import type { LayerKind } from './layer-kind.js';
 import { product } from './spatial.js';
+import type { ExportContext, ExportNode } from '../interop/export-node.js';
+import { nchwFlattenOrder } from '../interop/layout.js';
+import { int, ints } from '../interop/onnx-graph.js';
 
 export const flatten: LayerKind = {
   name: 'flatten',
@@ -26,5 +29,23 @@ export const flatten: LayerKind = {
     },
   },
   // the generated step keeps a member's example row-major already: flattening moves nothing
-  kernel: { alias: true, forward: () => {}, backward: () => {} },
+  wasm: { alias: true, forward: () => {}, backward: () => {} },
+  reference: { layers: ({ tf, name }) => [tf.layers.flatten({ name })] },
+  export: { node: exportNode },
 };
+
+/**
+ * torch.flatten of the NCHW image, channel after channel: its feature order is absorbed by the weights after
+ * it. Where the plan cannot absorb it, channels last: a permute first, and netc's own order.
+ */
+function exportNode(ctx: ExportContext): ExportNode {
+  const [x] = ctx.inputs;
+  const image = x.layout === 'nchw';
+  const last = image && ctx.channelsLast;
+  return {
+    ...ctx.base,
+    order: image && !ctx.channelsLast ? nchwFlattenOrder(x.shape) : x.order,
+    torch: { init: [], forward: ([v]) => (last ? `torch.flatten(${v}.permute(0, 2, 3, 1), 1)` : `torch.flatten(${v}, 1)`) },
+    onnx: ({ g, xs: [v], out }) => g.op('Flatten', [last ? g.op('Transpose', [v], [ints('perm', [0, 2, 3, 1])]) : v], [int('axis', 1)], out),
+  };
+}

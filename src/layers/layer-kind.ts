@@ -1,12 +1,14 @@
-// What every layer kind provides, in its own file: its arguments, its shape rule and its parameters.
-// (Widening and emission rules join them in the same files, the way JAX keeps a primitive's shape
-// rule and batching rule together.)
+// What every layer kind provides, in its own file: its arguments, its shape rule and its parameters, and
+// one rule per target (the op path, the generated step, the tfjs-layers reference, the export), each there
+// or stated unsupported with a reason, the way JAX keeps a primitive's shape rule and batching rule together.
 import type { Span } from '../diagnostics/diagnostic.js';
 import type { MessageDef } from '../diagnostics/messages.js';
 import type { ArgSpec, BoundArgs, Shape } from '../core/arg-spec.js';
 import type { Initializer } from '../vocabulary/initializers.js';
 import type { ForwardRules, WidenRule } from './forward.js';
-import type { KernelRule } from './kernel-rule.js';
+import type { WasmRule } from './wasm-rule.js';
+import type { ReferenceRule } from './reference-rule.js';
+import type { ExportRule } from '../interop/export-node.js';
 
 export interface ParamSpec {
   /** the part after `layer/`: kernel, bias, gamma, beta, moving_mean, moving_variance */
@@ -39,10 +41,24 @@ export interface LayerKind {
   params(args: BoundArgs['values'], input: Shape[]): ParamSpec[];
   /** how the layer widens to N members */
   widen: WidenRule;
-  /** how it computes, alone and widened */
+  /** how it computes on TF.js ops, alone and widened (the op path) */
   forward: ForwardRules;
-  /** its code in the generated training step; without one, a model using it trains on TF.js ops */
-  kernel?: KernelRule;
+  /** its code in the generated training step (wasm); without one, a model using it trains on TF.js ops */
+  wasm: Rule<WasmRule>;
+  /** one member's layer as tfjs-layers layers: the reference the equivalence tests hold the rest to, and `netc extract`'s model */
+  reference: Rule<ReferenceRule>;
+  /** one member's layer in PyTorch's and ONNX's conventions: its export-plan node, its module code and its ONNX nodes */
+  export: Rule<ExportRule>;
 }
+
+/** Why a target has no rule for a kind: said, never left out (test/conformance.test.ts holds every kind to it). */
+export interface Unsupported {
+  unsupported: string;
+}
+
+/** A kind's rule for one target, or the reason it has none. */
+export type Rule<R> = R | Unsupported;
+
+export const hasRule = <R extends object>(r: Rule<R>): r is R => !('unsupported' in r);
 
 export const fmtShape = (s: Shape): string => `[${s.join(', ')}]`;

@@ -2,10 +2,15 @@
 import type { LayerKind } from './layer-kind.js';
 import type { Tensor, TF } from '../kernels/tf.js';
 import { groupedMembers, groupedVector, joinMembers, splitMembers, blockMembers, sharedByFolding } from './widened.js';
-import type { KernelBackwardContext, KernelContext, KernelRule } from './kernel-rule.js';
+import type { WasmBackwardContext, WasmContext, WasmRule } from './wasm-rule.js';
 import type { Code, Local } from '../wasm/module.js';
 import { address, zeroFloats, type Mat } from '../wasm/blocks.js';
 import { pow1_5 } from '../wasm/math.js';
+import { initializerConfig } from './reference-rule.js';
+import { featureParams, featureTensors, selfOf } from './export-rule.js';
+import type { ExportContext, ExportNode } from '../interop/export-node.js';
+import { float, int, ints } from '../interop/onnx-graph.js';
+import { kwargName } from '../interop/torch-code.js';
 
 /** (x - mean) / sqrt(var + eps) * gamma + beta over the last axis of each example. */
 function normalise(tf: TF, x: Tensor, gamma: Tensor, beta: Tensor, epsilon: Tensor): Tensor {
@@ -48,20 +53,47 @@ export const layernorm: LayerKind = {
     // one gamma and beta [C] for every member's examples (the members' epsilon is one value: it cannot vary)
     shared: sharedByFolding(({ tf, hyper }, [x], p) => normalise(tf, x, p.gamma, p.beta, tf.scalar(hyper('epsilon')[0]))),
   },
-  kernel: layernormKernel(),
+  wasm: layernormKernel(),
+  reference: {
+    layers: (ctx) => [ctx.tf.layers.layerNormalization({ axis: -1, epsilon: ctx.args.epsilon as number, ...initializerConfig(ctx, ['gammaInitializer', 'betaInitializer']), name: ctx.name })],
+  },
+  export: { node: exportNode },
 };
+
+/** PyTorch's LayerNorm (ONNX's LayerNormalization) over the last axis: an NCHW image's channels moved last and back. */
+function exportNode(ctx: ExportContext): ExportNode {
+  const { shape, layout } = ctx.base;
+  const self = selfOf(ctx);
+  const order = ctx.inputs[0].order;
+  return {
+    ...ctx.base,
+    order,
+    tensors: featureTensors(ctx, ['weight', 'bias']),
+    torch: {
+      init: [`${self} = nn.LayerNorm(${shape[shape.length - 1]}, eps=${kwargName(ctx.base, 'epsilon')})`],
+      forward: ([x]) => (layout === 'nchw' ? `${self}(${x}.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)` : `${self}(${x})`),
+    },
+    onnx({ g, xs: [x], out, tensors }) {
+      const attrs = [int('axis', -1), float('epsilon', ctx.args.epsilon as number)];
+      if (layout !== 'nchw') return g.op('LayerNormalization', [x, ...tensors()], attrs, out);
+      const last = g.op('Transpose', [x], [ints('perm', [0, 2, 3, 1])]);
+      return g.op('Transpose', [g.op('LayerNormalization', [last, ...tensors()], attrs)], [ints('perm', [0, 3, 1, 2])], out);
+    },
+    params: (t) => featureParams(t, ['weight', 'bias'], order),
+  };
+}
 
 /**
  * The generated step's layernorm, per member and example (one float at a time): m = mean(x), d = x - m,
  * s = mean(d^2) + epsilon, y = d / sqrt(s) * gamma + beta, keeping d and s for the backward pass, which is
  * autodiff's of tf.moments (whose variance does not pass a gradient to the mean) and rsqrt.
  */
-function layernormKernel(): KernelRule {
+function layernormKernel(): WasmRule {
   return {
     // an image's per-pixel rule is batchnorm's view (channels.ts), but its rsqrt gradient needs pow(s, 1.5) at
     // every pixel, which the backend's powf gives in its own last bit about once in 1,500 (math.ts): after a
     // conv2d, with relu, mse and adam, 20 steps ended 1.5e-6 from the op path and 100 steps 1.3e-5
-    unsupported: (_, [input]) => (input.length > 1 ? 'layernorm of an input with more than one axis' : undefined),
+    whyNot: (_, [input]) => (input.length > 1 ? 'layernorm of an input with more than one axis' : undefined),
     forward(k) {
       const { code: c, output } = k;
       const width = output.width;
@@ -156,7 +188,7 @@ interface RowAddresses {
 }
 
 /** For each example b: the addresses of its rows (x, y, d, dy, dx) and of its s. */
-function eachRow(c: Code, k: KernelContext | KernelBackwardContext, body: (at: RowAddresses) => void, buffers: { d: Mat; s: Mat; dx?: Mat }): void {
+function eachRow(c: Code, k: WasmContext | WasmBackwardContext, body: (at: RowAddresses) => void, buffers: { d: Mat; s: Mat; dx?: Mat }): void {
   const b = c.local('i32');
   const width = k.output.width;
   const row = (m: Mat, w: number) => {
@@ -166,7 +198,7 @@ function eachRow(c: Code, k: KernelContext | KernelBackwardContext, body: (at: R
     return l;
   };
   c.for(b, () => c.i32(0), () => c.get(k.batch), () => {
-    const dOut = 'dOutput' in k ? (k as KernelBackwardContext).dOutput : k.output;
+    const dOut = 'dOutput' in k ? (k as WasmBackwardContext).dOutput : k.output;
     const at: RowAddresses = { x: row(k.inputs[0], width), y: row(k.output, width), d: row(buffers.d, width), s: row(buffers.s, 1), dy: row(dOut, width) };
     if (buffers.dx) at.dx = row(buffers.dx, width);
     body(at);

@@ -4,6 +4,8 @@ import { fmtShape, type LayerKind } from './layer-kind.js';
 import { blockMembers, groupedMembers, joinMembers, splitMembers } from './widened.js';
 import { address, forEachFloat, loadAt, type Mat } from '../wasm/blocks.js';
 import type { Code, Local } from '../wasm/module.js';
+import { channelAxis, concatOrder, sameOrder } from '../interop/layout.js';
+import { int } from '../interop/onnx-graph.js';
 
 export const add: LayerKind = {
   name: 'add',
@@ -31,7 +33,7 @@ export const add: LayerKind = {
     },
   },
   // the generated step: the inputs summed in order; each input's gradient is the output's
-  kernel: {
+  wasm: {
     forward(k) {
       forEachFloat(
         k.code,
@@ -48,6 +50,15 @@ export const add: LayerKind = {
     },
     backward(k) {
       for (const d of k.dInputs) if (d) copyRows(k.code, k.batch, k.dOutput, 0, d, 0, k.output.width);
+    },
+  },
+  reference: { layers: ({ tf, name }) => [tf.layers.add({ name })] },
+  // the inputs summed; their feature orders must agree, or the plan is made again with none
+  export: {
+    node(ctx) {
+      const [x, ...rest] = ctx.inputs;
+      if (rest.some((v) => !sameOrder(v.order, x.order))) ctx.conflict();
+      return { ...ctx.base, order: x.order, torch: { init: [], forward: (vars) => vars.join(' + ') }, onnx: ({ g, xs, out }) => g.op('Sum', xs, [], out) };
     },
   },
 };
@@ -104,8 +115,8 @@ export const concat: LayerKind = {
     },
   },
   // the generated step: each example's row is the inputs' rows side by side; the gradient is cut back apart
-  kernel: {
-    unsupported: (_, inputs) => (inputs.some((s) => s.length > 1) ? 'concat of inputs with more than one axis' : undefined),
+  wasm: {
+    whyNot: (_, inputs) => (inputs.some((s) => s.length > 1) ? 'concat of inputs with more than one axis' : undefined),
     forward(k) {
       let col = 0;
       for (const x of k.inputs) {
@@ -120,6 +131,20 @@ export const concat: LayerKind = {
         if (d) copyRows(k.code, k.batch, k.dOutput, col, d, 0, x.width);
         col += x.width;
       });
+    },
+  },
+  reference: { layers: ({ tf, name }) => [tf.layers.concatenate({ axis: -1, name })] },
+  // along the channels (NCHW's axis 1) or the features, whose orders join side by side
+  export: {
+    node(ctx) {
+      const { shape, layout } = ctx.base;
+      const axis = channelAxis(shape);
+      return {
+        ...ctx.base,
+        order: layout === 'flat' ? concatOrder(ctx.inputs.map((v) => ({ order: v.order, width: v.shape[0] }))) : undefined,
+        torch: { init: [], forward: (vars) => `torch.cat([${vars.join(', ')}], dim=${axis})` },
+        onnx: ({ g, xs, out }) => g.op('Concat', xs, [int('axis', axis)], out),
+      };
     },
   },
 };

@@ -3,10 +3,15 @@
 import type { LayerKind } from './layer-kind.js';
 import { paddingArg } from './common-args.js';
 import { kernelSpatial, spatialOutput } from './spatial.js';
-import type { KernelContext, KernelRule } from './kernel-rule.js';
+import type { WasmContext, WasmRule } from './wasm-rule.js';
 import { avgPoolForward, avgPoolGrad, cropImage, isPadded, maxPoolForward, maxPoolGrad, padImage, paddedHeight, paddedWidth } from '../wasm/conv.js';
 import type { ForwardContext } from './forward.js';
 import type { Tensor } from '../kernels/tf.js';
+import type { ExportContext, ExportNode } from '../interop/export-node.js';
+import { isPadded as isPaddedExport, isSymmetric, windowPads, type Pads } from '../interop/layout.js';
+import { int, ints, onnxPads } from '../interop/onnx-graph.js';
+import { pair, padTuple } from '../interop/torch-code.js';
+import { selfOf } from './export-rule.js';
 
 function pool(name: string, summary: string): LayerKind {
   const apply = ({ tf, attrs }: ForwardContext, x: Tensor): Tensor => {
@@ -44,7 +49,61 @@ function pool(name: string, summary: string): LayerKind {
       // nor channels: the folded [B, H, W, N*C] pools as it is
       blockdiag: (ctx, [x]) => ({ t: apply(ctx, x.t), shared: x.shared }),
     },
-    kernel: poolKernel(name === 'maxpool2d'),
+    wasm: poolKernel(name === 'maxpool2d'),
+    reference: {
+      layers({ tf, args, name: layer }) {
+        const config = { poolSize: args.size as [number, number], strides: (args.stride ?? args.size) as [number, number], padding: args.padding as 'valid' | 'same', name: layer };
+        return [name === 'maxpool2d' ? tf.layers.maxPooling2d(config) : tf.layers.averagePooling2d(config)];
+      },
+    },
+    export: { node: (ctx) => (name === 'maxpool2d' ? maxPoolNode : avgPoolNode)(ctx, windowOf(ctx)) },
+  };
+}
+
+/** A pooling window in export's terms: TF's `same` as [top, bottom, left, right] pads. */
+function windowOf(ctx: ExportContext): { size: number[]; stride: number[]; pads: Pads } {
+  const size = ctx.args.size as number[];
+  const stride = (ctx.args.stride as number[] | undefined) ?? size;
+  return { size, stride, pads: windowPads(ctx.inputs[0].shape, size, stride, ctx.args.padding as string) };
+}
+
+const paddingOf = (pads: Pads) => (isPaddedExport(pads) ? `, padding=${pair([pads[0], pads[2]])}` : '');
+
+/** nn.MaxPool2d, or over uneven padding an F.max_pool2d of the image padded by -inf; ONNX's MaxPool. */
+function maxPoolNode(ctx: ExportContext, { size, stride, pads }: { size: number[]; stride: number[]; pads: Pads }): ExportNode {
+  const self = selfOf(ctx);
+  const even = isSymmetric(pads);
+  return {
+    ...ctx.base,
+    torch: {
+      init: even ? [`${self} = nn.MaxPool2d(${pair(size)}, stride=${pair(stride)}${paddingOf(pads)})`] : [],
+      forward: ([x]) => (even ? `${self}(${x})` : `F.max_pool2d(F.pad(${x}, ${padTuple(pads)}, value=float("-inf")), ${pair(size)}, ${pair(stride)})`),
+    },
+    onnx: ({ g, xs, out }) => g.op('MaxPool', xs.slice(0, 1), [ints('kernel_shape', size), ints('strides', stride), ints('pads', onnxPads(pads))], out),
+  };
+}
+
+const AVG_POOL_SAME = `
+
+def avg_pool_same(x, pads, kernel_size, stride):
+    """Average pooling over TF's \`same\` windows, whose padding is left out of each window's count."""
+    total = F.avg_pool2d(F.pad(x, pads), kernel_size, stride)
+    count = F.avg_pool2d(F.pad(torch.ones_like(x[:, :1]), pads), kernel_size, stride)
+    return total / count
+`;
+
+/** nn.AvgPool2d without the padding in its counts, or over uneven padding model.py's avg_pool_same; ONNX's AveragePool. */
+function avgPoolNode(ctx: ExportContext, { size, stride, pads }: { size: number[]; stride: number[]; pads: Pads }): ExportNode {
+  const self = selfOf(ctx);
+  const even = isSymmetric(pads);
+  return {
+    ...ctx.base,
+    torch: {
+      init: even ? [`${self} = nn.AvgPool2d(${pair(size)}, stride=${pair(stride)}${isPaddedExport(pads) ? `${paddingOf(pads)}, count_include_pad=False` : ''})`] : [],
+      forward: ([x]) => (even ? `${self}(${x})` : `avg_pool_same(${x}, ${padTuple(pads)}, ${pair(size)}, ${pair(stride)})`),
+      ...(even ? {} : { helper: AVG_POOL_SAME }),
+    },
+    onnx: ({ g, xs, out }) => g.op('AveragePool', xs.slice(0, 1), [ints('kernel_shape', size), ints('strides', stride), ints('pads', onnxPads(pads)), int('count_include_pad', 0)], out),
   };
 }
 
@@ -53,8 +112,8 @@ function pool(name: string, summary: string): LayerKind {
  * for max, zeros for the mean), the window's maximum or mean; backward, dy scattered onto the padded input,
  * window after window, and the padding cut off.
  */
-function poolKernel(max: boolean): KernelRule {
-  const parts = (k: KernelContext) => {
+function poolKernel(max: boolean): WasmRule {
+  const parts = (k: WasmContext) => {
     const size = k.attrs.size as number[];
     const g = kernelSpatial(k.inputShapes[0], size, (k.attrs.stride as number[] | undefined) ?? size, k.attrs.padding as string, k.shape);
     const padded = isPadded(g);
@@ -62,7 +121,7 @@ function poolKernel(max: boolean): KernelRule {
     return { g, padded, xs };
   };
   return {
-    unsupported(attrs) {
+    whyNot(attrs) {
       const size = attrs.size as number[];
       // XNNPACK sums larger windows in passes of its own
       if (!max && size[0] * size[1] > 9) return 'avgpool2d windows of more than 9 inputs';

@@ -12,6 +12,7 @@ import { envVar } from '../util/env.js';
 import { advanceBetaPowers, derivedValues, StepHyper } from './step-hyper.js';
 import { whyNotWgsl } from '../step/wgsl.js';
 import { layerKind } from '../layers/registry.js';
+import { hasRule } from '../layers/layer-kind.js';
 
 interface TensorInfo {
   dataId: object;
@@ -209,7 +210,7 @@ export class FusedStep {
     if (!this.training) return 'an evaluation';
     if (this.host.volatile) return "a compiled module's population";
     if (this.host.ir.params.some((p) => p.layout === 'shared')) return 'shared layers';
-    if (this.host.ir.ops.some((op) => op.id > 0 && layerKind(op.op)!.kernel?.draws)) return "dropout's draws";
+    if (this.host.ir.ops.some((op) => op.id > 0 && drawsInStep(op.op))) return "dropout's draws";
     return undefined;
   }
 
@@ -601,4 +602,10 @@ interface StepAddresses {
   base: number;
   /** each member's real rows, where some have fewer than B */
   rows?: Int32Array;
+}
+
+/** Whether the layer's generated step reads the host's draws (dropout). */
+function drawsInStep(op: string): boolean {
+  const rule = layerKind(op)!.wasm;
+  return hasRule(rule) && !!rule.draws;
 }

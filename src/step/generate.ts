@@ -12,7 +12,8 @@
 // pads an epoch's last batch); every layer, the loss and the metrics of member m then run over its rows alone.
 import type { EnsembleIR, WideOp, WideParam } from '../ensemble/ensemble-ir.js';
 import { layerKind } from '../layers/registry.js';
-import type { KernelBackwardContext, KernelContext } from '../layers/kernel-rule.js';
+import type { WasmBackwardContext, WasmContext, WasmRule } from '../layers/wasm-rule.js';
+import { hasRule } from '../layers/layer-kind.js';
 import { ModuleBuilder, type Code, type Local } from '../wasm/module.js';
 import { addInto, zeroFloats, type Mat, type ParamMat } from '../wasm/blocks.js';
 import { emitLoss } from '../wasm/losses.js';
@@ -93,7 +94,7 @@ export function generateStep(cfg: StepConfig): GeneratedStep {
   const slotNames = optimizerSlots[cfg.optimizer];
   const hyper = hyperKeys(cfg);
   const training = cfg.training !== false;
-  const draws = training ? cfg.ensemble.ops.filter((op) => op.id > 0 && layerKind(op.op)!.kernel!.draws).map((op) => ({ op: op.name, width: product(op.shape) })) : [];
+  const draws = training ? cfg.ensemble.ops.filter((op) => op.id > 0 && wasmRule(op).draws).map((op) => ({ op: op.name, width: product(op.shape) })) : [];
   const shared = places.some((p) => p.shared) ? [...optimizerHyper[cfg.optimizer], ...(cfg.clipping ? ['clip'] : [])] : [];
   const table = [
     'arena', 'x', 'y', 'xStride', 'yStride',
@@ -181,7 +182,7 @@ function emitStep(c: Code, cfg: StepConfig, plan: Plan): number {
     values.set(0, { base: xBase, offset: 0, width: product(e.ops[0].shape) });
     const contexts = e.ops.slice(1).map((op) => context(c, op, { training, maxBatch: cfg.maxBatch, member: m, entry: at, batch: memberBatch, fullBatch: batch, arena, values, saved, memberBase, rowStride, hyperValue, plan, shapes: e.ops.map((o) => o.shape) }));
     // each layer's code, the loss and each update a function of its own (Code.outlined says why)
-    for (const [op, k] of contexts) c.outlined(() => layerKind(op.op)!.kernel!.forward(k));
+    for (const [op, k] of contexts) c.outlined(() => wasmRule(op).forward(k));
     const out = e.model.output;
     const outMat = values.get(out)!;
     dValues.set(out, arena.mat(outMat.width));
@@ -233,12 +234,18 @@ interface Buffers {
   shapes: number[][];
 }
 
+/** The op's kind's rule for the generated step: whyNotFused has made sure there is one. */
+function wasmRule(op: WideOp): WasmRule {
+  const rule = layerKind(op.op)!.wasm;
+  if (!hasRule(rule)) throw new Error(`internal error: the ${op.op} layer has no rule for the generated step (${rule.unsupported})`);
+  return rule;
+}
+
 /** A layer's kernel context for the current member: its inputs' values, its output buffer, its parameters. */
-function context(c: Code, op: WideOp, b: Buffers): [WideOp, KernelContext] {
-  const kind = layerKind(op.op)!;
+function context(c: Code, op: WideOp, b: Buffers): [WideOp, WasmContext] {
   const width = product(op.shape);
   // a reshape's value is its input's buffer; every other op writes one of its own
-  b.values.set(op.id, kind.kernel!.alias ? b.values.get(op.inputs[0])! : (b.values.get(op.id) ?? b.arena.mat(width)));
+  b.values.set(op.id, wasmRule(op).alias ? b.values.get(op.inputs[0])! : (b.values.get(op.id) ?? b.arena.mat(width)));
   const params: Record<string, ParamMat | Local> = {};
   for (const name of op.params) {
     const place = b.plan.places.find((p) => p.param.name === name)!;
@@ -246,7 +253,7 @@ function context(c: Code, op: WideOp, b: Buffers): [WideOp, KernelContext] {
     const short = name.slice(op.name.length + 1);
     params[short] = place.param.shape.length === 1 ? base : { base, rowStride: b.rowStride.get(name)!, rows: place.rows, width: place.width, blocked: sumsInBlocks(place, b.maxBatch), ...(place.columns ? {} : { stride: place.width * 4 }) };
   }
-  const k: KernelContext = {
+  const k: WasmContext = {
     code: c,
     batch: b.batch,
     maxBatch: b.maxBatch,
@@ -301,12 +308,12 @@ interface BackwardBuffers {
  * The backward pass, op after op from the output: each hands its inputs their gradients. An input read by
  * more than one op gets the first one's directly and the others' added to it.
  */
-function backward(c: Code, contexts: [WideOp, KernelContext][], b: BackwardBuffers): void {
+function backward(c: Code, contexts: [WideOp, WasmContext][], b: BackwardBuffers): void {
   const written = new Set<number>();
   for (const [op, k] of [...contexts].reverse()) {
     const dOutput = b.dValues.get(op.id);
     if (!dOutput) continue; // nothing downstream needs this op's gradient
-    const kernel = layerKind(op.op)!.kernel!;
+    const kernel = wasmRule(op);
     const dInputs = op.inputs.map((i) => {
       if (!b.needsGrad.has(i)) return undefined;
       const width = b.values.get(i)!.width;
@@ -327,7 +334,7 @@ function backward(c: Code, contexts: [WideOp, KernelContext][], b: BackwardBuffe
         const g = b.sharedGrads.get(name) ?? b.grads.get(name);
         if (g) grads[name.slice(op.name.length + 1)] = g;
       }
-      const ctx: KernelBackwardContext = { ...k, dOutput, dInputs, grads, accumulate };
+      const ctx: WasmBackwardContext = { ...k, dOutput, dInputs, grads, accumulate };
       c.outlined(() => kernel.backward(ctx));
     }
     op.inputs.forEach((i, j) => {

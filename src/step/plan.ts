@@ -2,6 +2,7 @@
 // one line `netc train` prints before it trains on TF.js ops instead.
 import type { EnsembleIR } from '../ensemble/ensemble-ir.js';
 import { layerKind } from '../layers/registry.js';
+import { hasRule } from '../layers/layer-kind.js';
 import { kernelLosses, kernelMetrics } from '../wasm/losses.js';
 import { optimizerSlots } from '../wasm/optimizer-update.js';
 
@@ -35,10 +36,10 @@ export function whyNotFused(cfg: StepConfig): string | undefined {
   for (const op of e.ops) for (const i of op.inputs) consumers.set(i, (consumers.get(i) ?? 0) + 1);
   for (const op of e.ops.slice(1)) {
     const kind = layerKind(op.op)!;
-    if (!kind.kernel) return `the ${op.op} layer`;
-    const why = kind.kernel.unsupported?.(op.attrs, op.inputs.map((i) => e.ops[i].shape));
+    if (!hasRule(kind.wasm)) return `${kind.wasm.unsupported} (${op.name})`;
+    const why = kind.wasm.whyNot?.(op.attrs, op.inputs.map((i) => e.ops[i].shape));
     if (why) return `${why} (${op.name})`;
-    if (kind.kernel.alias && (consumers.get(op.inputs[0]) ?? 0) > 1) return `${op.name}'s input, read twice`;
+    if (kind.wasm.alias && (consumers.get(op.inputs[0]) ?? 0) > 1) return `${op.name}'s input, read twice`;
   }
   const out = e.ops[e.model.output];
   if (out.shape.length !== 1) return `an output of shape [${out.shape.join(', ')}]`;

@@ -1,5 +1,7 @@
-// The layer cases of the equivalence tests: every layer kind, and the widening cases (shared input,
-// per-member input) that matter for it.
+// The cases of the equivalence tests: every layer kind, and the widening cases (shared input, per-member
+// input) that matter for it; every optimizer; every loss. test/conformance.test.ts reads which layer
+// kinds, activations, losses and optimizers these cover from the cases themselves.
+import type * as tfjs from '@tensorflow/tfjs';
 import { activations } from '../../src/vocabulary/activations.js';
 
 export const layerCases: Record<string, { input: number[]; layers: string }> = {
@@ -31,3 +33,72 @@ for (const a of activations.filter((x) => x !== 'linear')) {
 layerCases['conv2d(activation: leaky_relu)'] = { input: [4, 4, 1], layers: 'conv2d(2, kernel: 3, padding: same, activation: leaky_relu)\nflatten()\ndense(2)' };
 
 export const source = (c: { input: number[]; layers: string }) => `model m(input: [${c.input.join(', ')}]) {\n${c.layers}\n}\nensemble { seed: 5 }\n`;
+
+// ---------------------------------------------------------------------------------------------------
+// Every optimizer against TF.js's own (tf.train.*), or against the formula written out in
+// training.test.ts where TF.js has none (adamw, decoupled weight decay), on a dense model and on a small
+// conv net.
+
+type TFModule = typeof tfjs;
+type Hyper = (key: string) => number;
+
+export const OPT_STEPS = 5;
+export const optimizerModels: Record<string, { input: number[]; layers: string }> = {
+  dense: { input: [2], layers: 'dense(4, activation: tanh)\ndense(2, activation: softmax)' },
+  conv: { input: [8, 8, 1], layers: 'conv2d(3, kernel: 3, activation: relu)\nmaxpool2d(2)\nflatten()\ndense(2, activation: softmax)' },
+};
+
+export interface OptimizerCase {
+  optimizer: string;
+  vary: string;
+  /** tf.train optimizer for member m, or undefined to use the hand-written reference */
+  tfjs?: (tf: TFModule, h: Hyper) => tfjs.Optimizer;
+  /** the tf.train optimizer is fed gradients clipped per variable (Keras' clipnorm) */
+  clip?: boolean;
+  manual?: 'adamw' | 'sgd-decay-clip';
+}
+
+const adam = (tf: TFModule, h: Hyper) => tf.train.adam(h('lr'), h('beta1'), h('beta2'), h('epsilon'));
+const rmsprop = (tf: TFModule, h: Hyper) => tf.train.rmsprop(h('lr'), h('rho'), h('momentum'), h('epsilon'));
+
+export const optimizerCases: Record<string, OptimizerCase> = {
+  sgd: { optimizer: 'sgd', vary: 'vary lr: [0.5, 0.1, 0.02]', tfjs: (tf, h) => tf.train.sgd(h('lr')) },
+  momentum: { optimizer: 'sgd(momentum: 0.9)', vary: 'vary lr: [0.1, 0.05, 0.2]\nvary momentum: [0.9, 0.5, 0.0]', tfjs: (tf, h) => tf.train.momentum(h('lr'), h('momentum')) },
+  nesterov: { optimizer: 'sgd(lr: 0.1, momentum: 0.8, nesterov: true)', vary: 'vary lr: [0.1, 0.05, 0.2]', tfjs: (tf, h) => tf.train.momentum(h('lr'), h('momentum'), true) },
+  adam: { optimizer: 'adam', vary: 'vary lr: [0.01, 0.05, 0.001]\nvary beta1: [0.9, 0.8, 0.95]\nvary beta2: [0.999, 0.99, 0.9]', tfjs: adam },
+  rmsprop: { optimizer: 'rmsprop(momentum: 0.5)', vary: 'vary lr: [0.01, 0.003, 0.03]\nvary rho: [0.9, 0.8, 0.99]', tfjs: rmsprop },
+  adamw: { optimizer: 'adamw', vary: 'vary lr: [0.01, 0.05, 0.001]\nvary weight_decay: [0.1, 0.01, 0.0]', manual: 'adamw' },
+  'sgd with weight decay and clipnorm': { optimizer: 'sgd(lr: 0.5, momentum: 0.9, weight_decay: 0.05)', vary: 'vary clipnorm: [0.0, 0.1, 0.01]', manual: 'sgd-decay-clip' },
+  'adam with clipnorm': { optimizer: 'adam', vary: 'vary lr: [0.01, 0.05, 0.02]\nvary clipnorm: [0.0, 0.1, 0.01]', tfjs: adam, clip: true },
+  'rmsprop with clipnorm': { optimizer: 'rmsprop(momentum: 0.5)', vary: 'vary lr: [0.01, 0.003, 0.03]\nvary clipnorm: [0.02, 0.0, 0.2]', tfjs: rmsprop, clip: true },
+};
+
+export const optimizerSource = (model: { input: number[]; layers: string }, c: OptimizerCase): string =>
+  `model m(input: [${model.input.join(', ')}]) {\n${model.layers}\n}\nensemble {\n  seed: 2\n  ${c.vary}\n}\ntrain { data: csv("none.csv") loss: categorical_crossentropy optimizer: ${c.optimizer} steps: ${OPT_STEPS} }\n`;
+
+// ---------------------------------------------------------------------------------------------------
+// Every loss against tfjs-layers' own (Keras'), or tf.losses' where tfjs-layers has it under no name
+// (huber): members trained by sgd on it, with labels of the kind it expects.
+
+export interface LossCase {
+  /** the train block's `loss:` */
+  loss: string;
+  /** the model's layers on a [3] input */
+  layers: string;
+  /** the labels: regression targets of the output's shape, one-hot rows, class indices [B, 1], or 0/1 */
+  labels: 'regression' | 'onehot' | 'index' | 'binary';
+  /** the loss tfjs-layers' compile() is given */
+  reference: (tf: TFModule) => string | ((y: tfjs.Tensor, p: tfjs.Tensor) => tfjs.Tensor);
+}
+
+export const lossCases: Record<string, LossCase> = {
+  mse: { loss: 'mse', layers: 'dense(4, activation: tanh)\ndense(2)', labels: 'regression', reference: () => 'meanSquaredError' },
+  mae: { loss: 'mae', layers: 'dense(4, activation: tanh)\ndense(2)', labels: 'regression', reference: () => 'meanAbsoluteError' },
+  huber: { loss: 'huber(0.5)', layers: 'dense(4, activation: tanh)\ndense(2)', labels: 'regression', reference: (tf) => (y, p) => tf.losses.huberLoss(y, p, undefined, 0.5) },
+  binary_crossentropy: { loss: 'binary_crossentropy', layers: 'dense(4, activation: tanh)\ndense(1, activation: sigmoid)', labels: 'binary', reference: () => 'binaryCrossentropy' },
+  categorical_crossentropy: { loss: 'categorical_crossentropy', layers: 'dense(4, activation: tanh)\ndense(3, activation: softmax)', labels: 'onehot', reference: () => 'categoricalCrossentropy' },
+  sparse_categorical_crossentropy: { loss: 'sparse_categorical_crossentropy', layers: 'dense(4, activation: tanh)\ndense(3, activation: softmax)', labels: 'index', reference: () => 'sparseCategoricalCrossentropy' },
+};
+
+export const lossSource = (c: LossCase, lrs: number[]): string =>
+  `model m(input: [3]) {\n${c.layers}\n}\nensemble { seed: 6 vary lr: [${lrs.join(', ')}] }\ntrain { data: csv("none.csv") loss: ${c.loss} optimizer: sgd steps: 3 }\n`;

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lowerings } from '../../src/layers/forward.js';
 import { getWeights } from '../../src/serve/layers-model.js';
 import { alone, backends, build, expectClose, randomBatch, tf, useBackend, type Built } from './harness.js';
-import { layerCases, source } from './cases.js';
+import { layerCases, lossCases, lossSource, OPT_STEPS, optimizerCases, optimizerModels, optimizerSource, source, type LossCase } from './cases.js';
 import { Rng } from '../../src/util/rng.js';
 
 const MEMBERS = 3;
@@ -66,37 +66,6 @@ describe.each(backends)('training on %s', (backend) => {
 // all of a model's parameters (that is Keras' global_clipnorm). The references below clip each of the
 // member's gradient tensors by its own norm before handing them to tf.train's optimizer.
 
-const OPT_STEPS = 5;
-const optimizerModels: Record<string, { input: number[]; layers: string }> = {
-  dense: { input: [2], layers: 'dense(4, activation: tanh)\ndense(2, activation: softmax)' },
-  conv: { input: [8, 8, 1], layers: 'conv2d(3, kernel: 3, activation: relu)\nmaxpool2d(2)\nflatten()\ndense(2, activation: softmax)' },
-};
-
-interface OptimizerCase {
-  optimizer: string;
-  vary: string;
-  /** tf.train optimizer for member m, or undefined to use the hand-written reference */
-  tfjs?: (h: (key: string) => number) => tf.Optimizer;
-  /** the tf.train optimizer is fed gradients clipped per variable (Keras' clipnorm) */
-  clip?: boolean;
-  manual?: 'adamw' | 'sgd-decay-clip';
-}
-
-const adam = (h: (key: string) => number) => tf.train.adam(h('lr'), h('beta1'), h('beta2'), h('epsilon'));
-const rmsprop = (h: (key: string) => number) => tf.train.rmsprop(h('lr'), h('rho'), h('momentum'), h('epsilon'));
-
-const optimizerCases: Record<string, OptimizerCase> = {
-  sgd: { optimizer: 'sgd', vary: 'vary lr: [0.5, 0.1, 0.02]', tfjs: (h) => tf.train.sgd(h('lr')) },
-  momentum: { optimizer: 'sgd(momentum: 0.9)', vary: 'vary lr: [0.1, 0.05, 0.2]\nvary momentum: [0.9, 0.5, 0.0]', tfjs: (h) => tf.train.momentum(h('lr'), h('momentum')) },
-  nesterov: { optimizer: 'sgd(lr: 0.1, momentum: 0.8, nesterov: true)', vary: 'vary lr: [0.1, 0.05, 0.2]', tfjs: (h) => tf.train.momentum(h('lr'), h('momentum'), true) },
-  adam: { optimizer: 'adam', vary: 'vary lr: [0.01, 0.05, 0.001]\nvary beta1: [0.9, 0.8, 0.95]\nvary beta2: [0.999, 0.99, 0.9]', tfjs: adam },
-  rmsprop: { optimizer: 'rmsprop(momentum: 0.5)', vary: 'vary lr: [0.01, 0.003, 0.03]\nvary rho: [0.9, 0.8, 0.99]', tfjs: rmsprop },
-  adamw: { optimizer: 'adamw', vary: 'vary lr: [0.01, 0.05, 0.001]\nvary weight_decay: [0.1, 0.01, 0.0]', manual: 'adamw' },
-  'sgd with weight decay and clipnorm': { optimizer: 'sgd(lr: 0.5, momentum: 0.9, weight_decay: 0.05)', vary: 'vary clipnorm: [0.0, 0.1, 0.01]', manual: 'sgd-decay-clip' },
-  'adam with clipnorm': { optimizer: 'adam', vary: 'vary lr: [0.01, 0.05, 0.02]\nvary clipnorm: [0.0, 0.1, 0.01]', tfjs: adam, clip: true },
-  'rmsprop with clipnorm': { optimizer: 'rmsprop(momentum: 0.5)', vary: 'vary lr: [0.01, 0.003, 0.03]\nvary clipnorm: [0.02, 0.0, 0.2]', tfjs: rmsprop, clip: true },
-};
-
 /** Keras' clipnorm for one variable's gradient: tf.clip_by_norm(g, c), or g where c = 0 (no clipping). */
 function clipByNorm(g: tf.Tensor, clip: number): tf.Tensor {
   if (!(clip > 0)) return g;
@@ -136,7 +105,7 @@ describe.each(backends)('optimizers on %s', (backend) => {
     const { input, layers } = optimizerModels[modelName];
     for (const [name, c] of Object.entries(optimizerCases)) {
       it.each(lowerings)(`${name}: %s`, async (lowering) => {
-        const src = `model m(input: [${input.join(', ')}]) {\n${layers}\n}\nensemble {\n  seed: 2\n  ${c.vary}\n}\ntrain { data: csv("none.csv") loss: categorical_crossentropy optimizer: ${c.optimizer} steps: ${OPT_STEPS} }\n`;
+        const src = optimizerSource({ input, layers }, c);
         const b = build(src, lowering, MEMBERS);
         const data = Array.from({ length: OPT_STEPS }, (_, s) => ({
           x: randomBatch(300 + s, [BATCH, ...input], 2),
@@ -149,10 +118,10 @@ describe.each(backends)('optimizers on %s', (backend) => {
           const vars = model.trainableWeights.map((w) => (w as unknown as { val: tf.Variable }).val);
           const loss = (x: tf.Tensor, y: tf.Tensor) => tf.mean(tf.metrics.categoricalCrossentropy(y, model.apply(x) as tf.Tensor)) as tf.Scalar;
           if (c.tfjs && !c.clip) {
-            model.compile({ optimizer: c.tfjs(h), loss: 'categoricalCrossentropy' });
+            model.compile({ optimizer: c.tfjs(tf, h), loss: 'categoricalCrossentropy' });
             for (const { x, y } of data) await model.trainOnBatch(x, y);
           } else if (c.tfjs) {
-            const optimizer = c.tfjs(h);
+            const optimizer = c.tfjs(tf, h);
             for (const { x, y } of data) {
               const { grads } = tf.variableGrads(() => loss(x, y), vars);
               optimizer.applyGradients(Object.fromEntries(vars.map((v) => [v.name, clipByNorm(grads[v.name], h('clipnorm'))])));
@@ -329,6 +298,41 @@ describe.each(backends)('binary cross-entropy against tfjs-layers on %s', (backe
       await expectMembersMatch(b, async (m) => {
         const model = alone(b, m);
         model.compile({ optimizer: tf.train.adam(b.pop.hyper('lr')[m]), loss: 'binaryCrossentropy' });
+        for (const { x, y } of data) await model.trainOnBatch(x, y);
+        const w = getWeights(model, b.ir);
+        model.dispose();
+        return w;
+      });
+      b.pop.dispose();
+    });
+  }
+});
+
+// ---------------------------------------------------------------------------------------------------
+// Every loss against tfjs-layers' (Keras') own, or tf.losses' huber: members trained by sgd on it, with
+// per-member learning rates, on labels of the kind the loss expects (cases.ts lists them).
+
+/** STEPS batches of labels as the loss expects them: targets, one-hot rows, class indices [B, 1] or 0/1. */
+function lossLabels(labels: LossCase['labels'], width: number, s: number): tf.Tensor {
+  const classes = [s % width, 1, 0, (s + 1) % width];
+  if (labels === 'onehot') return tf.oneHot(tf.tensor1d(classes, 'int32'), width).toFloat();
+  if (labels === 'index') return tf.tensor(classes, [BATCH, 1]);
+  if (labels === 'binary') return tf.tensor([[1], [0], [s % 2], [1]]);
+  return randomBatch(600 + s, [BATCH, width]);
+}
+
+describe.each(backends)('every loss against tfjs-layers on %s', (backend) => {
+  beforeAll(() => useBackend(backend));
+  afterAll(() => tf.disposeVariables());
+  for (const [name, c] of Object.entries(lossCases)) {
+    it.each(lowerings)(`${name}: %s`, async (lowering) => {
+      const b = build(lossSource(c, LRS), lowering, MEMBERS);
+      const width = b.ir.ops[b.ir.output].shape[0];
+      const data = Array.from({ length: STEPS }, (_, s) => ({ x: randomBatch(700 + s, [BATCH, 3]), y: lossLabels(c.labels, width, s) }));
+      for (const { x, y } of data) b.pop.trainStep(x, y).dispose();
+      await expectMembersMatch(b, async (m) => {
+        const model = alone(b, m);
+        model.compile({ optimizer: tf.train.sgd(LRS[m]), loss: c.reference(tf) as never });
         for (const { x, y } of data) await model.trainOnBatch(x, y);
         const w = getWeights(model, b.ir);
         model.dispose();

@@ -5,7 +5,7 @@ import type { BoundValue } from '../core/arg-spec.js';
 import type { Code, Local } from '../wasm/module.js';
 import type { Mat, ParamMat } from '../wasm/blocks.js';
 
-export interface KernelContext {
+export interface WasmContext {
   code: Code;
   /** the batch size, an i32 local, and the largest it can be (what the step was generated for) */
   batch: Local;
@@ -30,7 +30,7 @@ export interface KernelContext {
   draws(): Mat;
 }
 
-export interface KernelBackwardContext extends KernelContext {
+export interface WasmBackwardContext extends WasmContext {
   /** dL/d(output), [B, width]; the rule may overwrite it */
   dOutput: Mat;
   /** where dL/d(input i) goes, or undefined where no gradient is needed (data) */
@@ -45,13 +45,13 @@ export interface KernelBackwardContext extends KernelContext {
   accumulate: boolean;
 }
 
-export interface KernelRule {
+export interface WasmRule {
   /** why this layer, with these attributes, has no generated code (the step then runs on TF.js ops) */
-  unsupported?(attrs: Record<string, BoundValue>, inputs: number[][]): string | undefined;
+  whyNot?(attrs: Record<string, BoundValue>, inputs: number[][]): string | undefined;
   /** the output is the input itself (a reshape): no code, and the gradient passes through */
   alias?: true;
-  /** it reads one uniform draw per element of its output, per member and step (KernelContext.draws) */
+  /** it reads one uniform draw per element of its output, per member and step (WasmContext.draws) */
   draws?: true;
-  forward(k: KernelContext): void;
-  backward(k: KernelBackwardContext): void;
+  forward(k: WasmContext): void;
+  backward(k: WasmBackwardContext): void;
 }

@@ -1,7 +1,7 @@
 // The layout rules from netc's conventions (TF.js: channels last, NHWC images, kernels [in, out]) to
 // PyTorch's and ONNX's (NCHW images, Linear [out, in], Conv2d [out, in, kh, kw]), in one place for both
 // formats: every weight the exporters write and every padding they apply comes from here.
-import { samePadding } from '../kernels/conv.js';
+import { samePadding } from '../core/padding.js';
 
 /** How a value's axes lie in the exported model, per example. */
 export type Layout =
