@@ -8,6 +8,13 @@ import type { Initializer } from '../vocabulary/initializers.js';
 import type { ForwardRules, WidenRule } from './forward.js';
 import type { KernelRule } from './kernel-rule.js';
 
+/** Why a target has no rule for a kind: that target then computes the kind on TF.js ops, or refuses it. */
+export interface Unsupported {
+  unsupported: string;
+}
+export type Rule<R> = R | Unsupported;
+export const hasRule = <R extends object>(r: Rule<R>): r is R => !('unsupported' in r);
+
 export interface ParamSpec {
   /** the part after `layer/`: kernel, bias, gamma, beta, moving_mean, moving_variance */
   name: string;
@@ -43,6 +50,11 @@ export interface LayerKind {
   forward: ForwardRules;
   /** its code in the generated training step; without one, a model using it trains on TF.js ops */
   kernel?: KernelRule;
+  /**
+   * its kernels in the WGSL step (src/step/wgsl*.ts). Only a stated refusal so far: the step's own name
+   * sets still decide, and a kind they do not name trains on TF.js ops there
+   */
+  wgsl?: Unsupported;
 }
 
 export const fmtShape = (s: Shape): string => `[${s.join(', ')}]`;

@@ -97,6 +97,12 @@ export function toLayersModel(tf: TF, ir: ModelIR, hyperparameters: MemberHyperp
         layer = op.op === 'maxpool2d' ? tf.layers.maxPooling2d(config) : tf.layers.averagePooling2d(config);
         break;
       }
+      case 'global_avg_pool':
+        layer = tf.layers.globalAveragePooling2d({ name });
+        break;
+      case 'global_max_pool':
+        layer = tf.layers.globalMaxPooling2d({ name });
+        break;
       case 'flatten':
         layer = tf.layers.flatten({ name });
         break;
