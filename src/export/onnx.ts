@@ -106,6 +106,9 @@ function emitNode(g: Graph, n: ExportNode, xs: string[], prefix: string): string
       return g.op('MaxPool', [x], [ints('kernel_shape', n.size), ints('strides', n.stride), ints('pads', onnxPads(n.pads))], out);
     case 'avgpool2d':
       return g.op('AveragePool', [x], [ints('kernel_shape', n.size), ints('strides', n.stride), ints('pads', onnxPads(n.pads)), int('count_include_pad', 0)], out);
+    case 'global_avg_pool':
+    case 'global_max_pool':
+      return g.op('Flatten', [g.op(n.kind === 'global_avg_pool' ? 'GlobalAveragePool' : 'GlobalMaxPool', [x])], [int('axis', 1)], out);
     case 'flatten':
       return g.op('Flatten', [n.channelsLast ? g.op('Transpose', [x], [ints('perm', [0, 2, 3, 1])]) : x], [int('axis', 1)], out);
     case 'dropout':

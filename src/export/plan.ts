@@ -61,6 +61,7 @@ export type ExportNode = NodeBase &
     | { kind: 'linear'; inFeatures: number; outFeatures: number; bias: boolean; act: Act }
     | { kind: 'conv2d'; inChannels: number; outChannels: number; kernel: number[]; stride: number[]; pads: Pads; bias: boolean; act: Act }
     | { kind: 'maxpool2d' | 'avgpool2d'; size: number[]; stride: number[]; pads: Pads }
+    | { kind: 'global_avg_pool' | 'global_max_pool' }
     | { kind: 'flatten'; channelsLast: boolean }
     | { kind: 'dropout'; rate: number }
     | { kind: 'batchnorm'; features: number; momentum: number; epsilon: number }
@@ -156,6 +157,9 @@ function nodeOf(op: IrOp, a: Record<string, unknown>, base: NodeBase, x: NodeBas
       const stride = (a.stride as number[] | undefined) ?? size;
       return { ...base, kind: op.op, size, stride, pads: windowPads(x.shape, size, stride, a.padding as string) };
     }
+    case 'global_avg_pool':
+    case 'global_max_pool':
+      return { ...base, kind: op.op };
     case 'flatten': {
       const image = x.layout === 'nchw';
       const order = image && !channelsLast ? nchwFlattenOrder(x.shape) : x.order;

@@ -91,6 +91,10 @@ function forwardExpr(n: ExportNode, vars: string[]): string {
       return isSymmetric(n.pads) ? `${self}(${x})` : `F.max_pool2d(F.pad(${x}, ${padTuple(n.pads)}, value=float("-inf")), ${pair(n.size)}, ${pair(n.stride)})`;
     case 'avgpool2d':
       return isSymmetric(n.pads) ? `${self}(${x})` : `avg_pool_same(${x}, ${padTuple(n.pads)}, ${pair(n.size)}, ${pair(n.stride)})`;
+    case 'global_avg_pool':
+      return `${x}.mean(dim=(2, 3))`;
+    case 'global_max_pool':
+      return `${x}.amax(dim=(2, 3))`;
     case 'flatten':
       return n.channelsLast ? `torch.flatten(${x}.permute(0, 2, 3, 1), 1)` : `torch.flatten(${x}, 1)`;
     case 'dropout':
