@@ -132,6 +132,24 @@ ${train('sparse_categorical_crossentropy')}
 `,
   },
   {
+    name: 'global pooling of a conv and of the input',
+    features: 40,
+    classes: 3,
+    input: [5, 4, 2],
+    members: 2,
+    source: `model pooled(input: [5, 4, 2]) {
+  c = conv2d(4, kernel: 3, padding: same, activation: relu)
+  a = global_avg_pool()
+  m = global_max_pool(from: c)
+  i = global_max_pool(from: input)
+  concat(a, m, i)
+  dense(3, activation: softmax)
+}
+ensemble { members: 2 seed: 8 }
+${train('sparse_categorical_crossentropy')}
+`,
+  },
+  {
     name: 'examples of other ranks ([steps, features]), kept channels last',
     features: 12,
     classes: 3,

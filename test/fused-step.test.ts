@@ -115,7 +115,13 @@ function convCases(): Case[] {
     conv('conv2d same, tanh, sgd', 'conv2d(3, kernel: 3, padding: same, activation: tanh)\n  conv2d(2, kernel: 3, padding: same, activation: tanh)\n  flatten()\n  dense(1)', 'sgd(lr: 0.005, momentum: 0.9)', { tolerance: 1e-5 }),
     conv('conv2d stride 2, valid and same', 'conv2d(4, kernel: 3, stride: 2, activation: relu)\n  conv2d(3, kernel: 2, stride: 2, padding: same, activation: relu, bias: false)\n  flatten()\n  dense(1)'),
     conv('maxpool2d, valid and same, overlapping', 'conv2d(3, kernel: 2, activation: relu)\n  maxpool2d(2)\n  conv2d(2, kernel: 1)\n  maxpool2d(3, stride: 2, padding: same)\n  flatten()\n  dense(1)'),
-    conv('avgpool2d, valid and same, overlapping', 'conv2d(3, kernel: 2, activation: relu)\n  avgpool2d(2)\n  conv2d(2, kernel: 1)\n  avgpool2d(3, stride: 2, padding: same)\n  flatten()\n  dense(1)', 'sgd(lr: 0.05)'),
+    conv('avgpool2d, valid and same, overlapping', 'conv2d(3, kernel: 2, activation: relu)\n  avgpool2d(2)\n  conv2d(2, kernel: 1)\n  avgpool2d(3, stride: 2, padding: same)\n  flatten()\n  dense(1)', 'sgd(lr: 0.05)', { tolerance: 0 }),
+    // global pooling: the mean as TF.js's wasm Mean sums it (each channel's cells in row-major order, then
+    // divided by the count), the maximum as its Max keeps it; channels as vectors of 4 and a scalar tail.
+    // Bit for bit (under relu: tanh's polynomial would differ in a last bit now and then, as above)
+    conv('global_avg_pool', 'conv2d(6, kernel: 3, padding: same, activation: relu)\n  global_avg_pool()\n  dense(1)', 'sgd(lr: 0.05)', { tolerance: 0 }),
+    conv('global_max_pool', 'conv2d(5, kernel: 2, activation: relu)\n  global_max_pool()\n  dense(1)', 'adam(lr: 0.01)', { tolerance: 0 }),
+    conv('global pools of the shared input and of a conv, concatenated', 'a = global_max_pool()\n  c = conv2d(4, kernel: 3, from: input, activation: relu)\n  m = global_avg_pool()\n  concat(a, m)\n  dense(1)', 'adam(lr: 0.01)', { tolerance: 0 }),
     // batchnorm of images: statistics per channel over (example, row, column), in that order, as TF.js's
     // moments sum them (src/layers/channels.ts): bit for bit
     conv('batchnorm after conv2d, its momentum and epsilon varied', 'conv2d(3, kernel: 3, padding: same, bias: false)\n  norm = batchnorm()\n  relu()\n  conv2d(2, kernel: 3)\n  flatten()\n  dense(1)', 'adam(lr: 0.01)', { vary: 'vary norm.momentum: [0.5, 0.9, 0.99]\n  vary norm.epsilon: [0.001, 0.01, 0.1]' }),

@@ -36,6 +36,15 @@ describe('pooling', () => {
   it('has no parameters', () => expect(paramShapes([4, 4, 1], 'maxpool2d(2)\nflatten()\ndense(1)')).toEqual(['dense_1/kernel [4,1]', 'dense_1/bias [1]']));
 });
 
+describe('global pooling', () => {
+  it('global_avg_pool keeps the channels', () => expect(shapeOf([5, 4, 3], 'global_avg_pool()')).toEqual([3]));
+  it('global_max_pool keeps the channels', () => expect(shapeOf([1, 1, 7], 'global_max_pool()')).toEqual([7]));
+  it('feeds a dense layer without flatten', () => expect(paramShapes([6, 6, 1], 'conv2d(4, kernel: 3)\nglobal_avg_pool()\ndense(2)')).toEqual(['conv2d_1/kernel [3,3,1,4]', 'conv2d_1/bias [4]', 'dense_1/kernel [4,2]', 'dense_1/bias [2]']));
+  it('on flat features', () => expectError(modelSource([16], 'global_max_pool()'), 2014, 'global_max_pool expects a spatial [height, width, channels] input, got shape [16]; it only applies to images, not flat features'));
+  it('over the steps of a sequence: not yet', () => expectError(modelSource([5, 3], 'global_avg_pool()'), 2014, 'global_avg_pool expects a spatial [height, width, channels] input, got shape [5, 3]; over the steps of a sequence it is not supported yet'));
+  it('cannot be shared', () => expectError(modelSource([4, 4, 1], 'shared global_avg_pool()'), 2019, "'shared' goes before a layer with weights"));
+});
+
 describe('shape-preserving layers', () => {
   it('flatten', () => expect(shapeOf([5, 5, 16], 'flatten()')).toEqual([400]));
   it('flatten of flat', () => expect(shapeOf([7], 'flatten()')).toEqual([7]));

@@ -9,8 +9,9 @@ import { batchnorm } from './batchnorm.js';
 import { layernorm } from './layernorm.js';
 import { add, concat } from './merge.js';
 import { activationLayers } from './activation-layers.js';
+import { globalAvgPool, globalMaxPool } from './global-pool.js';
 
-export const layerKinds: readonly LayerKind[] = [dense, conv2d, maxpool2d, avgpool2d, flatten, dropout, batchnorm, layernorm, add, concat, ...activationLayers];
+export const layerKinds: readonly LayerKind[] = [dense, conv2d, maxpool2d, avgpool2d, globalAvgPool, globalMaxPool, flatten, dropout, batchnorm, layernorm, add, concat, ...activationLayers];
 
 const byName = new Map(layerKinds.map((k) => [k.name, k]));
 
