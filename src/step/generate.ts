@@ -16,7 +16,8 @@ import type { KernelBackwardContext, KernelContext } from '../layers/kernel-rule
 import { ModuleBuilder, type Code, type Local } from '../wasm/module.js';
 import { addInto, zeroFloats, type Mat, type ParamMat } from '../wasm/blocks.js';
 import { emitLoss } from '../wasm/losses.js';
-import { emitClip, emitUpdate, optimizerHyper, optimizerSlots } from '../wasm/optimizer-update.js';
+import { emitClip, emitUpdate } from '../wasm/optimizer-update.js';
+import { optimizerHyper, optimizerSlots } from '../vocabulary/optimizers.js';
 import type { StepConfig } from './plan.js';
 import { emitScan } from './scan.js';
 import { emitSteps } from './steps.js';
