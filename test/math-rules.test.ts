@@ -1,19 +1,23 @@
 // The elementwise rules written once (src/math/): every activation, loss and optimizer of the language has
 // one, the optimizers' rules read and write exactly the slots and hyperparameters src/vocabulary/optimizers.ts
 // lays out, the steps' coverage tables are the rules' names, and the WGSL renderer's text keeps each rule's
-// operation order (parentheses wherever the order is not the grammar's own).
+// operation order (parentheses wherever the order is not the grammar's own); the wasm renderer's code of
+// every rule validates, one float and four.
 import { describe, expect, it } from 'vitest';
 import { activations } from '../src/vocabulary/activations.js';
 import { losses } from '../src/vocabulary/losses.js';
 import { optimizers, optimizerHyper, optimizerSlots } from '../src/vocabulary/optimizers.js';
 import { activationRules } from '../src/math/activations.js';
-import { lossRules } from '../src/math/losses.js';
+import { elementLoss, lossRules } from '../src/math/losses.js';
 import { updateRules } from '../src/math/optimizers.js';
 import { add, div, exp, inputsOf, mul, neg, rule, select, sigmoid, storesOf, sub, gt, copysign, type Rule } from '../src/math/expr.js';
 import { kernelActivations } from '../src/wasm/activations.js';
 import { kernelLosses } from '../src/wasm/losses.js';
 import { wgslActivations, wgslLosses, wgslOptimizers } from '../src/step/wgsl.js';
 import { ruleValue, updateText } from '../src/step/wgsl-render.js';
+import { ModuleBuilder } from '../src/wasm/module.js';
+import { scalarLanes, simdLanes, type Lanes } from '../src/wasm/lanes.js';
+import { emitRule } from '../src/wasm/render.js';
 
 describe('every name of the language has a rule', () => {
   it('activations', () => expect(Object.keys(activationRules).sort()).toEqual([...activations].sort()));
@@ -84,4 +88,41 @@ describe('WGSL text keeps the operation order', () => {
       '  p[at] = w0 - mom;',
     ]);
   });
+});
+
+describe('the wasm renderer gives valid code for every rule', () => {
+  const valid = (body: (v: Lanes) => void, simd: boolean): boolean => {
+    const mb = new ModuleBuilder();
+    mb.func([], [], (c) => {
+      const v = simd ? simdLanes(c) : scalarLanes(c);
+      body(v);
+    }, 'f');
+    return WebAssembly.validate(mb.bytes());
+  };
+  const locals = (v: Lanes, names: string[]) => Object.fromEntries(names.map((n) => [n, v.floatLocal()]));
+  for (const simd of [false, true]) {
+    for (const [name, r] of Object.entries(activationRules)) {
+      if (r === 'rows') continue;
+      it(`${name}${simd ? ' (f32x4)' : ''}`, () => {
+        for (const rr of [r.forward, r.grad]) {
+          expect(valid((v) => (emitRule(v, rr, { inputs: { ...locals(v, ['z', 'a', 'da']), alpha: () => (v.code.f32(0.2), v.splat()) } }), v.code.drop()), simd)).toBe(true);
+        }
+      });
+    }
+    for (const [name, r] of Object.entries(updateRules)) {
+      it(`${name}${simd ? ' (f32x4)' : ''}`, () => {
+        const store = (v: Lanes) => (_: string, push: () => void) => (v.code.i32(0), push(), v.store());
+        const reads = (v: Lanes) => Object.fromEntries(inputsOf(r).map((i) => [i, v.floatLocal()]));
+        expect(valid((v) => emitRule(v, r, { inputs: reads(v), store: store(v) }), simd)).toBe(true);
+      });
+    }
+    for (const name of Object.keys(lossRules)) {
+      const e = elementLoss(name, { delta: 0.5 });
+      if (!e) continue;
+      it(`${name}${simd ? ' (f32x4)' : ''}`, () => {
+        const store = (v: Lanes) => (_: string, push: () => void) => (v.code.i32(0), push(), v.store());
+        expect(valid((v) => emitRule(v, e.rule, { inputs: locals(v, ['p', 'y', 'scale']), store: store(v) }), simd)).toBe(true);
+      });
+    }
+  }
 });
