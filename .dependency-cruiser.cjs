@@ -6,7 +6,7 @@
 // count as arrows too: a type lives with its owner, below its users. docs/architecture.md explains the parts.
 const floors = [
   ['util', 'version.ts'], //      ground: seeded random streams, atomic writes, words
-  ['diagnostics'], //             Diagnostic, the message catalogue with stable codes, the printer
+  ['diagnostics', 'math'], //     Diagnostic, the message catalogue with stable codes, the printer | elementwise rules described once
   ['core', 'wasm'], //            shapes and argument specs; where a member sits in a fused tensor | a WebAssembly emitter
   ['syntax', 'vocabulary', 'interop'], // tokens, parser, AST | the language's names and their arguments | PyTorch's and ONNX's conventions: layouts, export nodes, model.py's and ONNX's pieces
   ['data', 'kernels'], //         data sources and loaders | the browser-safe math on TF.js (netc/kernels)

@@ -1,8 +1,9 @@
 // Activation functions as TF.js ops, with Keras' definitions.
 import type { TF, Tensor } from './tf.js';
 
-/** leaky_relu's slope for x < 0 when it is a layer's `activation:` argument (TF's tf.nn.leaky_relu default). */
-export const LEAKY_RELU_ALPHA = 0.2;
+import { LEAKY_RELU_ALPHA } from '../math/activations.js';
+
+export { LEAKY_RELU_ALPHA };
 
 /** `alpha` (leaky_relu) is a number or a tensor that broadcasts against x. */
 export function activate(tf: TF, name: string, x: Tensor, alpha: number | Tensor = LEAKY_RELU_ALPHA): Tensor {

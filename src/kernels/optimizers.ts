@@ -5,6 +5,7 @@
 import type { TF, Tensor, Variable } from './tf.js';
 import { concatFlat, splitFlat } from './matmul.js';
 import { kernel } from './kernel.js';
+import { optimizerSlots } from '../vocabulary/optimizers.js';
 
 /** One fused parameter tensor as the optimizer sees it. */
 export interface Slot {
@@ -38,7 +39,8 @@ export interface OptimizerState {
   sharedAccBeta2: number;
 }
 
-export const stateNames: Record<string, string[]> = { sgd: ['accum'], adam: ['m', 'v'], adamw: ['m', 'v'], rmsprop: ['ms', 'mom'] };
+/** The state each optimizer keeps per parameter (src/vocabulary/optimizers.ts). */
+export const stateNames: Record<string, string[]> = optimizerSlots;
 
 export function createState(tf: TF, optimizer: string, slots: Slot[], members: number): OptimizerState {
   const tensors = new Map<string, Map<string, Variable>>();

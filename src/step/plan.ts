@@ -4,7 +4,7 @@ import type { EnsembleIR } from '../ensemble/ensemble-ir.js';
 import { layerKind } from '../layers/registry.js';
 import { hasRule } from '../layers/layer-kind.js';
 import { kernelLosses, kernelMetrics } from '../wasm/losses.js';
-import { optimizerSlots } from '../wasm/optimizer-update.js';
+import { updateRules } from '../math/optimizers.js';
 
 /** What the generated step is built for: the ensemble (shapes are constants, N is read at run time) and the train block's choices. */
 export interface StepConfig {
@@ -24,7 +24,7 @@ export interface StepConfig {
 export function whyNotFused(cfg: StepConfig): string | undefined {
   const e = cfg.ensemble;
   if (e.lowering !== 'grouped') return `the ${e.lowering} lowering (the generated step is built for grouped)`;
-  if (!optimizerSlots[cfg.optimizer]) return `the ${cfg.optimizer} optimizer`;
+  if (!updateRules[cfg.optimizer]) return `the ${cfg.optimizer} optimizer`;
   if (!kernelLosses.has(cfg.loss.name)) return `the ${cfg.loss.name} loss`;
   const metric = cfg.metrics.find((m) => !kernelMetrics.has(m));
   if (metric) return `the ${metric} metric`;

@@ -2,7 +2,7 @@
 // WebAssembly function does for each member, in order, the buffers it reads and writes, and its size.
 import type { EnsembleIR, WideParam } from '../ensemble/ensemble-ir.js';
 import { PER_MEMBER_MACS } from '../kernels/matmul.js';
-import { optimizerSlots } from '../wasm/optimizer-update.js';
+import { optimizerSlots } from '../vocabulary/optimizers.js';
 import { rowsInLanes } from '../wasm/blocks.js';
 import type { GeneratedStep } from './generate.js';
 import type { StepConfig } from './plan.js';

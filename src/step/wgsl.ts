@@ -22,8 +22,11 @@
 // position, and nothing is summed across members (but a shared layer's gradient). N and the batch size are constants of the code: a
 // halved population or a short last batch gets kernels of its own (the runtime caches them).
 import type { EnsembleIR, WideOp, WideParam } from '../ensemble/ensemble-ir.js';
-import { optimizerHyper, optimizerSlots } from '../wasm/optimizer-update.js';
-import { LEAKY_RELU_ALPHA } from '../kernels/activations.js';
+import { optimizerHyper, optimizerSlots } from '../vocabulary/optimizers.js';
+import { describedOptimizers } from '../math/optimizers.js';
+import { describedActivations, LEAKY_RELU_ALPHA } from '../math/activations.js';
+import { activationGradText, activationText, gradReadsZ, literal, lossElementText, updateText } from './wgsl-render.js';
+import { describedLosses, elementLoss as elementLossRule, stepMetrics } from '../math/losses.js';
 import type { StepConfig } from './plan.js';
 import { isSpatialLayer, spatialBackward, spatialForward, spatialLayer, whyNotSpatial, wgslSpatialKinds, type ChainValues, type LayerInput, type SpatialLayer, type SpatialWriter } from './wgsl-conv.js';
 import { gradientOrder, gradientSum, isMergeLayer, mergeBackward, mergeCells, mergeForward, mergeLayer, perCellMerge, whyNotMerge, wgslMergeKinds, type MergeLayer } from './wgsl-graph.js';
@@ -31,12 +34,12 @@ import { membersSum, sharedDinput, sharedParamUpdates, sharedUpdates, type Share
 import { isNormLayer, normBackward, normForward, normLayer, perCell, whyNotNorm, wgslNormKinds, type NormLayer, type NormWriter } from './wgsl-norm.js';
 
 /** What the WGSL step covers (the rest of netc's vocabulary runs on TF.js ops on webgpu). */
-export const wgslActivations = new Set(['linear', 'relu', 'sigmoid', 'tanh', 'elu', 'softmax', 'gelu', 'swish', 'leaky_relu']);
+export const wgslActivations = new Set(describedActivations);
 /** the weightless activation layers the chain takes (`relu()`, `leaky_relu(alpha)`, ...) */
 export const wgslActivationLayers = new Set([...wgslActivations].filter((a) => a !== 'linear'));
-export const wgslLosses = new Set(['mse', 'mae', 'huber', 'binary_crossentropy', 'categorical_crossentropy', 'sparse_categorical_crossentropy']);
-export const wgslOptimizers = new Set(['sgd', 'adam', 'adamw', 'rmsprop']);
-export const wgslMetrics = new Set(['accuracy', 'mse', 'mae']);
+export const wgslLosses = new Set(describedLosses);
+export const wgslOptimizers = new Set(describedOptimizers);
+export const wgslMetrics = new Set(stepMetrics);
 
 /** The invocations of one workgroup, and the most workgroups along one dimension of a dispatch. */
 export const WORKGROUP = 64;
@@ -215,7 +218,7 @@ function layersOf(e: EnsembleIR, n: number, batch: number): Layers {
     const gradAt = at + rows * width;
     at = gradAt + rows * width;
     let zAt: number | undefined;
-    if (dense && (activation === 'gelu' || activation === 'swish')) [zAt, at] = [at, at + rows * width];
+    if (dense && gradReadsZ(activation)) [zAt, at] = [at, at + rows * width];
     const alpha = activation !== 'leaky_relu' ? undefined : dense ? { value: LEAKY_RELU_ALPHA } : { key: `${op.name}.alpha` };
     const layer = {
       op,
@@ -486,102 +489,14 @@ function slopeOf(k: Pick<KernelText, 'buf'>, ctx: Ctx, l: Pick<Layer, 'op' | 'al
   return 'key' in l.alpha ? hyperAt(k, ctx, l.alpha.key) : lit(l.alpha.value);
 }
 
-/** The activation f(z), TF.js's WebGPU shaders' formulas (gelu and swish as the op path's compositions of them). */
+/** The activation f(z) (src/math/activations.ts's rule, src/step/wgsl-render.ts's text). */
 function activate(name: string, z: string, alpha = ''): string {
-  switch (name) {
-    case 'linear':
-      return z;
-    case 'relu':
-      return `max(${z}, 0.0)`;
-    case 'sigmoid':
-      return `1.0 / (1.0 + exp(-1.0 * ${z}))`;
-    case 'tanh':
-      return `tanh_tfjs(${z})`;
-    case 'elu':
-      return `select(exp(${z}) - 1.0, ${z}, ${z} >= 0.0)`;
-    case 'gelu':
-      return `gelu_tfjs(${z})`;
-    case 'swish':
-      return `${z} * (1.0 / (1.0 + exp(-1.0 * ${z})))`;
-    case 'leaky_relu':
-      return `select(${z}, ${alpha} * ${z}, ${z} < 0.0)`;
-    default:
-      throw new Error(`internal error: no WGSL for the activation ${name}`);
-  }
+  return activationText(name, z, alpha).value;
 }
-
-const TANH_FN = 'fn tanh_tfjs(a: f32) -> f32 {\n  let e2x = exp(-2.0 * abs(a));\n  return sign(a) * (1.0 - e2x) / (1.0 + e2x);\n}';
-
-/** TF.js's erf (Abramowitz and Stegun 7.1.26, its WebGPU shader's constants and order). */
-const ERF_FN = [
-  'fn erf_tfjs(a: f32) -> f32 {',
-  `  let p = ${lit(0.3275911)};`,
-  `  let a1 = ${lit(0.254829592)};`,
-  `  let a2 = ${lit(-0.284496736)};`,
-  `  let a3 = ${lit(1.421413741)};`,
-  `  let a4 = ${lit(-1.453152027)};`,
-  `  let a5 = ${lit(1.061405429)};`,
-  '  let s = sign(a);',
-  '  let absA = abs(a);',
-  '  let t = 1.0 / (1.0 + p * absA);',
-  '  return s * (1.0 - (((((a5 * t + a4) * t) + a3) * t + a2) * t + a1) * t * exp(-absA * absA));',
-  '}',
-].join('\n');
-
-const SQRT1_2 = lit(Math.SQRT1_2);
-
-/** gelu's exact form as the op path writes it: (z * 0.5) * (1 + erf(z * sqrt(1/2))). */
-const GELU_FN = `fn gelu_tfjs(z: f32) -> f32 {\n  return (z * 0.5) * (1.0 + erf_tfjs(z * ${SQRT1_2}));\n}`;
-
-/**
- * gelu's gradient as autodiff of that composition computes it: h = z * 0.5 and b = 1 + erf(u), u = z * sqrt(1/2);
- * (dy b) 0.5 + ((dy h) (exp(-u^2) 2/sqrt(pi))) sqrt(1/2), the two paths to z added last.
- */
-const GELU_GRAD_FN = [
-  'fn gelu_grad(z: f32, d: f32) -> f32 {',
-  '  let h = z * 0.5;',
-  `  let u = z * ${SQRT1_2};`,
-  '  let b = 1.0 + erf_tfjs(u);',
-  `  return (d * b) * 0.5 + ((d * h) * (exp(-(u * u)) * ${lit(2 / Math.sqrt(Math.PI))})) * ${SQRT1_2};`,
-  '}',
-].join('\n');
-
-/** swish's gradient, autodiff of z s(z): dy s + (dy z) (s (1 - s)). */
-const SWISH_GRAD_FN = [
-  'fn swish_grad(z: f32, d: f32) -> f32 {',
-  '  let s = 1.0 / (1.0 + exp(-1.0 * z));',
-  '  return d * s + (d * z) * (s * (1.0 - s));',
-  '}',
-].join('\n');
 
 /** The WGSL functions the forward pass of an activation calls. */
 function activationFns(name: string): string {
-  return name === 'tanh' ? TANH_FN : name === 'gelu' ? `${ERF_FN}\n${GELU_FN}` : '';
-}
-
-/** dL/dz from dL/da, a = f(z) and, where it needs it, z, as autodiff's gradients of TF.js's activations compute it. */
-function activationGrad(name: string, d: string, a: string, z = '', alpha = ''): string {
-  switch (name) {
-    case 'linear':
-      return d;
-    case 'relu':
-      return `select(0.0, ${d}, ${a} > 0.0)`;
-    case 'sigmoid':
-      return `${d} * (${a} * (1.0 - ${a}))`;
-    case 'tanh':
-      return `(1.0 - ${a} * ${a}) * ${d}`;
-    case 'elu':
-      return `select(${d} * (${a} + 1.0), ${d}, ${a} > 0.0)`;
-    case 'gelu':
-      return `gelu_grad(${z}, ${d})`;
-    case 'swish':
-      return `swish_grad(${z}, ${d})`;
-    case 'leaky_relu':
-      // where(z > 0, dy, dy * alpha); a > 0 exactly where z > 0, for a slope of 0 or more
-      return `select(${d} * ${alpha}, ${d}, ${z || a} > 0.0)`;
-    default:
-      throw new Error(`internal error: no WGSL gradient for the activation ${name}`);
-  }
+  return activationText(name, 'z', 'alpha').helpers.join('\n');
 }
 
 /** The expression of member m's input (row b, unit `unit`) of a layer. */
@@ -611,16 +526,15 @@ function dzHelper(k: Pick<KernelText, 'buf'>, ctx: Ctx, l: ChainLayer): string {
     ].join('\n');
   }
   // z: a dense layer's saved pre-activation, an activation layer's input
-  const needsZ = l.activation === 'gelu' || l.activation === 'swish' || (l.activation === 'leaky_relu' && !l.kernel);
-  const z = !needsZ ? undefined : l.kernel ? `${acts}[${l.zAt}u + ${at}]` : inputAt(k, ctx, l, 'j');
-  const helpers = l.activation === 'gelu' ? [ERF_FN, GELU_GRAD_FN] : l.activation === 'swish' ? [SWISH_GRAD_FN] : [];
+  const z = !gradReadsZ(l.activation) ? undefined : l.kernel ? `${acts}[${l.zAt}u + ${at}]` : inputAt(k, ctx, l, 'j');
+  const grad = activationGradText(l.activation, { da: 'd', a: 'a', ...(z ? { z: 'z' } : {}), ...(l.alpha ? { alpha: slopeOf(k, ctx, l) } : {}) });
   return [
-    ...helpers,
+    ...grad.helpers,
     `fn dz(m: u32, b: u32, j: u32) -> f32 {`,
     `  let a = ${acts}[${l.valuesAt}u + ${at}];`,
     `  let d = ${acts}[${l.gradAt}u + ${at}];`,
     ...(z ? [`  let z = ${z};`] : []),
-    `  return ${activationGrad(l.activation, 'd', 'a', z ? 'z' : '', l.alpha ? slopeOf(k, ctx, l) : '')};`,
+    `  return ${grad.value};`,
     '}',
   ].join('\n');
 }
@@ -827,41 +741,9 @@ function updateLines(k: Pick<KernelText, 'buf'>, ctx: Ctx, p: WideParam): string
   return optimizerStep(ctx.optimizer, { w: `${w}[at]`, slot: (s) => `${slot(s)}[at]`, h });
 }
 
-/** The optimizer's rule on one element, with the op path's operations in its order (src/wasm/optimizer-update.ts). */
+/** The optimizer's rule on one element (src/math/optimizers.ts's, src/step/wgsl-render.ts's text), from its gradient `g`. */
 function optimizerStep(optimizer: string, at: { w: string; slot(name: string): string; h(key: string): string }): string[] {
-  const { w, slot, h } = at;
-  // Keras' decoupled weight decay: w - w * weight_decay * lr (a zero weight_decay leaves a finite w as it is)
-  const decayed = (w0: string) => `(${w0} - ${w0} * ${h('weight_decay')} * ${h('lr')})`;
-  switch (optimizer) {
-    case 'sgd':
-      return [
-        `  let w0 = ${w};`,
-        `  let accum = ${slot('accum')} * ${h('momentum')} + g;`,
-        `  ${slot('accum')} = accum;`,
-        `  let step = select(accum, g + accum * ${h('momentum')}, ${h('nesterov')} > 0.5);`,
-        `  ${w} = step * ${h('-lr')} + ${decayed('w0')};`,
-      ];
-    case 'adam':
-    case 'adamw':
-      return [
-        `  let mt = ${slot('m')} * ${h('beta1')} + g * ${h('1-beta1')};`,
-        `  let vt = ${slot('v')} * ${h('beta2')} + g * g * ${h('1-beta2')};`,
-        `  ${slot('m')} = mt;`,
-        `  ${slot('v')} = vt;`,
-        ...(optimizer === 'adamw' ? [`  let w0 = ${w};`, `  ${w} = mt / ${h('bc1')} / (sqrt(vt / ${h('bc2')}) + ${h('epsilon')}) * ${h('-lr')} + ${decayed('w0')};`] : [`  ${w} = mt / ${h('bc1')} / (sqrt(vt / ${h('bc2')}) + ${h('epsilon')}) * ${h('-lr')} + ${w};`]),
-      ];
-    case 'rmsprop':
-      // tf.train.rmsprop, not centred: ms = rho ms + (1 - rho) g^2; mom = momentum mom + lr g / sqrt(ms + eps); w -= mom
-      return [
-        `  let ms = ${slot('ms')} * ${h('rho')} + g * g * ${h('1-rho')};`,
-        `  let mom = ${slot('mom')} * ${h('momentum')} + g * ${h('lr')} / sqrt(ms + ${h('epsilon')});`,
-        `  ${slot('ms')} = ms;`,
-        `  ${slot('mom')} = mom;`,
-        `  ${w} = ${w} - mom;`,
-      ];
-    default:
-      throw new Error(`internal error: no WGSL for the optimizer ${optimizer}`);
-  }
+  return updateText(optimizer, at);
 }
 
 const EPS = 1e-7;
@@ -883,7 +765,7 @@ function lossKernel(ctx: Ctx, out: ChainLayer, lossConfig: WgslConfig['loss'], m
     ...metrics.map((name) => `  var sum_${name} = 0.0;`),
     `  for (var b = 0u; b < ${ctx.batch}u; b++) {`,
     `    let base = (m * ${ctx.batch}u + b) * ${K}u;`,
-    ...(loss.endsWith('categorical_crossentropy') ? crossEntropyRow(ctx, K, p, label, `${acts}[${out.gradAt}u + base + j]`) : elementRow(ctx, lossConfig, K, p, label, `${acts}[${out.gradAt}u + base + j]`)),
+    ...(!elementLossRule(loss, lossConfig.args) ? crossEntropyRow(ctx, K, p, label, `${acts}[${out.gradAt}u + base + j]`) : elementRow(ctx, lossConfig, K, p, label, `${acts}[${out.gradAt}u + base + j]`)),
     ...metricLines(metrics, K, p, label, sparse ? `u32(${y}[b])` : undefined),
     '  }',
     `  ${k.buf('losses')}[m] = total / ${lit(ctx.batch)};`,
@@ -895,13 +777,13 @@ function lossKernel(ctx: Ctx, out: ChainLayer, lossConfig: WgslConfig['loss'], m
 /** An elementwise loss over one row (mse, mae, huber, binary cross-entropy): each element's term and gradient, the row's mean added to `total`. */
 function elementRow(ctx: Ctx, { name: loss, args }: WgslConfig['loss'], K: number, p: (j: string) => string, label: (j: string) => string, grad: string): string[] {
   // the gradient of the two means: 1 / (B K) in one division where the op path writes the gradient out (binary cross-entropy), (1 / B) / K where autodiff takes one mean after the other
-  const scale = loss === 'binary_crossentropy' ? Math.fround(1 / (ctx.batch * K)) : Math.fround(Math.fround(1 / ctx.batch) / K);
+  const scale = elementLossRule(loss, args)?.scale === 'once' ? Math.fround(1 / (ctx.batch * K)) : Math.fround(Math.fround(1 / ctx.batch) / K);
   return [
     '    var row = 0.0;',
     `    for (var j = 0u; j < ${K}u; j++) {`,
     `      let p = ${p('j')};`,
     `      let y = ${label('j')};`,
-    ...elementLoss(loss, lit(scale), args).map((line) => `      ${line}`),
+    ...elementLoss(loss, literal(scale), args).map((line) => `      ${line}`),
     `      ${grad} = grad;`,
     '    }',
     `    total = total + row / ${lit(K)};`,
@@ -954,36 +836,7 @@ function metricLines(metrics: readonly string[], K: number, p: (j: string) => st
   return lines;
 }
 
-/** One element's term (added to `row`) and `grad`, dL/dp of the batch mean. */
+/** One element's term (added to `row`) and `grad`, dL/dp of the batch mean (src/math/losses.ts's rule, src/step/wgsl-render.ts's text). */
 function elementLoss(loss: string, scale: string, args: Record<string, unknown>): string[] {
-  switch (loss) {
-    case 'mse':
-      return ['let d = p - y;', 'row = row + d * d;', `let grad = ${scale} * (d * 2.0);`];
-    case 'mae':
-      return ['let d = p - y;', 'row = row + abs(d);', `let grad = sign(d) * ${scale};`];
-    case 'binary_crossentropy':
-      // Keras' clip to [eps, 1 - eps]; a clipped element (or NaN, which fails the range) passes no gradient
-      return [
-        `let q = min(max(p, ${lit(EPS)}), ${lit(1 - EPS)});`,
-        'let rest = 1.0 - q;',
-        'row = row - (y * log(q) + (1.0 - y) * log(rest));',
-        `let grad = select(0.0, (q - y) / (q * rest) * ${scale}, p == q);`,
-      ];
-    case 'huber': {
-      // 0.5 q^2 + delta (err - q), q = min(err, delta), err = |p - y| (src/kernels/losses.ts); its gradient as
-      // autodiff computes it: through 0.5 q^2 and -delta q into q, through min (err <= delta) and delta err into
-      // err, and through abs (step(d, -1): -1 where d <= 0)
-      const delta = lit((args.delta as number | undefined) ?? 1);
-      return [
-        'let d = p - y;',
-        'let err = abs(d);',
-        `let q = min(err, ${delta});`,
-        `row = row + (0.5 * (q * q) + ${delta} * (err - q));`,
-        `let dq = (${scale} * 0.5) * (q * 2.0) + (0.0 - ${scale} * ${delta});`,
-        `let grad = (${scale} * ${delta} + select(0.0, dq, err <= ${delta})) * select(-1.0, 1.0, d > 0.0);`,
-      ];
-    }
-    default:
-      throw new Error(`internal error: no WGSL for the loss ${loss}`);
-  }
+  return lossElementText(loss, args, scale);
 }

@@ -1,202 +1,33 @@
-// The activation functions and their derivatives as generated code, with TF.js's definitions (see
-// src/kernels/activations.ts, the op path): elementwise over Lanes, and the softmax row by row.
+// The activation functions and their derivatives as generated code: src/math/activations.ts's rules
+// rendered elementwise over Lanes (src/wasm/render.ts), and the softmax row by row.
 import type { Code, Local } from './module.js';
 import { scalarLanes as scalar, type Lanes } from './lanes.js';
-import { erf, exp, sigmoid, tanh } from './math.js';
+import { exp } from './math.js';
+import { emitRule, type Binding } from './render.js';
+import { describedActivations, elementwise, type ElementwiseActivation } from '../math/activations.js';
 import { address, columns, forEachFloat, forRows, loadAt, rowOf, type Mat } from './blocks.js';
 
-/** The activations the generated step computes: all of netc's. */
-export const kernelActivations = new Set(['linear', 'relu', 'sigmoid', 'tanh', 'softmax', 'elu', 'swish', 'leaky_relu', 'gelu']);
+/** The activations the generated step computes: every one described (src/math/activations.ts). */
+export const kernelActivations = new Set(describedActivations);
 
-const SQRT1_2 = Math.fround(Math.SQRT1_2);
-const TWO_OVER_SQRT_PI = Math.fround(2 / Math.sqrt(Math.PI));
-
-/** gelu's parts as the op path computes them: h = z * 0.5, u = z * sqrt(1/2), b = 1 + erf(u); gelu = h * b. */
-function geluParts(v: Lanes, z: Local): { h: Local; u: Local; b: Local } {
-  const c = v.code;
-  const [h, u, b] = [v.floatLocal(), v.floatLocal(), v.floatLocal()];
-  c.get(z);
-  v.const(0.5);
-  v.mul();
-  c.set(h);
-  c.get(z);
-  v.const(SQRT1_2);
-  v.mul();
-  c.set(u);
-  v.const(1);
-  erf(v, u);
-  v.add();
-  c.set(b);
-  return { h, u, b };
+/** The elementwise rules of an activation the generated code has. */
+function rulesOf(name: string): ElementwiseActivation {
+  const r = elementwise(name);
+  if (!r) throw new Error(`internal error: no generated code for the activation ${name}`);
+  return r;
 }
+
+/** leaky_relu's slope in every lane, from an f32 local. */
+const slope = (v: Lanes, alpha?: Local): Record<string, Binding> => (alpha ? { alpha: () => (v.code.get(alpha), v.splat()) } : {});
 
 /** Elementwise activations: pushes f(z). `alpha`: leaky_relu's slope, an f32 local (splat in SIMD lanes). */
 export function activation(v: Lanes, name: string, z: Local, alpha?: Local): void {
-  const c = v.code;
-  switch (name) {
-    case 'linear':
-      c.get(z);
-      return;
-    case 'relu':
-      c.get(z);
-      v.const(0);
-      v.pmax();
-      return;
-    case 'sigmoid':
-      sigmoid(v, z);
-      return;
-    case 'tanh':
-      tanh(v, z);
-      return;
-    case 'elu':
-      // z > 0 ? z : exp(z) - 1
-      c.get(z);
-      exp(v, z);
-      v.const(1);
-      v.sub();
-      positive(v, z);
-      v.select();
-      return;
-    case 'swish':
-      c.get(z);
-      sigmoid(v, z);
-      v.mul();
-      return;
-    case 'gelu': {
-      // the exact form, (z * 0.5) * (1 + erf(z * sqrt(1/2)))
-      const { h, b } = geluParts(v, z);
-      c.get(h);
-      c.get(b);
-      v.mul();
-      return;
-    }
-    case 'leaky_relu':
-      byLeakySlope(v, z, z, alpha!);
-      return;
-    default:
-      throw new Error(`internal error: no generated code for the activation ${name}`);
-  }
-}
-
-/** Pushes the mask z > 0. */
-function positive(v: Lanes, z: Local): void {
-  v.code.get(z);
-  v.const(0);
-  v.gt();
-}
-
-/** leaky_relu and its gradient: pushes t where z > 0, t * alpha elsewhere (t = z, or dy). */
-function byLeakySlope(v: Lanes, t: Local, z: Local, alpha: Local): void {
-  v.code.get(t);
-  v.code.get(t);
-  slope(v, alpha);
-  v.mul();
-  positive(v, z);
-  v.select();
-}
-
-/** Pushes leaky_relu's slope in every lane. */
-function slope(v: Lanes, alpha: Local): void {
-  v.code.get(alpha);
-  v.splat();
+  emitRule(v, rulesOf(name).forward, { inputs: { z, ...slope(v, alpha) } });
 }
 
 /** The gradient through an elementwise activation: pushes dz from z, a = f(z) and da (locals). */
 export function activationGrad(v: Lanes, name: string, z: Local, a: Local, da: Local, alpha?: Local): void {
-  const c = v.code;
-  switch (name) {
-    case 'linear':
-      c.get(da);
-      return;
-    case 'relu':
-      c.get(da);
-      v.const(0);
-      positive(v, z);
-      v.select();
-      return;
-    case 'sigmoid':
-      // dy * y * (1 - y)
-      c.get(da);
-      c.get(a);
-      v.const(1);
-      c.get(a);
-      v.sub();
-      v.mul();
-      v.mul();
-      return;
-    case 'tanh':
-      // dy * (1 - y^2)
-      c.get(da);
-      v.const(1);
-      c.get(a);
-      c.get(a);
-      v.mul();
-      v.sub();
-      v.mul();
-      return;
-    case 'elu':
-      // z > 0 ? dy : dy * (y + 1)
-      c.get(da);
-      c.get(da);
-      c.get(a);
-      v.const(1);
-      v.add();
-      v.mul();
-      positive(v, z);
-      v.select();
-      return;
-    case 'swish': {
-      // autodiff of z s(z): dy s + (dy z) (s (1 - s))
-      const s = v.floatLocal();
-      sigmoid(v, z);
-      c.set(s);
-      c.get(da);
-      c.get(s);
-      v.mul();
-      c.get(da);
-      c.get(z);
-      v.mul();
-      c.get(s);
-      v.const(1);
-      c.get(s);
-      v.sub();
-      v.mul();
-      v.mul();
-      v.add();
-      return;
-    }
-    case 'gelu': {
-      // autodiff of h * b: (dy b) 0.5 + ((dy h) (2/sqrt(pi) exp(-u^2))) sqrt(1/2)
-      const { h, u, b } = geluParts(v, z);
-      const nu2 = v.floatLocal();
-      c.get(u);
-      c.get(u);
-      v.mul();
-      v.neg();
-      c.set(nu2);
-      c.get(da);
-      c.get(b);
-      v.mul();
-      v.const(0.5);
-      v.mul();
-      c.get(da);
-      c.get(h);
-      v.mul();
-      v.const(TWO_OVER_SQRT_PI);
-      exp(v, nu2, { nonPositive: true });
-      v.mul();
-      v.mul();
-      v.const(SQRT1_2);
-      v.mul();
-      v.add();
-      return;
-    }
-    case 'leaky_relu':
-      byLeakySlope(v, da, z, alpha!);
-      return;
-    default:
-      throw new Error(`internal error: no generated gradient for the activation ${name}`);
-  }
+  emitRule(v, rulesOf(name).grad, { inputs: { z, a, da, ...slope(v, alpha) } });
 }
 
 /** a[b, :] = softmax(z[b, :]): exp(z - max) times 1 / their sum, row by row (scalar: rows are short). */

@@ -5,13 +5,14 @@
 import type { Code, Local } from './module.js';
 import { scalarLanes, type Lanes } from './lanes.js';
 import { log } from './math.js';
+import { emitRule } from './render.js';
+import { describedLosses, elementLoss as elementRule, EPS, ONE_MINUS_EPS, stepMetrics } from '../math/losses.js';
+import type { Rule } from '../math/expr.js';
 import { address, forEachFloat, loadAt, rowOf, type Mat } from './blocks.js';
 
-export const kernelLosses = new Set(['binary_crossentropy', 'categorical_crossentropy', 'sparse_categorical_crossentropy', 'mse', 'mae', 'huber']);
-export const kernelMetrics = new Set(['accuracy', 'mse', 'mae']);
-
-const EPS = Math.fround(1e-7);
-const ONE_MINUS_EPS = Math.fround(1 - 1e-7);
+/** The losses and metrics the generated step computes: every one described (src/math/losses.ts). */
+export const kernelLosses = new Set(describedLosses);
+export const kernelMetrics = new Set(stepMetrics);
 
 export interface LossTarget {
   batch: Local;
@@ -42,9 +43,11 @@ export function emitLoss(c: Code, loss: string, args: Record<string, unknown>, k
   const scale = c.local('f32');
   const sparse = loss === 'sparse_categorical_crossentropy';
   const labelWidth = sparse ? 1 : k;
+  if (!describedLosses.includes(loss)) throw new Error(`internal error: no generated code for the loss ${loss}`);
+  const elementwise = elementRule(loss, args);
   // the gradient of the two means: 1 / (B K) in one division where the op path's gradient is written out
   // (binary cross-entropy), (1 / B) / K where autodiff takes one mean after the other
-  if (loss === 'binary_crossentropy') c.f32(1).get(t.batch).f32ConvertI32S().f32(k).f32Mul().f32Div().set(scale);
+  if (elementwise?.scale === 'once') c.f32(1).get(t.batch).f32ConvertI32S().f32(k).f32Mul().f32Div().set(scale);
   else c.f32(1).get(t.batch).f32ConvertI32S().f32Div().f32(k).f32Div().set(scale);
   c.f32(0).set(total);
   const rowAddress = (m: Mat, into: Local) => (rowOf(c, m, b), c.set(into));
@@ -66,7 +69,7 @@ export function emitLoss(c: Code, loss: string, args: Record<string, unknown>, k
       c.set(y);
     }
   };
-  if (loss === 'categorical_crossentropy' || sparse) {
+  if (!elementwise) {
     c.for(b, () => c.i32(0), () => c.get(t.batch), () => {
       rowAddress(t.p, pAt);
       rowAddress(t.dp, dAt);
@@ -80,9 +83,9 @@ export function emitLoss(c: Code, loss: string, args: Record<string, unknown>, k
     forEachFloat(
       c,
       () => c.get(t.batch).i32(k).i32Mul(),
-      (v, off) => elementLoss(v, loss, args, { t, off, scale }),
+      (v, off) => elementLoss(v, elementwise.rule, { t, off, scale }),
     );
-    const negate = loss === 'binary_crossentropy';
+    const negate = elementwise.negated ?? false;
     c.for(b, () => c.i32(0), () => c.get(t.batch), () => {
       rowAddress(t.terms, pAt);
       c.f32(0).set(row);
@@ -123,152 +126,28 @@ interface ElementContext {
 }
 
 /**
- * Elements of binary cross-entropy, mse, mae or huber (one or four): each one's term into `terms`, and
- * its dL/dp, with the op path's operations in its order.
+ * Elements of an elementwise loss (one or four): each one's term into `terms`, and its dL/dp, by the loss's
+ * rule (src/math/losses.ts).
  */
-function elementLoss(v: Lanes, loss: string, args: Record<string, unknown>, e: ElementContext): void {
+function elementLoss(v: Lanes, rule: Rule, e: ElementContext): void {
   const c = v.code;
   const { t, off } = e;
-  const at = (m: { base: Local; offset: number }) => address(c, m.base, m.offset, off);
   const p = v.floatLocal();
   const y = v.floatLocal();
   loadAt(v, t.p, off);
   c.set(p);
   loadAt(v, { base: t.y, offset: 0 }, off);
   c.set(y);
-  const scale = () => (c.get(e.scale), v.splat());
-  const store = (m: Mat, value: () => void) => {
-    at(m);
-    value();
-    v.store();
-  };
-  switch (loss) {
-    case 'binary_crossentropy': {
-      const [q, rest, lq, lr] = [v.floatLocal(), v.floatLocal(), v.floatLocal(), v.floatLocal()];
-      c.get(p);
-      v.const(EPS);
-      v.pmax();
-      v.const(ONE_MINUS_EPS);
-      v.pmin();
-      c.set(q);
-      v.const(1);
-      c.get(q);
-      v.sub();
-      c.set(rest);
-      // q and 1 - q are clipped probabilities (or NaN)
-      log(v, q, true);
-      c.set(lq);
-      log(v, rest, true);
-      c.set(lr);
-      // y log q + (1 - y) log(1 - q)
-      store(t.terms, () => {
-        c.get(y);
-        c.get(lq);
-        v.mul();
-        v.const(1);
-        c.get(y);
-        v.sub();
-        c.get(lr);
-        v.mul();
-        v.add();
-      });
-      // (q - y) / (q (1 - q)) / (B K) inside the clip range, 0 where p was clipped (NaN fails the range)
-      store(t.dp, () => {
-        c.get(q);
-        c.get(y);
-        v.sub();
-        c.get(q);
-        c.get(rest);
-        v.mul();
-        v.div();
-        scale();
-        v.mul();
-        v.const(0);
-        c.get(p);
-        c.get(q);
-        v.eq();
-        v.select();
-      });
-      return;
-    }
-    case 'mse': {
-      const d = v.floatLocal();
-      c.get(p);
-      c.get(y);
-      v.sub();
-      c.set(d);
-      store(t.terms, () => (c.get(d), c.get(d), v.mul()));
-      store(t.dp, () => (scale(), c.get(d), v.const(2), v.mul(), v.mul()));
-      return;
-    }
-    case 'mae': {
-      const d = v.floatLocal();
-      c.get(p);
-      c.get(y);
-      v.sub();
-      c.set(d);
-      store(t.terms, () => (c.get(d), v.abs()));
-      // sign(d) / (B K), sign(0) = 0
-      store(t.dp, () => {
-        v.const(1);
-        c.get(d);
-        v.copysign();
-        v.const(0);
-        c.get(d);
-        v.const(0);
-        v.ne();
-        v.select();
-        scale();
-        v.mul();
-      });
-      return;
-    }
-    case 'huber': {
-      const delta = Math.fround((args.delta as number | undefined) ?? 1);
-      const [d, err, q] = [v.floatLocal(), v.floatLocal(), v.floatLocal()];
-      c.get(p);
-      c.get(y);
-      v.sub();
-      c.set(d);
-      c.get(d);
-      v.abs();
-      c.set(err);
-      c.get(err);
-      v.const(delta);
-      v.min();
-      c.set(q);
-      // 0.5 q^2 + delta (err - q)
-      store(t.terms, () => {
-        v.const(0.5);
-        c.get(q);
-        c.get(q);
-        v.mul();
-        v.mul();
-        v.const(delta);
-        c.get(err);
-        c.get(q);
-        v.sub();
-        v.mul();
-        v.add();
-      });
-      // d within delta, delta sign(d) beyond
-      store(t.dp, () => {
-        c.get(d);
-        v.const(delta);
-        c.get(d);
-        v.copysign();
-        c.get(err);
-        v.const(delta);
-        v.le();
-        v.select();
-        scale();
-        v.mul();
-      });
-      return;
-    }
-    default:
-      throw new Error(`internal error: no generated code for the loss ${loss}`);
-  }
+  const outputs: Record<string, Mat> = { term: t.terms, grad: t.dp };
+  emitRule(v, rule, {
+    inputs: { p, y, scale: () => (c.get(e.scale), v.splat()) },
+    store(name, push) {
+      const m = outputs[name];
+      address(c, m.base, m.offset, off);
+      push();
+      v.store();
+    },
+  });
 }
 
 interface RowContext {

@@ -1,23 +1,11 @@
 // The optimizers' update rules as generated code, element by element over one member's block of a
-// parameter, with the same operations in the same order as the op path (src/kernels/optimizers.ts):
-// tf.train's sgd/momentum, adam and rmsprop, Keras' decoupled weight decay (sgd, adamw) and clipnorm.
+// parameter: src/math/optimizers.ts's rules rendered over Lanes (src/wasm/render.ts), with the op path's
+// operations in its order (src/kernels/optimizers.ts); and Keras' clipnorm.
 import type { Code, Local } from './module.js';
 import type { Lanes } from './lanes.js';
 import { forEachFloat } from './blocks.js';
-
-/** The state each optimizer keeps per parameter (the op path's stateNames). */
-export const optimizerSlots: Record<string, string[]> = { sgd: ['accum'], adam: ['m', 'v'], adamw: ['m', 'v'], rmsprop: ['ms', 'mom'] };
-
-/**
- * The member's hyperparameters this optimizer reads, as f32 locals by key: `lr`, `-lr`, `beta1`, `1-beta1`,
- * ..., `bc1`/`bc2` (Adam's bias corrections 1 - beta^t), `clip` (clipnorm, Infinity for none).
- */
-export const optimizerHyper: Record<string, string[]> = {
-  sgd: ['lr', '-lr', 'momentum', 'nesterov', 'weight_decay'],
-  adam: ['-lr', 'beta1', '1-beta1', 'beta2', '1-beta2', 'epsilon', 'bc1', 'bc2'],
-  adamw: ['lr', '-lr', 'beta1', '1-beta1', 'beta2', '1-beta2', 'epsilon', 'bc1', 'bc2', 'weight_decay'],
-  rmsprop: ['lr', 'rho', '1-rho', 'momentum', 'epsilon'],
-};
+import { emitRule, type Binding } from './render.js';
+import { updateRules } from '../math/optimizers.js';
 
 /** Where one element (or 4) of a parameter, its gradient and its slots are: address locals, plus `off`. */
 export interface UpdateTarget {
@@ -46,140 +34,35 @@ export function emitUpdate(c: Code, optimizer: string, count: number, at: Update
 
 function updateElement(v: Lanes, optimizer: string, at: UpdateTarget, off: Local, h: Record<string, Local>): void {
   const c = v.code;
-  const load = (base: Local) => {
-    c.get(base).get(off).i32Add();
-    v.load();
-  };
-  const hyper = (key: string) => void c.get(h[key]);
+  const rule = updateRules[optimizer];
+  if (!rule) throw new Error(`internal error: no generated update for the optimizer ${optimizer}`);
+  const address = (base: Local) => c.get(base).get(off).i32Add();
   const g = v.floatLocal();
   const w = v.floatLocal();
-  load(at.g);
+  address(at.g);
+  v.load();
   c.set(g);
-  load(at.w);
+  address(at.w);
+  v.load();
   c.set(w);
-  const storeTo = (base: Local, value: Local) => {
-    c.get(base).get(off).i32Add().get(value);
-    v.store();
-  };
-  // decay(w) = w - w * weight_decay * lr (a zero weight_decay leaves a finite w as it is, bit for bit)
-  const decayed = () => {
-    c.get(w);
-    c.get(w);
-    hyper('weight_decay');
-    v.mul();
-    hyper('lr');
-    v.mul();
-    v.sub();
-  };
-  switch (optimizer) {
-    case 'sgd': {
-      const accum = v.floatLocal();
-      load(at.slots.accum);
-      hyper('momentum');
-      v.mul();
-      c.get(g);
-      v.add();
-      c.set(accum);
-      storeTo(at.slots.accum, accum);
-      // nesterov: g + accum * momentum, where the member's nesterov is set
-      c.get(g);
-      c.get(accum);
-      hyper('momentum');
-      v.mul();
-      v.add();
-      c.get(accum);
-      hyper('nesterov');
-      v.const(0.5);
-      v.gt();
-      v.select();
-      hyper('-lr');
-      v.mul();
-      decayed();
-      v.add();
-      c.set(w);
-      break;
-    }
-    case 'adam':
-    case 'adamw': {
-      const m = v.floatLocal();
-      const s = v.floatLocal();
-      load(at.slots.m);
-      hyper('beta1');
-      v.mul();
-      c.get(g);
-      hyper('1-beta1');
-      v.mul();
-      v.add();
-      c.set(m);
-      load(at.slots.v);
-      hyper('beta2');
-      v.mul();
-      c.get(g);
-      c.get(g);
-      v.mul();
-      hyper('1-beta2');
-      v.mul();
-      v.add();
-      c.set(s);
-      storeTo(at.slots.m, m);
-      storeTo(at.slots.v, s);
-      // (m / bc1) / (sqrt(v / bc2) + epsilon) * -lr + base
-      c.get(m);
-      hyper('bc1');
-      v.div();
-      c.get(s);
-      hyper('bc2');
-      v.div();
-      v.sqrt();
-      hyper('epsilon');
-      v.add();
-      v.div();
-      hyper('-lr');
-      v.mul();
-      if (optimizer === 'adamw') decayed();
-      else c.get(w);
-      v.add();
-      c.set(w);
-      break;
-    }
-    case 'rmsprop': {
-      const ms = v.floatLocal();
-      const mom = v.floatLocal();
-      load(at.slots.ms);
-      hyper('rho');
-      v.mul();
-      c.get(g);
-      c.get(g);
-      v.mul();
-      hyper('1-rho');
-      v.mul();
-      v.add();
-      c.set(ms);
-      load(at.slots.mom);
-      hyper('momentum');
-      v.mul();
-      c.get(g);
-      hyper('lr');
-      v.mul();
-      c.get(ms);
-      hyper('epsilon');
-      v.add();
-      v.sqrt();
-      v.div();
-      v.add();
-      c.set(mom);
-      storeTo(at.slots.ms, ms);
-      storeTo(at.slots.mom, mom);
-      c.get(w);
-      c.get(mom);
-      v.sub();
-      c.set(w);
-      break;
-    }
-    default:
-      throw new Error(`internal error: no generated update for the optimizer ${optimizer}`);
-  }
-  storeTo(at.w, w);
+  const inputs: Record<string, Binding> = { g, w };
+  for (const [key, local] of Object.entries(h)) inputs[`hyper:${key}`] = local;
+  for (const [name, base] of Object.entries(at.slots)) inputs[`slot:${name}`] = () => (address(base), v.load());
+  emitRule(v, rule, {
+    inputs,
+    store(name, push) {
+      if (name === 'w') {
+        // the new value into w's local, then stored from it
+        push();
+        c.set(w);
+        address(at.w).get(w);
+      } else {
+        address(at.slots[name.slice('slot:'.length)]);
+        push();
+      }
+      v.store();
+    },
+  });
 }
 
 /**
