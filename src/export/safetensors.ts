@@ -88,13 +88,11 @@ export function decodeSafetensors(bytes: Uint8Array): { tensors: Map<string, Saf
   if (bytes.length < 8) throw new SafetensorsError('too short for a safetensors header');
   const length = Number(new DataView(bytes.buffer, bytes.byteOffset, 8).getBigUint64(0, true));
   if (8 + length > bytes.length) throw new SafetensorsError(`its header length (${length} bytes) runs past the end of the file`);
-  const text = new TextDecoder().decode(bytes.subarray(8, 8 + length));
-  const { metadata, entries } = parseHeader(text);
-  const checked = Object.entries(entries).map(([name, entry]) => [name, checkEntry(name, entry)] as const);
-  checkLayout(text, checked);
+  const { metadata, entries } = parseHeader(new TextDecoder().decode(bytes.subarray(8, 8 + length)));
   const tensors = new Map<string, SafeTensor>();
   const data = bytes.subarray(8 + length);
-  for (const [name, e] of checked) {
+  for (const [name, entry] of Object.entries(entries)) {
+    const e = checkEntry(name, entry);
     const [begin, end] = e.data_offsets;
     if (end > data.length) throw new SafetensorsError(`'${name}' lies outside the file`);
     // a copy, aligned (a Node Buffer's slice would share its pool's memory)
@@ -103,6 +101,8 @@ export function decodeSafetensors(bytes: Uint8Array): { tensors: Map<string, Saf
     const values = e.dtype === 'F32' ? new Float32Array(slice.buffer, 0, (end - begin) / 4) : new BigInt64Array(slice.buffer, 0, (end - begin) / 8);
     tensors.set(name, { shape: e.shape, data: values });
   }
+  // every entry is well formed by now (checkEntry)
+  checkLayout(new TextDecoder().decode(bytes.subarray(8, 8 + length)), Object.entries(entries) as [string, Entry][]);
   return { tensors, metadata };
 }
 
