@@ -47,6 +47,61 @@ describe('netc import of a .safetensors state_dict', () => {
   });
 });
 
+// A state_dict is checked whole before anything is written: finite values, each tensor's bytes those of
+// its shape, within the file and of its own, and each name once. The run's checkpoint stays as it was.
+describe('netc import of a damaged state_dict', () => {
+  /** A safetensors file of this header text (padded to 8 bytes) and data bytes. */
+  const raw = (header: string, data: Uint8Array) => {
+    const text = header + ' '.repeat((8 - (Buffer.byteLength(header) % 8)) % 8);
+    const head = Buffer.alloc(8);
+    head.writeBigUInt64LE(BigInt(Buffer.byteLength(text)));
+    return Buffer.concat([head, Buffer.from(text), data]);
+  };
+
+  it('refuses NaN, infinity, bytes short of the shape, overlapping or outside bytes and a name given twice, in one line', async () => {
+    const c = byName('conv');
+    const { run, dir } = await trainTiny(c.source, c.features, c.classes);
+    const out = await extract(run, join(tmp(), 'm1'), '--member', '1', '--format', 'pytorch');
+    const good = readFileSync(join(out, 'model.safetensors'));
+    const { tensors } = decodeSafetensors(good);
+    const header = JSON.parse(good.subarray(8, 8 + Number(good.readBigUInt64LE(0))).toString());
+    const data = good.subarray(8 + Number(good.readBigUInt64LE(0)));
+    const [first, second] = Object.keys(header).filter((k) => k !== '__metadata__');
+    const [b0, e0] = header[first].data_offsets;
+    const cases: [string, Uint8Array, string][] = [];
+    for (const bad of [NaN, -Infinity]) {
+      const poisoned = new Map(tensors);
+      const values = Float32Array.from(tensors.get('dense_1.weight')!.data as Float32Array);
+      values[7] = bad;
+      poisoned.set('dense_1.weight', { shape: tensors.get('dense_1.weight')!.shape, data: values });
+      cases.push([`${bad}.safetensors`, encodeSafetensors(poisoned), `'dense_1.weight' holds ${bad} (value 7, counting from 0); netc imports finite weights only, and a run refuses a checkpoint that holds another`]);
+    }
+    const short = { ...header, [first]: { ...header[first], data_offsets: [b0, e0 - 4] } };
+    cases.push(['short.safetensors', raw(JSON.stringify(short), data), `'${first}' has shape ${JSON.stringify(header[first].shape)}`]);
+    const outside = { ...header, [first]: { ...header[first], data_offsets: [data.length, data.length + (e0 - b0)] } };
+    cases.push(['outside.safetensors', raw(JSON.stringify(outside), data), `'${first}' lies outside the file`]);
+    const size = header[second].data_offsets[1] - header[second].data_offsets[0];
+    const overlapping = { ...header, [second]: { ...header[second], data_offsets: [b0, b0 + size] } };
+    cases.push(['overlap.safetensors', raw(JSON.stringify(overlapping), data), `overlap; each tensor needs bytes of its own`]);
+    const text = JSON.stringify(header);
+    const twice = text.slice(0, -1) + `,${JSON.stringify(first)}:${JSON.stringify(header[first])}}`;
+    cases.push(['twice.safetensors', raw(twice, data), `its header gives '${first}' twice`]);
+    const before = readFileSync(join(run, 'population.json'));
+    for (const [file, bytes, message] of cases) {
+      writeFileSync(join(dir, file), bytes);
+      const r = await netc('import', join(dir, file), '--into', run, '--member', '0');
+      expect(r.code, file).toBe(1);
+      expect(r.err.split('\n').length, r.err).toBe(2);
+      expect(r.err, file).toContain(`netc: ${join(dir, file)}: `);
+      expect(r.err, file).toContain(message);
+      expect(readFileSync(join(run, 'population.json'))).toEqual(before);
+    }
+    // the same bytes, well formed, import (the checks can pass)
+    writeFileSync(join(dir, 'good.safetensors'), raw(text, data));
+    expect((await netc('import', join(dir, 'good.safetensors'), '--into', run, '--member', '0')).code).toBe(0);
+  });
+});
+
 describe('safetensors', () => {
   it('is an 8-byte little-endian header length, a JSON header padded to 8 bytes, then the raw bytes', () => {
     const bytes = encodeSafetensors(new Map([['a.weight', { shape: [2], data: Float32Array.of(1.5, -2) }]]), { format: 'pt' });

@@ -2,9 +2,9 @@
 // plain @tensorflow/tfjs, predict what the fused member predicts, and train on alone (model.fit) to what
 // netc trained. Import puts a model back into a member's slot.
 import { createServer } from 'node:http';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as tf from '@tensorflow/tfjs';
@@ -143,6 +143,61 @@ describe('extract', () => {
     const other = join(dir, 'other');
     expect((await netc('train', join(dir, 'm.net'), '--backend', 'cpu', '--out', other)).code).toBe(0);
     expect((await netc('extract', run, '--all', '--out', other, '--backend', 'cpu')).err).toContain(`netc: ${other} is a netc run directory`);
+  });
+});
+
+// extract never replaces a file of the user's in --out without --force, as predict --output and train --out
+// refuse: each format's files, member-K/'s with --all, and --all --format pytorch's stacked files.
+describe('extract into a folder that holds files of the same names', () => {
+  const tiny = 'model m(input: [2]) { dense(1) }\nensemble { members: 2 }\ntrain { data: xor() loss: mse steps: 1 }\n';
+  let run = '';
+  beforeAll(async () => {
+    const dir = tmp();
+    writeFileSync(join(dir, 'm.net'), tiny);
+    run = join(dir, 'run');
+    expect((await netc('train', join(dir, 'm.net'), '--backend', 'cpu', '--out', run)).code).toBe(0);
+  });
+
+  it.each([
+    [['--member', '0'], ['model.json'], 'model.json'],
+    [['--member', '0'], ['weights.bin', 'model.json'], 'model.json and weights.bin'],
+    [['--all'], ['member-1/weights.bin'], 'member-1/weights.bin'],
+    [['--member', '1', '--format', 'pytorch'], ['model.py'], 'model.py'],
+    [['--member', '1', '--format', 'pytorch'], ['model.safetensors'], 'model.safetensors'],
+    [['--all', '--format', 'pytorch'], ['members.json', 'ensemble.safetensors'], 'ensemble.safetensors and members.json'],
+    [['--all', '--format', 'pytorch'], ['member-0/model.py'], 'member-0/model.py'],
+    [['--member', '0', '--format', 'onnx'], ['model.onnx'], 'model.onnx'],
+    [['--all', '--format', 'onnx'], ['member-0/model.onnx', 'member-1/model.onnx'], 'member-0/model.onnx and member-1/model.onnx'],
+    [['--ensemble', '--format', 'onnx'], ['ensemble.onnx'], 'ensemble.onnx'],
+  ])('%j over %j: refused without --force, nothing written; replaced with it', async (args, mine, listed) => {
+    const out = tmp();
+    for (const f of mine) {
+      mkdirSync(dirname(join(out, f)), { recursive: true });
+      writeFileSync(join(out, f), `mine: ${f}\n`);
+    }
+    writeFileSync(join(out, 'notes.txt'), 'my notes\n');
+    const before = readdirSync(out, { recursive: true }).map(String).sort();
+    const r = await netc('extract', run, ...args, '--out', out, '--backend', 'cpu');
+    expect(r.code, r.err).toBe(1);
+    expect(r.err).toBe(`netc: --out ${out} already holds ${listed}, which netc extract would write; give --force to replace ${mine.length === 1 ? 'it' : 'them'}, or another --out\n`);
+    for (const f of mine) expect(readFileSync(join(out, f), 'utf8')).toBe(`mine: ${f}\n`);
+    expect(readdirSync(out, { recursive: true }).map(String).sort()).toEqual(before);
+    const forced = await netc('extract', run, ...args, '--out', out, '--backend', 'cpu', '--force');
+    expect(forced.code, forced.err).toBe(0);
+    for (const f of mine) expect(readFileSync(join(out, f), 'utf8')).not.toBe(`mine: ${f}\n`);
+    expect(readFileSync(join(out, 'notes.txt'), 'utf8')).toBe('my notes\n');
+  });
+
+  it('writes beside files of other names without --force, and refuses a folder where a file goes', async () => {
+    const out = tmp();
+    writeFileSync(join(out, 'notes.txt'), 'my notes\n');
+    expect((await netc('extract', run, '--member', '0', '--out', out, '--backend', 'cpu')).code).toBe(0);
+    expect(readdirSync(out).sort()).toEqual(['model.json', 'notes.txt', 'weights.bin']);
+    const folder = tmp();
+    mkdirSync(join(folder, 'model.onnx'));
+    const r = await netc('extract', run, '--member', '0', '--format', 'onnx', '--out', folder, '--force');
+    expect(r.code).toBe(1);
+    expect(r.err).toBe(`netc: cannot write ${join(folder, 'model.onnx')}: it is a directory; give another --out\n`);
   });
 });
 

@@ -2,7 +2,7 @@
 // The golden pairs in test/golden/fmt/ (X.net formatted is X.expected.net) are regenerated with
 // `npm run test:update`; read the diff.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, linkSync, lstatSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -185,5 +185,77 @@ describe('netc fmt', () => {
     expect(execFileSync('node', [bin, 'fmt', '-'], { input: messy, encoding: 'utf8' })).toBe(tidy);
     const check = spawnSync('node', [bin, 'fmt', '--check', '-'], { input: messy, encoding: 'utf8' });
     expect([check.status, check.stdout]).toEqual([1, '<stdin>\n']);
+  });
+});
+
+// gofmt and prettier write a file in place: its inode stays, with its mode, owner and hard links, and a
+// symbolic link's target is the file formatted. A read-only file is refused and left alone.
+describe('netc fmt rewrites the file itself', () => {
+  const messy = 'ensemble { members: 2, seed: 1 }\n';
+  const tidy = 'ensemble {\n  members: 2\n  seed: 1\n}\n';
+  const fresh = () => mkdtempSync(join(tmpdir(), 'netc-fmt-keep-'));
+  const formats = async (...files: string[]) => expect(await netc('fmt', ...files)).toEqual({ code: 0, out: '', err: '' });
+
+  it('keeps a 0600 file 0600, its inode, and leaves no other file beside it', async () => {
+    const dir = fresh();
+    const f = join(dir, 'private.net');
+    writeFileSync(f, messy, { mode: 0o600 });
+    chmodSync(f, 0o600);
+    const before = statSync(f);
+    await formats(f);
+    expect(readFileSync(f, 'utf8')).toBe(tidy);
+    expect(statSync(f).mode & 0o777).toBe(0o600);
+    expect(statSync(f).ino).toBe(before.ino);
+    expect(readdirSync(dir)).toEqual(['private.net']);
+  });
+
+  it.runIf(process.getuid?.() === 0)("keeps the file's owner and group (run as root, which may give a file to another user)", async () => {
+    const f = join(fresh(), 'theirs.net');
+    writeFileSync(f, messy);
+    chownSync(f, 4321, 4322);
+    await formats(f);
+    expect(readFileSync(f, 'utf8')).toBe(tidy);
+    expect([statSync(f).uid, statSync(f).gid]).toEqual([4321, 4322]);
+  });
+
+  it('formats the target of a symbolic link, and the link stays a link', async () => {
+    const dir = fresh();
+    const target = join(dir, 'real.net');
+    const link = join(dir, 'link.net');
+    writeFileSync(target, messy);
+    symlinkSync('real.net', link);
+    await formats(link);
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(readFileSync(target, 'utf8')).toBe(tidy);
+    expect(readdirSync(dir).sort()).toEqual(['link.net', 'real.net']);
+  });
+
+  it('keeps hard links: the other name sees the formatted text', async () => {
+    const dir = fresh();
+    const a = join(dir, 'a.net');
+    const b = join(dir, 'b.net');
+    writeFileSync(a, messy);
+    linkSync(a, b);
+    await formats(a);
+    expect(readFileSync(b, 'utf8')).toBe(tidy);
+    expect(statSync(a).ino).toBe(statSync(b).ino);
+    expect(statSync(a).nlink).toBe(2);
+  });
+
+  it('refuses a read-only file, exit 1, and leaves it as it is; the other files are formatted', async () => {
+    const dir = fresh();
+    const locked = join(dir, 'locked.net');
+    const other = join(dir, 'other.net');
+    writeFileSync(locked, messy);
+    chmodSync(locked, 0o444);
+    writeFileSync(other, messy);
+    const r = await netc('fmt', locked, other);
+    expect(r.code).toBe(1);
+    expect(r.err).toBe(`netc: cannot write '${locked}': it is read-only (mode 0444); netc fmt leaves it as it is (netc fmt - < ${locked} prints its formatted text)\n`);
+    expect(readFileSync(locked, 'utf8')).toBe(messy);
+    expect(statSync(locked).mode & 0o777).toBe(0o444);
+    expect(readFileSync(other, 'utf8')).toBe(tidy);
+    // --check reads only: a read-only file is listed as any other
+    expect(await netc('fmt', '--check', locked)).toEqual({ code: 1, out: `${locked}\n`, err: '' });
   });
 });

@@ -3,10 +3,15 @@
 // malformed file is one diagnostic line: at the data call in the .net file, or naming the data file.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { netc } from './helpers.js';
+import { TextDocument } from 'vscode-languageserver-textdocument';
+import { netc, spawnNode } from './helpers.js';
 import { tempDir } from './data/helpers.js';
-import { npyBytes, npzBytes } from './data/npy-writer.js';
+import { npyBytes, npzBytes, zeroMember, zipOfDeflated } from './data/npy-writer.js';
+import { analyze } from '../src/lsp/document.js';
+import { diagnosticsOf } from '../src/lsp/diagnostics.js';
+import { fileHost } from '../src/cli/host.js';
 
 const root = tempDir();
 const run = join(root, 'run');
@@ -96,4 +101,51 @@ describe('npy and npz on the command line', () => {
       expect(r.err).toContain(`${broken}(12,9): error NET4079: "test.npz" has no array "x_train"; the arrays it holds are: x_test, y_test`);
     }
   });
+});
+
+// A zip bomb: a 1.3 MB archive whose x.npy inflates to 1.1 GB of zeros (y.npy to 275 MB). The checker needs
+// x's header and y's header (y's values only up to 16 MB), so that is all it inflates; a loader inflates
+// no more than the values a header promises. Peak memory is the process's own maxRSS, in a child process.
+describe('an npz zip bomb', () => {
+  const bombDir = tempDir();
+  const rows = 275_000_000;
+  const net = join(bombDir, 'bomb.net');
+  const source = `model m(input: [1]) {\n  dense(2, activation: softmax)\n}\ntrain { data: npz("bomb.npz", x: "x", y: "y", classes: 2) loss: sparse_categorical_crossentropy batch: 8 steps: 1 }\n`;
+  const repo = fileURLToPath(new URL('..', import.meta.url));
+  // prints the child's peak resident memory in MB on stderr as it exits
+  const peak = join(bombDir, 'peak.cjs');
+  const peakOf = (err: string) => Number(/peak (\d+) MB/.exec(err)?.[1]);
+  beforeAll(() => {
+    const x = zeroMember(npyBytes('<f4', [rows], []), 4 * rows);
+    const y = zeroMember(npyBytes('|u1', [rows], []), rows);
+    writeFileSync(join(bombDir, 'bomb.npz'), zipOfDeflated({ 'x.npy': x, 'y.npy': y }));
+    // x's header promises 4 values; its member inflates to 1.1 GB past them
+    const lying = zeroMember(npyBytes('<f4', [4, 1], []), 4 * rows);
+    writeFileSync(join(bombDir, 'lying.npz'), zipOfDeflated({ 'x.npy': lying, 'y.npy': zeroMember(npyBytes('|u1', [4], []), 4) }));
+    writeFileSync(net, source);
+    writeFileSync(peak, 'process.on("exit", () => process.stderr.write(`peak ${Math.round(process.resourceUsage().maxRSS / 1024)} MB\\n`));\n');
+  }, 60_000);
+
+  it('netc check of a 1.3 MB archive that inflates to 1.1 GB stays under 300 MB (it peaked at 2.4 GB)', async () => {
+    const r = await spawnNode(['-r', peak, join(repo, 'bin/netc.js'), 'check', net], bombDir);
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toContain('ok: model m');
+    expect(peakOf(r.err), r.err).toBeLessThan(300);
+  }, 120_000);
+
+  it("the language server's analysis of the file answers at once, with the shape from x's header", () => {
+    const started = performance.now();
+    const a = analyze(TextDocument.create('file:///bomb.net', 'net', 1, source), net, fileHost(net));
+    const ms = performance.now() - started;
+    expect(diagnosticsOf(a)).toEqual([]);
+    expect(ms).toBeLessThan(2000);
+  });
+
+  it('loading an archive whose member inflates past what its header promises reads only the promised values', async () => {
+    const script = `import(${JSON.stringify(join(repo, 'dist/data/numpy.js'))}).then((m) => { const d = m.loadNpz('lying.npz', 'x', 'y', 2); console.log(JSON.stringify([d.count, Array.from(d.x)])); })`;
+    const r = await spawnNode(['-r', peak, '-e', script], bombDir);
+    expect(r.code, r.err).toBe(0);
+    expect(JSON.parse(r.out)).toEqual([4, [0, 0, 0, 0]]);
+    expect(peakOf(r.err), r.err).toBeLessThan(300);
+  }, 120_000);
 });

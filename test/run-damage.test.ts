@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { netc } from './helpers.js';
 import { manifestProblem, tensorChecksum } from '../src/train/checkpoint.js';
+import { readCheckpoint, writeCheckpointFiles } from '../src/cli/run-dir.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'netc-damage-'));
 const noStack = (text: string) => expect(text).not.toMatch(/\n\s+at |bug in netc|internal error/);
@@ -28,6 +29,9 @@ function copy(dir: string): string {
   cpSync(dir, to, { recursive: true });
   return to;
 }
+
+/** Every file of a folder and its bytes. */
+const snapshot = (dir: string) => Object.fromEntries(readdirSync(dir).sort().map((f) => [f, readFileSync(join(dir, f)).toString('base64')]));
 
 const manifestOf = (dir: string) => JSON.parse(readFileSync(join(dir, 'population.json'), 'utf8'));
 
@@ -178,6 +182,42 @@ describe('netc import checks the model files', () => {
     refused(await importInto(m), /model\.json is not valid JSON/);
     writeFileSync(join(m, 'model.json'), '{"weightsManifest": 3}');
     refused(await importInto(m), /has no valid weightsManifest/);
+  });
+
+  it('refuses a weights.bin holding a NaN or an infinity; the run still extracts', async () => {
+    for (const bad of [NaN, Infinity]) {
+      const m = copy(model);
+      const bytes = readFileSync(join(m, 'weights.bin'));
+      new DataView(bytes.buffer, bytes.byteOffset).setFloat32(4 * 3, bad, true);
+      writeFileSync(join(m, 'weights.bin'), bytes);
+      const run = copy(trained);
+      const files = snapshot(run);
+      const r = await netc('import', m, '--into', run, '--member', '1');
+      refused(r, new RegExp(`NET4023: weight 'dense_1/kernel' holds ${bad} \\(value 3, counting from 0\\) in weights\\.bin; netc imports finite weights only`), 3);
+      expect(r.err).toMatch(/model\.json\(1,\d+\): error NET4023/);
+      expect(snapshot(run)).toEqual(files);
+      expect((await netc('extract', run, '--member', '1', '--out', join(tmp(), 'x'), '--backend', 'cpu')).code).toBe(0);
+    }
+  });
+
+  it('refuses a model.json that names a weight twice', async () => {
+    const m = copy(model);
+    const json = JSON.parse(readFileSync(join(m, 'model.json'), 'utf8'));
+    const weights = json.weightsManifest[0].weights;
+    weights[1].name = weights[0].name;
+    writeFileSync(join(m, 'model.json'), JSON.stringify(json));
+    refused(await importInto(m), `model.json names the weight '${weights[0].name}' twice`, 3);
+  });
+
+  it('writeCheckpointFiles refuses a checkpoint the run could not read back (a NaN parameter), and keeps the previous one', async () => {
+    const run = copy(trained);
+    const files = snapshot(run);
+    const { manifest, tensors } = readCheckpoint(run);
+    const param = manifest.tensors.find((t) => !t.name.includes(':') && !t.name.includes('@') && !t.shared)!;
+    tensors.get(param.name)![param.length / manifest.members + 1] = NaN;
+    await expect(writeCheckpointFiles(run, manifest, tensors)).rejects.toThrow(`member ${manifest.member_ids[1]}'s parameter ${param.name} holds NaN, which a run cannot resume from; the checkpoint is not written, and the previous one is kept`);
+    expect(snapshot(run)).toEqual(files);
+    expect(readCheckpoint(run).manifest.position.step).toBe(5);
   });
 
   it('still imports a whole model (the checks can pass)', async () => {

@@ -8,6 +8,8 @@ import { selectBackend } from '../runtime/backend.js';
 import { formatModule } from '../emit/format.js';
 import { compiledCleanly, compileFile, fileError } from './compile-file.js';
 import { ExitCode, type Io } from './io.js';
+import { fileHost } from './host.js';
+import { sameFileAs } from '../util/same-file.js';
 
 export interface CompileCommandOptions {
   /** the .ts file to write; standard output when absent */
@@ -17,10 +19,14 @@ export interface CompileCommandOptions {
 }
 
 export async function compileCommand(file: string, options: CompileCommandOptions, io: Io): Promise<number> {
+  if (options.out !== undefined && sameFileAs(options.out, [file])) return refuseInput(io, options.out, file);
   // the module's math is traced from netc's rules on small tensors (src/emit/trace-step.ts), on the cpu backend
   const { tf } = await selectBackend('cpu', { log: () => {} });
-  const state = compileFile(file, io, undefined, { lowering: options.lowering, members: options.members, emit: emitInfo(file, options.out, process.cwd(), tf) });
+  const read = new Set<string>();
+  const state = compileFile(file, io, undefined, { lowering: options.lowering, members: options.members, emit: emitInfo(file, options.out, process.cwd(), tf), host: fileHost(file, read) });
   if (!state || !compiledCleanly(state)) return ExitCode.errors;
+  const input = options.out === undefined ? undefined : sameFileAs(options.out, read);
+  if (input !== undefined) return refuseInput(io, options.out!, input);
   if (!state.program!.train) {
     return fileError(io, file, Messages.MissingTrain, 1);
   }
@@ -43,4 +49,10 @@ export async function compileCommand(file: string, options: CompileCommandOption
   const e = state.ensemble!;
   io.out(`${options.out}: model ${e.model.name}, ${e.members} member${e.members === 1 ? '' : 's'}, lowering ${e.lowering}\n`);
   return ExitCode.ok;
+}
+
+/** `-o` names a file the compilation reads (the .net file, a data file), itself or through a link: refused, as cp and gcc refuse. */
+function refuseInput(io: Io, out: string, input: string): number {
+  io.err(`netc: -o ${out} is the input file ${input}${out === input ? '' : ' (the same file under another name or through a link)'}; write the module to a new .ts file, as in -o model.ts\n`);
+  return ExitCode.errors;
 }

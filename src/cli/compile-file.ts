@@ -12,7 +12,10 @@ import { Messages, type MessageDef } from '../diagnostics/messages.js';
 import { findBinaryData, type BinaryData } from '../syntax/source-bytes.js';
 import { notARegularFile } from '../util/regular-file.js';
 
-/** `text`: the file's source when it is not read from disk (a resume from run.json), and its folder for data paths. */
+/**
+ * `text`: the file's source when it is not read from disk (a resume from run.json), and its folder for data
+ * paths. The data files are read through `options.host` where given, else through a fileHost of the file's folder.
+ */
 export function compileFile(path: string, io: Io, after?: string, options: CompileOptions = {}, text?: { source: string; baseDir: string }): CompileState | undefined {
   let bytes: Buffer;
   const kind = text ? undefined : notARegularFile(path);
@@ -29,7 +32,7 @@ export function compileFile(path: string, io: Io, after?: string, options: Compi
   const binary = findBinaryData(bytes);
   if (binary) return binaryFile(path, bytes, binary, io);
   const source = bytes.toString('utf8');
-  const host = fileHost(text ? join(text.baseDir, basename(path)) : path);
+  const host = options.host ?? fileHost(text ? join(text.baseDir, basename(path)) : path);
   const state = compile(source, path, { ...options, host, after });
   if (state.diagnostics.length) io.err(formatDiagnostics(state.diagnostics, source) + '\n\n');
   return state;

@@ -15,7 +15,8 @@ import { readCheckpoint, readRunInfo, RunError } from './run-dir.js';
 import { rank, type MemberRow } from '../report/rank.js';
 import { ExitCode, UsageError, type Io } from './io.js';
 import { makeModelDir, OutDirError } from './out-dir.js';
-import { exportMembers, type CheckpointMember, type ExportFormat } from './extract-export.js';
+import { exportMembers, extractedFiles, type CheckpointMember, type ExportFormat } from './extract-export.js';
+import { checkNewFiles, fileList } from './output-file.js';
 import { UnsupportedExportError } from '../export/plan.js';
 
 export const rankMetrics = ['loss', 'val_loss', 'accuracy', 'val_accuracy', 'mse', 'val_mse', 'mae', 'val_mae'] as const;
@@ -30,6 +31,8 @@ export interface ExtractOptions {
   metric?: (typeof rankMetrics)[number];
   out: string;
   backend: BackendName | 'auto';
+  /** replace files of the same names in --out */
+  force?: boolean;
 }
 
 /** Members best first by `metric` (default: the leaderboard's ranking) from the run's summary.json. */
@@ -51,6 +54,14 @@ function checkChoice(options: ExtractOptions): void {
   if (options.ensemble && options.format !== 'onnx') throw new UsageError('--ensemble writes one ONNX graph: add --format onnx');
 }
 
+/** The files extract writes must be new, or --force given: a RunError naming those already in --out otherwise. */
+function checkExtractedFiles(files: string[], options: ExtractOptions): void {
+  const out = options.out;
+  const exists = (there: string[]) =>
+    `--out ${out} already holds ${fileList(there, out)}, which netc extract would write; give --force to replace ${there.length === 1 ? 'it' : 'them'}, or another --out`;
+  checkNewFiles(files, !!options.force, exists, (dir) => `cannot write ${dir}: it is a directory; give another --out`);
+}
+
 export async function extractCommand(run: string, options: ExtractOptions, io: Io): Promise<number> {
   checkChoice(options);
   try {
@@ -69,8 +80,9 @@ export async function extractCommand(run: string, options: ExtractOptions, io: I
       const m = manifest.member_ids.indexOf(id);
       return { id, step: manifest.position.step, hyperparameters: manifest.hyperparameters[m], params: memberParams(manifest, tensors, m) };
     };
-    makeModelDir(options.out, run);
     const format = options.format ?? 'tfjs';
+    checkExtractedFiles(extractedFiles(format, ids, options.out, !!options.all, !!options.ensemble), options);
+    makeModelDir(options.out, run);
     if (format !== 'tfjs') {
       await exportMembers({ run, info, members: ids.map(member), format, out: options.out, all: !!options.all, ensemble: !!options.ensemble }, io);
       return ExitCode.ok;

@@ -45,6 +45,18 @@ function writeMember(format: 'pytorch' | 'onnx', dir: string, plan: ExportPlan, 
   io.out(`${note} -> ${join(dir, 'model.py')}, ${join(dir, 'model.safetensors')}\n`);
 }
 
+/**
+ * The files `netc extract` writes for these members into `out`: model.json and weights.bin (tfjs), model.py
+ * and model.safetensors (pytorch) or model.onnx, each member's in member-K/ with --all (--all --format
+ * pytorch adds model.py, ensemble.safetensors and members.json), or one ensemble.onnx.
+ */
+export function extractedFiles(format: ExportFormat, ids: number[], out: string, all: boolean, ensemble: boolean): string[] {
+  if (ensemble) return [join(out, 'ensemble.onnx')];
+  const own = { tfjs: ['model.json', 'weights.bin'], pytorch: ['model.py', 'model.safetensors'], onnx: ['model.onnx'] }[format];
+  const members = ids.flatMap((id) => own.map((f) => (all ? join(out, `member-${id}`, f) : join(out, f))));
+  return all && format === 'pytorch' ? [...members, ...['model.py', 'ensemble.safetensors', 'members.json'].map((f) => join(out, f))] : members;
+}
+
 /** Each member's final metrics from summary.json, when the run has finished. */
 function finalMetrics(run: string): Map<number, Record<string, number>> {
   const path = join(run, 'summary.json');

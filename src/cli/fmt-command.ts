@@ -1,4 +1,5 @@
-// `netc fmt [--check] FILE...`: rewrites each file in its canonical form (syntax/format.ts), or with
+// `netc fmt [--check] FILE...`: rewrites each file in its canonical form (syntax/format.ts), in place (the
+// file keeps its inode, mode, owner and links; a symbolic link's target is rewritten), or with
 // `--check` lists those that would change. `-` reads standard input and prints to standard output. A file
 // that does not parse gets its syntax errors, as netc check prints them, and is left as it is.
 import { readFileSync } from 'node:fs';
@@ -6,7 +7,7 @@ import { notARegularFile } from '../util/regular-file.js';
 import { formatDiagnostics } from '../diagnostics/format.js';
 import { formatSource } from '../syntax/format.js';
 import { findBinaryData } from '../syntax/source-bytes.js';
-import { writeAtomic } from '../util/write-atomic.js';
+import { InPlaceError, notWritable, writeInPlace } from '../util/write-in-place.js';
 import { binaryFile } from './compile-file.js';
 import { ExitCode, type Io } from './io.js';
 
@@ -37,8 +38,28 @@ function fmtFile(file: string, opts: FmtOptions, io: Io, stdin: () => Buffer): O
   if (opts.check) {
     if (changed) io.out(`${name}\n`);
   } else if (fromStdin) io.out(result.text);
-  else if (changed) writeAtomic(file, result.text);
+  else if (changed && !rewrite(file, result.text, io)) return 'failed';
   return changed ? 'changed' : 'same';
+}
+
+/**
+ * Writes the formatted text into the file itself (writeInPlace: its links, mode and owner kept); a
+ * read-only file is refused and left as it is, as gofmt and prettier leave it. False after a message.
+ */
+function rewrite(file: string, text: string, io: Io): boolean {
+  const why = notWritable(file);
+  if (why) {
+    io.err(`netc: cannot write '${file}': ${why}; netc fmt leaves it as it is (netc fmt - < ${file} prints its formatted text)\n`);
+    return false;
+  }
+  try {
+    writeInPlace(file, text);
+    return true;
+  } catch (e) {
+    if (!(e instanceof InPlaceError)) throw e;
+    io.err(`netc: ${e.message}\n`);
+    return false;
+  }
 }
 
 /** The file's text, or undefined (and a message) when it cannot be read or is not text. */

@@ -4,7 +4,8 @@ import { dirname, resolve } from 'node:path';
 import type { Host } from '../data/sources.js';
 import { notARegularFile } from '../util/regular-file.js';
 
-export function fileHost(netFile: string): Host {
+/** `read`, when given, gathers the paths of the data files read (what `netc compile -o` must not overwrite). */
+export function fileHost(netFile: string, read?: Set<string>): Host {
   const base = dirname(resolve(netFile));
   return {
     readBytes(path, maxBytes) {
@@ -16,6 +17,7 @@ export function fileHost(netFile: string): Host {
           // a cap (npz archives are read up to 64 MiB) is no reason to allocate that much for a small file
           const buffer = new Uint8Array(Math.min(maxBytes, fstatSync(fd).size));
           const n = readSync(fd, buffer, 0, buffer.length, 0);
+          read?.add(resolve(base, path));
           return buffer.subarray(0, n);
         } finally {
           closeSync(fd);

@@ -70,7 +70,12 @@ export async function importCommand(modelDir: string, run: string, member: numbe
 function stateDictWeights(file: string, info: RunInfo, hyperparameters: Record<string, number>): Map<string, Float32Array> {
   if (!existsSync(file) || !statSync(file).isFile()) throw new RunError(`${file} is not a file`);
   try {
-    return netcWeights(info.model, hyperparameters, decodeSafetensors(readFileSync(file)).tensors);
+    const state = decodeSafetensors(readFileSync(file)).tensors;
+    for (const [name, t] of state) {
+      const i = t.data instanceof Float32Array ? firstNonFinite(t.data) : -1;
+      if (i >= 0) throw new RunError(`${file}: '${name}' holds ${t.data[i]} (value ${i}, counting from 0); netc imports finite weights only, and a run refuses a checkpoint that holds another`);
+    }
+    return netcWeights(info.model, hyperparameters, state);
   } catch (e) {
     if (e instanceof SafetensorsError || e instanceof StateDictError) throw new RunError(`${file}: ${e.message}`);
     throw e;
@@ -141,6 +146,7 @@ const isWeightSpec = (w: WeightSpec): boolean =>
 function readWeights(modelDir: string, modelJson: string, model: ModelJson, sink: DiagnosticSink, at: (name: string) => Span): { incoming: Map<string, Float32Array>; specs: WeightSpec[] } {
   const incoming = new Map<string, Float32Array>();
   const specs: WeightSpec[] = [];
+  const named = new Set<string>();
   for (const group of model.weightsManifest) {
     const bytes = groupBytes(modelDir, group, sink, at);
     if (!bytes) continue;
@@ -153,9 +159,16 @@ function readWeights(modelDir: string, modelJson: string, model: ModelJson, sink
     for (const spec of group.weights) {
       const size = spec.shape.reduce((a, b) => a * b, 1);
       if (spec.dtype !== 'float32') throw new RunError(`${modelJson}: weight ${spec.name} is ${spec.dtype}; netc reads float32 weights`);
-      incoming.set(spec.name, new Float32Array(bytes.buffer.slice(bytes.byteOffset + offset, bytes.byteOffset + offset + 4 * size)));
-      specs.push(spec);
+      const values = new Float32Array(bytes.buffer.slice(bytes.byteOffset + offset, bytes.byteOffset + offset + 4 * size));
       offset += 4 * size;
+      const bad = firstNonFinite(values);
+      if (named.has(spec.name)) sink.report(Messages.ModelWeightsFile, at(spec.name), `model.json names the weight '${spec.name}' twice; each weight is named once`);
+      else if (bad >= 0) sink.report(Messages.ModelWeightsFile, at(spec.name), `weight '${spec.name}' holds ${values[bad]} (value ${bad}, counting from 0) in ${group.paths.join(', ')}; netc imports finite weights only, and a run refuses a checkpoint that holds another`);
+      named.add(spec.name);
+      if (bad < 0) {
+        incoming.set(spec.name, values);
+        specs.push(spec);
+      }
     }
   }
   return { incoming, specs };
@@ -224,4 +237,10 @@ function replaceMember(manifest: CheckpointManifest, tensors: Map<string, Float3
     const shape = t.shape.slice(1);
     placeMember('stacked', shape, manifest.members, tensors.get(t.name)!, m, slot ? new Float32Array(t.length / manifest.members) : incoming.get(name)!);
   }
+}
+
+/** The index of the first NaN or infinity of `values`, or -1. */
+function firstNonFinite(values: Float32Array): number {
+  for (let i = 0; i < values.length; i++) if (!Number.isFinite(values[i])) return i;
+  return -1;
 }

@@ -137,6 +137,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     .option('--ensemble', 'with --format onnx: every member in one graph, DIR/ensemble.onnx')
     .option('--format <format>', `${exportFormats.join(', ')}: model.json + weights.bin, model.py + model.safetensors, or model.onnx`, choiceOption(exportFormats), 'tfjs')
     .requiredOption('--out <dir>', 'where to write')
+    .option('--force', 'replace files of the same names in the --out directory')
     .option('--backend <name>', `TF.js backend: ${backends.join(', ')}`, choiceOption(backends), 'auto')
     .action(async (run: string, opts: ExtractOptions) => {
       code = await extractCommand(run, opts, io);

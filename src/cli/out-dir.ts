@@ -10,6 +10,7 @@
 import { accessSync, constants, existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { makeDirs as makeDirsOneByOne } from '../util/make-dirs.js';
+import { TEMP_SUFFIX } from '../util/write-atomic.js';
 import { LOCK_FILE, lockedError, lockHolder, lockRun, type RunLock } from './run-lock.js';
 
 /** A run directory that cannot be written: printed as `netc: <message>`, exit code 1. */
@@ -19,7 +20,7 @@ export class OutDirError extends Error {
 
 /** The files of a run (and the temporary names they are written under): all that --force deletes. */
 const RUN_FILES = [/^run\.json$/, /^slicing-map\.json$/, /^metrics\.jsonl$/, /^events\.jsonl$/, /^summary\.json$/, /^population\.json$/, /^population-\d+\.bin$/, /^report\.html$/];
-export const isRunFile = (name: string): boolean => RUN_FILES.some((p) => p.test(name.replace(/\.tmp-\d+$/, '')));
+export const isRunFile = (name: string): boolean => RUN_FILES.some((p) => p.test(name.replace(TEMP_SUFFIX, '')));
 /** The lock (run-lock.ts) and the names it is made and broken under: never part of a run's contents. */
 export const isLockFile = (name: string): boolean => name === LOCK_FILE || name.startsWith(`${LOCK_FILE}.`);
 

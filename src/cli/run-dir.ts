@@ -160,43 +160,68 @@ export async function writeCheckpoint(
 }
 
 /**
- * The buffer first, read back and checked against its checksums, then the manifest naming it; only then
- * do the buffers it supersedes (those of earlier steps) go. Until the new checkpoint is whole on disk the
- * previous one stays as it was. A buffer of a later step than this one (left by a run killed before its
- * manifest) is not superseded and stays.
+ * The buffer first, under a temporary name, read back and checked against its checksums before it is
+ * renamed into place, then the manifest naming it; only then do the buffers it supersedes (those of earlier
+ * steps) go. A checkpoint that the run could not read back (a buffer that reads back otherwise, an active
+ * member's parameter that is not finite, a manifest that is not well formed) is refused before anything
+ * is replaced: until the new checkpoint is whole on disk the previous one stays as it was. A buffer of a
+ * later step than this one (left by a run killed before its manifest) is not superseded and stays.
  */
 export async function writeCheckpointFiles(dir: string, given: ManifestDraft, tensors: Map<string, TensorValues>): Promise<void> {
   const bin = join(dir, given.data);
+  const kept = `the checkpoint is not written, and the previous one is kept (population.json names it)`;
   // tensor by tensor, each read (where it is a read), checksummed and written at its offset, then let go:
   // neither the whole population nor a copy of it is on the host at once
   const checksums = new Map<string, string>();
-  await writeAtomicByAsync(bin, async (fd) => {
-    for (const t of given.tensors) {
-      const values = tensors.get(t.name)!;
-      const hash = createHash('sha256');
-      let at = 4 * t.offset;
-      const write = (piece: Float32Array) => {
-        const bytes = tensorBytes(piece);
-        hash.update(bytes);
-        writeAllSync(fd, bytes, at);
-        at += bytes.length;
-      };
-      if (typeof values === 'function') await values(write);
-      else write(values);
-      if (at !== 4 * (t.offset + t.length)) throw new Error(`internal error: the checkpoint's tensor ${t.name} came to ${(at / 4) - t.offset} values, not ${t.length}`);
-      checksums.set(t.name, hash.digest('hex'));
-    }
-  });
-  const manifest: ManifestDraft = { ...given, tensors: given.tensors.map((t) => ({ ...t, sha256: checksums.get(t.name)! })) };
-  if (!readsBackWhole(bin, manifest)) {
-    throw new RunError(`the checkpoint buffer ${bin} did not read back as it was written; the previous checkpoint is kept (population.json names it)`);
-  }
-  writeAtomicChunks(join(dir, 'population.json'), manifestChunks(manifest));
-  const step = manifest.position.step;
+  let manifest: ManifestDraft | undefined;
+  await writeAtomicByAsync(
+    bin,
+    async (fd) => {
+      for (const t of given.tensors) {
+        const values = tensors.get(t.name)!;
+        const hash = createHash('sha256');
+        let at = 4 * t.offset;
+        const write = (piece: Float32Array) => {
+          refuseNonFinite(given, t, piece, at / 4 - t.offset, kept);
+          const bytes = tensorBytes(piece);
+          hash.update(bytes);
+          writeAllSync(fd, bytes, at);
+          at += bytes.length;
+        };
+        if (typeof values === 'function') await values(write);
+        else write(values);
+        if (at !== 4 * (t.offset + t.length)) throw new Error(`internal error: the checkpoint's tensor ${t.name} came to ${(at / 4) - t.offset} values, not ${t.length}`);
+        checksums.set(t.name, hash.digest('hex'));
+      }
+    },
+    (written) => {
+      manifest = { ...given, tensors: given.tensors.map((t) => ({ ...t, sha256: checksums.get(t.name)! })) };
+      const problem = given.hyperparameters instanceof Array ? manifestProblem(manifest, statSync(written).size / 4) : undefined;
+      if (problem) throw new Error(`internal error: the checkpoint's manifest is not well formed: ${problem}`);
+      if (!readsBackWhole(written, manifest)) throw new RunError(`the checkpoint buffer ${bin} did not read back as it was written; ${kept}`);
+    },
+  );
+  writeAtomicChunks(join(dir, 'population.json'), manifestChunks(manifest!));
+  const step = manifest!.position.step;
   for (const f of readdirSync(dir)) {
     const at = /^population-(\d+)\.bin$/.exec(f);
     if (at && Number(at[1]) < step) rmSync(join(dir, f), { force: true });
   }
+}
+
+/**
+ * A piece of an active member's parameter (not a stopped member's copy, `NAME@ID`, nor an optimizer slot,
+ * `NAME:SLOT`) that holds a NaN or an infinity is refused: readCheckpoint would refuse the checkpoint.
+ * `from` is the piece's first value within the tensor.
+ */
+function refuseNonFinite(manifest: ManifestDraft, t: CheckpointManifest['tensors'][number], piece: Float32Array, from: number, kept: string): void {
+  if (t.name.includes('@') || t.name.includes(':')) return;
+  let i = 0;
+  while (i < piece.length && Number.isFinite(piece[i])) i++;
+  if (i === piece.length) return;
+  const row = Math.floor((from + i) / (t.length / Math.max(1, manifest.members)));
+  const whose = t.shared ? "a shared layer's parameter" : `member ${manifest.member_ids[row]}'s parameter`;
+  throw new RunError(`${whose} ${t.name} holds ${piece[i]}, which a run cannot resume from; ${kept}`);
 }
 
 /** Writes all of `bytes` at `position` (writeSync may write less than it is given). */

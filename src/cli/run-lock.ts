@@ -5,9 +5,10 @@
 // the holder releases it or exits; one left by a process killed with -9 names a PID that is gone, and the
 // next writer takes it over. It also names the directory it was taken in: one copied along with a run's
 // files (a backup, a snapshot of a live run) does not hold the copy.
-import { existsSync, linkSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, linkSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RunError } from './run-dir.js';
+import { createTemp } from '../util/write-atomic.js';
 
 export const LOCK_FILE = 'netc.lock';
 
@@ -94,9 +95,13 @@ function heldLock(dir: string, path: string, mine: string): RunLock {
 
 /** Writes `content` under a temporary name and links it to `path`: false where a lock is there already. */
 function tryLink(path: string, content: string): boolean {
-  const tmp = `${path}.${process.pid}-${Math.random().toString(36).slice(2)}`;
-  writeFileSync(tmp, content);
+  const { fd, name: tmp } = createTemp(path);
   try {
+    try {
+      writeFileSync(fd, content);
+    } finally {
+      closeSync(fd);
+    }
     linkSync(tmp, path);
     return true;
   } catch (e) {

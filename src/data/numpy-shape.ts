@@ -4,8 +4,8 @@
 import type { DataShape, Host, MissingFile } from './source-shape.js';
 import { DataError } from './dataset.js';
 import { checkRows, classLabels, exampleShape, labelForm, npyArray, npzWhere, type NpyArray } from './numpy.js';
-import { npyValues, parseNpyHeader, type NpyWhere } from './npy.js';
-import { unpackNpz } from './npz.js';
+import { npyValues, parseNpyHeader, type NpyHeader, type NpyWhere } from './npy.js';
+import { npzArray, npzMembers } from './npz.js';
 import { crc32 } from 'node:zlib';
 
 type ShapeResult = DataShape | { error: string; code?: number } | MissingFile | undefined;
@@ -42,9 +42,12 @@ export function npzShape(path: string, x: string, y: string, classes: number | u
   const known = unpacked.get(key);
   if (known) return known;
   const result = caught(() => {
-    const members = unpackNpz(bytes, [x, y], { file: path, shown: path });
-    const array = (key: string) => npyArray(members.get(key)!, npzWhere(path, path, key));
-    return shapeOf(array(x), array(y), true, classes);
+    const members = npzMembers(bytes, [x, y], { file: path, shown: path });
+    const where = (key: string) => ({ archive: { file: path, shown: path }, array: npzWhere(path, path, key) });
+    // x's header only; y's values too where they are at most LABEL_BYTES (counted and checked as idx labels are)
+    const xArray = npzArray(bytes, members.get(x)!, where(x), () => 0);
+    const yArray = npzArray(bytes, members.get(y)!, where(y), (h) => (valueBytes(h) <= LABEL_BYTES ? Infinity : 0));
+    return shapeOf(xArray, yArray, valueBytes(yArray.header) <= LABEL_BYTES, classes);
   });
   if (unpacked.size >= 8) unpacked.delete(unpacked.keys().next().value!);
   unpacked.set(key, result);
@@ -53,6 +56,9 @@ export function npzShape(path: string, x: string, y: string, classes: number | u
 
 /** The last few archives' answers, by their path, arguments and bytes. */
 const unpacked = new Map<string, ShapeResult>();
+
+/** The bytes of the values an array's header promises. */
+const valueBytes = (h: NpyHeader): number => h.shape.reduce((a, b) => a * b, 1) * h.type.size;
 
 const where = (path: string): NpyWhere => ({ file: path, shown: `"${path}"` });
 

@@ -10,7 +10,7 @@ import { Messages } from '../diagnostics/messages.js';
 import { dataError, type Dataset } from './dataset.js';
 import { classCount, tooFewClasses } from './idx.js';
 import { npyValues, parseNpyHeader, tuple, type NpyHeader, type NpyWhere } from './npy.js';
-import { unpackNpz } from './npz.js';
+import { npzArray, npzMembers } from './npz.js';
 import { notARegularFile } from '../util/regular-file.js';
 
 /** A .npy array's bytes, its header, and how messages name it. */
@@ -31,8 +31,9 @@ export function loadNpy(x: string, y: string, classes: number | undefined, shown
 
 /** The arrays `xKey` and `yKey` of the archive `file`; `shown` is how the .net file wrote its path. */
 export function loadNpz(file: string, xKey: string, yKey: string, classes: number | undefined, shown: string = file): Dataset {
-  const members = unpackNpz(readDataFile(file, shown), [xKey, yKey], { file, shown });
-  const array = (key: string) => npyArray(members.get(key)!, npzWhere(file, shown, key));
+  const bytes = readDataFile(file, shown);
+  const members = npzMembers(bytes, [xKey, yKey], { file, shown });
+  const array = (key: string): NpyArray => npzArray(bytes, members.get(key)!, { archive: { file, shown }, array: npzWhere(file, shown, key) });
   return numpyDataset(array(xKey), array(yKey), classes, `npz("${shown}", x: "${xKey}")`);
 }
 

@@ -1,5 +1,8 @@
 // Every file netc writes goes to a temporary name in the same folder and is renamed into place, so a
-// reader (or a run killed mid-write) never sees half a file.
+// reader (or a run killed mid-write) never sees half a file. The temporary file is created exclusively
+// (O_CREAT | O_EXCL: a symbolic link or file planted under its name is never followed or written) under a
+// name no one can guess (64 random bits), as mkstemp makes its files.
+import { randomBytes } from 'node:crypto';
 import { closeSync, openSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { makeDirs } from './make-dirs.js';
@@ -20,8 +23,12 @@ export function writeAtomicBy(path: string, write: (fd: number) => void): void {
   file.commit();
 }
 
-/** writeAtomicBy with a writer that awaits between its writes (reading each piece as it goes). */
-export async function writeAtomicByAsync(path: string, write: (fd: number) => Promise<void>): Promise<void> {
+/**
+ * writeAtomicBy with a writer that awaits between its writes (reading each piece as it goes). `check`, if
+ * given, reads the written temporary file back before it is renamed into place: what it throws leaves
+ * `path` as it was.
+ */
+export async function writeAtomicByAsync(path: string, write: (fd: number) => Promise<void>, check?: (written: string) => void): Promise<void> {
   const file = tempFile(path);
   try {
     await write(file.fd);
@@ -29,14 +36,31 @@ export async function writeAtomicByAsync(path: string, write: (fd: number) => Pr
     file.abort();
     throw e;
   }
-  file.commit();
+  file.commit(check);
+}
+
+/** A temporary file's name: `path` and `.tmp-` with 16 random hex digits. */
+export const TEMP_SUFFIX = /\.tmp-[0-9a-f]{16}$/;
+
+/**
+ * A new file beside `path` under an unpredictable name, created exclusively with `mode` (less the umask):
+ * its descriptor and its name. A name that exists (planted, or a one in 2^64 draw) is drawn again.
+ */
+export function createTemp(path: string, mode = 0o666): { fd: number; name: string } {
+  for (let tries = 0; ; tries++) {
+    const name = `${path}.tmp-${randomBytes(8).toString('hex')}`;
+    try {
+      return { fd: openSync(name, 'wx', mode), name };
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || tries >= 8) throw e;
+    }
+  }
 }
 
 /** A temporary file beside `path`: commit() closes it and renames it over `path`, abort() closes and removes it. */
-function tempFile(path: string): { fd: number; commit(): void; abort(): void } {
+function tempFile(path: string): { fd: number; commit(check?: (written: string) => void): void; abort(): void } {
   makeDirs(dirname(path));
-  const tmp = `${path}.tmp-${process.pid}`;
-  const fd = openSync(tmp, 'w');
+  const { fd, name: tmp } = createTemp(path);
   const abort = () => {
     closeSync(fd);
     rmSync(tmp, { force: true });
@@ -44,9 +68,10 @@ function tempFile(path: string): { fd: number; commit(): void; abort(): void } {
   return {
     fd,
     abort,
-    commit: () => {
+    commit: (check) => {
       try {
         closeSync(fd);
+        check?.(tmp);
         renameSync(tmp, path);
       } catch (e) {
         rmSync(tmp, { force: true });

@@ -3,6 +3,7 @@
 // with spaces and a newline so that the values start at a multiple of 64, then the values in the dtype's
 // byte order. `header` replaces the dict text (broken headers); the zip side is fflate's zipSync.
 import { zipSync } from 'fflate';
+import { constants, crc32, deflateRawSync } from 'node:zlib';
 
 export interface NpyOptions {
   version?: 1 | 2 | 3;
@@ -61,4 +62,64 @@ function encode(descr: string, values: ArrayLike<number>): Buffer {
 export function npzBytes(arrays: Record<string, Uint8Array>, compressed = false): Buffer {
   const members = Object.fromEntries(Object.entries(arrays).map(([key, bytes]) => [`${key}.npy`, [bytes, { level: compressed ? 6 : 0 }] as const]));
   return Buffer.from(zipSync(members as Parameters<typeof zipSync>[0]));
+}
+
+/**
+ * A .npy member of `zeros` zero bytes after `header` (an npyBytes file's header), deflated without holding
+ * it: one piece of zeros deflated with a full flush is a deflate stream of its own that does not end the
+ * whole, so it is repeated, and an empty final block ends them. A zip bomb: ~1,000 bytes of zeros a byte.
+ */
+export function zeroMember(header: Uint8Array, zeros: number): { packed: Buffer; size: number; crc: number } {
+  const piece = 8 << 20;
+  const flushed = (b: Buffer) => deflateRawSync(b, { finishFlush: constants.Z_FULL_FLUSH, level: 9 });
+  const zeroPiece = Buffer.alloc(piece);
+  const parts = [flushed(Buffer.from(header))];
+  let crc = crc32(header);
+  for (let left = zeros; left > 0; left -= piece) {
+    const n = Math.min(piece, left);
+    parts.push(n === piece ? (parts[1] ?? flushed(zeroPiece)) : flushed(zeroPiece.subarray(0, n)));
+    crc = crc32(zeroPiece.subarray(0, n), crc);
+  }
+  // an empty final block with fixed codes: BFINAL 1, BTYPE 01, end-of-block 0000000
+  parts.push(Buffer.from([0x03, 0x00]));
+  return { packed: Buffer.concat(parts), size: header.length + zeros, crc };
+}
+
+/** A zip archive of deflated members given packed (zeroMember's), each with its CRC-32 and original size (under 4 GB). */
+export function zipOfDeflated(members: Record<string, { packed: Buffer; size: number; crc: number }>): Buffer {
+  const locals: Buffer[] = [];
+  const centrals: Buffer[] = [];
+  let offset = 0;
+  for (const [name, m] of Object.entries(members)) {
+    const fileName = Buffer.from(name);
+    const fields = (b: Buffer, at: number) => {
+      b.writeUInt16LE(20, at); // version needed
+      b.writeUInt16LE(0, at + 2); // flags
+      b.writeUInt16LE(8, at + 4); // deflated
+      b.writeUInt32LE(0, at + 6); // time and date
+      b.writeUInt32LE(m.crc >>> 0, at + 10);
+      b.writeUInt32LE(m.packed.length, at + 14);
+      b.writeUInt32LE(m.size, at + 18);
+      b.writeUInt16LE(fileName.length, at + 22);
+    };
+    const local = Buffer.alloc(30);
+    local.writeUInt32LE(0x04034b50, 0);
+    fields(local, 4);
+    const central = Buffer.alloc(46);
+    central.writeUInt32LE(0x02014b50, 0);
+    central.writeUInt16LE(20, 4); // version made by
+    fields(central, 6);
+    central.writeUInt32LE(offset, 42);
+    locals.push(local, fileName, m.packed);
+    centrals.push(central, fileName);
+    offset += 30 + fileName.length + m.packed.length;
+  }
+  const directory = Buffer.concat(centrals);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(centrals.length / 2, 8);
+  end.writeUInt16LE(centrals.length / 2, 10);
+  end.writeUInt32LE(directory.length, 12);
+  end.writeUInt32LE(offset, 16);
+  return Buffer.concat([...locals, directory, end]);
 }
