@@ -89,7 +89,7 @@ export class TrainProgress {
    * drawn again below it.
    */
   note(line: string): void {
-    if (!this.bar) return this.setup.io.err(line);
+    if (!this.bar?.isActive) return this.setup.io.err(line);
     (this.setup.stream ?? process.stderr).write(`\r${CLEAR_LINE}${line}`);
     this.bar.render();
   }
