@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import * as tfjs from '@tensorflow/tfjs';
 import '@tensorflow/tfjs-backend-wasm';
 import { afterAll, describe, expect, it } from 'vitest';
+import { build, type BuildOptions, type BuildResult } from 'esbuild';
 import { fileHost } from '../src/cli/host.js';
 import { compile } from '../src/pipeline.js';
 import { selectBackend } from '../src/runtime/backend.js';
@@ -102,12 +103,32 @@ function maxDifference(a: Record<string, number[]>[], b: Record<string, number[]
 }
 
 const alias = (module: string) => ({ 'netc/kernels': join(root, 'src/netc-kernels.ts'), 'compiled-module': module });
-// the module's Node part loads these with import(), never in a page
-const external = ['netc', 'node:*'];
+
+it('bundles for the browser as it is: esbuild, platform browser, nothing marked external', async () => {
+  const module = await compiledFile(cases[0]);
+  // as in a project that installed netc: both of its entries resolve (here to their sources)
+  const options = {
+    entryPoints: [module],
+    bundle: true,
+    platform: 'browser',
+    write: false,
+    logLevel: 'silent',
+    alias: { netc: join(root, 'src/index.ts'), 'netc/kernels': join(root, 'src/netc-kernels.ts') },
+    nodePaths: [join(root, 'node_modules')],
+  } satisfies BuildOptions;
+  const failed = (e: unknown) => e as BuildResult;
+  const iife = await build(options).catch(failed);
+  expect(iife.errors.map((m) => m.text)).toEqual([]);
+  // as an ES module (what a page's <script type="module"> loads), not a warning either
+  const esm = await build({ ...options, format: 'esm' }).catch(failed);
+  expect([...esm.errors, ...esm.warnings].map((m) => m.text)).toEqual([]);
+  // and nothing of netc's runtime or of Node is in it
+  expect(esm.outputFiles?.[0].text).not.toMatch(/node:fs|src\/train\/trainer/);
+});
 
 it('bundles a compiled module for the browser with TF.js and netc/kernels only', async () => {
   const module = await compiledFile(cases[1]);
-  const bundle = await bundleForBrowser(fixture, { backend: 'wasm', alias: alias(module), external });
+  const bundle = await bundleForBrowser(fixture, { backend: 'wasm', alias: alias(module) });
   const ours = bundle.sources.filter((f) => f !== fixture && !f.endsWith(`${cases[1].name}.ts`));
   // what the module pulled in of netc: netc/kernels' entry and the floors below it (kernels and the layout
   // rule, seeded streams), and the generated steps (k.fusedStep: the generators in step/ and wasm/, the
@@ -130,7 +151,7 @@ describe.runIf(chromium)('a compiled module trained in headless Chromium by its 
       it(`${c.name} on ${backend}: netc's weights within 1e-6`, async () => {
         const module = await compiledFile(c);
         const input = data(c);
-        const page = await runInBrowser({ entry: fixture, input, backend, alias: alias(module), external, timeoutMs: 120_000 });
+        const page = await runInBrowser({ entry: fixture, input, backend, alias: alias(module), timeoutMs: 120_000 });
         expect(page.errors).toEqual([]);
         const result = page.result as ModuleOutput;
         expect(result.backend).toBe(backend);
@@ -156,7 +177,7 @@ describe.runIf(chromium)('a compiled module trained in headless Chromium by its 
       // SwiftShader runs every WebGPU kernel on the CPU, slowly: LeNet takes 5 of its steps there
       const all = data(c);
       const input = { ...all, batches: c.name === 'lenet' ? all.batches.slice(0, 5) : all.batches, pick: true };
-      const page = await runInBrowser({ entry: fixture, input, ...launch, alias: alias(module), external, timeoutMs: 170_000 });
+      const page = await runInBrowser({ entry: fixture, input, ...launch, alias: alias(module), timeoutMs: 170_000 });
       expect(page.errors).toEqual([]);
       const result = page.result as ModuleOutput;
       expect(result.backend).toBe('webgpu');

@@ -47,7 +47,8 @@ async function run(...argv: string[]) {
 /**
  * What decides whether the module runs as CommonJS (tsx, in a package without "type": "module") and in a
  * browser: an await outside every function; the modules it imports statically (the core: TF.js types and
- * netc/kernels only); and where it loads others with import() (netc, node:*: only in the Node part).
+ * netc/kernels only); import() of a name a bundler would follow (none); and where it loads the others by
+ * nodeImport() (netc, node:*: only in the Node part).
  */
 function moduleFormatFacts(text: string) {
   const file = ts.createSourceFile('module.ts', text, ts.ScriptTarget.ES2022, true);
@@ -58,14 +59,22 @@ function moduleFormatFacts(text: string) {
     ts.forEachChild(node, visit);
   };
   visit(file);
+  // every import() call, anywhere: its argument as written
+  const importCalls: string[] = [];
+  const calls = (node: ts.Node): void => {
+    if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) importCalls.push(node.arguments[0].getText());
+    ts.forEachChild(node, calls);
+  };
+  calls(file);
   const imports = file.statements.filter(ts.isImportDeclaration);
   const specifier = (d: ts.ImportDeclaration) => (d.moduleSpecifier as ts.StringLiteral).text;
   const nodePart = text.indexOf('// ---- Node only');
-  const dynamic = [...text.matchAll(/\bimport\(\s*'([^']+)'\s*\)/g)];
+  const dynamic = [...text.matchAll(/\bnodeImport<[^>]*>\(\s*'([^']+)'\s*\)/g)];
   return {
     topLevelAwaits,
     valueImports: imports.filter((d) => !d.importClause?.isTypeOnly).map(specifier),
     typeImports: imports.filter((d) => d.importClause?.isTypeOnly).map(specifier),
+    importCalls,
     coreDynamicImports: dynamic.filter((m) => nodePart < 0 || m.index! < nodePart).map((m) => m[1]),
     nodeDynamicImports: [...new Set(dynamic.filter((m) => m.index! > nodePart).map((m) => m[1]))].sort(),
   };
@@ -92,11 +101,12 @@ describe('the emitted module', () => {
     it(`${file}${options ? ` (${JSON.stringify(options)})` : ''}`, async () => {
       const text = await emitted(file, options, golden.replace(/\.txt$/, ''));
       // no top-level await; the core imports TF.js's types and netc/kernels only (a browser can bundle it);
-      // netc and Node's modules are loaded with import() in the Node part alone
+      // netc and Node's modules are loaded in the Node part alone, by a name no bundler follows
       expect(moduleFormatFacts(text)).toEqual({
         topLevelAwaits: [],
         valueImports: ['netc/kernels'],
         typeImports: ['@tensorflow/tfjs', 'netc/kernels'],
+        importCalls: ['name'],
         coreDynamicImports: [],
         nodeDynamicImports: ['netc', 'node:url', 'node:util'],
       });

@@ -14,8 +14,18 @@ export function leaderboard(rows: MemberRow[], limit = 20): string {
     style: { head: [], border: [], compact: true },
     colAligns: ['right', 'right', ...hyper.map(() => 'right' as const), ...metrics.map(() => 'right' as const)],
   });
-  const member = (r: MemberRow) => (r.stopped ? `${r.member} (stopped @${r.stopped.step})` : String(r.member));
-  ranked.slice(0, limit).forEach((r, i) => table.push([i + 1, member(r), ...hyper.map((h) => formatMetric(r.hyperparameters[h])), ...metrics.map((m) => formatMetric(r.metrics[m]))]));
+  const member = (r: MemberRow) => [String(r.member), ...(r.copied ? [`(copied ${r.copied.source} @${r.copied.step})`] : []), ...(r.stopped ? [`(stopped @${r.stopped.step})`] : [])].join(' ');
+  ranked.slice(0, limit).forEach((r, i) => table.push([i + 1, member(r), ...hyper.map((h) => hyperCell(r, h)), ...metrics.map((m) => formatMetric(r.metrics[m]))]));
   const more = ranked.length > limit ? `\n(${ranked.length - limit} more members in summary.json)` : '';
-  return table.toString() + more;
+  const copied = ranked.slice(0, limit).some((r) => r.copied) ? `\n${COPIED_NOTE}` : '';
+  return table.toString() + more + copied;
 }
+
+/** A hyperparameter as the row's metrics were measured under it, and where PBT changed it since, its value now. */
+function hyperCell(r: MemberRow, h: string): string {
+  const measured = formatMetric(r.hyperparameters[h]);
+  const now = r.copied ? formatMetric(r.copied.hyperparameters[h]) : measured;
+  return now === measured ? measured : `${measured} → ${now}`;
+}
+
+const COPIED_NOTE = "(copied K @S: at step S, after its metrics, the member took member K's weights; a → b: its metrics were measured under a, it goes on with b)";

@@ -366,7 +366,7 @@ async function runTraining(t: Training, io: Io): Promise<{ result: TrainResult; 
   const seed = program.ensemble.seed;
   const start = t.resume?.manifest.position;
   const progress = new TrainProgress({ io, bar: !!t.options.progress, steps: t.steps, epochs: t.epochs, start: { step: start?.step ?? 0, epoch: start?.epoch ?? 0 }, everySeconds: t.options.progressSeconds ?? 10 });
-  const { onEpoch, onEvent, timings, metricsFile } = recorder(runDir, table, progress, io, t.large);
+  const { onEpoch, onEvent, timings, metricsFile } = recorder(runDir, table, progress, t.large);
   const ctrlC = onCtrlC(io, () => metricsFile.flush());
   const print = fingerprint(run.model);
   // metrics.jsonl holds every line up to a checkpoint before it is written: a resume drops the lines after it
@@ -475,7 +475,7 @@ function onCtrlC(io: Io, flush: () => void): { stopped: () => boolean; off: () =
  * What each epoch and population event leaves: a progress line, metrics.jsonl (buffered: `metricsFile` is
  * flushed before every checkpoint and at the end), events.jsonl, the epoch's timing.
  */
-function recorder(runDir: string, table: HyperTable, progress: TrainProgress, io: Io, large: boolean) {
+function recorder(runDir: string, table: HyperTable, progress: TrainProgress, large: boolean) {
   const timings: Timings = [];
   const metricsFile = new LineBuffer(join(runDir, 'metrics.jsonl'));
   const shown = (member: number) => shownHyperparameters(table, (key) => table.value(key, member));
@@ -523,7 +523,8 @@ function recorder(runDir: string, table: HyperTable, progress: TrainProgress, io
     shownJson.clear();
     distinct.clear();
     appendFileSync(eventsPath, JSON.stringify(e) + '\n');
-    if (e.event === 'stop' && e.reason?.startsWith('diverged')) io.err(`\nnetc: member ${e.member} ${e.reason}; it is stopped, the others go on\n`);
+    if (e.event === 'exploit') progress.exploit(e);
+    if (e.event === 'stop' && e.reason?.startsWith('diverged')) progress.note(`netc: member ${e.member} ${e.reason}; it is stopped, the others go on\n`);
   };
   return { onEpoch, onEvent, timings, metricsFile };
 }

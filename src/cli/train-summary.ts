@@ -112,8 +112,19 @@ function memberRows({ result, table, split }: RunEnd): (MemberRow & MemberSummar
   return result.final.map((metrics, m) => {
     const id = result.memberIds[m];
     const retired = stoppedAt.get(id);
-    const hyperparameters = shared(shownHyperparameters(table, (key) => table.value(key, id)));
-    return { member: id, ...memberSplit(split, id), hyperparameters, lr: result.lr[m], metrics, ...(retired ? { stopped: { step: retired.step, reason: retired.reason } } : {}) };
+    const now = shared(shownHyperparameters(table, (key) => table.value(key, id)));
+    // a member PBT copied into after its metrics (a run stopped mid-epoch): the row pairs them with what they were measured under
+    const copied = result.copied.get(id);
+    const hyperparameters = copied ? shared(shownHyperparameters(table, (key) => copied.measured.hyperparameters[key])) : now;
+    return {
+      member: id,
+      ...memberSplit(split, id),
+      hyperparameters,
+      lr: copied?.measured.lr ?? result.lr[m],
+      metrics,
+      ...(retired ? { stopped: { step: retired.step, reason: retired.reason } } : {}),
+      ...(copied ? { copied: { step: copied.step, source: copied.source, hyperparameters: now } } : {}),
+    };
   });
 }
 

@@ -340,6 +340,14 @@ function nodePart({ run, info }: ModuleContext): string[] {
   L.push("// train() and the script load netc's runtime with import(): the .net file's data, its batches and splits, the");
   L.push('// schedules, validation and metrics, exactly as `netc train` does, with step() and forward() above doing the math.');
   L.push('');
+  L.push('/**');
+  L.push(" * import() of a Node-only module (netc's runtime, node:*) by a name no bundler follows: a page's bundle of this");
+  L.push(' * module leaves the Node part as it is, unresolved and never run, with nothing to mark external.');
+  L.push(' */');
+  L.push('function nodeImport<T>(name: string): Promise<T> {');
+  L.push('  return import(/* webpackIgnore: true */ /* @vite-ignore */ name) as Promise<T>;');
+  L.push('}');
+  L.push('');
   L.push('export interface TrainOptions {');
   const train = run.program.train!;
   L.push(`  /** optimizer steps (default: the train block's ${train.steps !== undefined ? `steps, ${train.steps}` : `epochs, ${train.epochs}`}) */`);
@@ -361,7 +369,7 @@ function nodePart({ run, info }: ModuleContext): string[] {
   L.push(' */');
   L.push('export async function train(options: TrainOptions = {}): Promise<TrainResult> {');
   L.push("  if (options.steps !== undefined && options.epochs !== undefined) throw new Error('give steps or epochs, not both');");
-  L.push("  const netc = await import('netc');");
+  L.push("  const netc = await nodeImport<typeof import('netc')>('netc');");
   L.push('  const log = options.log ?? (() => {});');
   L.push('  const seed = options.seed ?? ensembleConfig.seed;');
   L.push('  const program = { ensemble: { ...ensembleConfig, seed }, train: trainConfig };');
@@ -390,7 +398,7 @@ function dataDirFunction({ info }: ModuleContext): string[] {
     L.push(`/** The folder the train block's data paths (csv, idx) are read from, as \`netc train\` reads them: the .net file's folder,`);
     L.push(` * written relative to this module's folder (${commentText(dirSlash(info.dataDir.path))}) so that the two can move together. */`);
     L.push('export async function dataDir(): Promise<string> {');
-    L.push("  const { fileURLToPath } = await import('node:url');");
+    L.push("  const { fileURLToPath } = await nodeImport<typeof import('node:url')>('node:url');");
     L.push(`  return fileURLToPath(new URL(${literal(urlPath(dirSlash(info.dataDir.path)))}, import.meta.url));`);
     L.push('}');
   } else {
@@ -407,7 +415,7 @@ function scriptPart({ info }: ModuleContext): string[] {
   const L: string[] = [];
   L.push(`/** Run as a script (npx tsx ${commentText(info.out ? posix.basename(info.out.split(sep).join('/')) : 'MODULE.ts')}): train, then print each member's hyperparameters and final metrics. */`);
   L.push('async function main(): Promise<void> {');
-  L.push("  const { parseArgs } = await import('node:util');");
+  L.push("  const { parseArgs } = await nodeImport<typeof import('node:util')>('node:util');");
   L.push("  const { values } = parseArgs({ options: { steps: { type: 'string' }, epochs: { type: 'string' }, backend: { type: 'string' }, seed: { type: 'string' } } });");
   L.push('  const int = (v: string | undefined) => (v === undefined ? undefined : Number.parseInt(v, 10));');
   L.push('  const result = await train({');
@@ -430,7 +438,7 @@ function scriptPart({ info }: ModuleContext): string[] {
   L.push('');
   L.push('// run as a script under Node (in a browser, or imported, nothing runs)');
   L.push("if (typeof process !== 'undefined' && process.argv?.[1] !== undefined) {");
-  L.push("  void import('node:url').then(({ pathToFileURL }) => {");
+  L.push("  void nodeImport<typeof import('node:url')>('node:url').then(({ pathToFileURL }) => {");
   L.push('    if (import.meta.url !== pathToFileURL(process.argv[1]).href) return;');
   L.push('    main().catch((error: unknown) => {');
   L.push('      console.error(error);');

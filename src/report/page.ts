@@ -140,9 +140,9 @@ function leaderboardTable(p: PageInput): string {
       const i = rank ? rank.get(r.member)! - 1 : j;
       const cells = [
         `<td>${i + 1}</td>`,
-        `<td>${r.member}</td>`,
+        `<td>${r.member}${r.copied ? ` (copied ${r.copied.source} @${r.copied.step})` : ''}</td>`,
         ...(fold ? [`<td>${fold.get(r.member)?.setting ?? ''}</td>`, `<td>${fold.get(r.member)?.fold ?? ''}</td>`] : []),
-        ...hyper.map((h) => `<td>${formatHyper(r.hyperparameters[h])}</td>`),
+        ...hyper.map((h) => `<td>${hyperCell(r, h)}</td>`),
         ...metrics.map((m) => `<td${m === p.rankedBy.key ? ' class="key"' : ''}>${formatMetric(r.metrics[m])}</td>`),
         ...(withStopped ? [stoppedCell(stopped.get(r.member))] : []),
       ];
@@ -150,8 +150,19 @@ function leaderboardTable(p: PageInput): string {
     })
     .join('\n');
   const more = rowsInOrder.length > TABLE_ROWS ? `\n<p class="note">The first ${TABLE_ROWS} of ${rowsInOrder.length} members; every member is in summary.json.</p>` : '';
-  return `<table class="leaderboard">\n<thead><tr>${head}</tr></thead>\n<tbody>\n${rows}\n</tbody>\n</table>${more}`;
+  const copied = p.ranked.some((r) => r.copied) ? `\n<p class="note">${escapeHtml(COPIED_NOTE)}</p>` : '';
+  return `<table class="leaderboard">\n<thead><tr>${head}</tr></thead>\n<tbody>\n${rows}\n</tbody>\n</table>${more}${copied}`;
 }
+
+/** A hyperparameter as the row's metrics were measured under it, and where PBT changed it since, its value now. */
+function hyperCell(r: MemberRow, h: string): string {
+  const measured = formatHyper(r.hyperparameters[h]);
+  const now = r.copied ? formatHyper(r.copied.hyperparameters[h]) : measured;
+  return now === measured ? measured : `${measured} → ${now}`;
+}
+
+const COPIED_NOTE =
+  "copied K @S: the run stopped after PBT gave the member K's weights at step S, before its next metrics; a → b: its metrics were measured under a, it goes on with b.";
 
 /** Where a member was stopped; the reason (often long) is in the events table and in the cell's tooltip. */
 const stoppedCell = (s: { step: number; reason: string } | undefined) => (s ? `<td class="text" title="${escapeHtml(s.reason)}">step ${s.step}</td>` : '<td></td>');

@@ -8,6 +8,11 @@ export interface MemberRow {
   metrics: MemberMetrics;
   /** members that left the population early (halving, early stopping, divergence) */
   stopped?: { step: number; reason: string };
+  /**
+   * PBT copied member `source`'s weights into this member at `step`, after its metrics: `hyperparameters` are
+   * its values since, the row's own those its metrics were measured under
+   */
+  copied?: { step: number; source: number; hyperparameters: Record<string, number> };
 }
 
 export function rankKey(rows: MemberRow[]): { key: keyof MemberMetrics; higherIsBetter: boolean } {

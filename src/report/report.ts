@@ -7,7 +7,7 @@ import type { TopLevelSpec } from 'vega-lite';
 import { rank, rankKey } from './rank.js';
 import { curvesSpec, type CurveMetric } from './curves-spec.js';
 import { extraMetrics } from '../vocabulary/losses.js';
-import { lrSpec } from './lr-spec.js';
+import { lrCaption, lrMovers, lrSpec } from './lr-spec.js';
 import { lineageSpec } from './lineage-spec.js';
 import { page, type Figure } from './page.js';
 import { renderSvg } from './render-svg.js';
@@ -68,7 +68,7 @@ export async function renderReport(input: ReportInput): Promise<string> {
     if (spec) curves.push({ id: `curve-${metric}`, title: curveTitles[metric], caption: `Per epoch, training and validation. ${curveNote}`, spec });
   }
   const rates = lrSpec(curveLines, best);
-  if (rates) curves.push({ id: 'curve-lr', title: 'Learning rate', caption: `Each member's rate in the last step of each epoch, as its lr_schedule moved it. ${curveNote}`, spec: rates });
+  if (rates) curves.push({ id: 'curve-lr', title: 'Learning rate', caption: `${lrCaption(lrMovers(curveLines, input.events))} ${curveNote}`, spec: rates });
   const scatters: Chart[] = [];
   const varied = variedHyperparameters(members);
   const scattered = sampleRanked(ranked, SCATTER_MEMBERS) as typeof members;

@@ -29,9 +29,11 @@ export interface MemberSummary {
   setting?: number;
   fold?: number;
   hyperparameters: Record<string, number>;
-  /** the learning rate of the last step it trained */
+  /** the learning rate its metrics were measured under: in the last step of the epoch they come from */
   lr?: number;
   metrics: MemberMetrics;
+  /** PBT copied another member into it after those metrics (a run stopped mid-epoch): the copy, and its hyperparameters since */
+  copied?: { step: number; source: number; hyperparameters: Record<string, number> };
 }
 
 /** summary.json. Only `per_member` is required; the rest is shown when present. */

@@ -32,6 +32,8 @@ export interface TrainPosition {
   metrics?: [number, Record<string, number | string>][];
   /** early stopping with restore_best: each member's best epoch so far (id, step, metrics); its parameters are the tensors `NAME@best-ID` */
   best?: [number, number, Record<string, number | string> | null][];
+  /** members PBT copied into after their last metrics: (id, step, source, every hyperparameter and the rate those metrics were measured under) */
+  copied?: [number, number, number, Record<string, number>, number][];
 }
 
 /** Example-weighted metric sums per member id, and how many examples each covers. */

@@ -17,6 +17,7 @@ import { initMember } from '../kernels/init.js';
 import { memberHyperparameters, shownHyperparameters, type HyperTable } from '../runtime/hyper.js';
 import { lrPlan, memberLr, type LrPlan } from './lr-schedule.js';
 import { BestKept } from './best-weights.js';
+import { CopiesSinceMetrics, type CopiedSince } from './copied-since.js';
 import type { TF, Tensor } from '../kernels/tf.js';
 import { evaluatePopulation } from './evaluate.js';
 import { HostStore } from './host-store.js';
@@ -134,6 +135,8 @@ export interface TrainResult {
   final: MemberMetrics[];
   /** every member's learning rate in the last step it trained (its first, untrained), in memberIds order */
   lr: number[];
+  /** the members PBT copied into after their last metrics, by id: what those metrics were measured under */
+  copied: ReadonlyMap<number, CopiedSince>;
 }
 
 /** Optimizer steps per epoch: batches of the training set, or of each member's epoch under a split (src/data/member-splits.ts). */
@@ -185,6 +188,7 @@ class TrainingRun {
   private readonly scheduleSums: HostSums[];
   private readonly lastMetrics: Map<number, MemberMetrics>;
   private readonly partialMetrics = new Map<number, MemberMetrics>();
+  private readonly copies: CopiesSinceMetrics;
   private step: number;
   private epoch: number;
   private next: number;
@@ -260,6 +264,7 @@ class TrainingRun {
     this.scheduleSums = this.schedules.map((_, i) => new HostSums(start.schedules?.sums[i]));
     // the metrics of each member's last ended epoch; a final partial epoch's are kept apart (a resumed run supersedes them)
     this.lastMetrics = new Map<number, MemberMetrics>(start.metrics?.map(([id, m]) => [id, decodeMetrics(m)]));
+    this.copies = new CopiesSinceMetrics(start.copied);
     this.actedAt = start.schedules?.pending ? -1 : this.step;
   }
 
@@ -588,6 +593,7 @@ class TrainingRun {
     this.best = minFiniteLoss(metrics, Number.isNaN(this.best) ? Infinity : this.best);
     const now = performance.now();
     const rates = ids.map((id) => memberLr(this.setup.hyper, this.lr, id, this.step - 1));
+    this.copies.reported(ids, rates);
     this.callbacks.onEpoch?.({ epoch: this.epoch + 1, step: this.step, members: ids, metrics, lr: rates, seconds: (now - this.epochStarted) / 1000 });
     this.epochStarted = now;
   }
@@ -677,6 +683,7 @@ class TrainingRun {
       return now.indexOf(e ? e.source : id);
     });
     for (const e of exploit) {
+      if (this.lastMetrics.has(e.member)) this.copies.copying(e.member, e.source, step, memberHyperparameters(setup.hyper, e.member), memberLr(setup.hyper, this.lr, e.member, step - 1));
       for (const [key, value] of Object.entries(e.hyperparameters)) setup.hyper.set(key, e.member, value);
       this.callbacks.onEvent?.({ step, event: 'exploit', member: e.member, source: e.source, hyperparameters: this.shown(e.member) });
     }
@@ -703,6 +710,7 @@ class TrainingRun {
       schedules: { pending: this.due(step).length > 0 && this.actedAt !== step, sums: this.scheduleSums.map((s) => s.toJSON()), state: schedules.map((s) => s.state?.()) },
       metrics: [...this.lastMetrics].map(([id, m]) => [id, encodeMetrics(m)]),
       ...(bestKept.position().length ? { best: bestKept.position() } : {}),
+      ...(this.copies.position() ? { copied: this.copies.position() } : {}),
     };
   }
 
@@ -735,7 +743,7 @@ class TrainingRun {
     const final = allIds.map((id) => this.partialMetrics.get(id) ?? this.lastMetrics.get(id) ?? { loss: NaN });
     const lastStep = (id: number) => Math.max(0, (retired.find((r) => r.member === id)?.step ?? step) - 1);
     const rates = allIds.map((id) => memberLr(this.setup.hyper, this.lr, id, lastStep(id)));
-    return trainResult(population, store, { position: this.position(), steps: step, seconds, memberStepsPerSecond: step > this.first ? this.trained / seconds : 0, final, lr: rates, retired, memberIds: allIds });
+    return trainResult(population, store, { position: this.position(), steps: step, seconds, memberStepsPerSecond: step > this.first ? this.trained / seconds : 0, final, lr: rates, retired, memberIds: allIds, copied: this.copies.all() });
   }
 }
 
