@@ -27,8 +27,9 @@ export function whyNotFused(cfg: StepConfig): string | undefined {
   if (!kernelLosses.has(cfg.loss.name)) return `the ${cfg.loss.name} loss`;
   const metric = cfg.metrics.find((m) => !kernelMetrics.has(m));
   if (metric) return `the ${metric} metric`;
+  const kindOf = new Map(e.ops.map((op) => [op.name, op.op]));
   for (const p of e.params) {
-    if (p.layout === 'shared' && e.ops.find((op) => op.name === p.op)?.op === 'batchnorm') return `the shared batchnorm ${p.op} (its running statistics move by the members' mean)`;
+    if (p.layout === 'shared' && kindOf.get(p.op) === 'batchnorm') return `the shared batchnorm ${p.op} (its running statistics move by the members' mean)`;
     if (p.layout !== 'stacked' && p.layout !== 'columns' && p.layout !== 'shared') return `the ${p.layout} layout of ${p.name}`;
   }
   const consumers = new Map<number, number>();
