@@ -43,6 +43,11 @@ export interface CompileState {
 
 export interface Pass {
   name: string;
+  /**
+   * code generation: runs only where it is asked for (`netc ir --after` names it), never on the way to a
+   * later pass: netc check, the language server, train and compile stop at the verified ensemble IR
+   */
+  generates?: true;
   run(state: CompileState, options: CompileOptions): void;
 }
 
@@ -117,6 +122,7 @@ export const passes: readonly Pass[] = [
   {
     // the generated training step (what `netc train` runs on wasm), or why the model has none: netc ir --after fuse
     name: 'fuse',
+    generates: true,
     run(state) {
       const train = state.program!.train;
       if (!train) return;
@@ -129,6 +135,7 @@ export const passes: readonly Pass[] = [
   {
     // the generated step's second target, WGSL kernels for webgpu, or why the model has none: netc ir --after wgsl
     name: 'wgsl',
+    generates: true,
     run(state) {
       const train = state.program!.train;
       if (!train) return;
@@ -167,6 +174,7 @@ export function compile(source: string, path: string, options: CompileOptions = 
   const state: CompileState = { path, source, diagnostics: [] };
   for (const pass of passes) {
     if (pass.name !== 'check' && hasErrors(state.diagnostics)) break;
+    if (pass.generates && pass.name !== options.after) continue;
     pass.run(state, options);
     state.diagnostics.sort((a, b) => a.start - b.start);
     if (pass.name === options.after) break;
