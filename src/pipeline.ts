@@ -17,7 +17,7 @@ import { widen } from './ensemble/widen.js';
 import { verifyEnsembleIR } from './ensemble/verify.js';
 import { emitModule, type EmitInfo } from './emit/emit.js';
 import { compiledRun, type CompiledRun } from './runtime/compiled-run.js';
-import { whyNotFused } from './step/plan.js';
+import { stepConfig, whyNotFused } from './step/plan.js';
 import { generateStep } from './step/generate.js';
 import type { FusedPlan } from './step/print.js';
 import { generateWgslStep, whyNotWgsl } from './step/wgsl.js';
@@ -126,8 +126,7 @@ export const passes: readonly Pass[] = [
     run(state) {
       const train = state.program!.train;
       if (!train) return;
-      const clipnorm = (train.optimizer.args.clipnorm as number | undefined) ?? 0;
-      const config = { ensemble: state.ensemble!, optimizer: train.optimizer.name, loss: train.loss, metrics: train.metrics, maxBatch: train.batch, clipping: clipnorm > 0 };
+      const config = stepConfig(state.ensemble!, train);
       const why = whyNotFused(config);
       state.fused = why === undefined ? { config, step: generateStep(config) } : { config, why };
     },
@@ -139,8 +138,7 @@ export const passes: readonly Pass[] = [
     run(state) {
       const train = state.program!.train;
       if (!train) return;
-      const clipnorm = (train.optimizer.args.clipnorm as number | undefined) ?? 0;
-      const config = { ensemble: state.ensemble!, optimizer: train.optimizer.name, loss: train.loss, metrics: train.metrics, clipping: clipnorm > 0 };
+      const config = stepConfig(state.ensemble!, train);
       const why = whyNotWgsl(config);
       state.wgsl = why === undefined ? { config, step: generateWgslStep(config, state.ensemble!.members, train.batch) } : { config, why };
     },

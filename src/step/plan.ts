@@ -1,6 +1,7 @@
 // Whether a population's training step can run as one generated WebAssembly call, and if not, why: the
 // one line `netc train` prints before it trains on TF.js ops instead.
 import type { EnsembleIR } from '../ensemble/ensemble-ir.js';
+import type { TrainConfig } from '../check/program.js';
 import { layerKind } from '../layers/registry.js';
 import { kernelLosses, kernelMetrics } from '../wasm/losses.js';
 import { optimizerSlots } from '../wasm/optimizer-update.js';
@@ -17,6 +18,14 @@ export interface StepConfig {
   clipping: boolean;
   /** false: the function evaluates (forward in inference mode, the loss and the metrics) and trains nothing */
   training?: boolean;
+}
+
+/**
+ * The step's configuration for an ensemble and its file's train block: the one place it is made from the
+ * file. `clipping` defaults to the file's clipnorm; a run whose members vary it says whether any clips.
+ */
+export function stepConfig(ensemble: EnsembleIR, train: Pick<TrainConfig, 'optimizer' | 'loss' | 'metrics' | 'batch'>, clipping = ((train.optimizer.args.clipnorm as number | undefined) ?? 0) > 0): StepConfig {
+  return { ensemble, optimizer: train.optimizer.name, loss: train.loss, metrics: train.metrics, maxBatch: train.batch, clipping };
 }
 
 /** Why this configuration's step cannot be generated, or undefined where it can. */
