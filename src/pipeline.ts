@@ -17,7 +17,7 @@ import { widen } from './ensemble/widen.js';
 import { verifyEnsembleIR } from './ensemble/verify.js';
 import { emitModule, type EmitInfo } from './emit/emit.js';
 import { compiledRun, type CompiledRun } from './runtime/compiled-run.js';
-import { whyNotFused } from './step/plan.js';
+import { stepConfig, whyNotFused } from './step/plan.js';
 import { generateStep } from './step/generate.js';
 import type { FusedPlan } from './step/print.js';
 import { generateWgslStep, whyNotWgsl } from './step/wgsl.js';
@@ -43,6 +43,11 @@ export interface CompileState {
 
 export interface Pass {
   name: string;
+  /**
+   * code generation: runs only where it is asked for (`netc ir --after` names it), never on the way to a
+   * later pass: netc check, the language server, train and compile stop at the verified ensemble IR
+   */
+  generates?: true;
   run(state: CompileState, options: CompileOptions): void;
 }
 
@@ -117,11 +122,11 @@ export const passes: readonly Pass[] = [
   {
     // the generated training step (what `netc train` runs on wasm), or why the model has none: netc ir --after fuse
     name: 'fuse',
+    generates: true,
     run(state) {
       const train = state.program!.train;
       if (!train) return;
-      const clipnorm = (train.optimizer.args.clipnorm as number | undefined) ?? 0;
-      const config = { ensemble: state.ensemble!, optimizer: train.optimizer.name, loss: train.loss, metrics: train.metrics, maxBatch: train.batch, clipping: clipnorm > 0 };
+      const config = stepConfig(state.ensemble!, train);
       const why = whyNotFused(config);
       state.fused = why === undefined ? { config, step: generateStep(config) } : { config, why };
     },
@@ -129,11 +134,11 @@ export const passes: readonly Pass[] = [
   {
     // the generated step's second target, WGSL kernels for webgpu, or why the model has none: netc ir --after wgsl
     name: 'wgsl',
+    generates: true,
     run(state) {
       const train = state.program!.train;
       if (!train) return;
-      const clipnorm = (train.optimizer.args.clipnorm as number | undefined) ?? 0;
-      const config = { ensemble: state.ensemble!, optimizer: train.optimizer.name, loss: train.loss, metrics: train.metrics, clipping: clipnorm > 0 };
+      const config = stepConfig(state.ensemble!, train);
       const why = whyNotWgsl(config);
       state.wgsl = why === undefined ? { config, step: generateWgslStep(config, state.ensemble!.members, train.batch) } : { config, why };
     },
@@ -167,6 +172,7 @@ export function compile(source: string, path: string, options: CompileOptions = 
   const state: CompileState = { path, source, diagnostics: [] };
   for (const pass of passes) {
     if (pass.name !== 'check' && hasErrors(state.diagnostics)) break;
+    if (pass.generates && pass.name !== options.after) continue;
     pass.run(state, options);
     state.diagnostics.sort((a, b) => a.start - b.start);
     if (pass.name === options.after) break;

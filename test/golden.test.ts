@@ -47,7 +47,7 @@ describe('the generated training step of the examples (netc ir --after fuse)', (
   for (const file of list('examples/')) {
     it(file, async () => {
       const path = `examples/${file}`;
-      const state = compile(read(path), path, { host: fileHost(path) });
+      const state = compile(read(path), path, { host: fileHost(path), after: 'fuse' });
       expect(state.fused).toBeDefined();
       await expect(printFusedStep(state.fused!)).toMatchFileSnapshot(`golden/fuse/${file.replace(/\.net$/, '.fuse.txt')}`);
     });
@@ -58,7 +58,7 @@ describe('the WGSL kernels of the examples (netc ir --after wgsl)', () => {
   for (const file of list('examples/')) {
     it(file, async () => {
       const path = `examples/${file}`;
-      const state = compile(read(path), path, { host: fileHost(path) });
+      const state = compile(read(path), path, { host: fileHost(path), after: 'wgsl' });
       expect(state.wgsl).toBeDefined();
       await expect(printWgslStep(state.wgsl!)).toMatchFileSnapshot(`golden/wgsl/${file.replace(/\.net$/, '.wgsl.txt')}`);
     });
@@ -80,7 +80,7 @@ describe('the WGSL kernels of the vocabulary no example uses (netc ir --after wg
   for (const [name, model, train, input = [3]] of files) {
     it(name, async () => {
       const source = `model m(input: [${input.join(', ')}]) {\n  ${model}\n}\nensemble {\n  members: 2\n  vary lr: [0.01, 0.02]\n}\ntrain {\n  data: csv("none.csv")\n  ${train}\n  batch: 4\n  epochs: 1\n}\n`;
-      const state = compile(source, `${name}.net`);
+      const state = compile(source, `${name}.net`, { after: 'wgsl' });
       expect(state.diagnostics.filter((d) => d.category === 'error')).toEqual([]);
       expect('step' in state.wgsl!, 'why' in state.wgsl! ? state.wgsl.why : '').toBe(true);
       await expect(printWgslStep(state.wgsl!)).toMatchFileSnapshot(`golden/wgsl/${name}.wgsl.txt`);

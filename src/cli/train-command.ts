@@ -13,6 +13,7 @@ import { describeSplit, splitNote } from '../data/member-splits.js';
 import { shownHyperparameters, type HyperTable } from '../runtime/hyper.js';
 import type { CompiledRun } from '../runtime/compiled-run.js';
 import { chooseEngine } from '../runtime/fused-step.js';
+import { stepConfig } from '../step/plan.js';
 import { batchesPerEpoch, DivergenceError, train, type EpochReport, type PopulationEvent, type TrainResult, type TrainSetup } from '../train/trainer.js';
 import { makeSchedules } from '../train/schedules.js';
 import type { RetiredMember } from '../train/checkpoint.js';
@@ -329,7 +330,8 @@ function engineLine(tf: TF, run: CompiledRun, requested: TrainOptions['engine'])
   const train = run.program.train!;
   const members = Array.from({ length: run.ensemble.members }, (_, i) => i);
   const clipping = run.hyper.keys.includes('clipnorm') && members.some((i) => run.hyper.value('clipnorm', i) > 0);
-  const chosen = chooseEngine(tf, requested, { ensemble: run.ensemble, optimizer: train.optimizer.name, loss: train.loss, metrics: [], clipping });
+  // the engine is chosen on the step's configuration, less the metrics the step is asked for at each call
+  const chosen = chooseEngine(tf, requested, { ...stepConfig(run.ensemble, train, clipping), metrics: [] });
   if (chosen.engine === 'fused') return { name: tf.getBackend() === 'webgpu' ? 'fused WGSL step' : 'fused step', fused: true };
   const asked = (requested ?? 'auto') !== 'ops';
   if (!asked || !chosen.why) return { name: 'TF.js ops', fused: false };

@@ -3,7 +3,7 @@
 // pass out as straight-line code, one runtime op per line. Pure: the text depends on the compiled run and
 // the info only (no clock, no files, no working directory), so golden files can pin it; src/emit/format.ts
 // lays it out and the CLI writes it.
-import { whyNotFused } from '../step/plan.js';
+import { stepConfig, whyNotFused } from '../step/plan.js';
 import { posix, relative, resolve, sep } from 'node:path';
 import type { BoundValue } from '../core/arg-spec.js';
 import type { EnsembleIR, WideOp } from '../ensemble/ensemble-ir.js';
@@ -47,7 +47,7 @@ export function emitInfo(file: string, out: string | undefined, cwd: string, tf:
 /** Whether the generated WebAssembly step covers this run's model (on wasm, the module's step() is then one call of it). */
 function fusable(run: CompiledRun): boolean {
   const train = run.program.train!;
-  return whyNotFused({ ensemble: run.ensemble, optimizer: train.optimizer.name, loss: train.loss, metrics: train.metrics, maxBatch: 1, clipping: false }) === undefined;
+  return whyNotFused(stepConfig(run.ensemble, train)) === undefined;
 }
 
 /** The text of the module (unformatted: format it with formatModule). */

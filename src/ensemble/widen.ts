@@ -18,6 +18,7 @@ export interface WidenOptions {
 export function widen(model: ModelIR, lowering: Lowering, members: number, options: WidenOptions = {}): EnsembleIR {
   const ops: WideOp[] = [];
   const params: WideParam[] = [];
+  const paramOf = new Map(model.params.map((p) => [p.name, p]));
   for (const op of model.ops) {
     if (op.op === 'input') {
       ops.push({ ...op, shared: !options.perMemberInput });
@@ -26,7 +27,7 @@ export function widen(model: ModelIR, lowering: Lowering, members: number, optio
     const kind = layerKind(op.op)!;
     const inputsShared = op.inputs.map((i) => ops[i].shared);
     const allShared = inputsShared.every((s) => s);
-    const own = op.params.map((name) => model.params.find((q) => q.name === name)!);
+    const own = op.params.map((name) => paramOf.get(name)!);
     // a shared layer on a shared value computes one value for every member, as a layer without parameters does
     const sharedWeights = own.some((p) => p.shared);
     // the loop lowering computes every member separately, so nothing after the input is shared

@@ -12,13 +12,14 @@ export function formatAttr(v: BoundValue): string {
 
 export function printModelIR(ir: ModelIR): string {
   const lines = [`model ${ir.name}`];
+  const paramOf = new Map(ir.params.map((p) => [p.name, p]));
   for (const op of ir.ops) {
     const ins = op.inputs.map((i) => `%${i}`);
     const attrs = Object.entries(op.attrs).map(([k, v]) => `${k}: ${formatAttr(v)}`);
     const label = op.label ? `  # ${op.label}` : '';
     lines.push(`  %${op.id} = ${op.name}: ${op.op}(${[...ins, ...attrs].join(', ')}) -> ${fmtShape(op.shape)}${label}`);
     for (const name of op.params) {
-      const p = ir.params.find((q) => q.name === name)!;
+      const p = paramOf.get(name)!;
       lines.push(`      param ${p.name} ${fmtShape(p.shape)} init ${p.init}${p.trainable ? '' : ' (not trained)'}${p.shared ? ' shared' : ''}`);
     }
   }

@@ -4,7 +4,7 @@
 // population stays TF.js variables, so checkpoints, extraction, shards and schedules see no difference.
 import type { TF, Tensor, Variable } from '../kernels/tf.js';
 import type { EnsembleIR } from '../ensemble/ensemble-ir.js';
-import { generateStep, type GeneratedStep } from '../step/generate.js';
+import { generateStep, type GeneratedStep, type TableEntry } from '../step/generate.js';
 import { whyNotFused, type StepConfig } from '../step/plan.js';
 import type { OptimizerState } from '../kernels/optimizers.js';
 import { Rng } from '../util/rng.js';
@@ -237,7 +237,7 @@ export class FusedStep {
     const ioAt = backend.dataIdMap.get(io.tensor.dataId)!.memoryOffset;
     const base = this.arenaBase(backend);
     const flagsAt = ioAt + count * recordBytes;
-    const hyperEntry = keys.map((k) => entries.indexOf(`hyper:${k}`));
+    const { hyperEntry } = g;
     // the beta powers before the first step: a run that stops early (done < count) goes back to them and
     // advances them again `done` times (the first step's arrays are new, the later steps move them in place:
     // 100,000 members' 40 steps ahead had made 64 MB of arrays)
@@ -315,8 +315,8 @@ export class FusedStep {
     const flagsAt = backend.dataIdMap.get(flags.tensor.dataId)!.memoryOffset;
     // the parameters' entries as they are now (a schedule may have replaced a tensor since the last step)
     const table = this.heap(backend.wasm.asm.memory).i32;
-    g.step.layout.table.forEach((name, i) => {
-      if (name.startsWith('param:')) table[base / 4 + i] = backend.dataIdMap.get(this.host.variables.get(name.slice(6))![0].dataId)!.memoryOffset;
+    g.step.layout.table.forEach((e, i) => {
+      if (e.kind === 'param') table[base / 4 + i] = backend.dataIdMap.get(this.host.variables.get(e.param)![0].dataId)!.memoryOffset;
     });
     g.nonFinite(base, n, flagsAt);
     const out = this.heap(backend.wasm.asm.memory).f32;
@@ -395,7 +395,7 @@ export class FusedStep {
     }
     // each member's real rows, i32 [N], where a batch is padded
     const rowsAt = scratchAt;
-    if (step.layout.table.includes('rows')) scratchAt += padded(this.host.n * 4);
+    if (step.layout.table.some((e) => e.kind === 'rows')) scratchAt += padded(this.host.n * 4);
     this.hyper.unwritten();
     this.generated = {
       step,
@@ -412,17 +412,16 @@ export class FusedStep {
       drawsAt,
       rowsAt,
       scratchAt,
-      sources: step.layout.table.map((name) => this.source(name, { metrics, hyper: step.layout.hyper, shared: step.layout.shared, scratchAt, hyperAt, sharedAt, drawsAt: drawsAts, rowsAt })),
+      hyperEntry: hyperEntries(step.layout.table),
+      sources: step.layout.table.map((entry) => this.source(entry, { scratchAt, hyperAt, sharedAt, drawsAt: drawsAts, rowsAt })),
     };
     return this.generated;
   }
 
   /** Where one entry of the step's table comes from, at each call. */
-  private source(name: string, where: { metrics: readonly string[]; hyper: string[]; shared: string[]; scratchAt: number; hyperAt: number; sharedAt: number; drawsAt: Map<string, number>; rowsAt: number }): (at: StepAddresses) => number {
+  private source(entry: TableEntry, where: { scratchAt: number; hyperAt: number; sharedAt: number; drawsAt: Map<string, number>; rowsAt: number }): (at: StepAddresses) => number {
     const { scratchAt, hyperAt } = where;
-    const colon = name.indexOf(':');
-    const [kind, rest] = colon < 0 ? [name, ''] : [name.slice(0, colon), name.slice(colon + 1)];
-    switch (kind) {
+    switch (entry.kind) {
       case 'arena':
         return (at) => at.base + scratchAt;
       case 'x':
@@ -438,29 +437,29 @@ export class FusedStep {
       case 'losses':
         return (at) => at.outputs[0];
       case 'metric': {
-        const i = 1 + where.metrics.indexOf(rest);
+        const i = 1 + entry.index;
         return (at) => at.outputs[i];
       }
-      case 'param':
-        return (at) => this.writableAt(at.backend, this.host.variables.get(rest)![0]);
+      case 'param': {
+        const v = entry.param;
+        return (at) => this.writableAt(at.backend, this.host.variables.get(v)![0]);
+      }
       case 'slot': {
-        const [param, slot] = [rest.slice(0, rest.lastIndexOf(':')), rest.slice(rest.lastIndexOf(':') + 1)];
+        const { param, slot } = entry;
         return (at) => this.writableAt(at.backend, this.host.slots(param).get(slot)!);
       }
       case 'hyper': {
-        const index = where.hyper.indexOf(rest);
+        const index = entry.index;
         return (at) => at.base + hyperAt + index * this.host.n * 4;
       }
       case 'shared': {
-        const offset = where.sharedAt + where.shared.indexOf(rest) * 4;
+        const offset = where.sharedAt + entry.index * 4;
         return (at) => at.base + offset;
       }
       case 'draws': {
-        const offset = where.drawsAt.get(rest)!;
+        const offset = where.drawsAt.get(entry.op)!;
         return (at) => at.base + offset;
       }
-      default:
-        throw new Error(`internal error: the fused step's table has an entry ${name}`);
     }
   }
 
@@ -543,6 +542,15 @@ export class FusedStep {
   }
 }
 
+/** The table entry of each hyperparameter array, by its index in StepLayout.hyper. */
+function hyperEntries(table: TableEntry[]): number[] {
+  const at: number[] = [];
+  table.forEach((e, i) => {
+    if (e.kind === 'hyper') at[e.index] = i;
+  });
+  return at;
+}
+
 /** bytes rounded up to a whole 16: where the next part of a buffer starts */
 const padded = (bytes: number) => Math.ceil(bytes / 16) * 16;
 /** bytes in a cache line (x86's and ARM's): where the arena's table starts */
@@ -586,6 +594,8 @@ interface Generated {
   /** where each member's real rows are written, where a batch is padded */
   rowsAt: number;
   scratchAt: number;
+  /** the table entry of each hyperparameter array, by its index in StepLayout.hyper */
+  hyperEntry: number[];
   /** each table entry's value at a call */
   sources: ((at: StepAddresses) => number)[];
 }

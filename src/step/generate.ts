@@ -24,9 +24,41 @@ import { emitScan } from './scan.js';
 import { emitSteps } from './steps.js';
 import { PER_MEMBER_MACS } from '../kernels/matmul.js';
 
+/**
+ * One entry of the step's table: an i32 the host writes before each call, an address but for the strides.
+ * `metric`, `hyper` and `shared` say which of theirs by `index` (in the metrics, StepLayout.hyper and
+ * StepLayout.shared), so that the host finds its value without parsing a name.
+ */
+export type TableEntry =
+  | { kind: 'arena' | 'x' | 'y' | 'xStride' | 'yStride' | 'rows' | 'losses' }
+  | { kind: 'metric'; metric: string; index: number }
+  | { kind: 'param'; param: string }
+  | { kind: 'slot'; param: string; slot: string }
+  | { kind: 'hyper' | 'shared'; key: string; index: number }
+  | { kind: 'draws'; op: string };
+
+/** An entry's name, as the generator keys its locals and `netc ir` may print it: `param:NAME`, `slot:NAME:SLOT`, `hyper:KEY`, ... */
+export function entryName(e: TableEntry): string {
+  switch (e.kind) {
+    case 'metric':
+      return `metric:${e.metric}`;
+    case 'param':
+      return `param:${e.param}`;
+    case 'slot':
+      return `slot:${e.param}:${e.slot}`;
+    case 'hyper':
+    case 'shared':
+      return `${e.kind}:${e.key}`;
+    case 'draws':
+      return `draws:${e.op}`;
+    default:
+      return e.kind;
+  }
+}
+
 export interface StepLayout {
-  /** the table's entries, in order: arena, x, y, xStride, yStride, rows (members on their own rows only), losses, metric:<name>..., param:<name>, slot:<name>:<slot>..., hyper:<key>... */
-  table: string[];
+  /** the table's entries, in order: arena, x, y, xStride, yStride, rows (members on their own rows only), losses, each metric, each parameter and its slots, each hyperparameter, each shared value, each draws */
+  table: TableEntry[];
   /** the per-member hyperparameter arrays the step reads, by key (`lr`, `-lr`, `bc1`, `leaky_relu_1.alpha`, ...) */
   hyper: string[];
   /** the file's values (one float each, at `shared:<key>`) with which the shared layers' parameters step, where there are any */
@@ -97,33 +129,38 @@ export function generateStep(cfg: StepConfig): GeneratedStep {
   const training = cfg.training !== false;
   const draws = training ? cfg.ensemble.ops.filter((op) => op.id > 0 && wasmRule(op).draws).map((op) => ({ op: op.name, width: product(op.shape) })) : [];
   const shared = places.some((p) => p.shared) ? [...optimizerHyper[cfg.optimizer], ...(cfg.clipping ? ['clip'] : [])] : [];
-  const table = [
-    'arena', 'x', 'y', 'xStride', 'yStride',
+  const table: TableEntry[] = [
+    ...(['arena', 'x', 'y', 'xStride', 'yStride'] as const).map((kind) => ({ kind })),
     // each member's real rows, i32 [N], or 0 where all B are (members on their own data: a short member's batch is padded)
-    ...(ownRows(cfg.ensemble) ? ['rows'] : []),
-    'losses',
-    ...cfg.metrics.map((m) => `metric:${m}`),
+    ...(ownRows(cfg.ensemble) ? [{ kind: 'rows' as const }] : []),
+    { kind: 'losses' },
+    ...cfg.metrics.map((metric, index) => ({ kind: 'metric' as const, metric, index })),
     // running statistics (batchnorm's) have no optimizer slots: their layer's forward code moves them
-    ...places.flatMap((p) => [`param:${p.param.name}`, ...(p.param.trainable ? slotNames.map((s) => `slot:${p.param.name}:${s}`) : [])]),
-    ...hyper.map((k) => `hyper:${k}`),
-    ...shared.map((k) => `shared:${k}`),
-    ...draws.map((d) => `draws:${d.op}`),
+    ...places.flatMap((p) => [{ kind: 'param' as const, param: p.param.name }, ...(p.param.trainable ? slotNames.map((slot) => ({ kind: 'slot' as const, param: p.param.name, slot })) : [])]),
+    ...hyper.map((key, index) => ({ kind: 'hyper' as const, key, index })),
+    ...shared.map((key, index) => ({ kind: 'shared' as const, key, index })),
+    ...draws.map((d) => ({ kind: 'draws' as const, op: d.op })),
   ];
+  const names = table.map(entryName);
   const mb = new ModuleBuilder();
   let arenaBytes = 0;
   const step = mb.func(['i32', 'i32', 'i32'], [], (c) => {
-    arenaBytes = emitStep(c, cfg, { table, places, slotNames, hyper, shared });
+    arenaBytes = emitStep(c, cfg, { table: names, places, placeOf: new Map(places.map((p) => [p.param.name, p])), slotNames, hyper, shared });
   }, 'step');
   // every member's own parameters (not the shared layers': one copy, which every member reads)
-  const scanned = places.filter((p) => !p.shared).map((p) => ({ ...p, entry: table.indexOf(`param:${p.param.name}`) }));
+  const entryIndex = new Map(names.map((name, i) => [name, i]));
+  const scanned = places.filter((p) => !p.shared).map((p) => ({ ...p, entry: entryIndex.get(`param:${p.param.name}`)! }));
   const scan = mb.func(['i32', 'i32', 'i32'], [], (c) => emitScan(c, scanned), 'nonfinite');
-  mb.func(['i32', 'i32', 'i32', 'i32', 'i32'], ['i32'], (c) => emitSteps(c, { step, scan, tableLength: table.length, losses: table.indexOf('losses') }), 'steps');
+  mb.func(['i32', 'i32', 'i32', 'i32', 'i32'], ['i32'], (c) => emitSteps(c, { step, scan, tableLength: table.length, losses: entryIndex.get('losses')! }), 'steps');
   return { bytes: mb.bytes(), layout: { table, hyper, shared, arenaBytes, draws }, functions: mb.count };
 }
 
 interface Plan {
+  /** the table's entries by name */
   table: string[];
   places: ParamPlace[];
+  /** each parameter's place, by its name */
+  placeOf: Map<string, ParamPlace>;
   slotNames: string[];
   hyper: string[];
   shared: string[];
@@ -153,9 +190,12 @@ function emitStep(c: Code, cfg: StepConfig, plan: Plan): number {
     rowStride.set(p.param.name, l);
   }
   // per member: where its copies are, its hyperparameters
+  // each parameter's and slot's entry, with the place whose member stride it steps by
+  const placeOfEntry = new Map(plan.places.flatMap((p) => [`param:${p.param.name}`, ...plan.slotNames.map((s) => `slot:${p.param.name}:${s}`)].map((t) => [t, p] as const)));
   const placed = plan.table.filter((t) => t.startsWith('param:') || t.startsWith('slot:'));
   const memberBase = new Map<string, Local>(placed.map((t) => [t, c.local('i32')]));
   const hyperValue = new Map<string, Local>(plan.hyper.map((k) => [k, c.local('f32')]));
+  const hyperRecord = Object.fromEntries(hyperValue);
   const m = c.local('i32');
   // the member's rows: its real ones where the host says it has fewer than B (the rest is padding, never read)
   const memberBatch = ownRows(e) ? c.local('i32') : batch;
@@ -176,12 +216,13 @@ function emitStep(c: Code, cfg: StepConfig, plan: Plan): number {
     c.get(at('y')).get(m).get(at('yStride')).i32Mul().i32Add().set(yBase);
     if (memberBatch !== batch) c.get(at('rows')).if(() => c.get(at('rows')).get(m).i32(4).i32Mul().i32Add().loadI32().set(memberBatch), () => c.get(batch).set(memberBatch));
     for (const [name, local] of memberBase) {
-      const place = plan.places.find((p) => name === `param:${p.param.name}` || name.startsWith(`slot:${p.param.name}:`))!;
+      const place = placeOfEntry.get(name)!;
       c.get(at(name)).get(m).i32(place.memberBytes).i32Mul().i32Add().set(local);
     }
     for (const [key, local] of hyperValue) c.get(at(`hyper:${key}`)).get(m).i32(4).i32Mul().i32Add().loadF32().set(local);
     values.set(0, { base: xBase, offset: 0, width: product(e.ops[0].shape) });
-    const contexts = e.ops.slice(1).map((op) => context(c, op, { training, maxBatch: cfg.maxBatch, member: m, entry: at, batch: memberBatch, fullBatch: batch, arena, values, saved, memberBase, rowStride, hyperValue, plan, shapes: e.ops.map((o) => o.shape) }));
+    const buffers: Buffers = { training, maxBatch: cfg.maxBatch, member: m, entry: at, batch: memberBatch, fullBatch: batch, arena, values, saved, memberBase, rowStride, hyperValue, plan, shapes: e.ops.map((o) => o.shape) };
+    const contexts = e.ops.slice(1).map((op) => context(c, op, buffers));
     // each layer's code, the loss and each update a function of its own (Code.outlined says why)
     for (const [op, k] of contexts) c.outlined(() => wasmRule(op).forward(k));
     const out = e.model.output;
@@ -199,9 +240,12 @@ function emitStep(c: Code, cfg: StepConfig, plan: Plan): number {
     c.outlined(() => emitLoss(c, cfg.loss.name, cfg.loss.args, outMat.width, { batch: memberBatch, p: outMat, y: yBase, dp: dValues.get(out)!, lossOut, metricOut, terms }));
     if (!training) return;
     backward(c, contexts, { arena, values, dValues, needsGrad, grads, sharedGrads, consumers: consumerCounts(e) });
-    for (const p of trained) if (!p.shared) c.outlined(() => update(c, cfg, plan, p, { grads, memberBase, rowStride, hyperValue }));
+    for (const p of trained) if (!p.shared) c.outlined(() => update(c, cfg, plan, p, { grads, memberBase, rowStride, hyperValue, hyperRecord }));
   });
-  if (training) updateShared(c, cfg, plan, trained.filter((p) => p.shared), { grads: sharedGrads, memberBase: new Map(placed.map((t) => [t, at(t)])), rowStride, hyperValue: sharedHyperValues(c, plan, at) });
+  if (training) {
+    const sharedHyper = sharedHyperValues(c, plan, at);
+    updateShared(c, cfg, plan, trained.filter((p) => p.shared), { grads: sharedGrads, memberBase: new Map(placed.map((t) => [t, at(t)])), rowStride, hyperValue: sharedHyper, hyperRecord: Object.fromEntries(sharedHyper) });
+  }
   return arena.bytes;
 }
 
@@ -249,7 +293,7 @@ function context(c: Code, op: WideOp, b: Buffers): [WideOp, WasmContext] {
   b.values.set(op.id, wasmRule(op).alias ? b.values.get(op.inputs[0])! : (b.values.get(op.id) ?? b.arena.mat(width)));
   const params: Record<string, ParamMat | Local> = {};
   for (const name of op.params) {
-    const place = b.plan.places.find((p) => p.param.name === name)!;
+    const place = b.plan.placeOf.get(name)!;
     const base = b.memberBase.get(`param:${name}`)!;
     const short = name.slice(op.name.length + 1);
     params[short] = place.param.shape.length === 1 ? base : { base, rowStride: b.rowStride.get(name)!, rows: place.rows, width: place.width, blocked: sumsInBlocks(place, b.maxBatch), ...(place.columns ? {} : { stride: place.width * 4 }) };
@@ -366,6 +410,8 @@ interface UpdateBuffers {
   memberBase: Map<string, Local>;
   rowStride: Map<string, Local>;
   hyperValue: Map<string, Local>;
+  /** hyperValue as the optimizer's update reads it, made once */
+  hyperRecord: Record<string, Local>;
 }
 
 /** Clipping and the optimizer step on one member's copy of a parameter, row by row (one run where it is contiguous). */
@@ -381,7 +427,7 @@ function update(c: Code, cfg: StepConfig, plan: Plan, p: ParamPlace, u: UpdateBu
   const gRow = c.local('i32');
   const slots: Record<string, Local> = Object.fromEntries(plan.slotNames.map((s) => [s, c.local('i32')]));
   const r = c.local('i32');
-  const h = Object.fromEntries([...u.hyperValue]);
+  const h = u.hyperRecord;
   c.get(u.memberBase.get(`param:${name}`)!).set(w);
   c.get(g).set(gRow);
   for (const s of plan.slotNames) c.get(u.memberBase.get(`slot:${name}:${s}`)!).set(slots[s]);

@@ -1,6 +1,7 @@
 // Whether a population's training step can run as one generated WebAssembly call, and if not, why: the
 // one line `netc train` prints before it trains on TF.js ops instead.
 import type { EnsembleIR } from '../ensemble/ensemble-ir.js';
+import type { TrainConfig } from '../check/program.js';
 import { layerKind } from '../layers/registry.js';
 import { hasRule } from '../layers/layer-kind.js';
 import { kernelLosses, kernelMetrics } from '../wasm/losses.js';
@@ -20,6 +21,14 @@ export interface StepConfig {
   training?: boolean;
 }
 
+/**
+ * The step's configuration for an ensemble and its file's train block: the one place it is made from the
+ * file. `clipping` defaults to the file's clipnorm; a run whose members vary it says whether any clips.
+ */
+export function stepConfig(ensemble: EnsembleIR, train: Pick<TrainConfig, 'optimizer' | 'loss' | 'metrics' | 'batch'>, clipping = ((train.optimizer.args.clipnorm as number | undefined) ?? 0) > 0): StepConfig {
+  return { ensemble, optimizer: train.optimizer.name, loss: train.loss, metrics: train.metrics, maxBatch: train.batch, clipping };
+}
+
 /** Why this configuration's step cannot be generated, or undefined where it can. */
 export function whyNotFused(cfg: StepConfig): string | undefined {
   const e = cfg.ensemble;
@@ -28,8 +37,9 @@ export function whyNotFused(cfg: StepConfig): string | undefined {
   if (!kernelLosses.has(cfg.loss.name)) return `the ${cfg.loss.name} loss`;
   const metric = cfg.metrics.find((m) => !kernelMetrics.has(m));
   if (metric) return `the ${metric} metric`;
+  const kindOf = new Map(e.ops.map((op) => [op.name, op.op]));
   for (const p of e.params) {
-    if (p.layout === 'shared' && e.ops.find((op) => op.name === p.op)?.op === 'batchnorm') return `the shared batchnorm ${p.op} (its running statistics move by the members' mean)`;
+    if (p.layout === 'shared' && kindOf.get(p.op) === 'batchnorm') return `the shared batchnorm ${p.op} (its running statistics move by the members' mean)`;
     if (p.layout !== 'stacked' && p.layout !== 'columns' && p.layout !== 'shared') return `the ${p.layout} layout of ${p.name}`;
   }
   const consumers = new Map<number, number>();

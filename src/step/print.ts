@@ -1,6 +1,6 @@
 // `netc ir FILE --after fuse`: the structure of the generated training step, as text: what the one
 // WebAssembly function does for each member, in order, the buffers it reads and writes, and its size.
-import type { EnsembleIR, WideParam } from '../ensemble/ensemble-ir.js';
+import type { WideParam } from '../ensemble/ensemble-ir.js';
 import { PER_MEMBER_MACS } from '../kernels/matmul.js';
 import { optimizerSlots } from '../vocabulary/optimizers.js';
 import { rowsInLanes } from '../wasm/blocks.js';
@@ -22,6 +22,7 @@ export function printFusedStep(plan: FusedPlan): string {
     return L.join('\n') + '\n';
   }
   const { config, step } = plan;
+  const paramOf = new Map(e.params.map((p) => [p.name, p]));
   L.push(`fused step of ${e.model.name} (${e.lowering}): one WebAssembly call step(table, n, batch), ${count(step.bytes.length)} bytes, SIMD128, ${step.functions} functions (a layer's forward or backward pass, the loss or an update each; nonfinite(table, n, out), the divergence guard's scan of every member's own parameters; and steps(records, count, n, recordBytes, flags), up to count steps in one call, each from its own table)`);
   L.push(`  compiled for batches up to ${config.maxBatch}; N and the batch size are arguments: a halved population or a short last batch reuses it`);
   L.push(`  scratch: ${count(step.layout.arenaBytes)} bytes, reused by every member (nothing is kept between steps)`);
@@ -32,7 +33,7 @@ export function printFusedStep(plan: FusedPlan): string {
   L.push('    forward');
   for (const op of e.ops) {
     if (op.id === 0) L.push(`      input       x ${shape(op.shape)}${op.shared ? ', shared by every member' : ", the member's own rows (its real ones: a short member's padding is not read)"}`);
-    else L.push(`      ${op.name.padEnd(11)} ${describe(op.op, op.attrs, op.inputs.map((i) => e.ops[i].name))} -> ${shape(op.shape)}${products(e, op.params, config.maxBatch)}${perChannel(op.op, op.shape)}`);
+    else L.push(`      ${op.name.padEnd(11)} ${describe(op.op, op.attrs, op.inputs.map((i) => e.ops[i].name))} -> ${shape(op.shape)}${products(op.params.map((name) => paramOf.get(name)!), config.maxBatch)}${perChannel(op.op, op.shape)}`);
   }
   const loss = config.loss.name;
   L.push(`    loss          ${loss}: the member's batch mean and dL/d(output)${config.metrics.length ? `; metrics ${config.metrics.join(', ')}` : ''}`);
@@ -40,7 +41,7 @@ export function printFusedStep(plan: FusedPlan): string {
   for (const op of [...e.ops].reverse()) {
     if (op.id === 0) continue;
     // the trainable parameters' gradients (batchnorm's running statistics have none)
-    const trained = op.params.filter((name) => e.params.find((p) => p.name === name)?.trainable);
+    const trained = op.params.filter((name) => paramOf.get(name)?.trainable);
     const what = trained.length ? `d${trained.map((p) => p.slice(op.name.length + 1)).join(', d')}` : '';
     const into = op.inputs.filter((i) => i !== 0).map((i) => `d${e.ops[i].name}`);
     L.push(`      ${op.name.padEnd(11)} ${[what, ...into].filter(Boolean).join(', ') || '(no gradient needed)'}`);
@@ -76,8 +77,8 @@ function perChannel(kind: string, s: number[]): string {
 }
 
 /** How the op path sums a dense layer's products (the generated step sums in the same order). */
-function products(e: EnsembleIR, params: string[], maxBatch: number): string {
-  const kernel = e.params.find((p) => params.includes(p.name) && p.shape.length === 2);
+function products(params: WideParam[], maxBatch: number): string {
+  const kernel = params.find((p) => p.shape.length === 2);
   if (!kernel) return '';
   const [rows, width] = kernel.shape;
   const blocked = kernel.layout === 'stacked' && maxBatch * rows * width < PER_MEMBER_MACS;

@@ -121,8 +121,9 @@ export function whyNotWgsl(cfg: WgslConfig): string | undefined {
     const activation = String(op.attrs.activation ?? 'linear');
     if (!wgslActivations.has(activation)) return `the ${activation} activation (${op.name})`;
   }
+  const kindOf = new Map(e.ops.map((op) => [op.name, op.op]));
   for (const p of e.params) {
-    const kind = e.ops.find((op) => op.name === p.op)!.op;
+    const kind = kindOf.get(p.op)!;
     if (p.layout === 'shared' && kind !== 'dense' && kind !== 'conv2d' && kind !== 'layernorm') return `the shared ${kind} layer ${p.op}`;
     if (p.layout !== 'columns' && p.layout !== 'stacked' && p.layout !== 'shared') return `the ${p.layout} layout of ${p.name}`;
   }
@@ -198,13 +199,16 @@ function layersOf(e: EnsembleIR, n: number, batch: number): Layers {
   const valueOf = new Map<number, ChainLayer | undefined>([[0, undefined]]);
   const sources = new Map<ChainLayer, (ChainLayer | undefined)[]>();
   const inputOf = (src: ChainLayer | undefined): LayerInput => (!src ? { buffer: 'x' } : src.op.shared ? { buffer: 'acts', at: src.valuesAt, shared: true } : { buffer: 'acts', at: src.valuesAt });
+  // each op's parameters, found once (a lookup per op would make a deep model's kernels quadratic to write)
+  const paramsOf = new Map<string, WideParam[]>();
+  for (const p of e.params) paramsOf.set(p.op, [...(paramsOf.get(p.op) ?? []), p]);
   for (const op of e.ops.slice(1)) {
     if (op.op === 'flatten') {
       valueOf.set(op.id, valueOf.get(op.inputs[0]));
       continue;
     }
     const from = op.inputs.map((i) => valueOf.get(i));
-    const params = e.params.filter((p) => p.op === op.name);
+    const params = paramsOf.get(op.name) ?? [];
     const inShape = e.ops[op.inputs[0]].shape;
     const inWidth = size(inShape);
     const width = size(op.shape);
