@@ -39,29 +39,67 @@ export class SafetensorsError extends Error {
   override name = 'SafetensorsError';
 }
 
+interface Entry {
+  dtype: string;
+  shape: number[];
+  data_offsets: [number, number];
+}
+
+const BYTES: Record<string, number> = { F32: 4, I64: 8 };
+const show = (v: unknown) => (JSON.stringify(v) ?? String(v)).slice(0, 80);
+const isOffset = (v: unknown) => Number.isSafeInteger(v) && (v as number) >= 0;
+
+/** The header's JSON, checked to be an object; its `__metadata__` checked to map names to strings. */
+function parseHeader(text: string): { metadata: Record<string, string>; entries: Record<string, unknown> } {
+  let header: unknown;
+  try {
+    header = JSON.parse(text);
+  } catch {
+    throw new SafetensorsError('its header is not JSON');
+  }
+  if (header === null || typeof header !== 'object' || Array.isArray(header)) throw new SafetensorsError('its header is not a JSON object of tensor entries');
+  const { __metadata__: metadata = {}, ...entries } = header as Record<string, unknown>;
+  if (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata) || Object.values(metadata).some((v) => typeof v !== 'string')) {
+    throw new SafetensorsError(`its __metadata__ must map names to strings, got ${show(metadata)}`);
+  }
+  return { metadata: metadata as Record<string, string>, entries };
+}
+
+/** One header entry checked: a known dtype, a shape of sizes, and data_offsets holding exactly its bytes. */
+function checkEntry(name: string, e: unknown): Entry {
+  if (e === null || typeof e !== 'object' || Array.isArray(e)) throw new SafetensorsError(`'${name}' is not a tensor entry ({ dtype, shape, data_offsets }), got ${show(e)}`);
+  const { dtype, shape, data_offsets: offsets } = e as Partial<Entry>;
+  if (dtype === undefined) throw new SafetensorsError(`'${name}' has no dtype`);
+  if (typeof dtype !== 'string' || !(dtype in BYTES)) throw new SafetensorsError(`'${name}' is ${show(dtype)}; netc reads F32 and I64 tensors`);
+  if (!Array.isArray(shape) || !shape.every(isOffset)) throw new SafetensorsError(`'${name}' has shape ${show(shape)}; a shape is a list of sizes, each an integer >= 0`);
+  if (offsets === undefined) throw new SafetensorsError(`'${name}' has no data_offsets`);
+  if (!Array.isArray(offsets) || offsets.length !== 2 || !offsets.every(isOffset) || offsets[0] > offsets[1]) {
+    throw new SafetensorsError(`'${name}' has data_offsets ${show(offsets)}; they must be [begin, end], two byte offsets with begin <= end`);
+  }
+  const size = shape.reduce((a, b) => a * b, 1);
+  if (size * BYTES[dtype] !== offsets[1] - offsets[0]) {
+    throw new SafetensorsError(`'${name}' has shape ${show(shape)} (${size} values of ${BYTES[dtype]} bytes), but data_offsets ${show(offsets)} hold ${offsets[1] - offsets[0]} bytes`);
+  }
+  return { dtype, shape, data_offsets: offsets };
+}
+
 /** Reads a safetensors file written by encodeSafetensors or PyTorch's safetensors (F32 and I64 tensors). */
 export function decodeSafetensors(bytes: Uint8Array): { tensors: Map<string, SafeTensor>; metadata: Record<string, string> } {
   if (bytes.length < 8) throw new SafetensorsError('too short for a safetensors header');
   const length = Number(new DataView(bytes.buffer, bytes.byteOffset, 8).getBigUint64(0, true));
   if (8 + length > bytes.length) throw new SafetensorsError(`its header length (${length} bytes) runs past the end of the file`);
-  let header: Record<string, { dtype: string; shape: number[]; data_offsets: [number, number] }>;
-  try {
-    header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + length)));
-  } catch {
-    throw new SafetensorsError('its header is not JSON');
-  }
-  const { __metadata__: metadata = {}, ...entries } = header as Record<string, never>;
+  const { metadata, entries } = parseHeader(new TextDecoder().decode(bytes.subarray(8, 8 + length)));
   const tensors = new Map<string, SafeTensor>();
   const data = bytes.subarray(8 + length);
-  for (const [name, e] of Object.entries(entries) as [string, { dtype: string; shape: number[]; data_offsets: [number, number] }][]) {
+  for (const [name, entry] of Object.entries(entries)) {
+    const e = checkEntry(name, entry);
     const [begin, end] = e.data_offsets;
-    if (end > data.length || begin > end) throw new SafetensorsError(`'${name}' lies outside the file`);
+    if (end > data.length) throw new SafetensorsError(`'${name}' lies outside the file`);
     // a copy, aligned (a Node Buffer's slice would share its pool's memory)
     const slice = new Uint8Array(end - begin);
     slice.set(data.subarray(begin, end));
-    if (e.dtype === 'F32') tensors.set(name, { shape: e.shape, data: new Float32Array(slice.buffer, 0, (end - begin) / 4) });
-    else if (e.dtype === 'I64') tensors.set(name, { shape: e.shape, data: new BigInt64Array(slice.buffer, 0, (end - begin) / 8) });
-    else throw new SafetensorsError(`'${name}' is ${e.dtype}; netc reads F32 and I64 tensors`);
+    const values = e.dtype === 'F32' ? new Float32Array(slice.buffer, 0, (end - begin) / 4) : new BigInt64Array(slice.buffer, 0, (end - begin) / 8);
+    tensors.set(name, { shape: e.shape, data: values });
   }
   return { tensors, metadata };
 }
