@@ -9,6 +9,7 @@ import { Messages } from '../diagnostics/messages.js';
 import { loadDataset } from '../data/load.js';
 import { DataError, formatDataError } from '../data/dataset.js';
 import { splitData, splitValidation } from '../data/split.js';
+import { checkLoadedLabels } from './loaded-labels.js';
 import { describeSplit, splitNote } from '../data/member-splits.js';
 import { shownHyperparameters, type HyperTable } from '../runtime/hyper.js';
 import type { CompiledRun } from '../runtime/compiled-run.js';
@@ -278,6 +279,7 @@ async function loadData(state: CompileState, baseDir: string, io: Io): Promise<{
   const program = state.program!;
   try {
     const all = await loadDataset(program.train!.data, { baseDir, seed: program.ensemble.seed });
+    checkLoadedLabels(all, program.train!.loss.name, state.ir!);
     // the test split stays here: the trainer is given the train and validation splits alone
     const { test, ...seen } = splitData(all, program.train!.validation, program.train!.test);
     // an epoch of no batches never ends
