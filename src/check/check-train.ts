@@ -16,6 +16,7 @@ import type { Overrides, TrainConfig } from './program.js';
 import type { ModelCheck } from './check-model.js';
 import type { RunLength } from './check-lr-schedule.js';
 import { checkDataFit } from './data-fit.js';
+import { holdouts } from '../vocabulary/splits.js';
 import { checkLrSchedule } from './check-lr-schedule.js';
 
 const plainKeys: ArgSpec[] = [
@@ -26,6 +27,7 @@ const plainKeys: ArgSpec[] = [
   { name: 'steps', type: { kind: 'int', min: 0 } },
   { name: 'metrics', type: { kind: 'choices', values: metrics, what: 'metric' }, default: ['accuracy'] },
   { name: 'shuffle', type: { kind: 'bool' }, default: true },
+  { name: 'holdout', type: { kind: 'choice', values: holdouts, what: 'holdout' }, default: 'last' },
 ];
 const callKeys = ['data', 'loss', 'optimizer', 'lr_schedule'];
 export const trainKeys = [...callKeys, ...plainKeys.map((k) => k.name)];
@@ -107,6 +109,7 @@ export function checkTrain(block: EntriesBlock, model: ModelCheck, sink: Diagnos
     steps: length.steps,
     metrics,
     shuffle: v.shuffle as boolean,
+    ...(v.holdout === 'shuffled' ? { holdout: 'shuffled' as const } : {}),
   };
 }
 

@@ -164,7 +164,7 @@ async function runSplit(runDir: string, info: RunInfo, io: Io): Promise<ChosenDa
   const text = formatDataSource(train.data);
   const all = await loadDataset(train.data, { baseDir: info.base_dir ?? dirname(resolve(info.file)), seed: info.program.ensemble.seed });
   checkLoadedLabels(all, train.loss.name, info.model);
-  const splits = splitData(all, fractions.validation, fractions.test);
+  const splits = splitData(all, fractions.validation, fractions.test, train.holdout === 'shuffled' ? info.program.ensemble.seed : undefined);
   const split = splits.test ? 'test' : splits.validation ? 'validation' : undefined;
   if (!split) throw new UsageError(none);
   const data = splits[split]!;

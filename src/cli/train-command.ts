@@ -10,6 +10,7 @@ import { loadDataset } from '../data/load.js';
 import { DataError, formatDataError } from '../data/dataset.js';
 import { splitData, splitValidation } from '../data/split.js';
 import { checkLoadedLabels } from './loaded-labels.js';
+import { warnHeldOutClasses } from './held-out-classes.js';
 import { describeSplit, splitNote } from '../data/member-splits.js';
 import { shownHyperparameters, type HyperTable } from '../runtime/hyper.js';
 import type { CompiledRun } from '../runtime/compiled-run.js';
@@ -281,7 +282,9 @@ async function loadData(state: CompileState, baseDir: string, io: Io): Promise<{
     const all = await loadDataset(program.train!.data, { baseDir, seed: program.ensemble.seed });
     checkLoadedLabels(all, program.train!.loss.name, state.ir!);
     // the test split stays here: the trainer is given the train and validation splits alone
-    const { test, ...seen } = splitData(all, program.train!.validation, program.train!.test);
+    const splits = splitData(all, program.train!.validation, program.train!.test, program.train!.holdout === 'shuffled' ? program.ensemble.seed : undefined);
+    const { test, ...seen } = splits;
+    warnHeldOutClasses(state, all, splits, io);
     // an epoch of no batches never ends
     if (seen.train.count === 0) {
       sourceError(io, state.path, state.source, Messages.NoTrainingExamples, 0, `${all.name} gives ${plural(all.count, 'example')}, and none is left for training after validation and test`);

@@ -78,6 +78,7 @@ export const Messages = {
   ActivationLossMismatch: warning(4009, '{0}'),
   LabelNotAClass: error(4032, "{0} line {1} has the label {2}, which is not a class index for the last layer's {3} units: {4} needs integer class labels in 0..{5}; {6}"),
   CsvLabelTaken: warning(4033, '{0} has no label:, so its first column "{1}" is taken as the label; name the label column(s), e.g. label: "{1}"'),
+  HeldOutLacksClasses: warning(4034, 'the {0} split ({1}) holds no example of {2}, which training has, so its metrics say nothing of {3}{4}'),
   SoftmaxOneUnit: warning(4030, 'the last layer is a softmax over 1 unit, which always outputs 1.0, so the model cannot learn; for two classes use activation: sigmoid with loss: binary_crossentropy, or give the last layer one unit per class'),
   CheckpointMismatch: error(4020, '{0}'),
   RunUnreadable: error(4021, '{0}'),

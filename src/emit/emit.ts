@@ -366,7 +366,9 @@ function nodePart({ run, info }: ModuleContext): string[] {
   L.push('  const seed = options.seed ?? ensembleConfig.seed;');
   L.push('  const program = { ensemble: { ...ensembleConfig, seed }, train: trainConfig };');
   L.push("  const backend = await netc.selectBackend(options.backend ?? 'auto', { log });");
-  L.push('  const data = netc.splitValidation(await netc.loadDataset(trainConfig.data, { baseDir: await dataDir(), seed }), trainConfig.validation, trainConfig.test);');
+  // holdout: shuffled draws the held-out examples from the seed, as netc train does
+  const holdoutSeed = run.program.train!.holdout === 'shuffled' ? ', seed' : '';
+  L.push(`  const data = netc.splitValidation(await netc.loadDataset(trainConfig.data, { baseDir: await dataDir(), seed }), trainConfig.validation, trainConfig.test${holdoutSeed});`);
   L.push('  const perEpoch = netc.batchesPerEpoch({ program, data });');
   L.push("  // as netc train: --steps, else --epochs, else the train block's");
   L.push('  const steps = options.steps ?? (options.epochs !== undefined ? options.epochs * perEpoch : (trainConfig.steps ?? trainConfig.epochs! * perEpoch));');

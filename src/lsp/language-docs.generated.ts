@@ -223,13 +223,22 @@ export const languageDocs: readonly DocLine[] = [
     "line": 277
   },
   {
+    "section": "The train block",
+    "names": [
+      "holdout"
+    ],
+    "text": "| `holdout` | `last` | which examples `validation` and `test` hold out: `last`, the data's last in its order (as Keras' `validation_split`), or `shuffled`, a sample drawn from the ensemble's seed (the same seed, the same split); a held-out split that lacks a class training has is a warning (NET4034), which data sorted by class gives under `last` |",
+    "header": "| key | default | meaning |",
+    "line": 278
+  },
+  {
     "section": "Learning-rate schedules",
     "names": [
       "constant"
     ],
     "text": "| `constant()` | 1 |",
     "header": "| schedule | f(t) |",
-    "line": 299
+    "line": 300
   },
   {
     "section": "Learning-rate schedules",
@@ -238,7 +247,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `step(every: Q, gamma: g)` | g ^ floor(t / Q) |",
     "header": "| schedule | f(t) |",
-    "line": 300
+    "line": 301
   },
   {
     "section": "Learning-rate schedules",
@@ -247,7 +256,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `exponential(every: Q, gamma: g)` | g ^ (t / Q) |",
     "header": "| schedule | f(t) |",
-    "line": 301
+    "line": 302
   },
   {
     "section": "Learning-rate schedules",
@@ -256,7 +265,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `cosine(warmup: W, min: m)` | (t + 1) / W for t < W; then m + (1 - m)(1 + cos(pi p)) / 2, p = (t - W) / (T - W) |",
     "header": "| schedule | f(t) |",
-    "line": 302
+    "line": 303
   },
   {
     "section": "Learning-rate schedules",
@@ -265,7 +274,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `linear(warmup: W, min: m)` | the same warmup; then 1 - (1 - m) p |",
     "header": "| schedule | f(t) |",
-    "line": 303
+    "line": 304
   },
   {
     "section": "Learning-rate schedules",
@@ -274,7 +283,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `plateau(metric:, patience:, factor:, min_delta:, min_lr:)` | starts at 1; at an epoch's end, a member whose `metric` has not improved by `min_delta` for `patience` epochs has its factor multiplied by `factor` (its rate never below `min_lr`), as Keras' ReduceLROnPlateau |",
     "header": "| schedule | f(t) |",
-    "line": 304
+    "line": 305
   },
   {
     "section": "Schedules",
@@ -283,7 +292,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `pbt` | `every` (required), `metric` (`val_loss`), `quantile` (0.25, in (0, 0.5]), `perturb` (`[0.8, 1.2]`), `resample` (0.25) | population-based training: each member of the bottom `quantile` copies the weights and optimizer state of a member of the top `quantile`, then perturbs each varied hyperparameter by a factor from `perturb`, or with probability `resample` draws it anew |",
     "header": "| schedule | keys (defaults) | what it does |",
-    "line": 377
+    "line": 378
   },
   {
     "section": "Schedules",
@@ -292,7 +301,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `halving` | `every` (required), `metric` (`val_loss`), `keep` (0.5, in (0, 1)), `min_members` (1) | successive halving: at each interval all but the best `keep` fraction stop, down to `min_members` |",
     "header": "| schedule | keys (defaults) | what it does |",
-    "line": 378
+    "line": 379
   },
   {
     "section": "Schedules",
@@ -301,7 +310,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `early_stopping` | `patience` (required, epochs), `metric` (`val_loss`), `min_delta` (0), `restore_best` (`false`) | stops a member once its metric has not improved by `min_delta` for `patience` epochs; with `restore_best: true` the stopped member keeps the weights of its best epoch |",
     "header": "| schedule | keys (defaults) | what it does |",
-    "line": 379
+    "line": 380
   },
   {
     "section": "Layers",
@@ -310,7 +319,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `dense(units)` | `units` | a fully connected layer; input `[n]` |",
     "header": "| layer | arguments (defaults) | notes |",
-    "line": 392
+    "line": 393
   },
   {
     "section": "Layers",
@@ -319,7 +328,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `conv2d(filters, kernel:, stride:, padding:)` | `filters`, `kernel: 3`, `stride: 1`, `padding: valid` | a 2-D convolution; input `[h, w, c]`; `padding: same` keeps `h` and `w` at stride 1 |",
     "header": "| layer | arguments (defaults) | notes |",
-    "line": 393
+    "line": 394
   },
   {
     "section": "Layers",
@@ -328,7 +337,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `maxpool2d(size, stride:, padding:)` | `size: 2`, `stride:` the size, `padding: valid` | max over each window |",
     "header": "| layer | arguments (defaults) | notes |",
-    "line": 394
+    "line": 395
   },
   {
     "section": "Layers",
@@ -337,7 +346,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `avgpool2d(size, stride:, padding:)` | as `maxpool2d` | mean over each window |",
     "header": "| layer | arguments (defaults) | notes |",
-    "line": 395
+    "line": 396
   },
   {
     "section": "Layers",
@@ -346,7 +355,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `flatten()` | | `[h, w, c]` to `[h*w*c]` |",
     "header": "| layer | arguments (defaults) | notes |",
-    "line": 396
+    "line": 397
   },
   {
     "section": "Layers",
@@ -355,7 +364,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `dropout(rate)` | `rate`, in [0, 1) | drops inputs while training; each member draws its own mask |",
     "header": "| layer | arguments (defaults) | notes |",
-    "line": 397
+    "line": 398
   },
   {
     "section": "Layers",
@@ -364,7 +373,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `batchnorm(momentum:, epsilon:)` | `momentum: 0.99`, `epsilon: 0.001` | normalises over the batch; statistics per member |",
     "header": "| layer | arguments (defaults) | notes |",
-    "line": 398
+    "line": 399
   },
   {
     "section": "Layers",
@@ -373,7 +382,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `layernorm(epsilon:)` | `epsilon: 0.001` | normalises over the last axis |",
     "header": "| layer | arguments (defaults) | notes |",
-    "line": 399
+    "line": 400
   },
   {
     "section": "Layers",
@@ -382,7 +391,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `add(a, b, ...)` | two or more labels | element-wise sum of outputs of one shape |",
     "header": "| layer | arguments (defaults) | notes |",
-    "line": 400
+    "line": 401
   },
   {
     "section": "Layers",
@@ -391,7 +400,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `concat(a, b, ...)` | two or more labels | joins outputs along the last axis |",
     "header": "| layer | arguments (defaults) | notes |",
-    "line": 401
+    "line": 402
   },
   {
     "section": "Layers",
@@ -406,7 +415,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `relu()`, `sigmoid()`, `tanh()`, `softmax()`, `gelu()`, `elu()`, `swish()` | | an activation as a layer of its own |",
     "header": "| layer | arguments (defaults) | notes |",
-    "line": 402
+    "line": 403
   },
   {
     "section": "Layers",
@@ -415,7 +424,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `leaky_relu(alpha)` | `alpha: 0.2` | |",
     "header": "| layer | arguments (defaults) | notes |",
-    "line": 403
+    "line": 404
   },
   {
     "section": "Layers",
@@ -424,7 +433,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `activation:` | `linear` | an activation (below), applied to the layer's output |",
     "header": "| option | default | values |",
-    "line": 412
+    "line": 413
   },
   {
     "section": "Layers",
@@ -433,7 +442,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `bias:` | `true` | `false` leaves the bias out |",
     "header": "| option | default | values |",
-    "line": 413
+    "line": 414
   },
   {
     "section": "Layers",
@@ -442,7 +451,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `init:` | `glorot_uniform` | the kernel's initialiser (below) |",
     "header": "| option | default | values |",
-    "line": 414
+    "line": 415
   },
   {
     "section": "Layers",
@@ -451,7 +460,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `bias_init:` | `zeros` | the bias's initialiser |",
     "header": "| option | default | values |",
-    "line": 415
+    "line": 416
   },
   {
     "section": "Activations",
@@ -469,7 +478,7 @@ export const languageDocs: readonly DocLine[] = [
       "swish"
     ],
     "text": "`linear` (the default: none), `relu`, `sigmoid`, `tanh`, `softmax`, `gelu`, `elu`, `leaky_relu` (with `alpha` 0.2 when used as `activation: leaky_relu`), `swish`.",
-    "line": 419
+    "line": 420
   },
   {
     "section": "Activations",
@@ -479,7 +488,7 @@ export const languageDocs: readonly DocLine[] = [
       "swish"
     ],
     "text": "`alpha` 0.2 when used as `activation: leaky_relu`), `swish`.",
-    "line": 420
+    "line": 421
   },
   {
     "section": "Initialisers",
@@ -494,7 +503,7 @@ export const languageDocs: readonly DocLine[] = [
       "ones"
     ],
     "text": "`glorot_uniform` (the default for kernels), `glorot_normal`, `he_uniform`, `he_normal`, `lecun_normal`, `lecun_uniform`, `zeros` (the default for biases), `ones`.",
-    "line": 424
+    "line": 425
   },
   {
     "section": "Initialisers",
@@ -504,7 +513,7 @@ export const languageDocs: readonly DocLine[] = [
       "ones"
     ],
     "text": "`lecun_uniform`, `zeros` (the default for biases), `ones`.",
-    "line": 425
+    "line": 426
   },
   {
     "section": "Losses",
@@ -513,7 +522,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `mse` | regression: mean squared error |",
     "header": "| loss | for |",
-    "line": 431
+    "line": 432
   },
   {
     "section": "Losses",
@@ -522,7 +531,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `mae` | regression: mean absolute error |",
     "header": "| loss | for |",
-    "line": 432
+    "line": 433
   },
   {
     "section": "Losses",
@@ -531,7 +540,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `huber(delta)` | regression: squared below `delta` (default 1), absolute above |",
     "header": "| loss | for |",
-    "line": 433
+    "line": 434
   },
   {
     "section": "Losses",
@@ -540,7 +549,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `binary_crossentropy` | two classes, one `sigmoid` output |",
     "header": "| loss | for |",
-    "line": 434
+    "line": 435
   },
   {
     "section": "Losses",
@@ -549,7 +558,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `categorical_crossentropy` | K classes, K `softmax` outputs (labels one-hot encoded by netc) |",
     "header": "| loss | for |",
-    "line": 435
+    "line": 436
   },
   {
     "section": "Losses",
@@ -558,7 +567,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `sparse_categorical_crossentropy` | K classes, K `softmax` outputs, integer labels |",
     "header": "| loss | for |",
-    "line": 436
+    "line": 437
   },
   {
     "section": "Optimizers",
@@ -567,7 +576,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `sgd(lr, momentum, nesterov)` | `lr: 0.01`, `momentum: 0`, `nesterov: false`, `weight_decay: 0`, `clipnorm: 0` |",
     "header": "| optimizer | arguments (defaults) |",
-    "line": 447
+    "line": 448
   },
   {
     "section": "Optimizers",
@@ -576,7 +585,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `adam(lr, beta1, beta2, epsilon)` | `lr: 0.001`, `beta1: 0.9`, `beta2: 0.999`, `epsilon: 1e-7`, `clipnorm: 0` |",
     "header": "| optimizer | arguments (defaults) |",
-    "line": 448
+    "line": 449
   },
   {
     "section": "Optimizers",
@@ -585,7 +594,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `adamw(lr, weight_decay, beta1, beta2, epsilon)` | `lr: 0.001`, `weight_decay: 0.004`, `beta1: 0.9`, `beta2: 0.999`, `epsilon: 1e-7`, `clipnorm: 0` |",
     "header": "| optimizer | arguments (defaults) |",
-    "line": 449
+    "line": 450
   },
   {
     "section": "Optimizers",
@@ -594,7 +603,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `rmsprop(lr, rho, momentum, epsilon)` | `lr: 0.001`, `rho: 0.9`, `momentum: 0`, `epsilon: 1e-7`, `clipnorm: 0` |",
     "header": "| optimizer | arguments (defaults) |",
-    "line": 450
+    "line": 451
   },
   {
     "section": "Data sources",
@@ -603,7 +612,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `xor(n, noise)` | `n: 200`, `noise: 0.1` | points `[2]` in 2 classes, generated from the seed |",
     "header": "| source | arguments (defaults) | gives |",
-    "line": 459
+    "line": 460
   },
   {
     "section": "Data sources",
@@ -612,7 +621,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `moons(n, noise)` | `n: 400`, `noise: 0.1` | two interleaved half circles: `[2]`, 2 classes |",
     "header": "| source | arguments (defaults) | gives |",
-    "line": 460
+    "line": 461
   },
   {
     "section": "Data sources",
@@ -621,7 +630,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `spirals(n, classes, noise)` | `n: 400`, `classes: 2`, `noise: 0.1` | interleaved spirals: `[2]`, `classes` classes |",
     "header": "| source | arguments (defaults) | gives |",
-    "line": 461
+    "line": 462
   },
   {
     "section": "Data sources",
@@ -630,7 +639,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `iris(limit, offset)` | `limit: 150`, `offset: 0` | Fisher's 150 irises: `[4]`, 3 classes |",
     "header": "| source | arguments (defaults) | gives |",
-    "line": 462
+    "line": 463
   },
   {
     "section": "Data sources",
@@ -639,7 +648,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `mnist(limit, offset)` | `limit: 10000` (at most 10000), `offset: 0` | handwritten digits `[28, 28, 1]`, 10 classes |",
     "header": "| source | arguments (defaults) | gives |",
-    "line": 463
+    "line": 464
   },
   {
     "section": "Data sources",
@@ -648,7 +657,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `fashion_mnist(limit, offset)` | `limit: 10000` (at most 10000), `offset: 0` | clothing images `[28, 28, 1]`, 10 classes |",
     "header": "| source | arguments (defaults) | gives |",
-    "line": 464
+    "line": 465
   },
   {
     "section": "Data sources",
@@ -657,7 +666,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `csv(\"file.csv\", label: \"y\")` | the path; `label:` a column or a list of columns (default: the first) | a header row, then numbers: the other columns are the features |",
     "header": "| source | arguments (defaults) | gives |",
-    "line": 465
+    "line": 466
   },
   {
     "section": "Data sources",
@@ -666,7 +675,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `idx(images: \"...\", labels: \"...\", classes:)` | both paths required; `classes: 10` | the MNIST file format, plain or gzip |",
     "header": "| source | arguments (defaults) | gives |",
-    "line": 466
+    "line": 467
   },
   {
     "section": "Data sources",
@@ -675,7 +684,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `npy(x: \"...\", y: \"...\", classes:)` | both paths required; `classes: 10` | NumPy `.npy` arrays: features x `[count, ...]`, labels y |",
     "header": "| source | arguments (defaults) | gives |",
-    "line": 467
+    "line": 468
   },
   {
     "section": "Data sources",
@@ -684,6 +693,6 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `npz(\"file.npz\", x: \"...\", y: \"...\", classes:)` | the path and both keys required; `classes: 10` | two arrays of a NumPy `.npz` archive (`np.savez`, `np.savez_compressed`) |",
     "header": "| source | arguments (defaults) | gives |",
-    "line": 468
+    "line": 469
   }
 ];
