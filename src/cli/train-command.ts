@@ -167,7 +167,9 @@ function compileForTraining(file: string | undefined, run: RunInfo | undefined, 
   const baseDir = file === undefined ? (run!.base_dir ?? dirname(resolve(path))) : dirname(resolve(path));
   const text = file === undefined ? { source: run!.source, baseDir } : undefined;
   const overrides = { seed: options.seed, epochs: options.epochs, steps: options.steps };
-  const state = compileFile(path, io, undefined, { lowering: options.lowering, members: options.members, overrides }, text);
+  // the ensemble IR is all training needs of the compiler: the runtime generates its step itself, once the
+  // memory estimate has let the population through (a step generated here would be allocated before it)
+  const state = compileFile(path, io, 'verify-ensemble', { lowering: options.lowering, members: options.members, overrides }, text);
   if (!state || !compiledCleanly(state)) return ExitCode.errors;
   const fail = (def: MessageDef, length: number, ...args: (string | number)[]) => sourceError(io, path, state.source, def, length, ...args);
   const program = state.program!;
