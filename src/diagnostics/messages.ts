@@ -24,6 +24,7 @@ export const Messages = {
   DuplicateSchedule: error(1008, "schedule '{0}' is given twice"),
   UnknownBlock: error(1009, "unknown block '{0}'{1}; a file holds model, ensemble, train and schedule blocks"),
   BinaryFile: error(1010, "'{0}' is not a .net text file (binary data at byte offset {1}: {2})"),
+  DocumentTooLarge: warning(1012, 'this document is {0} KB; netc lsp analyses documents of up to {1} KB as they are edited, so it gives no diagnostics, hovers or completions here; run netc check on the file'),
   NestingTooDeep: error(1011, 'brackets nest more than {0} deep here; nothing in a .net file needs this many, and what they hold is not read'),
 
   // --- names, arguments and shapes -----------------------------------------------------------
