@@ -25,6 +25,7 @@ export const Messages = {
   UnknownBlock: error(1009, "unknown block '{0}'{1}; a file holds model, ensemble, train and schedule blocks"),
   BinaryFile: error(1010, "'{0}' is not a .net text file (binary data at byte offset {1}: {2})"),
   DocumentTooLarge: warning(1012, 'this document is {0} KB; netc lsp analyses documents of up to {1} KB as they are edited, so it gives no diagnostics, hovers or completions here; run netc check on the file'),
+  SourceTooLarge: error(1013, "'{0}' is {1} MB; netc reads .net files of up to {2} MB (a model file is a few KB)"),
   NestingTooDeep: error(1011, 'brackets nest more than {0} deep here; nothing in a .net file needs this many, and what they hold is not read'),
 
   // --- names, arguments and shapes -----------------------------------------------------------
