@@ -95,7 +95,10 @@ export function loadTF(): Promise<TF> {
 
 async function importTF(requested: string): Promise<TF> {
   try {
-    return await import('@tensorflow/tfjs');
+    const tf = await import('@tensorflow/tfjs');
+    // quiet wherever netc loads TF.js, not only where it selects a backend (see quietCpuBanner)
+    quietCpuBanner(tf);
+    return tf;
   } catch (error) {
     // a peer dependency: npm >= 7 installs it with netc; yarn, pnpm without auto-install-peers, or
     // --legacy-peer-deps leave it out
