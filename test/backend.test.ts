@@ -109,7 +109,7 @@ describe('selectBackend', () => {
     expect(tf.getBackend()).toBe(name === 'node' || name === 'node-gpu' ? 'tensorflow' : name);
     if (!nodeInstalled && !nodeGpuInstalled) {
       expect(name).toBe('wasm');
-      expect(lines[0]).toBe('backend: wasm (auto: node-gpu and node are not installed; SIMD, single-threaded)');
+      expect(lines[0]).toBe("backend: wasm (auto: the node-gpu and node backends' packages are not installed (@tensorflow/tfjs-node-gpu, @tensorflow/tfjs-node); SIMD, single-threaded)");
     } else {
       expect(lines[0]).toMatch(new RegExp(`^backend: ${name}\\b`));
     }

@@ -315,7 +315,7 @@ describe('the emitted module, run on its own', () => {
     await typed;
     for (const r of [await script, await scriptCjs]) {
       const printed = r.out.trim().split('\n');
-      expect(printed[0]).toMatch(/^5 steps x 15 members in \d+\.\d s$/);
+      expect(printed[0]).toMatch(/^5 steps x 15 members: trained in \d+\.\d s, \d+\.\d s in all \(with loading TF.js and the data\)$/);
       expect(printed.slice(1)).toHaveLength(15);
       expect(printed[15]).toMatch(/^member 14: loss \d\.\d{4}, accuracy \d\.\d{4}, val_loss \d\.\d{4}, val_accuracy \d\.\d{4}$/);
       // one copy of TF.js: a second one would register every kernel again, with a warning each

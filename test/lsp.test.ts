@@ -208,7 +208,7 @@ describe('netc lsp, over stdio', () => {
     const dir = mkdtempSync(join(tmpdir(), 'netc-lsp-'));
     try {
       writeFileSync(join(dir, 'points.csv'), 'y,x\n1,2\n0,3\n');
-      const text = `model m(input: [1]) {\n  dense(1)\n}\ntrain {\n  data: csv("points.csv")\n  loss: mse\n  epochs: 1\n}\n`;
+      const text = `model m(input: [1]) {\n  dense(1)\n}\ntrain {\n  data: csv("points.csv", label: "y")\n  loss: mse\n  epochs: 1\n}\n`;
       const beside = await open('', text, pathToFileURL(join(dir, 'beside.net')).href);
       expect(beside.diagnostics).toEqual([]);
       const elsewhere = await open('', text, pathToFileURL(join(dir, 'sub', 'elsewhere.net')).href);

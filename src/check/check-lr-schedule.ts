@@ -33,7 +33,8 @@ export function checkLrSchedule(value: Value, run: RunLength, sink: DiagnosticSi
  */
 function checkWarmup(name: string, warmup: Interval, run: RunLength, span: Span, sink: DiagnosticSink): void {
   const total = warmup.unit === 'steps' ? run.steps : run.epochs;
-  if (total === undefined || warmup.amount === 0 || warmup.amount < total) return;
+  // a run of no step (--steps 0, which snapshots the initial weights) has no warmup to reach
+  if (total === undefined || total === 0 || warmup.amount === 0 || warmup.amount < total) return;
   sink.report(Messages.WarmupTooLong, span, name, `${warmup.amount} ${warmup.unit}`, `${total} ${warmup.unit}${run.from ? ` (${run.from})` : ''}`);
 }
 

@@ -16,6 +16,7 @@ import type { Overrides, TrainConfig } from './program.js';
 import type { ModelCheck } from './check-model.js';
 import type { RunLength } from './check-lr-schedule.js';
 import { checkDataFit } from './data-fit.js';
+import { holdouts } from '../vocabulary/splits.js';
 import { checkLrSchedule } from './check-lr-schedule.js';
 
 const plainKeys: ArgSpec[] = [
@@ -26,6 +27,7 @@ const plainKeys: ArgSpec[] = [
   { name: 'steps', type: { kind: 'int', min: 0 } },
   { name: 'metrics', type: { kind: 'choices', values: metrics, what: 'metric' }, default: ['accuracy'] },
   { name: 'shuffle', type: { kind: 'bool' }, default: true },
+  { name: 'holdout', type: { kind: 'choice', values: holdouts, what: 'holdout' }, default: 'last' },
 ];
 const callKeys = ['data', 'loss', 'optimizer', 'lr_schedule'];
 export const trainKeys = [...callKeys, ...plainKeys.map((k) => k.name)];
@@ -83,6 +85,7 @@ export function checkTrain(block: EntriesBlock, model: ModelCheck, sink: Diagnos
     if (shape && 'error' in shape) sink.report(shape.code ? { code: shape.code, category: 'error', text: '{0}' } : Messages.DataFile, dataArg.value.span, shape.error);
     else if (shape && 'missing' in shape) sink.report(Messages.DataFileMissing, dataArg.value.span, shape.missing);
     else dataShape = shape;
+    if (dataShape?.labelTaken !== undefined) sink.report(Messages.CsvLabelTaken, dataArg.value.span, `${data.config.name}("${data.config.args.path as string}")`, dataShape.labelTaken);
   }
   if (dataShape && data && dataArg) {
     const spans = { data: dataArg.value.span, loss: lossArg?.value.span ?? block.keyword };
@@ -106,6 +109,7 @@ export function checkTrain(block: EntriesBlock, model: ModelCheck, sink: Diagnos
     steps: length.steps,
     metrics,
     shuffle: v.shuffle as boolean,
+    ...(v.holdout === 'shuffled' ? { holdout: 'shuffled' as const } : {}),
   };
 }
 

@@ -7,6 +7,7 @@ import type { DiagnosticSink } from '../diagnostics/sink.js';
 import { fmtShape } from '../layers/layer-kind.js';
 import { product } from '../layers/spatial.js';
 import type { DataShape } from '../data/sources.js';
+import { notAClass } from '../data/class-labels.js';
 import type { LossSpec } from '../vocabulary/losses.js';
 import type { Shape } from '../core/arg-spec.js';
 import { outputShape, type ModelCheck } from './check-model.js';
@@ -55,8 +56,18 @@ export function checkDataFit(model: ModelCheck, data: DataShape, loss: LossSpec 
     sink.report(Messages.OutputDoesNotFitLoss, spans.loss, expected);
     return;
   }
-  if (expected === undefined || !model.model) return;
+  if (!model.model) return;
   const out = outputShape(model.model);
+  if (expected === undefined) {
+    if (out.length === 1) checkLabelColumn(data, loss, out[0], spans.data, source, sink);
+    return;
+  }
+  if (loss.expects === 'categorical' && data.labels.kind === 'values' && data.labels.columns === 1 && out.length === 1 && out[0] > 1) {
+    const columns = Array.from({ length: Math.min(out[0], 3) }, (_, i) => `"c${i}"`).join(', ') + (out[0] > 3 ? ', ...' : '');
+    const advice = `for integer class labels use loss: sparse_categorical_crossentropy, or name one label column per class (label: [${columns}])`;
+    sink.report(Messages.OutputDoesNotFitLoss, spans.loss, `${loss.name} needs one-hot labels, one column per class, but ${source}() gives 1 label column: ${advice}`);
+    return;
+  }
   if (out.length !== 1 || out[0] !== expected) {
     const labels = data.labels.kind === 'classes' ? `${data.labels.classes} classes` : `${data.labels.columns} label column(s)`;
     sink.report(Messages.OutputDoesNotFitLoss, spans.loss, `the model's output ${fmtShape(out)} does not fit ${loss.name} on ${source}() with ${labels}: the last layer must give [${expected}]`);
@@ -69,6 +80,16 @@ export function checkDataFit(model: ModelCheck, data: DataShape, loss: LossSpec 
   }
   const advice = activationAdvice(loss, actual, out[0]);
   if (advice) sink.report(Messages.ActivationLossMismatch, spans.loss, advice);
+}
+
+/** A csv label column read at check time against a sparse loss: every label an integer in [0, units). */
+function checkLabelColumn(data: DataShape, loss: LossSpec, units: number, at: Span, source: string, sink: DiagnosticSink): void {
+  const column = data.labelColumn;
+  if (loss.expects !== 'sparse' || !column) return;
+  const bad = notAClass(column, units);
+  if (!bad) return;
+  const fix = bad === column.notIndex ? `is "${column.column}" the label column? name it with label:` : `give the last layer ${column.largest!.value + 1} units (one per class)`;
+  sink.report(Messages.LabelNotAClass, at, `${source}("${column.file}")`, bad.line, bad.text, units, loss.name, units - 1, fix);
 }
 
 /** What to change when the output's activation does not give the probabilities the loss expects. */

@@ -69,6 +69,8 @@ export interface TrainConfig {
   steps?: number;
   metrics: string[];
   shuffle: boolean;
+  /** `holdout: shuffled`: validation and test are drawn from the seed, not the data's last examples */
+  holdout?: 'shuffled';
 }
 
 export interface ScheduleConfig {

@@ -2,7 +2,10 @@
 // file keeps its inode, mode, owner and links; a symbolic link's target is rewritten), or with
 // `--check` lists those that would change. `-` reads standard input and prints to standard output. A file
 // that does not parse gets its syntax errors, as netc check prints them, and is left as it is.
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
+import { Messages } from '../diagnostics/messages.js';
+import { DiagnosticSink } from '../diagnostics/sink.js';
+import { formatHeader } from '../diagnostics/format.js';
 import { notARegularFile } from '../util/regular-file.js';
 import { formatDiagnostics } from '../diagnostics/format.js';
 import { formatSource } from '../syntax/format.js';
@@ -10,6 +13,12 @@ import { findBinaryData } from '../syntax/source-bytes.js';
 import { InPlaceError, notWritable, writeInPlace } from '../util/write-in-place.js';
 import { binaryFile } from './compile-file.js';
 import { ExitCode, type Io } from './io.js';
+
+/**
+ * The largest file fmt reads (1 MiB; a model file is a few KB): formatting a 50 MB file ran V8 out of
+ * memory, an end no code can catch. Larger files are refused before they are read.
+ */
+export const MAX_SOURCE_BYTES = 2 ** 20;
 
 export interface FmtOptions {
   check?: boolean;
@@ -71,15 +80,25 @@ function readSource(file: string, name: string, io: Io, stdin: () => Buffer): st
     return undefined;
   }
   try {
+    if (file !== '-' && statSync(file).size > MAX_SOURCE_BYTES) return tooLarge(name, statSync(file).size, io);
     bytes = file === '-' ? stdin() : readFileSync(file);
   } catch (e) {
     io.err(`netc: cannot read '${name}': ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}\n`);
     return undefined;
   }
+  if (bytes.length > MAX_SOURCE_BYTES) return tooLarge(name, bytes.length, io);
   const binary = findBinaryData(bytes);
   if (binary) {
     binaryFile(name, bytes, binary, io);
     return undefined;
   }
   return bytes.toString('utf8');
+}
+
+/** NET1013 at the file's start; undefined, as readSource returns for a file it refuses. */
+function tooLarge(name: string, size: number, io: Io): undefined {
+  const sink = new DiagnosticSink(name);
+  sink.report(Messages.SourceTooLarge, { start: 0, length: 0 }, name, (size / 2 ** 20).toFixed(1), MAX_SOURCE_BYTES / 2 ** 20);
+  io.err(formatHeader(sink.diagnostics[0], 1, 1) + '\n');
+  return undefined;
 }

@@ -5,7 +5,7 @@
 import { freemem } from 'node:os';
 import { getHeapStatistics } from 'node:v8';
 import type { EnsembleIR } from '../ensemble/ensemble-ir.js';
-import { estimateMemory, residentThatFits } from '../train/memory.js';
+import { estimateMemory, residentThatFits, type MemoryEstimate } from '../train/memory.js';
 import { plural } from '../util/plural.js';
 
 /** TF.js's WebAssembly heap grows to 4 GiB less one page (wasm32). */
@@ -59,12 +59,28 @@ export function memoryProblem(plan: PopulationPlan, budget = memoryBudget()): st
   const device = plan.sharded ? 0 : e.device;
   const total = e.host + (onHost ? device : 0);
   if (e.host > budget.host || (e.host + (onHost ? e.fixedDevice + e.perResidentMember : 0) > budget.host)) {
-    return `${members} need about ${gb(total)} of memory (their weights and optimizer state, as a checkpoint copies them, and their records), more than the ${gb(budget.host)} ${budget.hostWhy}; train fewer members`;
+    const need = n === 1 ? `1 member needs about ${gb(total)} of memory (its weights and optimizer state, as a checkpoint copies them)` : `${members} need about ${gb(total)} of memory (their weights and optimizer state, as a checkpoint copies them, and their records)`;
+    return `${need}, more than the ${gb(budget.host)} ${budget.hostWhy}; ${hostFix(e, n, budget.host, plan.batch)}`;
   }
   const deviceLimit = Math.min(backend === 'wasm' ? WASM_HEAP_BYTES : Infinity, onHost ? budget.host - e.host : Infinity);
   if (device <= deviceLimit) return undefined;
   const k = residentThatFits(e, deviceLimit);
   const what = backend === 'wasm' && deviceLimit === WASM_HEAP_BYTES ? `the wasm backend's ${gb(WASM_HEAP_BYTES)} WebAssembly heap` : `the ${gb(deviceLimit)} left of the ${gb(budget.host)} ${budget.hostWhy}`;
-  const fix = k >= 1 ? `--resident ${k} trains them in waves of ${k} that fit` : 'not even one member at a time fits; use a smaller batch';
+  const fix = k >= 1 ? `--resident ${k} trains them in waves of ${k} that fit` : `not even one member at a time fits; ${deviceFix(e, plan.batch)}`;
   return `training ${resident === n ? members : `${resident} of ${members}`} at once needs about ${gb(device)}, more than ${what}; ${fix}`;
+}
+
+/** What to change when the host cannot hold the run: a smaller batch, fewer members, or a smaller model, by what dominates. */
+function hostFix(e: MemoryEstimate, n: number, host: number, batch: number): string {
+  const member = e.perResidentMember - e.activations + (3 * e.state) / n;
+  if (e.activations >= member) return `a batch of ${batch} needs about ${gb(e.activations)} of activations; use a smaller batch`;
+  if (n > 1 && member < host) return 'train fewer members';
+  return `each member's model has ${e.parameters} parameters (${gb(4 * e.parameters)} of float32 weights before its optimizer state); make the model smaller`;
+}
+
+/** What to change when one member does not fit the device: the cause is its batch's activations or its parameters. */
+function deviceFix(e: MemoryEstimate, batch: number): string {
+  const params = e.perResidentMember - e.activations;
+  if (e.activations >= params) return `a batch of ${batch} needs about ${gb(e.activations)} of activations; use a smaller batch`;
+  return `each member's model has ${e.parameters} parameters (about ${gb(params)} with their gradients and optimizer state); make the model smaller`;
 }

@@ -8,6 +8,7 @@ import { expectedOutput, inputFits } from '../check/data-fit.js';
 import { formatDataSource, parseDataSource } from '../check/data-expression.js';
 import type { CallConfig } from '../core/arg-spec.js';
 import { splitData } from '../data/split.js';
+import { checkLoadedLabels } from './loaded-labels.js';
 import { dataSources } from '../data/sources.js';
 import { loadDataset } from '../data/load.js';
 import { splitText } from '../vocabulary/splits.js';
@@ -162,7 +163,8 @@ async function runSplit(runDir: string, info: RunInfo, io: Io): Promise<ChosenDa
   if (!train || (fractions.test === 0 && fractions.validation === 0)) throw new UsageError(none);
   const text = formatDataSource(train.data);
   const all = await loadDataset(train.data, { baseDir: info.base_dir ?? dirname(resolve(info.file)), seed: info.program.ensemble.seed });
-  const splits = splitData(all, fractions.validation, fractions.test);
+  checkLoadedLabels(all, train.loss.name, info.model);
+  const splits = splitData(all, fractions.validation, fractions.test, train.holdout === 'shuffled' ? info.program.ensemble.seed : undefined);
   const split = splits.test ? 'test' : splits.validation ? 'validation' : undefined;
   if (!split) throw new UsageError(none);
   const data = splits[split]!;

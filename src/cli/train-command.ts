@@ -9,6 +9,8 @@ import { Messages } from '../diagnostics/messages.js';
 import { loadDataset } from '../data/load.js';
 import { DataError, formatDataError } from '../data/dataset.js';
 import { splitData, splitValidation } from '../data/split.js';
+import { checkLoadedLabels } from './loaded-labels.js';
+import { warnHeldOutClasses } from './held-out-classes.js';
 import { describeSplit, splitNote } from '../data/member-splits.js';
 import { shownHyperparameters, type HyperTable } from '../runtime/hyper.js';
 import type { CompiledRun } from '../runtime/compiled-run.js';
@@ -166,7 +168,9 @@ function compileForTraining(file: string | undefined, run: RunInfo | undefined, 
   const baseDir = file === undefined ? (run!.base_dir ?? dirname(resolve(path))) : dirname(resolve(path));
   const text = file === undefined ? { source: run!.source, baseDir } : undefined;
   const overrides = { seed: options.seed, epochs: options.epochs, steps: options.steps };
-  const state = compileFile(path, io, undefined, { lowering: options.lowering, members: options.members, overrides }, text);
+  // the ensemble IR is all training needs of the compiler: the runtime generates its step itself, once the
+  // memory estimate has let the population through (a step generated here would be allocated before it)
+  const state = compileFile(path, io, 'verify-ensemble', { lowering: options.lowering, members: options.members, overrides }, text);
   if (!state || !compiledCleanly(state)) return ExitCode.errors;
   const fail = (def: MessageDef, length: number, ...args: (string | number)[]) => sourceError(io, path, state.source, def, length, ...args);
   const program = state.program!;
@@ -279,8 +283,11 @@ async function loadData(state: CompileState, baseDir: string, io: Io): Promise<{
   const program = state.program!;
   try {
     const all = await loadDataset(program.train!.data, { baseDir, seed: program.ensemble.seed });
+    checkLoadedLabels(all, program.train!.loss.name, state.ir!);
     // the test split stays here: the trainer is given the train and validation splits alone
-    const { test, ...seen } = splitData(all, program.train!.validation, program.train!.test);
+    const splits = splitData(all, program.train!.validation, program.train!.test, program.train!.holdout === 'shuffled' ? program.ensemble.seed : undefined);
+    const { test, ...seen } = splits;
+    warnHeldOutClasses(state, all, splits, io);
     // an epoch of no batches never ends
     if (seen.train.count === 0) {
       sourceError(io, state.path, state.source, Messages.NoTrainingExamples, 0, `${all.name} gives ${plural(all.count, 'example')}, and none is left for training after validation and test`);

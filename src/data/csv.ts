@@ -6,6 +6,7 @@ import { parse } from 'csv-parse/sync';
 import { Messages } from '../diagnostics/messages.js';
 import { dataError, DataError, type Dataset } from './dataset.js';
 import { notARegularFile } from '../util/regular-file.js';
+import type { LabelColumn } from './class-labels.js';
 
 // a plain decimal number; Number() alone would also take '', '0x1f' and 'Infinity'
 const numeric = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
@@ -47,6 +48,33 @@ export function loadCsv(file: string, shown: string, label: string[] | undefined
   return { name: `csv("${shown}")`, count, x, featureShape: [featureAt.length], y, labels: { kind: 'values', columns: labelAt.length } };
 }
 
+/** The records of csv text with the (1-based) line each ends on; blank lines are skipped. Throws csv-parse's errors. */
+export function parseCsvRows(text: Uint8Array): { record: string[]; line: number }[] {
+  const rows = parse(Buffer.from(text.buffer, text.byteOffset, text.byteLength), { bom: true, info: true, relax_column_count: true, skip_empty_lines: true }) as unknown as { record: string[]; info: { lines: number } }[];
+  return rows.map((r) => ({ record: r.record, line: r.info.lines }));
+}
+
+/**
+ * What `column` of parsed csv rows (header first) holds as class labels: its first number that is not a
+ * whole number from 0, and its largest. Fields that are no number are left to the loader, which names them.
+ */
+export function summarizeLabels(rows: { record: string[]; line: number }[], file: string, column: string): LabelColumn | undefined {
+  const at = rows[0]?.record.map((c) => c.trim()).indexOf(column) ?? -1;
+  if (at < 0) return undefined;
+  const summary: LabelColumn = { file, column };
+  for (const { record, line } of rows.slice(1)) {
+    const text = record[at]?.trim() ?? '';
+    if (!numeric.test(text)) continue;
+    const value = Number(text);
+    if (!(Number.isInteger(value) && value >= 0)) {
+      summary.notIndex ??= { text, line };
+      continue;
+    }
+    if (!summary.largest || value > summary.largest.value) summary.largest = { text, line, value };
+  }
+  return summary;
+}
+
 /** The records with the (1-based) line each ends on; blank lines are skipped. */
 function parseRows(file: string, shown: string): { record: string[]; line: number }[] {
   let text: Buffer;
@@ -58,8 +86,7 @@ function parseRows(file: string, shown: string): { record: string[]; line: numbe
     throw dataError(Messages.DataFileUnreadable, [shown, (e as Error).message], file);
   }
   try {
-    const rows = parse(text, { bom: true, info: true, relax_column_count: true, skip_empty_lines: true }) as unknown as { record: string[]; info: { lines: number } }[];
-    return rows.map((r) => ({ record: r.record, line: r.info.lines }));
+    return parseCsvRows(text);
   } catch (e) {
     if (e instanceof DataError) throw e;
     const line = (e as { lines?: unknown }).lines;

@@ -1,11 +1,16 @@
 // What a data source gives at check time, and what the checker may ask of the file system to learn it
 // (sources.ts's registry and the readers of file headers, numpy-shape.ts, share these).
 import type { Shape } from '../core/arg-spec.js';
+import type { LabelColumn } from './class-labels.js';
 import type { Labels } from './dataset.js';
 
 export interface DataShape {
   features: Shape;
   labels: Labels;
+  /** a csv file's one label column as read at check time (a file small enough to read whole) */
+  labelColumn?: LabelColumn;
+  /** the column a csv() without label: takes as its label */
+  labelTaken?: string;
 }
 
 /** A data file that cannot be read: a warning at check time (it may not exist yet), an error when training. */

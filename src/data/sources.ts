@@ -4,6 +4,8 @@ import type { ArgSpec, BoundValue } from '../core/arg-spec.js';
 import type { DataShape, Host, MissingFile } from './source-shape.js';
 import { classCount, parseIdx } from './idx.js';
 import { npyShape, npzShape } from './numpy-shape.js';
+import type { LabelColumn } from './class-labels.js';
+import { parseCsvRows, summarizeLabels } from './csv.js';
 
 export type { DataShape, Host, MissingFile } from './source-shape.js';
 
@@ -83,7 +85,27 @@ function csvShape(path: string, label: string[] | undefined, host: Host | undefi
   const missing = labels.find((l) => !columns.includes(l));
   if (missing) return { error: `the csv file "${path}" has no column "${missing}"; its columns are: ${columns.join(', ')}` };
   if (labels.length >= columns.length) return { error: `the csv file "${path}" has no feature columns left after the label column(s)` };
-  return { features: [columns.length - labels.length], labels: { kind: 'values', columns: labels.length } };
+  const labelColumn = labels.length === 1 ? csvLabelColumn(path, labels[0], host) : undefined;
+  return {
+    features: [columns.length - labels.length],
+    labels: { kind: 'values', columns: labels.length },
+    ...(labelColumn ? { labelColumn } : {}),
+    ...(label ? {} : { labelTaken: columns[0] }),
+  };
+}
+
+// csv files up to this size have their label column read at check time; a larger one is checked when it loads
+const CSV_CHECK_BYTES = 4 << 20;
+
+/** The label column of a csv file small enough to read here; undefined otherwise, or when it does not parse. */
+function csvLabelColumn(path: string, column: string, host: Host): LabelColumn | undefined {
+  const bytes = host.readBytes(path, CSV_CHECK_BYTES + 1);
+  if (!bytes || bytes.length > CSV_CHECK_BYTES) return undefined;
+  try {
+    return summarizeLabels(parseCsvRows(bytes), path, column);
+  } catch {
+    return undefined; // loading it says what is wrong
+  }
 }
 
 /** IDX: magic 0x0000 + type byte + rank byte, then rank big-endian uint32 dimensions. */

@@ -1,14 +1,18 @@
 // Held-out data as Keras' validation_split takes it: the last examples, in order, before any shuffling.
-// A test share is held out first, from the very end; the validation share comes right before it.
-import { sliceDataset, type Dataset } from './dataset.js';
+// A test share is held out first, from the very end; the validation share comes right before it. With a
+// seed (`holdout: shuffled`), the examples are first put in an order drawn from it.
+import { Rng } from '../util/rng.js';
+import { featureSize, labelWidth, sliceDataset, type Dataset } from './dataset.js';
 
 /**
- * The data in its order: train, then floor(count * validation) validation examples, then the last
- * floor(count * test) test examples. A split with no example is left out. All share ds's memory.
+ * The data in its order (or in the order Rng.of(seed, 'holdout') draws): train, then floor(count *
+ * validation) validation examples, then the last floor(count * test) test examples. A split with no
+ * example is left out. Without a seed all share ds's memory.
  */
-export function splitData(ds: Dataset, validation: number, test = 0): { train: Dataset; validation?: Dataset; test?: Dataset } {
+export function splitData(ds: Dataset, validation: number, test = 0, seed?: number): { train: Dataset; validation?: Dataset; test?: Dataset } {
   const tested = Math.floor(ds.count * test);
   const validated = Math.floor(ds.count * validation);
+  if (seed !== undefined && tested + validated > 0) ds = permuted(ds, Rng.of(seed, 'holdout').permutation(ds.count));
   const trainEnd = ds.count - tested - validated;
   const validationEnd = ds.count - tested;
   return {
@@ -19,7 +23,28 @@ export function splitData(ds: Dataset, validation: number, test = 0): { train: D
 }
 
 /** What training sees: the train and validation splits of splitData, never the test split. */
-export function splitValidation(ds: Dataset, fraction: number, test = 0): { train: Dataset; validation?: Dataset } {
-  const { train, validation } = splitData(ds, fraction, test);
+export function splitValidation(ds: Dataset, fraction: number, test = 0, seed?: number): { train: Dataset; validation?: Dataset } {
+  const { train, validation } = splitData(ds, fraction, test, seed);
   return validation ? { train, validation } : { train };
+}
+
+/** ds's examples copied out in `order`. */
+function permuted(ds: Dataset, order: Int32Array): Dataset {
+  const [xw, yw] = [featureSize(ds), labelWidth(ds.labels)];
+  const x = new Float32Array(ds.x.length);
+  const y = new Float32Array(ds.y.length);
+  order.forEach((from, to) => {
+    x.set(ds.x.subarray(from * xw, (from + 1) * xw), to * xw);
+    y.set(ds.y.subarray(from * yw, (from + 1) * yw), to * yw);
+  });
+  return { ...ds, x, y };
+}
+
+/** The classes `train` has that `held` lacks, for class labels (one whole number an example); else none. */
+export function classesLacking(train: Dataset, held: Dataset): number[] {
+  if (labelWidth(train.labels) !== 1) return [];
+  const seen = (d: Dataset) => new Set(d.y);
+  const [inTrain, inHeld] = [seen(train), seen(held)];
+  if ([...inTrain].some((c) => !Number.isInteger(c))) return [];
+  return [...inTrain].filter((c) => !inHeld.has(c)).sort((a, b) => a - b);
 }

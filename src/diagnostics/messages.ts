@@ -24,6 +24,8 @@ export const Messages = {
   DuplicateSchedule: error(1008, "schedule '{0}' is given twice"),
   UnknownBlock: error(1009, "unknown block '{0}'{1}; a file holds model, ensemble, train and schedule blocks"),
   BinaryFile: error(1010, "'{0}' is not a .net text file (binary data at byte offset {1}: {2})"),
+  DocumentTooLarge: warning(1012, 'this document is {0} KB; netc lsp analyses documents of up to {1} KB as they are edited, so it gives no diagnostics, hovers or completions here; run netc check on the file'),
+  SourceTooLarge: error(1013, "'{0}' is {1} MB; netc reads .net files of up to {2} MB (a model file is a few KB)"),
   NestingTooDeep: error(1011, 'brackets nest more than {0} deep here; nothing in a .net file needs this many, and what they hold is not read'),
 
   // --- names, arguments and shapes -----------------------------------------------------------
@@ -76,6 +78,9 @@ export const Messages = {
   OutputDoesNotFitLoss: error(4007, '{0}'),
   DataFile: error(4008, '{0}'),
   ActivationLossMismatch: warning(4009, '{0}'),
+  LabelNotAClass: error(4032, "{0} line {1} has the label {2}, which is not a class index for the last layer's {3} units: {4} needs integer class labels in 0..{5}; {6}"),
+  CsvLabelTaken: warning(4033, '{0} has no label:, so its first column "{1}" is taken as the label; name the label column(s), e.g. label: "{1}"'),
+  HeldOutLacksClasses: warning(4034, 'the {0} split ({1}) holds no example of {2}, which training has, so its metrics say nothing of {3}{4}'),
   SoftmaxOneUnit: warning(4030, 'the last layer is a softmax over 1 unit, which always outputs 1.0, so the model cannot learn; for two classes use activation: sigmoid with loss: binary_crossentropy, or give the last layer one unit per class'),
   CheckpointMismatch: error(4020, '{0}'),
   RunUnreadable: error(4021, '{0}'),

@@ -374,7 +374,9 @@ function nodePart({ run, info }: ModuleContext): string[] {
   L.push('  const seed = options.seed ?? ensembleConfig.seed;');
   L.push('  const program = { ensemble: { ...ensembleConfig, seed }, train: trainConfig };');
   L.push("  const backend = await netc.selectBackend(options.backend ?? 'auto', { log });");
-  L.push('  const data = netc.splitValidation(await netc.loadDataset(trainConfig.data, { baseDir: await dataDir(), seed }), trainConfig.validation, trainConfig.test);');
+  // holdout: shuffled draws the held-out examples from the seed, as netc train does
+  const holdoutSeed = run.program.train!.holdout === 'shuffled' ? ', seed' : '';
+  L.push(`  const data = netc.splitValidation(await netc.loadDataset(trainConfig.data, { baseDir: await dataDir(), seed }), trainConfig.validation, trainConfig.test${holdoutSeed});`);
   L.push('  const perEpoch = netc.batchesPerEpoch({ program, data });');
   L.push("  // as netc train: --steps, else --epochs, else the train block's");
   L.push('  const steps = options.steps ?? (options.epochs !== undefined ? options.epochs * perEpoch : (trainConfig.steps ?? trainConfig.epochs! * perEpoch));');
@@ -415,6 +417,7 @@ function scriptPart({ info }: ModuleContext): string[] {
   const L: string[] = [];
   L.push(`/** Run as a script (npx tsx ${commentText(info.out ? posix.basename(info.out.split(sep).join('/')) : 'MODULE.ts')}): train, then print each member's hyperparameters and final metrics. */`);
   L.push('async function main(): Promise<void> {');
+  L.push('  const started = performance.now();');
   L.push("  const { parseArgs } = await nodeImport<typeof import('node:util')>('node:util');");
   L.push("  const { values } = parseArgs({ options: { steps: { type: 'string' }, epochs: { type: 'string' }, backend: { type: 'string' }, seed: { type: 'string' } } });");
   L.push('  const int = (v: string | undefined) => (v === undefined ? undefined : Number.parseInt(v, 10));');
@@ -425,7 +428,9 @@ function scriptPart({ info }: ModuleContext): string[] {
   L.push('    seed: int(values.seed),');
   L.push('    log: (line) => console.error(line),');
   L.push('  });');
-  L.push('  console.log(`${result.steps} steps x ${ensembleConfig.members} members in ${result.seconds.toFixed(1)} s`);');
+  // the training time alone, and the whole run's (loading TF.js and the data included)
+  L.push('  const total = (performance.now() - started) / 1000;');
+  L.push('  console.log(`${result.steps} steps x ${ensembleConfig.members} members: trained in ${result.seconds.toFixed(1)} s, ${total.toFixed(1)} s in all (with loading TF.js and the data)`);');
   L.push('  result.final.forEach((metrics, m) => {');
   L.push('    const id = result.memberIds[m];');
   L.push('    const hyper = ensembleConfig.vary.map((v) => `${v.path} ${result.population.spec.hyper(v.key, id)}`);');

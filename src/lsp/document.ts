@@ -29,6 +29,7 @@ export function analyze(doc: TextDocument, path: string, host: Host | undefined)
     sink.report(Messages.BinaryFile, { start: before.length, length: 0 }, path, binary.offset, binary.what);
     return { doc, path, state: { path, source, diagnostics: sink.diagnostics }, ast: { path, source, blocks: [] } };
   }
+  if (source.length > ANALYSIS_CHARS) return tooLarge(doc, path, source);
   let state: CompileState;
   try {
     state = compile(source, path, { host, after: 'verify-ensemble' });
@@ -37,6 +38,19 @@ export function analyze(doc: TextDocument, path: string, host: Host | undefined)
     state = { path, source, diagnostics: parsed.diagnostics, ast: parsed.file };
   }
   return { doc, path, state, ast: state.ast ?? parse(source, path).file };
+}
+
+/**
+ * The largest document analysed as it is edited (64 KiB; a real .net file is a few KB): the parser takes
+ * seconds on a file many times that size, and the server answers nothing else meanwhile.
+ */
+export const ANALYSIS_CHARS = 64 * 1024;
+
+/** A document too large to analyse: one warning at its start, and no AST for the features to work on. */
+function tooLarge(doc: TextDocument, path: string, source: string): Analysis {
+  const sink = new DiagnosticSink(path);
+  sink.report(Messages.DocumentTooLarge, { start: 0, length: 0 }, Math.ceil(source.length / 1024), ANALYSIS_CHARS / 1024);
+  return { doc, path, state: { path, source, diagnostics: sink.diagnostics }, ast: { path, source, blocks: [] } };
 }
 
 /** Whether `offset` falls in [start, start + length] (the end included: a cursor just after a word is on it). */

@@ -223,13 +223,22 @@ export const languageDocs: readonly DocLine[] = [
     "line": 277
   },
   {
+    "section": "The train block",
+    "names": [
+      "holdout"
+    ],
+    "text": "| `holdout` | `last` | which examples `validation` and `test` hold out: `last`, the data's last in its order (as Keras' `validation_split`), or `shuffled`, a sample drawn from the ensemble's seed (the same seed, the same split); a held-out split that lacks a class training has is a warning (NET4034), which data sorted by class gives under `last` |",
+    "header": "| key | default | meaning |",
+    "line": 278
+  },
+  {
     "section": "Learning-rate schedules",
     "names": [
       "constant"
     ],
     "text": "| `constant()` | 1 |",
     "header": "| schedule | f(t) |",
-    "line": 299
+    "line": 300
   },
   {
     "section": "Learning-rate schedules",
@@ -238,7 +247,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `step(every: Q, gamma: g)` | g ^ floor(t / Q) |",
     "header": "| schedule | f(t) |",
-    "line": 300
+    "line": 301
   },
   {
     "section": "Learning-rate schedules",
@@ -247,7 +256,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `exponential(every: Q, gamma: g)` | g ^ (t / Q) |",
     "header": "| schedule | f(t) |",
-    "line": 301
+    "line": 302
   },
   {
     "section": "Learning-rate schedules",
@@ -256,7 +265,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `cosine(warmup: W, min: m)` | (t + 1) / W for t < W; then m + (1 - m)(1 + cos(pi p)) / 2, p = (t - W) / (T - W) |",
     "header": "| schedule | f(t) |",
-    "line": 302
+    "line": 303
   },
   {
     "section": "Learning-rate schedules",
@@ -265,7 +274,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `linear(warmup: W, min: m)` | the same warmup; then 1 - (1 - m) p |",
     "header": "| schedule | f(t) |",
-    "line": 303
+    "line": 304
   },
   {
     "section": "Learning-rate schedules",
@@ -274,7 +283,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `plateau(metric:, patience:, factor:, min_delta:, min_lr:)` | starts at 1; at an epoch's end, a member whose `metric` has not improved by `min_delta` for `patience` epochs has its factor multiplied by `factor` (its rate never below `min_lr`), as Keras' ReduceLROnPlateau |",
     "header": "| schedule | f(t) |",
-    "line": 304
+    "line": 305
   },
   {
     "section": "Schedules",
@@ -283,7 +292,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `pbt` | `every` (required), `metric` (`val_loss`), `quantile` (0.25, in (0, 0.5]), `perturb` (`[0.8, 1.2]`), `resample` (0.25) | population-based training: each member of the bottom `quantile` copies the weights and optimizer state of a member of the top `quantile`, then perturbs each varied hyperparameter by a factor from `perturb`, or with probability `resample` draws it anew |",
     "header": "| schedule | keys (defaults) | what it does |",
-    "line": 377
+    "line": 378
   },
   {
     "section": "Schedules",
@@ -292,7 +301,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `halving` | `every` (required), `metric` (`val_loss`), `keep` (0.5, in (0, 1)), `min_members` (1) | successive halving: at each interval all but the best `keep` fraction stop, down to `min_members` |",
     "header": "| schedule | keys (defaults) | what it does |",
-    "line": 378
+    "line": 379
   },
   {
     "section": "Schedules",
@@ -301,7 +310,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `early_stopping` | `patience` (required, epochs), `metric` (`val_loss`), `min_delta` (0), `restore_best` (`false`) | stops a member once its metric has not improved by `min_delta` for `patience` epochs; with `restore_best: true` the stopped member keeps the weights of its best epoch |",
     "header": "| schedule | keys (defaults) | what it does |",
-    "line": 379
+    "line": 380
   },
   {
     "section": "Layers",
@@ -310,7 +319,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `dense(units)` | `units` | a fully connected layer; input `[n]` |",
     "header": "| layer | arguments (defaults) | notes |",
-    "line": 392
+    "line": 393
   },
   {
     "section": "Layers",
@@ -319,7 +328,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `conv2d(filters, kernel:, stride:, padding:)` | `filters`, `kernel: 3`, `stride: 1`, `padding: valid` | a 2-D convolution; input `[h, w, c]`; `padding: same` keeps `h` and `w` at stride 1 |",
     "header": "| layer | arguments (defaults) | notes |",
-    "line": 393
+    "line": 394
   },
   {
     "section": "Layers",
@@ -328,7 +337,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `maxpool2d(size, stride:, padding:)` | `size: 2`, `stride:` the size, `padding: valid` | max over each window |",
     "header": "| layer | arguments (defaults) | notes |",
-    "line": 394
+    "line": 395
   },
   {
     "section": "Layers",
@@ -337,7 +346,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `avgpool2d(size, stride:, padding:)` | as `maxpool2d` | mean over each window |",
     "header": "| layer | arguments (defaults) | notes |",
-    "line": 395
+    "line": 396
   },
   {
     "section": "Layers",

@@ -46,7 +46,7 @@ const AUTO_ORDER: readonly BackendName[] = ['node-gpu', 'node', 'wasm', 'cpu'];
 /**
  * Makes `requested` the active TF.js backend and returns it with the TF.js namespace to use. 'auto' takes
  * the fastest backend that loads here (node-gpu, node, wasm, cpu). Logs one line saying which backend
- * runs and why, e.g. `backend: wasm (auto: node-gpu and node are not installed; SIMD, single-threaded)`.
+ * runs and why, e.g. `backend: wasm (auto: the node-gpu and node backends' packages are not installed (@tensorflow/tfjs-node-gpu, @tensorflow/tfjs-node); SIMD, single-threaded)`.
  * Throws BackendError when a backend asked for by name cannot run here.
  */
 export async function selectBackend(
@@ -95,7 +95,10 @@ export function loadTF(): Promise<TF> {
 
 async function importTF(requested: string): Promise<TF> {
   try {
-    return await import('@tensorflow/tfjs');
+    const tf = await import('@tensorflow/tfjs');
+    // quiet wherever netc loads TF.js, not only where it selects a backend (see quietCpuBanner)
+    quietCpuBanner(tf);
+    return tf;
   } catch (error) {
     // a peer dependency: npm >= 7 installs it with netc; yarn, pnpm without auto-install-peers, or
     // --legacy-peer-deps leave it out
@@ -138,7 +141,9 @@ function describePassedOver(list: { name: BackendName; error: BackendError; miss
   const parts: string[] = [];
   if (missing.length > 0) {
     const names = missing.length === 1 ? missing[0] : `${missing.slice(0, -1).join(', ')} and ${missing.at(-1)}`;
-    parts.push(`${names} ${missing.length === 1 ? 'is' : 'are'} not installed`);
+    // the backends' packages, named: "node is not installed" would read as if Node itself were missing
+    const packages = missing.map((name) => `@tensorflow/tfjs-${name}`).join(', ');
+    parts.push(`the ${names} backend${missing.length === 1 ? "'s package is" : "s' packages are"} not installed (${packages})`);
   }
   for (const entry of failed) {
     const reason = entry.error instanceof LoadFailure ? entry.error.reason : entry.error.message;

@@ -25,6 +25,10 @@ export interface MemoryEstimate {
   heap: number;
   /** every member's parameters and optimizer slots, once (what one checkpoint writes) */
   state: number;
+  /** of perResidentMember, the batch's activations (the rest is the member's parameters and their temporaries) */
+  activations: number;
+  /** one member's own parameters */
+  parameters: number;
 }
 
 /**
@@ -47,7 +51,8 @@ export function estimateMemory(e: EnsembleIR, optimizer: string, batch: number, 
   // the state on the host, where a checkpoint holds it three times (exported, encoded, read back); a host store once more
   const state = FLOAT * members * (own * (1 + slots)) + FLOAT * shared * (1 + slots);
   const heap = HEAP_BYTES_PER_MEMBER * members;
-  return { device: fixedDevice + n * perResidentMember, perResidentMember, fixedDevice, host: state * (resident < members ? 4 : 3) + heap, heap, state };
+  const activations = FLOAT * 3 * batch * perExample;
+  return { device: fixedDevice + n * perResidentMember, perResidentMember, fixedDevice, host: state * (resident < members ? 4 : 3) + heap, heap, state, activations, parameters: own };
 }
 
 /** The most members trained at once that fit `deviceBytes` (0 when not even one does). */

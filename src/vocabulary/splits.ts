@@ -24,3 +24,11 @@ export const splitText = (s: MemberSplit): string => (s.kind === 'kfold' ? `kfol
  * k members i = s*k, ..., s*k + k - 1 are setting s, one per fold; otherwise every member is its own.
  */
 export const settingOf = (split: MemberSplit | undefined, member: number): number => (split?.kind === 'kfold' ? Math.floor(member / split.k) : member);
+
+/**
+ * Which examples the train block's `validation` and `test` hold out: `last`, the data's last in its order
+ * (Keras' validation_split), or `shuffled`, a sample drawn from the ensemble's seed (data sorted by class
+ * would otherwise validate on its last classes alone).
+ */
+export const holdouts = ['last', 'shuffled'] as const;
+export type Holdout = (typeof holdouts)[number];
