@@ -123,10 +123,10 @@ describe('the packed netc in a project of its own', () => {
     const [train, script, main] = await Promise.all([trained, spawnNode(['--import', 'tsx', 'forum.ts', '--steps', '5'], project), spawnNode(['main.mjs'], project)]);
 
     expect(train.code, train.err).toBe(0);
-    expect(train.out).toMatch(/20 steps x 15 members in/);
+    expect(train.out).toMatch(/20 steps x 15 members: trained in \d+\.\d s, \d+\.\d s in all/);
     expect(existsSync(join(project, 'run', 'population.json'))).toBe(true);
     expect(script.code, script.err).toBe(0);
-    expect(script.out).toMatch(/^5 steps x 15 members in \d+\.\d s\n/);
+    expect(script.out).toMatch(/^5 steps x 15 members: trained in \d+\.\d s, \d+\.\d s in all/);
     expect(script.out.trim().split('\n')).toHaveLength(16);
     expect(main.code, main.err).toBe(0);
     expect(JSON.parse(main.out)).toEqual({ diagnostics: 0, params: 2 });

@@ -40,7 +40,7 @@ describe('resume keeps the options a run was started with', () => {
     expect(r.code, r.err).toBe(0);
     expect(r.err).toContain('backend: cpu');
     expect(r.err).toContain('training 3 members of xor');
-    expect(r.out).toMatch(/^steps 10 to 30 \(20 steps\) x 3 members in /m);
+    expect(r.out).toMatch(/^steps 10 to 30 \(20 steps\) x 3 members: trained in /m);
     const summary = readJson(join(dir, 'summary.json'));
     expect(summary).toMatchObject({ members: 3, seed: 4, steps: 30, resumed_from_step: 10 });
     // 20 steps of 3 members were trained in train_seconds (both rounded to 1 ms)

@@ -40,7 +40,10 @@ export interface RunEnd {
   large?: boolean;
 }
 
-/** Writes summary.json and report.html, prints the leaderboard and what was trained. */
+/**
+ * Writes summary.json and report.html, prints the leaderboard and what was trained: the training's seconds and the
+ * command's (since the process started: loading modules, data, the report), which a user waited for.
+ */
 export async function finishRun(end: RunEnd, io: Io): Promise<void> {
   if (end.large) collectGarbage();
   const rows = memberRows(end);
@@ -76,7 +79,7 @@ export async function finishRun(end: RunEnd, io: Io): Promise<void> {
     io.err(`netc: could not write ${join(end.runDir, 'report.html')}: ${(e as Error).message}\n`);
   }
   io.out((end.split?.kind === 'kfold' ? settingsLeaderboard(crossValidation(rows, end.split), end.split.k) + '\n(each member\'s metrics are in summary.json and report.html)' : leaderboard(rows)) + '\n');
-  io.out(`${trainedSteps(result.steps, end.resumedFrom)} x ${plural(end.members, 'member')} in ${result.seconds.toFixed(1)} s (${Math.round(result.memberStepsPerSecond)} member-steps/s, ${end.backend}, ${end.lowering}, ${end.engine === 'fused' ? (end.backend === 'webgpu' ? 'fused WGSL step' : 'fused step') : 'TF.js ops'})\n` + `run directory: ${end.runDir}\n` + reportLine);
+  io.out(`${trainedSteps(result.steps, end.resumedFrom)} x ${plural(end.members, 'member')}: trained in ${result.seconds.toFixed(1)} s, ${(performance.now() / 1000).toFixed(1)} s in all (${Math.round(result.memberStepsPerSecond)} member-steps/s, ${end.backend}, ${end.lowering}, ${end.engine === 'fused' ? (end.backend === 'webgpu' ? 'fused WGSL step' : 'fused step') : 'TF.js ops'})\n` + `run directory: ${end.runDir}\n` + reportLine);
 }
 
 /**
