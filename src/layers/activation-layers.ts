@@ -6,6 +6,8 @@ import { activateWide } from './activate.js';
 import { blockMembers, groupedMembers, groupedVector } from './widened.js';
 import { blockVector } from '../kernels/block-vector.js';
 import { applyActivation, applyActivationGrad, kernelActivations } from '../wasm/activations.js';
+import { activationBackward, activationForward } from '../wgsl/dense.js';
+import type { DenseLayer, WgslLayerRule } from '../wgsl/rule.js';
 
 export const activationLayers: LayerKind[] = activations
   .filter((a) => a !== 'linear')
@@ -40,4 +42,27 @@ export const activationLayers: LayerKind[] = activations
         if (k.dInputs[0]) applyActivationGrad(k.code, name, k.batch, k.inputs[0], k.output, k.dOutput, k.dInputs[0], name === 'leaky_relu' ? k.hyper('alpha') : undefined);
       },
     },
+    wgsl: activationWgsl(name),
   }));
+
+/** The WGSL step's activation layer (src/wgsl/dense.ts): a forward kernel and a dinput kernel of its own, elementwise (softmax's per row). */
+function activationWgsl(name: string): WgslLayerRule<DenseLayer> {
+  return {
+    whyNot(op, c) {
+      if (!c.activations.has(name)) return `the ${name} layer`;
+      // on the shared input it computes one value for every member: not written (on a shared layer's value it is, once)
+      if (op.shared && c.onInput) return `the ${name} layer ${op.name} on the shared input`;
+      // softmax() is a row of its own along the last axis: written for a flat layer only
+      if (name === 'softmax' && op.shape.length !== 1) return `the softmax layer ${op.name} on values of shape [${op.shape.join(', ')}]`;
+      return undefined;
+    },
+    onShared: 'flat',
+    layer(b) {
+      // leaky_relu's slope may differ per member: its own row of `hyper`
+      const keys = name === 'leaky_relu' ? [`${b.base.op.name}.alpha`] : [];
+      return { ...b.base, family: 'activation', activation: name, alpha: keys.length ? { key: keys[0] } : undefined, keys, clipFloats: 0, order: [0] };
+    },
+    forward: (w, l) => [activationForward(w.of(l), l)],
+    backward: (w, l, [prev]) => (prev ? [activationBackward(w.of(l), l, prev)] : []),
+  };
+}

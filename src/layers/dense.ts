@@ -14,6 +14,9 @@ import { columnSums, denseForward, denseGradInput, denseGradWeights, SUM_BLOCK, 
 import { applyActivation, applyActivationGrad, kernelActivations } from '../wasm/activations.js';
 import { LEAKY_RELU_ALPHA } from '../kernels/activations.js';
 import type { Local } from '../wasm/module.js';
+import { activationOf, denseDinput, denseForwardKernel, denseUpdates } from '../wgsl/dense.js';
+import { sharedDinput, sharedUpdates } from '../wgsl/shared.js';
+import type { DenseLayer, WgslLayerRule } from '../wgsl/rule.js';
 
 export const dense: LayerKind = {
   name: 'dense',
@@ -62,7 +65,35 @@ export const dense: LayerKind = {
     shared: sharedByFolding(apply),
   },
   kernel: denseKernel(),
+  wgsl: denseWgsl(),
 };
+
+/**
+ * The WGSL step's dense layer (src/wgsl/dense.ts; a shared one's gradients, and a member's on a shared
+ * layer's value, src/wgsl/shared.ts'): forward, its input's gradient, then its kernel's and bias's updates.
+ */
+function denseWgsl(): WgslLayerRule<DenseLayer> {
+  return {
+    whyNot(op, c) {
+      const activation = String(op.attrs.activation ?? 'linear');
+      return c.activations.has(activation) ? undefined : `the ${activation} activation (${op.name})`;
+    },
+    sharedParams: true,
+    onShared: 'sums',
+    layer: (b) => ({ ...b.base, ...activationOf(b, LEAKY_RELU_ALPHA), family: 'dense', kernel: b.param('kernel'), bias: b.param('bias'), keys: [], clipFloats: b.base.inWidth * b.base.width, order: [0] }),
+    forward: (w, l) => [denseForwardKernel(w.of(l), l)],
+    backward(w, l, [prev]) {
+      const kernels = [];
+      // the gradient of the layer's input first: it reads the kernel before its update (a member's layer on a
+      // shared layer's value: every member's gradient of it summed, as the op path's one wide product sums it)
+      if (prev) kernels.push(prev.op.shared && !l.op.shared ? sharedDinput(w.shared, l, prev) : denseDinput(w.of(l), l, prev));
+      const update = (which: 'kernel' | 'bias') => (l.kernel?.layout === 'shared' ? sharedUpdates(w.shared, l, which) : denseUpdates(w.all(), l, which));
+      if (l.kernel) kernels.push(...update('kernel'));
+      if (l.bias) kernels.push(...update('bias'));
+      return kernels;
+    },
+  };
+}
 
 /**
  * The generated step's dense layer, per member: z = x · kernel + bias, then the activation; backward, the

@@ -27,4 +27,12 @@ export const flatten: LayerKind = {
   },
   // the generated step keeps a member's example row-major already: flattening moves nothing
   kernel: { alias: true, forward: () => {}, backward: () => {} },
+  // and so does the WGSL step: the layer after it reads its input as it lies (an image from the batch too)
+  wgsl: {
+    alias: true,
+    readsImages: true,
+    onShared: 'flat',
+    // a flatten's value is its input's: the op path sums a gradient of each apart
+    whyNot: (op, c) => (c.readers(op.inputs[0]) > 1 ? `${op.name}'s input, read twice` : undefined),
+  },
 };

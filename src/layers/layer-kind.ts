@@ -7,6 +7,17 @@ import type { ArgSpec, BoundArgs, Shape } from '../core/arg-spec.js';
 import type { Initializer } from '../vocabulary/initializers.js';
 import type { ForwardRules, WidenRule } from './forward.js';
 import type { KernelRule } from './kernel-rule.js';
+import type { WgslRule } from '../wgsl/rule.js';
+
+/** Why a target has no rule for a kind. */
+export interface Unsupported {
+  unsupported: string;
+}
+
+/** A target's rule for a kind, or why it has none. */
+export type Rule<R> = R | Unsupported;
+
+export const hasRule = <R extends object>(r: Rule<R>): r is R => !('unsupported' in r);
 
 export interface ParamSpec {
   /** the part after `layer/`: kernel, bias, gamma, beta, moving_mean, moving_variance */
@@ -43,6 +54,8 @@ export interface LayerKind {
   forward: ForwardRules;
   /** its code in the generated training step; without one, a model using it trains on TF.js ops */
   kernel?: KernelRule;
+  /** its kernels in the WGSL step (src/wgsl/rule.ts); without one, a model using it trains on TF.js ops on webgpu */
+  wgsl: Rule<WgslRule>;
 }
 
 export const fmtShape = (s: Shape): string => `[${s.join(', ')}]`;

@@ -4,6 +4,9 @@ import { fmtShape, type LayerKind } from './layer-kind.js';
 import { blockMembers, groupedMembers, joinMembers, splitMembers } from './widened.js';
 import { address, forEachFloat, loadAt, type Mat } from '../wasm/blocks.js';
 import type { Code, Local } from '../wasm/module.js';
+import { product } from './spatial.js';
+import { mergeBackward, mergeCells, mergeForward, mergeLayer, perCellMerge, whyNotMerge, type Merge, type MergeLayer } from '../wgsl/graph.js';
+import type { WgslLayerRule } from '../wgsl/rule.js';
 
 export const add: LayerKind = {
   name: 'add',
@@ -50,6 +53,7 @@ export const add: LayerKind = {
       for (const d of k.dInputs) if (d) copyRows(k.code, k.batch, k.dOutput, 0, d, 0, k.output.width);
     },
   },
+  wgsl: mergeWgsl('add'),
 };
 
 /** dst[b, dstCol..+width] = src[b, srcCol..+width] for every row b (columns, not bytes). */
@@ -122,4 +126,19 @@ export const concat: LayerKind = {
       });
     },
   },
+  wgsl: mergeWgsl('concat'),
 };
+
+/**
+ * The WGSL step's add and concat (src/wgsl/graph.ts): forward elementwise (a concat of images per cell, its
+ * channels joined), backward one kernel per operand that needs a gradient.
+ */
+function mergeWgsl(merge: Merge): WgslLayerRule<MergeLayer> {
+  return {
+    whyNot: (op, c) => whyNotMerge(merge, op, c.inputs),
+    onShared: 'never',
+    layer: (b) => mergeLayer(b.base, merge, b.inputs.map(({ input, shape }) => ({ input, width: product(shape) / mergeCells(merge, b.base.op.shape) }))),
+    forward: (w, l) => [mergeForward(w.all(l.cells), perCellMerge(l))],
+    backward: (w, l, into) => into.flatMap((t, j) => (t ? [mergeBackward(w.all(l.cells), perCellMerge(l), j, t)] : [])),
+  };
+}

@@ -7,8 +7,12 @@ import type { KernelContext, KernelRule } from './kernel-rule.js';
 import { avgPoolForward, avgPoolGrad, cropImage, isPadded, maxPoolForward, maxPoolGrad, padImage, paddedHeight, paddedWidth } from '../wasm/conv.js';
 import type { ForwardContext } from './forward.js';
 import type { Tensor } from '../kernels/tf.js';
+import { LEAKY_RELU_ALPHA } from '../kernels/activations.js';
+import { spatialBackward, spatialForward, spatialLayer, whyNotSpatial, type SpatialLayer } from '../wgsl/conv.js';
+import { activationOf } from '../wgsl/dense.js';
+import type { WgslLayerRule } from '../wgsl/rule.js';
 
-function pool(name: string, summary: string): LayerKind {
+function pool(name: 'maxpool2d' | 'avgpool2d', summary: string): LayerKind {
   const apply = ({ tf, attrs }: ForwardContext, x: Tensor): Tensor => {
     const size = attrs.size as [number, number];
     const stride = (attrs.stride as [number, number] | undefined) ?? size;
@@ -45,6 +49,25 @@ function pool(name: string, summary: string): LayerKind {
       blockdiag: (ctx, [x]) => ({ t: apply(ctx, x.t), shared: x.shared }),
     },
     kernel: poolKernel(name === 'maxpool2d'),
+    wgsl: poolWgsl(name),
+  };
+}
+
+/** The WGSL step's pooling (src/wgsl/conv.ts): its forward kernel and its input's gradient, as TF.js's pool and pool-gradient shaders compute them. */
+function poolWgsl(name: 'maxpool2d' | 'avgpool2d'): WgslLayerRule<SpatialLayer> {
+  return {
+    whyNot: (op, c) => whyNotSpatial(op, c.inputs[0], c.activations),
+    readsImages: true,
+    onShared: 'flat',
+    layer(b) {
+      const a = b.base.op.attrs;
+      const window = a.size as number[];
+      const input = b.inputs[0].shape;
+      const g = kernelSpatial(input, window, (a.stride as number[] | undefined) ?? window, String(a.padding ?? 'valid'), b.base.op.shape);
+      return spatialLayer({ ...b.base, ...activationOf(b, LEAKY_RELU_ALPHA), keys: [], order: [0] }, name, g, input[2]);
+    },
+    forward: (w, l) => [spatialForward(w.of(l), l)],
+    backward: (w, l, [prev]) => spatialBackward(w.of(l), l, prev),
   };
 }
 
