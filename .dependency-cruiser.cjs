@@ -9,8 +9,8 @@ const floors = [
   ['diagnostics', 'math'], //     Diagnostic, the message catalogue with stable codes, the printer | elementwise rules described once
   ['core', 'wasm'], //            shapes and argument specs; where a member sits in a fused tensor | a WebAssembly emitter
   ['syntax', 'vocabulary', 'interop'], // tokens, parser, AST | the language's names and their arguments | PyTorch's and ONNX's conventions: layouts, export nodes, model.py's and ONNX's pieces
-  ['data', 'kernels'], //         data sources and loaders | the browser-safe math on TF.js (netc/kernels)
-  ['layers'], //                  one file per layer kind: arguments, shape, widening, forward rules
+  ['data', 'kernels', 'wgsl'], // data sources and loaders | the browser-safe math on TF.js (netc/kernels) | WGSL kernel text, by family
+  ['layers'], //                  one file per layer kind: arguments, shape, widening, forward rules, its rule per target
   ['check'], //                   the AST checked into a Program
   ['ir'], //                      the model IR: lowering, verifier, printer
   ['ensemble'], //                the ensemble IR: widening, verifier, slicing map

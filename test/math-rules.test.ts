@@ -14,7 +14,7 @@ import { add, div, exp, inputsOf, mul, neg, rule, select, sigmoid, storesOf, sub
 import { kernelActivations } from '../src/wasm/activations.js';
 import { kernelLosses } from '../src/wasm/losses.js';
 import { wgslActivations, wgslLosses, wgslOptimizers } from '../src/step/wgsl.js';
-import { ruleValue, updateText } from '../src/step/wgsl-render.js';
+import { ruleValue, updateText } from '../src/wgsl/render.js';
 import { ModuleBuilder } from '../src/wasm/module.js';
 import { scalarLanes, simdLanes, type Lanes } from '../src/wasm/lanes.js';
 import { emitRule } from '../src/wasm/render.js';

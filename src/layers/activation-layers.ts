@@ -12,6 +12,8 @@ import { hasTfActivation, type ReferenceRule } from './reference-rule.js';
 import type { ExportRule } from '../interop/export-node.js';
 import { onnxActivation, torchActivation, type Act } from '../interop/activation-forms.js';
 import { kwargName } from '../interop/torch-code.js';
+import { activationBackward, activationForward } from '../wgsl/dense.js';
+import type { DenseLayer, WgslLayerRule } from '../wgsl/rule.js';
 
 export const activationLayers: LayerKind[] = activations.filter((a) => a !== 'linear').map(activationLayer);
 
@@ -41,6 +43,7 @@ function activationLayer(name: string): LayerKind {
     wasm: wasmRule(name),
     reference: referenceRule(name),
     export: exportRule(name),
+    wgsl: activationWgsl(name),
   };
 }
 
@@ -80,5 +83,27 @@ function exportRule(name: string): ExportRule {
         onnx: ({ g, xs, out }) => onnxActivation(g, act, xs[0], ctx.base.shape, out),
       };
     },
+  };
+}
+
+/** The WGSL step's activation layer (src/wgsl/dense.ts): a forward kernel and a dinput kernel of its own, elementwise (softmax's per row). */
+function activationWgsl(name: string): WgslLayerRule<DenseLayer> {
+  return {
+    whyNot(op, c) {
+      if (!c.activations.has(name)) return `the ${name} layer`;
+      // on the shared input it computes one value for every member: not written (on a shared layer's value it is, once)
+      if (op.shared && c.onInput) return `the ${name} layer ${op.name} on the shared input`;
+      // softmax() is a row of its own along the last axis: written for a flat layer only
+      if (name === 'softmax' && op.shape.length !== 1) return `the softmax layer ${op.name} on values of shape [${op.shape.join(', ')}]`;
+      return undefined;
+    },
+    onShared: 'flat',
+    layer(b) {
+      // leaky_relu's slope may differ per member: its own row of `hyper`
+      const keys = name === 'leaky_relu' ? [`${b.base.op.name}.alpha`] : [];
+      return { ...b.base, family: 'activation', activation: name, alpha: keys.length ? { key: keys[0] } : undefined, keys, clipFloats: 0, order: [0] };
+    },
+    forward: (w, l) => [activationForward(w.of(l), l)],
+    backward: (w, l, [prev]) => (prev ? [activationBackward(w.of(l), l, prev)] : []),
   };
 }

@@ -24,6 +24,9 @@ import { convKernel as convKernelOf, convWeight, isPadded as isPaddedExport, isS
 import { onnxActivated, torchActivation } from '../interop/activation-forms.js';
 import { ints, onnxPads } from '../interop/onnx-graph.js';
 import { pair, padTuple } from '../interop/torch-code.js';
+import { spatialBackward, spatialForward, spatialLayer, whyNotSpatial, type SpatialLayer } from '../wgsl/conv.js';
+import { activationOf, softmaxCells } from '../wgsl/dense.js';
+import type { WgslLayerRule } from '../wgsl/rule.js';
 
 export const conv2d: LayerKind = {
   name: 'conv2d',
@@ -98,6 +101,7 @@ export const conv2d: LayerKind = {
     ],
   },
   export: { node: exportNode },
+  wgsl: convWgsl(),
 };
 
 /**
@@ -216,4 +220,28 @@ function convKernel(): WasmRule {
 function apply({ tf, attrs }: ForwardContext, [x]: Tensor[], p: Params, data: boolean, trainable = trainableConv): Tensor {
   const y = (data ? conv2dOfData : trainable)(tf, x, p.kernel, attrs.stride as number[], attrs.padding as Padding);
   return activate(tf, attrs.activation as string, p.bias ? tf.add(y, p.bias) : y);
+}
+
+/**
+ * The WGSL step's conv2d (src/wgsl/conv.ts; a shared one's parameters stepped by src/wgsl/shared.ts): its
+ * forward kernel (softmax over a cell's channels a second one, src/wgsl/dense.ts), its input's gradient,
+ * its kernel's and bias's updates.
+ */
+function convWgsl(): WgslLayerRule<SpatialLayer> {
+  return {
+    whyNot: (op, c) => whyNotSpatial(op, c.inputs[0], c.activations),
+    readsImages: true,
+    sharedParams: true,
+    onShared: 'sums',
+    layer(b) {
+      const a = b.base.op.attrs;
+      const window = a.kernel as number[];
+      const g = kernelSpatial(b.inputs[0].shape, window, (a.stride as number[] | undefined) ?? window, String(a.padding ?? 'valid'), b.base.op.shape);
+      const own = { ...b.base, ...activationOf(b, LEAKY_RELU_ALPHA), kernel: b.param('kernel'), bias: b.param('bias'), keys: [], order: [0] };
+      return spatialLayer(own, 'conv2d', g, a.filters as number);
+    },
+    // softmax: z here, normalised over each cell's F channels by the kernel after it
+    forward: (w, l) => (l.activation === 'softmax' ? [spatialForward(w.of(l), l), softmaxCells(w.of(l), l)] : [spatialForward(w.of(l), l)]),
+    backward: (w, l, [prev]) => spatialBackward(w.of(l), l, prev),
+  };
 }

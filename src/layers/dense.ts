@@ -20,6 +20,9 @@ import type { ExportContext, ExportNode } from '../interop/export-node.js';
 import { denseKernel as denseKernelOf, linearWeight } from '../interop/layout.js';
 import { onnxActivated, torchActivation } from '../interop/activation-forms.js';
 import { int } from '../interop/onnx-graph.js';
+import { activationOf, denseDinput, denseForwardKernel, denseUpdates } from '../wgsl/dense.js';
+import { sharedDinput, sharedUpdates } from '../wgsl/shared.js';
+import type { DenseLayer, WgslLayerRule } from '../wgsl/rule.js';
 
 export const dense: LayerKind = {
   name: 'dense',
@@ -81,6 +84,7 @@ export const dense: LayerKind = {
     ],
   },
   export: { node: exportNode },
+  wgsl: denseWgsl(),
 };
 
 /** A PyTorch Linear (an ONNX Gemm) and its activation; the weight [out, in], its columns in the input's feature order. */
@@ -102,6 +106,33 @@ function exportNode(ctx: ExportContext): ExportNode {
     },
     onnx: ({ g, xs, out, tensors }) => onnxActivated(g, act, ctx.base.shape, out, (name) => g.op('Gemm', [xs[0], ...tensors()], [int('transB', 1)], name)),
     params: (t, input) => [denseKernelOf(t('weight'), inFeatures, outFeatures, input.order), ...(bias ? [t('bias')] : [])],
+  };
+}
+
+/**
+ * The WGSL step's dense layer (src/wgsl/dense.ts; a shared one's gradients, and a member's on a shared
+ * layer's value, src/wgsl/shared.ts'): forward, its input's gradient, then its kernel's and bias's updates.
+ */
+function denseWgsl(): WgslLayerRule<DenseLayer> {
+  return {
+    whyNot(op, c) {
+      const activation = String(op.attrs.activation ?? 'linear');
+      return c.activations.has(activation) ? undefined : `the ${activation} activation (${op.name})`;
+    },
+    sharedParams: true,
+    onShared: 'sums',
+    layer: (b) => ({ ...b.base, ...activationOf(b, LEAKY_RELU_ALPHA), family: 'dense', kernel: b.param('kernel'), bias: b.param('bias'), keys: [], clipFloats: b.base.inWidth * b.base.width, order: [0] }),
+    forward: (w, l) => [denseForwardKernel(w.of(l), l)],
+    backward(w, l, [prev]) {
+      const kernels = [];
+      // the gradient of the layer's input first: it reads the kernel before its update (a member's layer on a
+      // shared layer's value: every member's gradient of it summed, as the op path's one wide product sums it)
+      if (prev) kernels.push(prev.op.shared && !l.op.shared ? sharedDinput(w.shared, l, prev) : denseDinput(w.of(l), l, prev));
+      const update = (which: 'kernel' | 'bias') => (l.kernel?.layout === 'shared' ? sharedUpdates(w.shared, l, which) : denseUpdates(w.all(), l, which));
+      if (l.kernel) kernels.push(...update('kernel'));
+      if (l.bias) kernels.push(...update('bias'));
+      return kernels;
+    },
   };
 }
 

@@ -32,6 +32,14 @@ export const flatten: LayerKind = {
   wasm: { alias: true, forward: () => {}, backward: () => {} },
   reference: { layers: ({ tf, name }) => [tf.layers.flatten({ name })] },
   export: { node: exportNode },
+  // and so does the WGSL step: the layer after it reads its input as it lies (an image from the batch too)
+  wgsl: {
+    alias: true,
+    readsImages: true,
+    onShared: 'flat',
+    // a flatten's value is its input's: the op path sums a gradient of each apart
+    whyNot: (op, c) => (c.readers(op.inputs[0]) > 1 ? `${op.name}'s input, read twice` : undefined),
+  },
 };
 
 /**

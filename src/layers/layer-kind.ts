@@ -7,6 +7,7 @@ import type { ArgSpec, BoundArgs, Shape } from '../core/arg-spec.js';
 import type { Initializer } from '../vocabulary/initializers.js';
 import type { ForwardRules, WidenRule } from './forward.js';
 import type { WasmRule } from './wasm-rule.js';
+import type { WgslRule } from '../wgsl/rule.js';
 import type { ReferenceRule } from './reference-rule.js';
 import type { ExportRule } from '../interop/export-node.js';
 
@@ -45,6 +46,8 @@ export interface LayerKind {
   forward: ForwardRules;
   /** its code in the generated training step (wasm); without one, a model using it trains on TF.js ops */
   wasm: Rule<WasmRule>;
+  /** its kernels in the WGSL step (src/wgsl/rule.ts); without one, a model using it trains on TF.js ops on webgpu */
+  wgsl: Rule<WgslRule>;
   /** one member's layer as tfjs-layers layers: the reference the equivalence tests hold the rest to, and `netc extract`'s model */
   reference: Rule<ReferenceRule>;
   /** one member's layer in PyTorch's and ONNX's conventions: its export-plan node, its module code and its ONNX nodes */

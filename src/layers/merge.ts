@@ -6,6 +6,9 @@ import { address, forEachFloat, loadAt, type Mat } from '../wasm/blocks.js';
 import type { Code, Local } from '../wasm/module.js';
 import { channelAxis, concatOrder, sameOrder } from '../interop/layout.js';
 import { int } from '../interop/onnx-graph.js';
+import { product } from './spatial.js';
+import { mergeBackward, mergeCells, mergeForward, mergeLayer, perCellMerge, whyNotMerge, type Merge, type MergeLayer } from '../wgsl/graph.js';
+import type { WgslLayerRule } from '../wgsl/rule.js';
 
 export const add: LayerKind = {
   name: 'add',
@@ -61,6 +64,7 @@ export const add: LayerKind = {
       return { ...ctx.base, order: x.order, torch: { init: [], forward: (vars) => vars.join(' + ') }, onnx: ({ g, xs, out }) => g.op('Sum', xs, [], out) };
     },
   },
+  wgsl: mergeWgsl('add'),
 };
 
 /** dst[b, dstCol..+width] = src[b, srcCol..+width] for every row b (columns, not bytes). */
@@ -147,4 +151,19 @@ export const concat: LayerKind = {
       };
     },
   },
+  wgsl: mergeWgsl('concat'),
 };
+
+/**
+ * The WGSL step's add and concat (src/wgsl/graph.ts): forward elementwise (a concat of images per cell, its
+ * channels joined), backward one kernel per operand that needs a gradient.
+ */
+function mergeWgsl(merge: Merge): WgslLayerRule<MergeLayer> {
+  return {
+    whyNot: (op, c) => whyNotMerge(merge, op, c.inputs),
+    onShared: 'never',
+    layer: (b) => mergeLayer(b.base, merge, b.inputs.map(({ input, shape }) => ({ input, width: product(shape) / mergeCells(merge, b.base.op.shape) }))),
+    forward: (w, l) => [mergeForward(w.all(l.cells), perCellMerge(l))],
+    backward: (w, l, into) => into.flatMap((t, j) => (t ? [mergeBackward(w.all(l.cells), perCellMerge(l), j, t)] : [])),
+  };
+}

@@ -12,8 +12,12 @@ import { isPadded as isPaddedExport, isSymmetric, windowPads, type Pads } from '
 import { int, ints, onnxPads } from '../interop/onnx-graph.js';
 import { pair, padTuple } from '../interop/torch-code.js';
 import { selfOf } from './export-rule.js';
+import { LEAKY_RELU_ALPHA } from '../kernels/activations.js';
+import { spatialBackward, spatialForward, spatialLayer, whyNotSpatial, type SpatialLayer } from '../wgsl/conv.js';
+import { activationOf } from '../wgsl/dense.js';
+import type { WgslLayerRule } from '../wgsl/rule.js';
 
-function pool(name: string, summary: string): LayerKind {
+function pool(name: 'maxpool2d' | 'avgpool2d', summary: string): LayerKind {
   const apply = ({ tf, attrs }: ForwardContext, x: Tensor): Tensor => {
     const size = attrs.size as [number, number];
     const stride = (attrs.stride as [number, number] | undefined) ?? size;
@@ -57,6 +61,7 @@ function pool(name: string, summary: string): LayerKind {
       },
     },
     export: { node: (ctx) => (name === 'maxpool2d' ? maxPoolNode : avgPoolNode)(ctx, windowOf(ctx)) },
+    wgsl: poolWgsl(name),
   };
 }
 
@@ -104,6 +109,24 @@ function avgPoolNode(ctx: ExportContext, { size, stride, pads }: { size: number[
       ...(even ? {} : { helper: AVG_POOL_SAME }),
     },
     onnx: ({ g, xs, out }) => g.op('AveragePool', xs.slice(0, 1), [ints('kernel_shape', size), ints('strides', stride), ints('pads', onnxPads(pads)), int('count_include_pad', 0)], out),
+  };
+}
+
+/** The WGSL step's pooling (src/wgsl/conv.ts): its forward kernel and its input's gradient, as TF.js's pool and pool-gradient shaders compute them. */
+function poolWgsl(name: 'maxpool2d' | 'avgpool2d'): WgslLayerRule<SpatialLayer> {
+  return {
+    whyNot: (op, c) => whyNotSpatial(op, c.inputs[0], c.activations),
+    readsImages: true,
+    onShared: 'flat',
+    layer(b) {
+      const a = b.base.op.attrs;
+      const window = a.size as number[];
+      const input = b.inputs[0].shape;
+      const g = kernelSpatial(input, window, (a.stride as number[] | undefined) ?? window, String(a.padding ?? 'valid'), b.base.op.shape);
+      return spatialLayer({ ...b.base, ...activationOf(b, LEAKY_RELU_ALPHA), keys: [], order: [0] }, name, g, input[2]);
+    },
+    forward: (w, l) => [spatialForward(w.of(l), l)],
+    backward: (w, l, [prev]) => spatialBackward(w.of(l), l, prev),
   };
 }
 

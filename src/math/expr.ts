@@ -2,7 +2,7 @@
 // and its gradient, a loss's term and gradient, an optimizer's update are each written once, here, as a
 // rule (lets and stores over expressions, in the exact order of their operations), and each target renders
 // the rule: the generated WebAssembly step (src/wasm/render.ts, over Lanes, with src/wasm/math.ts's
-// polynomials) and the WGSL step (src/step/wgsl-render.ts, as text). A rule's operation order is its
+// polynomials) and the WGSL step (src/wgsl/render.ts, as text). A rule's operation order is its
 // rounding: a renderer emits the operations as written, operand by operand, and never reassociates.
 //
 // The transcendental functions (exp, log, tanh, erf, the sigmoid, sign) are operations of their own: each

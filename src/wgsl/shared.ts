@@ -1,8 +1,8 @@
 // The WGSL step's `shared` dense layers: one kernel and bias for every member (no member axis); a shared
-// conv2d's gradient sums are src/step/wgsl-conv.ts's and a shared layernorm's src/step/wgsl-norm.ts's, stepped
+// conv2d's gradient sums are src/wgsl/conv.ts's and a shared layernorm's src/wgsl/norm.ts's, stepped
 // here (sharedParamUpdates).
 //
-//   forward    (wgsl.ts' dense kernel, its index without a member) on members' own values: one invocation
+//   forward    (src/wgsl/dense.ts' forward kernel, its index without a member) on members' own values: one invocation
 //              per (member, row, unit); on the shared input, or on another shared layer's value there: the
 //              value is every member's, computed once, [B, width], as the op path computes it once
 //   dinput     a member's dense layer on a shared layer's value: one invocation per (row, input unit), its
@@ -18,9 +18,10 @@
 //              into the value's [B, width], as the op path's broadcast (a Tile) sums its gradient
 //
 // The members' sum is the one sum across members the WGSL step has: a shared layer's gradient is the
-// members' by definition. This file imports nothing of wgsl.ts: what it shares the step hands it.
-import type { WideParam } from '../ensemble/ensemble-ir.js';
-import type { ChainValues, KernelWriter } from './wgsl-conv.js';
+// members' by definition. What it shares with the step (the kernel text, the dz helper, the optimizer's rule)
+// the step hands it as a SharedWriter.
+import { u, type ChainValues, type WgslParam } from './chain.js';
+import type { KernelWriter } from './kernel-text.js';
 
 /** What the shared layers' kernels borrow from the step. */
 export interface SharedWriter<K> {
@@ -41,8 +42,6 @@ export interface SharedWriter<K> {
   /** the optimizer's rule on one element, from its gradient `g` */
   step(at: { w: string; slot(name: string): string; h(key: string): string }): string[];
 }
-
-const u = (v: number): string => `${v}u`;
 
 /** dL/d(a shared layer's value on the shared input) [B, in] from a member's dense layer `l` that reads it. */
 export function sharedDinput<K>(w: SharedWriter<K>, l: ChainValues, prev: Pick<ChainValues, 'op' | 'gradAt'>): K {
@@ -80,10 +79,10 @@ export function sharedUpdates<K>(w: SharedWriter<K>, l: ChainValues, which: 'ker
 
 /**
  * A shared parameter's update, one invocation per element: `build`'s lines sum its gradient `g` over every
- * member's rows (a dense layer's above, a conv's in src/step/wgsl-conv.ts), then one optimizer step with the
+ * member's rows (a dense layer's above, a conv's in src/wgsl/conv.ts), then one optimizer step with the
  * file's hyperparameters; where members clip, the gradient into scratch, its norm, the clipped step.
  */
-export function sharedParamUpdates<K>(w: SharedWriter<K>, p: WideParam, size: number, build: (k: KernelWriter<K>) => { lines: string[]; helper: string }): K[] {
+export function sharedParamUpdates<K>(w: SharedWriter<K>, p: WgslParam, size: number, build: (k: KernelWriter<K>) => { lines: string[]; helper: string }): K[] {
   const clip = w.clip;
   const k = w.kernel(`${clip ? 'gradient' : 'update'} ${p.name} (shared): its gradient over every member's rows${clip ? ', into scratch for clipnorm' : ` and one ${w.optimizer} step`}, one invocation per element`, size);
   const { lines, helper } = build(k);
@@ -92,7 +91,7 @@ export function sharedParamUpdates<K>(w: SharedWriter<K>, p: WideParam, size: nu
 }
 
 /** The norm of a shared parameter's gradient (one for every member: Keras' clipnorm per tensor), its elements summed in order, one invocation. */
-function normKernel<K>(w: SharedWriter<K>, p: WideParam, size: number, clip: NonNullable<SharedWriter<K>['clip']>): K {
+function normKernel<K>(w: SharedWriter<K>, p: WgslParam, size: number, clip: NonNullable<SharedWriter<K>['clip']>): K {
   const k = w.kernel(`norm ${p.name} (shared): the norm of its gradient, one invocation`, 1);
   const acts = k.buf('acts');
   const body = [
@@ -107,7 +106,7 @@ function normKernel<K>(w: SharedWriter<K>, p: WideParam, size: number, clip: Non
 }
 
 /** A shared parameter's clipped gradient from the scratch and its step, with the file's clipnorm (Infinity where it has none). */
-function clippedUpdate<K>(w: SharedWriter<K>, p: WideParam, size: number, clip: NonNullable<SharedWriter<K>['clip']>): K {
+function clippedUpdate<K>(w: SharedWriter<K>, p: WgslParam, size: number, clip: NonNullable<SharedWriter<K>['clip']>): K {
   const k = w.kernel(`update ${p.name} (shared): its clipped gradient and one ${w.optimizer} step, one invocation per element`, size);
   const acts = k.buf('acts');
   const body = [
@@ -122,7 +121,7 @@ function clippedUpdate<K>(w: SharedWriter<K>, p: WideParam, size: number, clip: 
 }
 
 /** The optimizer's step of element `at` of a shared parameter, from its gradient `g`, with the file's hyperparameters. */
-function stepLines<K>(w: SharedWriter<K>, k: KernelWriter<K>, p: WideParam): string[] {
+function stepLines<K>(w: SharedWriter<K>, k: KernelWriter<K>, p: WgslParam): string[] {
   const param = k.buf(`param:${p.name}`);
   return w.step({ w: `${param}[at]`, slot: (s) => `${k.buf(`slot:${p.name}:${s}`)}[at]`, h: (key) => w.fileHyper(k, key) });
 }

@@ -18,7 +18,7 @@
 //                it once; on members' values per member and row; gamma's and beta's gradients one
 //                invocation per element, summed over every member's rows as one batch (N*B rows, row
 //                m*B + b; on a shared value the B rows) in the reduction shader's order, as the op path
-//                folds the members' rows into one batch and sums once, then stepped by wgsl-shared.ts; its
+//                folds the members' rows into one batch and sums once, then stepped by src/wgsl/shared.ts; its
 //                epsilon is read as member m's, which is every member's (a shared layer's arguments cannot vary)
 //   batchnorm    in training (its sums in the order of TF.js's WebGPU reduction shader: reduceLines):
 //                the batch statistics one invocation per (member, unit): mean over the rows,
@@ -29,86 +29,89 @@
 //                and beta's updates as layernorm's; outside training (an evaluation) one kernel per (member,
 //                row, unit), y = ((x - moving_mean) * rsqrt(moving_variance + epsilon)) * gamma + beta
 //
-// This file imports nothing of wgsl.ts: what it shares (the kernel text, the input's expression, the
-// optimizer's update and clipping) comes in as a NormWriter.
-import type { WideParam } from '../ensemble/ensemble-ir.js';
-import type { ChainValues, KernelWriter, SpatialWriter } from './wgsl-conv.js';
+// The kinds' rules (src/layers/dropout.ts, layernorm.ts, batchnorm.ts) build the layer and call these; what
+// they share with the step (the kernel text, the input's expression, the optimizer's update and clipping)
+// comes in as a NormWriter.
+import { u, type ChainBase, type ChainValues, type WgslParam } from './chain.js';
+import type { KernelWriter } from './kernel-text.js';
+import type { SpatialWriter } from './conv.js';
 
-/** The normalising and masking layers the WGSL step runs (on flat values and on images). */
-export const wgslNormKinds = new Set(['dropout', 'layernorm', 'batchnorm']);
+export type Norm = 'dropout' | 'layernorm' | 'batchnorm';
 
 /** A dropout, layernorm or batchnorm of the chain, as its kernels see it. */
 export interface NormLayer extends ChainValues {
-  norm: 'dropout' | 'layernorm' | 'batchnorm';
+  family: 'norm';
+  norm: Norm;
   /** dropout: its draws [N, B, width] in the `draws` buffer */
   drawsAt?: number;
   /** layernorm and batchnorm: d = x - mean [N, B, width] and s = variance + epsilon in `acts` (layernorm's [N, B], batchnorm's [N, width]) */
   dAt?: number;
   sAt?: number;
-  gamma?: WideParam;
-  beta?: WideParam;
+  gamma?: WgslParam;
+  beta?: WgslParam;
   /** batchnorm's running statistics */
-  movingMean?: WideParam;
-  movingVariance?: WideParam;
+  movingMean?: WgslParam;
+  movingVariance?: WgslParam;
   /** cells per example: an image's H*W for batchnorm of an image (its kernels see B*H*W rows of C), else 1 */
   cells: number;
   /** its per-member hyperparameter keys (`dropout_1.rate`, `layernorm_1.epsilon`, `batchnorm_1.momentum` and `.epsilon`) */
   keys: string[];
 }
 
-export const isNormLayer = (l: object): l is NormLayer => 'norm' in l;
-
 /** Why the WGSL step does not cover this dropout, layernorm or batchnorm, or undefined where it does. */
-export function whyNotNorm(op: { op: string; name: string; shape: number[] }): string | undefined {
+export function whyNotNorm(norm: Norm, op: { op: string; name: string; shape: readonly number[] }): string | undefined {
   // a norm of an image [H, W, C] is the flat rule on B*H*W rows of C (batchnorm's statistics per channel, layernorm's per cell)
-  const covered = op.op === 'dropout' || op.shape.length === 1 || op.shape.length === 3;
+  const covered = norm === 'dropout' || op.shape.length === 1 || op.shape.length === 3;
   if (!covered) return `the ${op.op} layer ${op.name} on values of shape [${op.shape.join(', ')}]`;
   return undefined;
 }
 
 /** A layer's cells per example where its norm runs per cell (batchnorm or layernorm of an image [H, W, C]: H*W), else 1. */
-export const cellsOf = (op: { op: string; shape: number[] }): number => (op.op !== 'dropout' && op.shape.length === 3 ? op.shape[0] * op.shape[1] : 1);
+export const cellsOf = (norm: Norm, shape: readonly number[]): number => (norm !== 'dropout' && shape.length === 3 ? shape[0] * shape[1] : 1);
 
 /**
  * The norm's kernels' view of a layer of `cells` cells per example: the flat rule's rows of C (width and
  * inWidth C; the caller's writer counts B*cells rows). Its regions are laid out [N, B, H, W, C] as
  * [N, B*H*W, C] already.
  */
-export function perCell<L extends ChainValues>(l: L, cells: number): L {
+export function perCell<L extends Pick<ChainValues, 'width' | 'inWidth'>>(l: L, cells: number): L {
   return cells === 1 ? l : { ...l, width: l.width / cells, inWidth: l.inWidth / cells };
 }
 
 /** What the norm kernels borrow from the step: the spatial writer's parts, member m's hyperparameter and a layer's input. */
 export interface NormWriter<K> extends Pick<SpatialWriter<K>, 'n' | 'batch' | 'kernel' | 'update' | 'clipped' | 'shared'> {
   /** member m's value of a hyperparameter key */
-  hyper(k: KernelWriter<K>, key: string): string;
+  hyper(k: Pick<KernelWriter<K>, 'buf'>, key: string): string;
   /** member m's input element (row b, unit `unit`) of a layer */
   input(k: KernelWriter<K>, l: ChainValues, unit: string): string;
 }
 
-/** The layer with its own regions: a dropout's draws (in `draws`), a norm's d and s (in `acts`), taken from `at` (which moves past them). */
-export function normLayer(whole: ChainValues, params: WideParam[], n: number, batch: number, at: { acts: number; draws: number }): NormLayer {
-  const kind = whole.op.op as NormLayer['norm'];
+/** Where a layer's own regions are taken from: `floats` of `acts` or of `draws`, each call after the last. */
+export interface Regions {
+  acts(floats: number): number;
+  draws(floats: number): number;
+}
+
+/** The `kind` layer of `base` (for n members), with its own regions: a dropout's draws (in `draws`), a norm's d and s (in `acts`). */
+export function normLayer(base: ChainBase, kind: Norm, params: WgslParam[], n: number, batch: number, at: Regions): NormLayer {
+  // its "activation" is its kind's name (no kernel reads it); its clipping scratch one member's gamma (dropout's its width)
+  const whole = { ...base, family: 'norm' as const, activation: kind, order: [0] };
   if (kind === 'dropout') {
-    const drawsAt = at.draws;
-    at.draws += n * batch * whole.width;
-    return { ...whole, norm: kind, drawsAt, cells: 1, keys: [`${whole.op.name}.rate`] };
+    const drawsAt = at.draws(n * batch * whole.width);
+    return { ...whole, norm: kind, drawsAt, cells: 1, keys: [`${whole.op.name}.rate`], clipFloats: whole.width };
   }
   // batchnorm of an image: its regions sized as B*H*W rows of C (s: one per member and channel)
-  const cells = cellsOf(whole.op);
+  const cells = cellsOf(kind, whole.op.shape);
   const l = perCell(whole, cells);
   batch *= cells;
-  const own = { width: whole.width, inWidth: whole.inWidth, cells };
-  const dAt = at.acts;
-  const sAt = dAt + n * batch * l.width;
-  at.acts = sAt + n * (kind === 'layernorm' ? batch : l.width);
+  const own = { width: whole.width, inWidth: whole.inWidth, cells, clipFloats: l.width };
+  const dAt = at.acts(n * batch * l.width);
+  const sAt = at.acts(n * (kind === 'layernorm' ? batch : l.width));
   const param = (name: string) => params.find((p) => p.name.endsWith(`/${name}`));
   const [gamma, beta] = [param('gamma'), param('beta')];
   if (kind === 'layernorm') return { ...l, ...own, norm: kind, dAt, sAt, gamma, beta, keys: [`${l.op.name}.epsilon`] };
   return { ...l, ...own, norm: kind, dAt, sAt, gamma, beta, movingMean: param('moving_mean'), movingVariance: param('moving_variance'), keys: [`${l.op.name}.momentum`, `${l.op.name}.epsilon`] };
 }
-
-const u = (v: number): string => `${v}u`;
 
 /** The lines naming member m, row b and unit j of invocation idx over [N, B, width]. */
 const elementLines = (w: { batch: number }, width: number): string[] => [`  let m = idx / ${u(w.batch * width)};`, `  let b = (idx / ${u(width)}) % ${u(w.batch)};`, `  let j = idx % ${u(width)};`];
@@ -167,7 +170,7 @@ function dropoutPass<K>(w: NormWriter<K>, l: NormLayer): K {
 function batchnormByRunning<K>(w: NormWriter<K>, l: NormLayer): K {
   const k = w.kernel(`forward ${l.op.name}: batchnorm by the running statistics, one invocation per member, row and unit`, w.n * w.batch * l.width);
   const at = `m * ${u(l.width)} + j`;
-  const param = (p: WideParam) => `${k.buf(`param:${p.name}`)}[${at}]`;
+  const param = (p: WgslParam) => `${k.buf(`param:${p.name}`)}[${at}]`;
   const body = [
     ...elementLines(w, l.width),
     `  let r = inverseSqrt(${param(l.movingVariance!)} + ${w.hyper(k, l.keys[1])});`,
@@ -284,7 +287,7 @@ function normUpdates<K>(w: NormWriter<K>, l: NormLayer, which: 'gamma' | 'beta')
  * A shared layernorm's gamma or beta: its gradient summed over every member's rows as one batch, row r of
  * [N*B, C] (on a shared value the batch's B once: the writer's N is 1), in the reduction shader's order (the
  * op path folds the members' rows into one batch and sums over it once), then one step with the file's
- * hyperparameters (wgsl-shared.ts).
+ * hyperparameters (src/wgsl/shared.ts).
  */
 function sharedNormUpdates<K>(w: NormWriter<K>, l: NormLayer, which: 'gamma' | 'beta'): K[] {
   const C = l.width;

@@ -14,11 +14,12 @@
 // op after op from the loss; within a merge, add's operands from the last one back to the second-to-last,
 // then the first two; concat's in order).
 //
-// This file imports nothing of wgsl.ts: what it shares (the kernel text) the step hands it.
-import type { WideOp } from '../ensemble/ensemble-ir.js';
-import type { ChainValues, KernelWriter, LayerInput } from './wgsl-conv.js';
+// The kinds' rules (src/layers/merge.ts) build the layer and call these; what they share with the step (the
+// kernel text) the step hands them.
+import { u, type ChainValues, type LayerInput, type WgslOp } from './chain.js';
+import type { KernelWriter } from './kernel-text.js';
 
-export const wgslMergeKinds = new Set(['add', 'concat']);
+export type Merge = 'add' | 'concat';
 
 /** One operand of a merge: where its values are, its width, and its first column in the merge's row (concat). */
 export interface MergePart {
@@ -29,22 +30,21 @@ export interface MergePart {
 
 /** An add or concat of the chain, as the kernels see it. */
 export interface MergeLayer extends ChainValues {
-  merge: 'add' | 'concat';
+  family: 'merge';
+  merge: Merge;
   parts: MergePart[];
   /** cells per example: a concat of images [H, W, C] joins each cell's channels (H*W; its parts' widths are their channels), else 1 */
   cells: number;
 }
 
 /** A merge's cells per example: H*W for a concat of images (of shape [H, W, C]), else 1. */
-export const mergeCells = (op: WideOp): number => (op.op === 'concat' && op.shape.length === 3 ? op.shape[0] * op.shape[1] : 1);
+export const mergeCells = (merge: Merge, shape: readonly number[]): number => (merge === 'concat' && shape.length === 3 ? shape[0] * shape[1] : 1);
 
 /**
  * The merge kernels' view of a concat of images: the flat rule on rows of its channels (width the joined
  * channels; the caller's writer counts B*H*W rows). [N, B, H, W, C] lies as [N, B*H*W, C] already.
  */
 export const perCellMerge = (l: MergeLayer): MergeLayer => (l.cells === 1 ? l : { ...l, width: l.width / l.cells, inWidth: l.inWidth / l.cells });
-
-export const isMergeLayer = (l: object): l is MergeLayer => 'merge' in l;
 
 /** What the merge kernels borrow from the step. */
 export interface GraphWriter<K> {
@@ -53,28 +53,28 @@ export interface GraphWriter<K> {
   kernel(name: string, invocations: number): KernelWriter<K>;
 }
 
-const u = (v: number): string => `${v}u`;
-
 /** Why the WGSL step does not run this merge, or undefined where it does. */
-export function whyNotMerge(op: WideOp, inputs: WideOp[]): string | undefined {
+export function whyNotMerge(merge: Merge, op: WgslOp, inputs: WgslOp[]): string | undefined {
   // add is elementwise whatever the shape (an image's row-major cells alike); concat joins rows: flat ones, or an image's cells (its channels joined)
-  const odd = op.op === 'concat' && inputs.find((o) => o.shape.length !== 1 && o.shape.length !== 3);
+  const odd = merge === 'concat' && inputs.find((o) => o.shape.length !== 1 && o.shape.length !== 3);
   if (odd) return `the concat layer ${op.name} of values of shape [${odd.shape.join(', ')}]`;
   // every operand the shared input: the value is every member's (the op path keeps it shared)
   if (inputs.every((i) => i.shared)) return `the ${op.op} layer ${op.name} of the shared input alone`;
   return undefined;
 }
 
-/** The merge layer of op, reading `parts` (their widths per cell; their offsets are worked out here). */
-export function mergeLayer(l: Omit<ChainValues, 'input' | 'inWidth'>, parts: Omit<MergePart, 'offset'>[]): MergeLayer {
-  const cells = mergeCells(l.op);
+/** The `merge` layer of op, reading `parts` (their widths per cell; their offsets are worked out here). */
+export function mergeLayer(l: Omit<ChainValues, 'input' | 'inWidth' | 'family' | 'activation' | 'keys' | 'clipFloats' | 'order'>, merge: Merge, parts: Omit<MergePart, 'offset'>[]): MergeLayer {
+  const cells = mergeCells(merge, l.op.shape);
   let offset = 0;
   const placed = parts.map((p) => {
-    const part = { ...p, offset: l.op.op === 'concat' ? offset : 0 };
+    const part = { ...p, offset: merge === 'concat' ? offset : 0 };
     offset += p.width;
     return part;
   });
-  return { ...l, input: placed[0].input, inWidth: placed[0].width * cells, merge: l.op.op as MergeLayer['merge'], parts: placed, cells };
+  // a merge's "activation" is linear: its gradient is its values' gradient as it lies
+  const own = { family: 'merge' as const, activation: 'linear', keys: [], clipFloats: 0, order: gradientOrder(merge, parts.length) };
+  return { ...l, ...own, input: placed[0].input, inWidth: placed[0].width * cells, merge, parts: placed, cells };
 }
 
 /** Member m's element (row b, unit `unit`) of an operand. */
@@ -107,7 +107,7 @@ export function mergeForward<K>(w: GraphWriter<K>, l: MergeLayer): K {
 }
 
 /** dL/d(operand i) of a merge into `target` (its gradient region, or one of its extra ones): add's gradient as it is, concat's columns of it. */
-export function mergeBackward<K>(w: GraphWriter<K>, l: MergeLayer, i: number, target: { op: WideOp; gradAt: number }): K {
+export function mergeBackward<K>(w: GraphWriter<K>, l: MergeLayer, i: number, target: { op: { name: string }; gradAt: number }): K {
   const p = l.parts[i];
   const k = w.kernel(`backward ${l.op.name}: dL/d${target.op.name} (operand ${i + 1}) through ${l.merge}, one invocation per member, row and unit`, w.n * w.batch * p.width);
   const acts = k.buf('acts');
@@ -129,8 +129,7 @@ export function gradientSum<K>(w: GraphWriter<K>, l: ChainValues, regions: numbe
  * two-operand adds, ((a + b) + c) + d, whose last add is differentiated first (d, then c, then a and b);
  * concat is one op, its operands in order.
  */
-export function gradientOrder(op: WideOp): number[] {
-  const n = op.inputs.length;
-  if (op.op !== 'add' || n <= 2) return op.inputs.map((_, i) => i);
+export function gradientOrder(merge: Merge, n: number): number[] {
+  if (merge !== 'add' || n <= 2) return Array.from({ length: n }, (_, i) => i);
   return [...Array.from({ length: n - 2 }, (_, i) => n - 1 - i), 0, 1];
 }

@@ -15,83 +15,46 @@
 //
 // A shared conv2d (one [kh, kw, C, F] kernel for every member) on the shared input, or on another shared
 // layer's value there, is computed once, as for one member ([B, H, W, F]); its parameters' gradients sum
-// every member's rows, member after member where it reads members' values, and src/step/wgsl-shared.ts
+// every member's rows, member after member where it reads members' values, and src/wgsl/shared.ts
 // steps them with the file's hyperparameters (SpatialWriter.shared). A member's conv on a shared layer's
 // value sums its input's gradient over the members, their filters inside each kernel cell, as the op
 // path's one conv of all members' N*F channels does.
 //
 // Where any member clips (clipnorm), a parameter's kernel above stores its gradient into the step's scratch
-// instead, and wgsl.ts's norm and clipped-update kernels follow it (SpatialWriter.clipped).
+// instead, and the step's norm and clipped-update kernels follow it (SpatialWriter.clipped).
 //
 // Padding is never materialised: a padded input is zero (-inf for the max), so the op path's terms of it
 // add nothing, and skipping them leaves every sum as it is. Nothing is summed across members but a
 // shared layer's gradients.
-// This file imports nothing of wgsl.ts: what it shares (the kernel text, activations, the dz helper, the
-// optimizer's update) comes in as a SpatialWriter.
-import type { WideOp, WideParam } from '../ensemble/ensemble-ir.js';
-import { kernelSpatial } from '../layers/spatial.js';
+//
+// The kinds' rules (src/layers/conv2d.ts, pool2d.ts) build the layer and call these; what the kernels share
+// with the step (the kernel text, activations, the dz helper, the optimizer's update) comes in as a SpatialWriter.
 import type { Spatial } from '../wasm/conv.js';
-
-/** The spatial layers the WGSL step runs. */
-export const wgslSpatialKinds = new Set(['conv2d', 'maxpool2d', 'avgpool2d']);
+import { u, type ChainValues, type WgslOp, type WgslParam } from './chain.js';
+import type { KernelWriter } from './kernel-text.js';
 
 /** Why the WGSL step does not cover this conv or pool (its input `input`), or undefined where it does. */
-export function whyNotSpatial(op: WideOp, input: WideOp, activations: ReadonlySet<string>): string | undefined {
+export function whyNotSpatial(op: WgslOp, input: WgslOp, activations: ReadonlySet<string>): string | undefined {
   // a pool on a shared layer's value is computed once (its value is every member's); on the input itself not written
   if (input.op === 'input' && op.op !== 'conv2d') return `${op.name} on the input (the WGSL step pools members' own values and shared layers' values)`;
   const activation = String(op.attrs.activation ?? 'linear');
-  // softmax over a conv's channels: its z here, then wgsl.ts's softmax kernel on B*H*W rows of F (see spatialForward)
+  // softmax over a conv's channels: its z here, then the step's softmax kernel on B*H*W rows of F (see spatialForward)
   if (!activations.has(activation)) return `the ${activation} activation (${op.name})`;
   return undefined;
 }
 
-/** Where a layer reads its input: the batch (shared by every member) or a region of `acts`. */
-/** (a shared layer's value on the shared input is one for every member, [B, width]: `shared`) */
-export type LayerInput = { buffer: 'x' } | { buffer: 'acts'; at: number; shared?: true };
-
-/** What every layer of the WGSL step's chain is to its kernels: a dense or activation layer (wgsl.ts), a conv or pool. */
-export interface ChainValues {
-  op: WideOp;
-  inWidth: number;
-  width: number;
-  activation: string;
-  kernel?: WideParam;
-  bias?: WideParam;
-  /** the pre-activation z in `acts`, [N, B, width], where the activation's gradient reads z (gelu, swish) */
-  zAt?: number;
-  /** leaky_relu's slope: TF's fixed one for a dense or conv activation, a leaky_relu layer's per-member hyperparameter key */
-  alpha?: { key: string } | { value: number };
-  /** where its input is: the batch (`x`, shared by every member), or a region of `acts` */
-  input: LayerInput;
-  /** its values a_l and their gradient dL/da_l in `acts`, [N, B, width] each */
-  valuesAt: number;
-  gradAt: number;
-}
-
 /** A conv or pool of the chain, as the kernels see it. */
 export interface SpatialLayer extends ChainValues {
+  family: 'spatial';
   kind: 'conv2d' | 'maxpool2d' | 'avgpool2d';
   g: Spatial;
   /** output channels: the conv's filters, the pool's input channels */
   f: number;
 }
 
-export const isSpatialLayer = (l: object): l is SpatialLayer => 'g' in l;
-
-/** The layer's window, stride and padding from its op and its input's [H, W, C]. */
-export function spatialLayer(l: Omit<SpatialLayer, 'kind' | 'g' | 'f'>, inputShape: number[]): SpatialLayer {
-  const a = l.op.attrs;
-  const window = (l.op.op === 'conv2d' ? a.kernel : a.size) as number[];
-  const stride = (a.stride as number[] | undefined) ?? window;
-  const g = kernelSpatial(inputShape, window, stride, String(a.padding ?? 'valid'), l.op.shape);
-  const f = l.op.op === 'conv2d' ? (a.filters as number) : inputShape[2];
-  return { ...l, kind: l.op.op as SpatialLayer['kind'], g, f };
-}
-
-/** One kernel's text as wgsl.ts writes it: `buf` binds a buffer on first use and names it. */
-export interface KernelWriter<K> {
-  buf(binding: string): string;
-  finish(body: string, helpers?: string): K;
+/** The conv or pool layer of `kind` over window `g` (its rule works it out from the op and its input's [H, W, C]), with `f` output channels. */
+export function spatialLayer(l: Omit<SpatialLayer, 'family' | 'kind' | 'g' | 'f' | 'clipFloats'>, kind: SpatialLayer['kind'], g: Spatial, f: number): SpatialLayer {
+  return { ...l, family: 'spatial', kind, g, f, clipFloats: l.kernel ? g.kh * g.kw * g.c * f : 0 };
 }
 
 /** What the spatial kernels borrow from the step: its sizes, the kernel text, and the rules every layer shares. */
@@ -106,7 +69,7 @@ export interface SpatialWriter<K> {
   /** the WGSL function dz(m, b, j) of a layer: dL/d(values) times f'(z), j an index into a member's example */
   dz(k: KernelWriter<K>, l: SpatialLayer): string;
   /** the optimizer's step of parameter p's element `at`, from its gradient `g` */
-  update(k: KernelWriter<K>, p: WideParam): string[];
+  update(k: KernelWriter<K>, p: WgslParam): string[];
   /**
    * where any member clips (clipnorm): the lines that store the gradient `g` of element idx into the scratch
    * [N, size], and the kernels after it (each member's norm; the clipped step, `lines` naming member m and the
@@ -114,13 +77,12 @@ export interface SpatialWriter<K> {
    */
   clipped?: {
     store(k: KernelWriter<K>): string[];
-    kernels(element: { p: WideParam; size: number; lines: string[]; index: string }): K[];
+    kernels(element: { p: WgslParam; size: number; lines: string[]; index: string }): K[];
   };
-  /** a shared layer's parameter (src/step/wgsl-shared.ts): the kernel(s) of its gradient, summed by `build`'s lines, and one step with the file's hyperparameters */
-  shared?(p: WideParam, size: number, build: (k: KernelWriter<K>) => { lines: string[]; helper: string }): K[];
+  /** a shared layer's parameter (src/wgsl/shared.ts): the kernel(s) of its gradient, summed by `build`'s lines, and one step with the file's hyperparameters */
+  shared?(p: WgslParam, size: number, build: (k: KernelWriter<K>) => { lines: string[]; helper: string }): K[];
 }
 
-const u = (v: number): string => `${v}u`;
 const i = (v: number): string => `${v}`;
 
 /** Member m's input element (row b, flat cell index `cell` of [H, W], channel c) of a layer: an expression. */
@@ -225,7 +187,7 @@ export function spatialForward<K>(w: SpatialWriter<K>, l: SpatialLayer): K {
     if (l.bias) lines.push(`  acc = acc + ${k.buf(`param:${l.bias.name}`)}[${l.bias.layout === 'shared' ? 'ch' : `m * ${u(l.f)} + ch`}];`);
     // gelu's and swish's gradients read z: it is kept
     if (l.zAt !== undefined) lines.push(`  ${acts}[${u(l.zAt)} + idx] = acc;`);
-    // softmax: z here, normalised over each cell's F channels by the kernel after this one (wgsl.ts's forwardOf)
+    // softmax: z here, normalised over each cell's F channels by the kernel after this one (the conv2d rule's forward, src/wgsl/dense.ts' softmaxCells)
     lines.push(`  ${acts}[${u(l.valuesAt)} + idx] = ${l.activation === 'softmax' ? 'acc' : w.activate(l.activation, 'acc')};`);
     return k.finish(lines.join('\n'), l.activation === 'softmax' ? '' : w.activationFns(l.activation));
   }
@@ -241,7 +203,7 @@ export function spatialForward<K>(w: SpatialWriter<K>, l: SpatialLayer): K {
 }
 
 /** The backward kernels of a conv or pool, in order: dL/d(input) (before the update reads the kernel), the kernel's and the bias's updates. */
-export function spatialBackward<K>(w: SpatialWriter<K>, l: SpatialLayer, prev: { op: WideOp; gradAt: number } | undefined): K[] {
+export function spatialBackward<K>(w: SpatialWriter<K>, l: SpatialLayer, prev: { op: { name: string }; gradAt: number } | undefined): K[] {
   const out: K[] = [];
   if (prev) out.push(l.kind === 'conv2d' ? convInputGrad(w, l, prev) : poolInputGrad(w, l, prev));
   if (l.kind !== 'conv2d') return out;
@@ -258,7 +220,7 @@ const readsShared = (l: SpatialLayer): boolean => l.input.buffer === 'acts' && !
  * member's conv on a shared layer's value: one invocation per (row, input cell, channel), the filters of
  * member after member inside (p, q), as the op path's one conv of all members' N*F channels sums them.
  */
-function convInputGrad<K>(w: SpatialWriter<K>, l: SpatialLayer, prev: { op: WideOp; gradAt: number }): K {
+function convInputGrad<K>(w: SpatialWriter<K>, l: SpatialLayer, prev: { op: { name: string }; gradAt: number }): K {
   const summed = readsShared(l);
   const per = summed ? " (the shared layer's value), summed over the members, one invocation per row, input cell and channel" : `, one invocation per ${perMember(l)}row, input cell and channel${onceNote(l)}`;
   const k = w.kernel(`backward ${l.op.name}: dL/d${prev.op.name}${per}`, (summed ? 1 : w.n) * w.batch * l.inWidth);
@@ -281,7 +243,7 @@ function convInputGrad<K>(w: SpatialWriter<K>, l: SpatialLayer, prev: { op: Wide
  * input (times a 0/1 mask), or dy times 1 / (window size) (TF.js's multiplier, also where 'same' padding
  * left a window fewer inputs than its size).
  */
-function poolInputGrad<K>(w: SpatialWriter<K>, l: SpatialLayer, prev: { op: WideOp; gradAt: number }): K {
+function poolInputGrad<K>(w: SpatialWriter<K>, l: SpatialLayer, prev: { op: { name: string }; gradAt: number }): K {
   const k = w.kernel(`backward ${l.op.name}: dL/d${prev.op.name}, one invocation per ${perMember(l)}row, input cell and channel${onceNote(l)}`, w.n * w.batch * l.inWidth);
   const acts = k.buf('acts');
   const dy = `${acts}[${u(l.gradAt)} + (m * ${u(w.batch)} + b) * ${u(l.width)} + u32(oy * ${i(l.g.ow)} + ox) * ${u(l.f)} + c]`;
@@ -371,7 +333,7 @@ function convKernelUpdate<K>(w: SpatialWriter<K>, l: SpatialLayer): K[] {
 }
 
 /** The name of clipping's first kernel of a parameter: its gradient into the scratch. */
-const gradientName = (p: WideParam): string => `gradient ${p.name}: summed over the member's rows and output cells, into scratch for clipnorm, one invocation per member and element`;
+const gradientName = (p: WgslParam): string => `gradient ${p.name}: summed over the member's rows and output cells, into scratch for clipnorm, one invocation per member and element`;
 
 /** A conv bias's gradient (dz summed over the member's rows and output cells, in order; a shared bias's over every member's) and its update. */
 function convBiasUpdate<K>(w: SpatialWriter<K>, l: SpatialLayer): K[] {
