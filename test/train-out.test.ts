@@ -167,7 +167,7 @@ describe('progress output', () => {
     expect(r.code, r.err).toBe(0);
     expect(r.err).toContain('training 1 member of xor (grouped, TF.js ops) on 300 examples (+100 for validation): 1 step, 1 epoch of 19');
     expect(r.err).toContain('epoch 1/1: step 1/1, 1 member, best member 0');
-    expect(r.out).toMatch(/^1 step x 1 member in /m);
+    expect(r.out).toMatch(/^1 step x 1 member: trained in /m);
     expect(r.err + r.out).not.toMatch(/\b1 (members|steps|epochs)\b/);
   });
 });

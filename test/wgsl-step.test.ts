@@ -538,7 +538,7 @@ describe.skipIf(skip)('what the WGSL step does not cover runs on ops and says wh
     ['avgpool2d(2)\n  flatten()\n  dense(1)', 'adam(lr: 0.01)', "avgpool2d_1 on the input (the WGSL step pools members' own values and shared layers' values)"],
     ['maxpool2d(2)\n  flatten()\n  dense(1)', 'adam(lr: 0.01)', "maxpool2d_1 on the input (the WGSL step pools members' own values and shared layers' values)"],
     ['batchnorm()\n  conv2d(2, kernel: 3, activation: relu)\n  flatten()\n  dense(1)', 'rmsprop(lr: 0.01)', 'an input of shape [4, 4, 1]'],
-    ['conv2d(2, kernel: 3, activation: relu)\n  global_avg_pool()\n  dense(1)', 'adam(lr: 0.01)', 'the global_avg_pool layer'],
+    ['conv2d(2, kernel: 3, activation: relu)\n  global_avg_pool()\n  dense(1)', 'adam(lr: 0.01)', "the global_avg_pool layer (no WGSL kernel reduces over an image's cells yet)"],
     ['relu()\n  dense(1)', 'adam(lr: 0.01, clipnorm: 1)', 'the relu layer relu_1 on the shared input'],
     ['conv2d(2, kernel: 3)\n  softmax()\n  flatten()\n  dense(1)', 'adam(lr: 0.01)', 'the softmax layer softmax_1 on values of shape [2, 2, 2]'],
     ['h = dense(3)\n  dense(2, from: input)\n  dense(1, from: h)', 'adam(lr: 0.01)', "dense_2's value, which no layer reads"],

@@ -57,7 +57,7 @@ function globalPool(max: boolean): LayerKind {
     reference: { layers: ({ tf, name: layer }) => [max ? tf.layers.globalMaxPooling2d({ name: layer }) : tf.layers.globalAveragePooling2d({ name: layer })] },
     export: { node: (ctx) => globalPoolNode(ctx, max) },
     // the WGSL step has no reduction over a member's cells yet: a model with one trains on TF.js ops on webgpu
-    wgsl: { unsupported: 'a global pool over the cells (no WGSL kernel written for it yet)' },
+    wgsl: { unsupported: "no WGSL kernel reduces over an image's cells yet" },
   };
 }
 
