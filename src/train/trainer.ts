@@ -459,11 +459,11 @@ class TrainingRun {
     }
     if (!this.own && pop.hostSteps) {
       const batch = this.hostBatch(this.setup.data.train, order, s0, s1);
-      return this.summed(pop, pop.trainHostStep(batch.x, batch.y, batch.size, extra), batch.size);
+      return this.summed(pop, pop.step({ kind: 'host', x: batch.x, y: batch.y, size: batch.size, names: extra }), batch.size);
     }
     const { x, y, size, rows }: MemberBatch = this.own ? this.own.batch(pop.memberIds, this.epoch, b) : this.batch(this.setup.data.train, order, s0, s1);
     let metrics: Record<string, Tensor> = {};
-    const losses = pop.trainStep(x, y, { names: extra, take: (v) => (metrics = v) }, rows);
+    const losses = pop.step({ kind: 'tensors', x, y, metrics: { names: extra, take: (v) => (metrics = v) }, rows });
     const summed = (values: StepValues): number[] => {
       tf.dispose([x, y, losses, ...Object.values(metrics)]);
       return this.summed(pop, values, size, rows);
