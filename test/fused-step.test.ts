@@ -7,6 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { maxRelDiff, populationOf, tf, useBackend } from './equivalence/harness.js';
 import { compile } from '../src/pipeline.js';
 import { Population, type Engine } from '../src/runtime/population.js';
+import { planStep } from '../src/runtime/fused-step.js';
 import { Rng } from '../src/util/rng.js';
 import type { TF, Tensor } from '../src/kernels/tf.js';
 
@@ -253,6 +254,24 @@ describe('a batch from the host (step() with `host`, what netc train runs)', () 
       host.dispose();
     });
   }
+});
+
+describe('the step plan, made once per run', () => {
+  it('names the engine, its target and why; a population takes a given plan as is and hands it to gather()', () => {
+    const c = cases.find((k) => k.name === 'binary cross-entropy')!;
+    const state = compile(source(c), 'case.net', { lowering: 'grouped' });
+    const own = populationOf(state, 'auto');
+    expect(own.plan).toMatchObject({ requested: 'auto', engine: 'fused', target: 'webassembly' });
+    expect(own.plan.why).toBeUndefined();
+    // a plan on ops, given where the fused step would run: the population runs what the plan says
+    const train = state.program!.train!;
+    const plan = planStep(tf as unknown as TF, 'ops', { ensemble: state.ensemble!, optimizer: train.optimizer.name, loss: train.loss, metrics: [] });
+    const given = new Population({ ...own.spec, plan });
+    expect([given.engine, given.hostSteps]).toEqual(['ops', false]);
+    const gathered = given.gather([0]);
+    expect(gathered.plan).toBe(plan);
+    for (const p of [own, given, gathered]) p.dispose();
+  });
 });
 
 describe('the generated evaluation (forward in inference mode, loss and metrics)', () => {

@@ -15,7 +15,7 @@ import { applyGradients, createState, hyperValues, sharedValue, type OptimizerSt
 import { gatherMembers } from '../kernels/member-axis.js';
 import type { TF, Tensor, Variable } from '../kernels/tf.js';
 import { applyUpdates, memberDraws, type ModulePopulation, type StepInputs } from '../kernels/module-population.js';
-import { chooseEngine, FusedStep, type Engine, type FusedHost, type HostBatch, type HostStepValues } from './fused-step.js';
+import { opsPlan, planStep, FusedStep, type Engine, type StepPlan, type FusedHost, type HostBatch, type HostStepValues } from './fused-step.js';
 import { GpuFusedStep } from './gpu-fused-step.js';
 
 export interface PopulationSpec {
@@ -47,6 +47,8 @@ export interface PopulationSpec {
    * fused where it applies
    */
   engine?: Engine;
+  /** the run's step plan (planStep), made once for every population of the run; absent: made here from `engine` */
+  plan?: StepPlan;
 }
 
 export type { Engine };
@@ -170,10 +172,16 @@ export class Population {
   private readonly gpuStep?: GpuFusedStep;
   /** on webgpu, the WGSL evaluation (forward in inference mode, losses and metrics) */
   private readonly gpuEvaluator?: GpuFusedStep;
-  /** how step() runs: one generated WebAssembly call (`fused`), or TF.js ops (`ops`) */
-  readonly engine: 'fused' | 'ops';
-  /** why the step runs on ops where the fused step was asked for (spec.engine `auto` or `fused`) */
-  readonly engineNote?: string;
+  /** the step plan this population runs: the engine chosen, the generated step and why not */
+  readonly plan: StepPlan;
+  /** how step() runs (the plan's engine): the generated step (`fused`), or TF.js ops (`ops`) */
+  get engine(): 'fused' | 'ops' {
+    return this.plan.engine;
+  }
+  /** why the step runs on ops where the fused step was asked for (the plan's why) */
+  get engineNote(): string | undefined {
+    return this.plan.why;
+  }
 
   /**
    * `from` (used by gather()) gives the fused tensors to start from, parameters and optimizer slots, in
@@ -224,10 +232,9 @@ export class Population {
     }
     this.module = this.moduleView();
     const clipping = this.hyper('clipnorm').some((c) => c > 0);
-    const chosen = spec.step || spec.forward ? { engine: 'ops' as const } : chooseEngine(tf, spec.engine, { ensemble, optimizer: spec.optimizer, loss: spec.loss, metrics: [], clipping });
-    this.engine = chosen.engine;
-    this.engineNote = chosen.why;
-    if (this.engine === 'fused') {
+    const config = { ensemble, optimizer: spec.optimizer, loss: spec.loss, metrics: [], clipping };
+    this.plan = spec.step || spec.forward ? opsPlan(config) : (spec.plan ?? planStep(tf, spec.engine, config));
+    if (this.plan.engine === 'fused') {
       const host: FusedHost = {
         tf,
         ir: ensemble,
@@ -244,7 +251,7 @@ export class Population {
         memberIds: this.memberIds,
         step: () => this.stepsTaken,
       };
-      if (tf.getBackend() === 'webgpu') {
+      if (this.plan.target === 'wgsl') {
         this.gpuStep = new GpuFusedStep(host);
         this.gpuEvaluator = new GpuFusedStep(host, false);
       } else {
@@ -347,7 +354,7 @@ export class Population {
       }
     });
     const next = new Population(
-      { ...this.spec, memberIds: ids, ensemble: { ...this.ir, members: k } },
+      { ...this.spec, memberIds: ids, ensemble: { ...this.ir, members: k }, plan: this.plan },
       {
         params,
         slots,

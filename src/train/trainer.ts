@@ -44,6 +44,8 @@ export interface TrainSetup {
   forward?: PopulationSpec['forward'];
   /** how each step runs (default `auto`: the generated fused step where it covers the model) */
   engine?: PopulationSpec['engine'];
+  /** the run's step plan (netc train makes it once, for its engine line): every population here takes it */
+  plan?: PopulationSpec['plan'];
   step?: PopulationSpec['step'];
   /** resume: the checkpoint to continue from */
   resume?: { manifest: CheckpointManifest; tensors: Map<string, Float32Array> };
@@ -325,6 +327,7 @@ class TrainingRun {
       forward: setup.forward,
       step: setup.step,
       engine: setup.engine,
+      ...(setup.plan ? { plan: setup.plan } : {}),
     };
   }
 
