@@ -132,8 +132,9 @@ async function measure(c: Config): Promise<Row> {
       pop.dispose();
       throw new Error(`engine ${c.engine} does not run here: ${pop.engineNote ?? 'no reason given'}`);
     }
+    const batch = { kind: 'tensors', x, y } as const;
     step = async () => {
-      const losses = pop.trainStep(x, y);
+      const losses = pop.step(batch);
       last = mean(Array.from(await losses.data()));
       losses.dispose();
     };

@@ -35,22 +35,24 @@ async function runSteps(job: Extract<Job, { kind: 'netc' | 'naive' }>): Promise<
     }
     let last = NaN;
     // a GPU backend reads back asynchronously (webgpu in Node has no dataSync)
+    // one batch object for every step: the step's argument costs nothing per call
+    const batch = { kind: 'tensors', x, y } as const;
     step =
       job.backend === 'webgpu'
         ? async () => {
-            const losses = pop.trainStep(x, y);
+            const losses = pop.step(batch);
             const values = await losses.data();
             losses.dispose();
             last = mean(Array.from(values));
           }
         : () => {
-            const losses = pop.trainStep(x, y);
+            const losses = pop.step(batch);
             const values = losses.dataSync();
             losses.dispose();
             last = mean(Array.from(values));
           };
     lastLoss = () => last;
-    profileStep = () => pop.trainStep(x, y);
+    profileStep = () => pop.step(batch);
   } else {
     ({ step, lastLoss } = naiveLoop(tf, job.model, job.members, job.method, x, y));
   }

@@ -83,7 +83,7 @@ async function reference(c: Case, input: ModuleInput, backend: 'cpu' | 'wasm'): 
   for (const batch of input.batches) {
     const rows = tf.tensor1d(batch, 'int32');
     const [bx, by] = [tf.gather(x, rows), tf.gather(y, rows)];
-    pop.trainStep(bx, by).dispose();
+    pop.step({ kind: 'tensors', x: bx, y: by }).dispose();
     tf.dispose([rows, bx, by]);
   }
   const out = await Promise.all(pop.memberIds.map(async (_, m) => Object.fromEntries([...(await pop.memberWeights(m))].map(([k, v]) => [k, Array.from(v)]))));

@@ -114,13 +114,13 @@ describe('a checkpoint restores the whole state under every lowering', () => {
     const src = `model m(input: [4]) {\n  dense(5, activation: relu)\n  batchnorm()\n  dense(3, activation: softmax)\n}\nensemble { seed: 2 vary lr: [0.01, 0.05, 0.02] }\ntrain { data: iris() loss: categorical_crossentropy optimizer: adam steps: 6 }\n`;
     const batches = Array.from({ length: 6 }, (_, s) => ({ x: randomBatch(s, [4, 4]), y: tf.oneHot(tf.tensor1d([0, 1, s % 3, 2], 'int32'), 3).toFloat() }));
     const straight = build(src, lowering, 3);
-    for (const { x, y } of batches) straight.pop.trainStep(x, y).dispose();
+    for (const { x, y } of batches) straight.pop.step({ kind: 'tensors', x, y }).dispose();
     const first = build(src, lowering, 3);
-    for (const { x, y } of batches.slice(0, 3)) first.pop.trainStep(x, y).dispose();
+    for (const { x, y } of batches.slice(0, 3)) first.pop.step({ kind: 'tensors', x, y }).dispose();
     const { manifest, bytes } = await encodeCheckpoint(first.pop, { step: 3, epoch: 0, batch: 3 }, { fingerprint: 'f', seed: 2, hyperKeys: [], data: 'x.bin' });
     const second = build(src, lowering, 3);
     restore(second.pop, manifest, decodeTensors(manifest, bytes));
-    for (const { x, y } of batches.slice(3)) second.pop.trainStep(x, y).dispose();
+    for (const { x, y } of batches.slice(3)) second.pop.step({ kind: 'tensors', x, y }).dispose();
     const [a, b] = [await straight.pop.exportState(), await second.pop.exportState()];
     for (const [name, values] of a) expect(Array.from(b.get(name)!), name).toEqual(Array.from(values));
     [straight, first, second].forEach((x) => x.pop.dispose());

@@ -119,7 +119,7 @@ async function compare(file: string, lowering: (typeof lowerings)[number], backe
     const { x, y } = batch(state, 10 * s + 1, members);
     const got: Record<string, Tensor>[] = [];
     const take = { names, take: (v: Record<string, Tensor>) => void got.push(v) };
-    const [la, lb] = [pops[0].trainStep(x, y, take), pops[1].trainStep(x, y, take)];
+    const [la, lb] = [pops[0].step({ kind: 'tensors', x, y, metrics: take }), pops[1].step({ kind: 'tensors', x, y, metrics: take })];
     await same(la, lb, `losses at step ${s}`);
     for (const name of names) await same(got[0][name], got[1][name], `${name} at step ${s}`);
     tf.dispose([x, y, la, lb, ...got.flatMap((g) => Object.values(g))]);
@@ -146,7 +146,7 @@ async function compare(file: string, lowering: (typeof lowerings)[number], backe
       if (lowering === 'loop') {
         // the loop lowering's code is written member by member: it says so, rather than train the wrong members
         const { x, y } = batch(state, 31, 2);
-        expect(() => pops[1].trainStep(x, y)).toThrow(new RegExp(`compiled with --lowering loop for ${state.ensemble!.members} members, and the population has 2`));
+        expect(() => pops[1].step({ kind: 'tensors', x, y })).toThrow(new RegExp(`compiled with --lowering loop for ${state.ensemble!.members} members, and the population has 2`));
         tf.dispose([x, y]);
         return;
       }

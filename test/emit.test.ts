@@ -112,7 +112,7 @@ describe('the emitted module', () => {
       });
       await expect(text).toMatchFileSnapshot(`golden/emit/${golden}`);
       // the math is written out: no interpreter calls, and every op's comment with the shape printEnsembleIR shows
-      expect(text).not.toMatch(/pass\.op\(|\.trainStep\(/);
+      expect(text).not.toMatch(/pass\.op\(|\.step\(\{ kind/);
       const ensemble = compiled(file, options).ensemble!;
       const shown = printEnsembleIR(ensemble)
         .split('\n')
@@ -301,7 +301,7 @@ describe('the emitted module, run on its own', () => {
     const own = runtimePopulation(tf, compiled('examples/forum.net'));
     const x = tf.randomUniform([8, 2], -1, 1, 'float32', 7);
     const y = tf.tensor2d([0, 1, 1, 0, 1, 0, 0, 1], [8, 1]);
-    for (let i = 0; i < 5; i++) own.trainStep(x, y).dispose();
+    for (let i = 0; i < 5; i++) own.step({ kind: 'tensors', x, y }).dispose();
     const members = await Promise.all(own.memberIds.map((_, m) => own.memberWeights(m)));
     const stepped = Buffer.concat(own.ir.params.flatMap((p) => members.map((w) => Buffer.from(w.get(p.name)!.buffer))));
     own.dispose();

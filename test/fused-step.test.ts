@@ -7,6 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { maxRelDiff, populationOf, tf, useBackend } from './equivalence/harness.js';
 import { compile } from '../src/pipeline.js';
 import { Population, type Engine } from '../src/runtime/population.js';
+import { planStep } from '../src/runtime/fused-step.js';
 import { Rng } from '../src/util/rng.js';
 import type { TF, Tensor } from '../src/kernels/tf.js';
 
@@ -184,7 +185,7 @@ describe('members on data of their own (split: x [N, B, ...], labels [N, B, K])'
       const y = tf.stack(parts.map((p) => p.y as never)) as unknown as Tensor;
       const seen = [ops, fused].map((p) => {
         let metrics: Record<string, Tensor> = {};
-        const losses = p.trainStep(x, y, { names: ['accuracy'], take: (v) => (metrics = v) });
+        const losses = p.step({ kind: 'tensors', x, y, metrics: { names: ['accuracy'], take: (v) => (metrics = v) } });
         const out = [losses.dataSync(), metrics.accuracy.dataSync()];
         tf.dispose([losses as never, metrics.accuracy as never]);
         return out;
@@ -210,7 +211,7 @@ describe('the generated step against the op path', () => {
         const { x, y } = batchFor(step, c.input, lossName, c.k);
         const seen = [ops, fused].map((p) => {
           let metrics: Record<string, Tensor> = {};
-          const losses = p.trainStep(x, y, { names, take: (v) => (metrics = v) });
+          const losses = p.step({ kind: 'tensors', x, y, metrics: { names, take: (v) => (metrics = v) } });
           const out = { loss: losses.dataSync(), ...Object.fromEntries(names.map((m) => [m, metrics[m].dataSync()])) };
           tf.dispose([losses as never, ...(Object.values(metrics) as never[])]);
           return out;
@@ -229,7 +230,7 @@ describe('the generated step against the op path', () => {
   }
 });
 
-describe('a batch from the host (trainHostStep, what netc train runs)', () => {
+describe('a batch from the host (step() with `host`, what netc train runs)', () => {
   const hostCases = cases.filter((c) => ['binary cross-entropy', 'dropout, its rate varied per member', 'sparse categorical cross-entropy', 'batchnorm, its momentum and epsilon varied per member'].includes(c.name));
   for (const c of hostCases) {
     it(`${c.name}: the same losses, metrics, parameters and slots, bit for bit, as a batch in tensors`, async () => {
@@ -241,8 +242,8 @@ describe('a batch from the host (trainHostStep, what netc train runs)', () => {
         // a short last batch now and then: the module is generated for the largest
         const { x, y } = batchFor(step, c.input, lossName, c.k, step % 7 === 6 ? 4 : 6);
         let metrics: Record<string, Tensor> = {};
-        const losses = tensors.trainStep(x, y, { names, take: (v) => (metrics = v) });
-        const fromHost = host.trainHostStep(x.dataSync() as Float32Array, y.dataSync() as Float32Array, x.shape[0], names);
+        const losses = tensors.step({ kind: 'tensors', x, y, metrics: { names, take: (v) => (metrics = v) } });
+        const fromHost = host.step({ kind: 'host', x: x.dataSync() as Float32Array, y: y.dataSync() as Float32Array, size: x.shape[0], names: names });
         expect(Array.from(fromHost.loss), `step ${step}`).toEqual(Array.from(losses.dataSync()));
         for (const m of names) expect(Array.from(fromHost[m]), `step ${step} ${m}`).toEqual(Array.from(metrics[m].dataSync()));
         tf.dispose([x as never, y as never, losses as never, ...(Object.values(metrics) as never[])]);
@@ -255,6 +256,24 @@ describe('a batch from the host (trainHostStep, what netc train runs)', () => {
   }
 });
 
+describe('the step plan, made once per run', () => {
+  it('names the engine, its target and why; a population takes a given plan as is and hands it to gather()', () => {
+    const c = cases.find((k) => k.name === 'binary cross-entropy')!;
+    const state = compile(source(c), 'case.net', { lowering: 'grouped' });
+    const own = populationOf(state, 'auto');
+    expect(own.plan).toMatchObject({ requested: 'auto', engine: 'fused', target: 'webassembly' });
+    expect(own.plan.why).toBeUndefined();
+    // a plan on ops, given where the fused step would run: the population runs what the plan says
+    const train = state.program!.train!;
+    const plan = planStep(tf as unknown as TF, 'ops', { ensemble: state.ensemble!, optimizer: train.optimizer.name, loss: train.loss, metrics: [] });
+    const given = new Population({ ...own.spec, plan });
+    expect([given.engine, given.hostSteps]).toEqual(['ops', false]);
+    const gathered = given.gather([0]);
+    expect(gathered.plan).toBe(plan);
+    for (const p of [own, given, gathered]) p.dispose();
+  });
+});
+
 describe('the generated evaluation (forward in inference mode, loss and metrics)', () => {
   const evalCases = cases.filter((c) => ['dropout, its rate varied per member', 'batchnorm, its momentum and epsilon varied per member', 'batchnorm after conv2d, its momentum and epsilon varied', 'categorical cross-entropy', 'a shared trunk on the input, heads of their own, lr varied per head', 'no bias'].includes(c.name));
   for (const c of evalCases) {
@@ -264,7 +283,7 @@ describe('the generated evaluation (forward in inference mode, loss and metrics)
       const names = c.metrics ? c.metrics.slice(1, -1).split(',').map((s) => s.trim()) : [];
       for (let step = 0; step < 20; step++) {
         const { x, y } = batchFor(step, c.input, lossName, c.k);
-        for (const p of [ops, fused]) p.trainStep(x, y).dispose();
+        for (const p of [ops, fused]) p.step({ kind: 'tensors', x, y }).dispose();
         tf.dispose([x as never, y as never]);
       }
       for (const size of [64, 10]) {

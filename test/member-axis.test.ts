@@ -24,12 +24,12 @@ describe.each(lowerings)('%s', (lowering) => {
     await useBackend('cpu');
     const data = batches();
     const full = build(SRC, lowering, 4);
-    for (const { x, y } of data.slice(0, 3)) full.pop.trainStep(x, y).dispose();
+    for (const { x, y } of data.slice(0, 3)) full.pop.step({ kind: 'tensors', x, y }).dispose();
     const kept = full.pop.gather([3, 1]);
     expect(kept.memberIds).toEqual([3, 1]);
     for (const { x, y } of data.slice(3)) {
-      full.pop.trainStep(x, y).dispose();
-      kept.trainStep(x, y).dispose();
+      full.pop.step({ kind: 'tensors', x, y }).dispose();
+      kept.step({ kind: 'tensors', x, y }).dispose();
     }
     const a = await full.pop.exportState();
     const b = await kept.exportState();
@@ -46,7 +46,7 @@ describe.each(lowerings)('%s', (lowering) => {
     await useBackend('cpu');
     const data = batches();
     const b = build(SRC, lowering, 4);
-    for (const { x, y } of data.slice(0, 2)) b.pop.trainStep(x, y).dispose();
+    for (const { x, y } of data.slice(0, 2)) b.pop.step({ kind: 'tensors', x, y }).dispose();
     const copied = b.pop.gather([0, 0, 2, 0], [0, 1, 2, 3]);
     expect(copied.memberIds).toEqual([0, 1, 2, 3]);
     const state = await copied.exportState();

@@ -59,7 +59,7 @@ describe('Population.nonFiniteMembers', () => {
     // dense_1/kernel and bias lie in columns, dense_3's [4, 1] kernel stacked; 5 and 4 floats leave scalar tails
     for (const [name, m, at, value] of [['dense_1/kernel', 2, 7, NaN], ['dense_1/bias', 0, 4, Infinity], ['dense_2/kernel', 3, 19, -Infinity], ['dense_3/kernel', 1, 3, NaN]] as const) {
       const pop = population(MLP.replace('input: [3]', 'input: [2]'), 'grouped', 'fused');
-      pop.trainHostStep(x, y, 8, []);
+      pop.step({ kind: 'host', x, y, size: 8, names: [] });
       const scan = () => (pop as unknown as { fused: { nonFiniteMembers(): number[] | undefined } }).fused.nonFiniteMembers();
       expect(scan()).toEqual([]);
       await plant(pop, name, m, at, value);
@@ -88,7 +88,7 @@ describe('the generated step', () => {
     await plant(pop, 'dense_3/bias', 1, 0, Infinity);
     const x = Float32Array.from({ length: 16 }, (_, i) => (i % 3) - 1);
     const y = Float32Array.from({ length: 8 }, (_, i) => i % 2);
-    const [poisoned, reference] = [pop, clean].map((p) => Array.from(p.trainHostStep(x, y, 8, []).loss));
+    const [poisoned, reference] = [pop, clean].map((p) => Array.from(p.step({ kind: 'host', x, y, size: 8, names: [] }).loss));
     expect(Number.isNaN(poisoned[1])).toBe(true);
     for (const m of [0, 2, 3]) expect(poisoned[m]).toBe(reference[m]);
     pop.dispose();

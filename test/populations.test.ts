@@ -8,7 +8,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { netc } from './helpers.js';
 import { readCheckpoint } from '../src/cli/run-dir.js';
 import { memberParams, retiredMembers } from '../src/train/checkpoint.js';
-import { Population } from '../src/runtime/population.js';
+import { Population, type StepBatch } from '../src/runtime/population.js';
 import { paramBytes } from './run-files.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'netc-pop-'));
@@ -149,10 +149,10 @@ describe('successive halving and early stopping', () => {
     // what each training step ran on, counted rather than timed: the members the fused tensors hold
     // and their parameter values (a stopped member must leave the tensors, not ride along masked)
     const ran: { members: number; values: number }[] = [];
-    const trainStep = Population.prototype.trainStep;
-    const spy = vi.spyOn(Population.prototype, 'trainStep').mockImplementation(function (this: Population, ...args: Parameters<Population['trainStep']>) {
+    const step = Population.prototype.step;
+    const spy = vi.spyOn(Population.prototype, 'step').mockImplementation(function (this: Population, batch: StepBatch) {
       ran.push({ members: this.n, values: [...this.variables.values()].flat().reduce((a, v) => a + v.size, 0) });
-      return trainStep.apply(this, args);
+      return step.call(this, batch as never);
     });
     const out = tmp();
     const r = await netc('train', 'examples/sweep-halving.net', '--backend', 'cpu', '--out', out).finally(() => spy.mockRestore());

@@ -78,16 +78,16 @@ describe('checkpoints', () => {
   it.each(lowerings)('%s: 3 steps, checkpoint, 3 more == 6 straight (adam, shared beta powers included)', async (lowering) => {
     const batches = Array.from({ length: 6 }, (_, s) => ({ x: randomBatch(40 + s, [5, 2]), y: randomBatch(50 + s, [5, 1]) }));
     const straight = build(MODEL(), lowering, 4);
-    for (const { x, y } of batches) straight.pop.trainStep(x, y).dispose();
+    for (const { x, y } of batches) straight.pop.step({ kind: 'tensors', x, y }).dispose();
     const first = build(MODEL(), lowering, 4);
-    for (const { x, y } of batches.slice(0, 3)) first.pop.trainStep(x, y).dispose();
+    for (const { x, y } of batches.slice(0, 3)) first.pop.step({ kind: 'tensors', x, y }).dispose();
     const { manifest, bytes } = await encodeCheckpoint(first.pop, { step: 3, epoch: 0, batch: 3 }, { fingerprint: 'f', seed: 2, hyperKeys: [], data: 'x.bin' });
     // shared tensors and their slots have no member axis
     expect(manifest.tensors.filter((t) => t.shared).map((t) => [t.name, t.shape])).toContainEqual(['dense_1/kernel:v', [2, 8]]);
     expect(manifest.acc_beta_shared).toEqual([first.pop.state.sharedAccBeta1, first.pop.state.sharedAccBeta2]);
     const second = build(MODEL(), lowering, 4);
     restore(second.pop, manifest, decodeTensors(manifest, bytes));
-    for (const { x, y } of batches.slice(3)) second.pop.trainStep(x, y).dispose();
+    for (const { x, y } of batches.slice(3)) second.pop.step({ kind: 'tensors', x, y }).dispose();
     const [a, b] = [await straight.pop.exportState(), await second.pop.exportState()];
     for (const [name, values] of a) expect(Array.from(b.get(name)!), name).toEqual(Array.from(values));
     [straight, first, second].forEach((x) => x.pop.dispose());
@@ -167,7 +167,7 @@ describe('extraction and import', () => {
 describe('schedules act on per-member parameters only', () => {
   it.each(lowerings)('%s: gather (PBT copies, compaction) leaves the shared tensors and their slots as they are', async (lowering) => {
     const b = build(MODEL(), lowering, 4);
-    for (let s = 0; s < 2; s++) b.pop.trainStep(randomBatch(s, [5, 2]), randomBatch(9 + s, [5, 1])).dispose();
+    for (let s = 0; s < 2; s++) b.pop.step({ kind: 'tensors', x: randomBatch(s, [5, 2]), y: randomBatch(9 + s, [5, 1]) }).dispose();
     const before = await b.pop.exportState();
     for (const positions of [[0, 0, 2, 0], [1, 3]]) {
       const next = b.pop.gather(positions);
@@ -247,7 +247,7 @@ describe('netc compile', () => {
       const compiled = module.createPopulation(tf as unknown as TF);
       for (const [x, y] of batches) module.step(compiled, x, y).losses.dispose();
       const own = build(MODEL(), 'grouped', 4);
-      for (const [x, y] of batches) own.pop.trainStep(x, y).dispose();
+      for (const [x, y] of batches) own.pop.step({ kind: 'tensors', x, y }).dispose();
       const values = async (vars: Record<string, Tensor>) => Object.fromEntries(await Promise.all(Object.entries(vars).map(async ([k, v]) => [k, Array.from(await v.data())])));
       const [a, b] = [await values({ ...compiled.params, ...compiled.slots }), await values({ ...own.pop.module.params, ...own.pop.module.slots })];
       disposePopulation(compiled);

@@ -95,7 +95,7 @@ describe('steps trained several to a call', () => {
   });
 });
 
-describe('Population.trainHostSteps', () => {
+describe('Population.step, steps ahead', () => {
   // +Infinity in the output's bias: its sigmoid is 1, clipped by the cross-entropy to a finite loss, so only
   // the look at the weights at an interval's end finds it
   const SOURCE = `model m(input: [2]) {
@@ -111,14 +111,14 @@ train { data: xor(n: 8) loss: binary_crossentropy optimizer: adam(lr: 0.01) batc
     await useBackend('wasm');
     for (const [ends, done] of [[[false, false, false, false], 4], [[false, true, false, false], 2]] as const) {
       const pop = populationOf(compile(SOURCE, 'm.net', { lowering: 'grouped' }), 'fused');
-      pop.trainHostStep(batch.x, batch.y, batch.size, []);
+      pop.step({ kind: 'host', x: batch.x, y: batch.y, size: batch.size, names: [] });
       const state = await pop.exportState();
       state.get('dense_2/bias')![1] = Infinity;
       pop.importState(state);
-      const r = pop.trainHostSteps([batch, batch, batch, batch], ends, []);
+      const r = pop.step({ kind: 'ahead', batches: [batch, batch, batch, batch], ends, names: [] });
       expect(r.done, `ends ${ends}`).toBe(done);
       expect(r.values.every((v) => v.loss.every(Number.isFinite))).toBe(true);
-      expect(pop.step).toBe(1 + done);
+      expect(pop.stepsTaken).toBe(1 + done);
       pop.dispose();
     }
   });

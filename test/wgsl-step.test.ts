@@ -58,7 +58,7 @@ function batchFor(step: number, inWidth: number, k: number, loss: string, b = 6,
  */
 async function step(p: Population, x: Tensor, y: Tensor, names: string[], read = true): Promise<Record<string, Float32Array>> {
   let metrics: Record<string, Tensor> = {};
-  const losses = p.trainStep(x, y, { names, take: (v) => (metrics = v) });
+  const losses = p.step({ kind: 'tensors', x, y, metrics: { names, take: (v) => (metrics = v) } });
   const out: Record<string, Float32Array> = {};
   if (read) {
     out.loss = (await losses.data()) as Float32Array;

@@ -14,7 +14,7 @@ import { warnHeldOutClasses } from './held-out-classes.js';
 import { describeSplit, splitNote } from '../data/member-splits.js';
 import { shownHyperparameters, type HyperTable } from '../runtime/hyper.js';
 import type { CompiledRun } from '../runtime/compiled-run.js';
-import { chooseEngine } from '../runtime/fused-step.js';
+import { planStep, type StepPlan } from '../runtime/fused-step.js';
 import { stepConfig } from '../step/plan.js';
 import { batchesPerEpoch, DivergenceError, train, type EpochReport, type PopulationEvent, type TrainResult, type TrainSetup } from '../train/trainer.js';
 import { makeSchedules } from '../train/schedules.js';
@@ -133,7 +133,7 @@ async function trainLocked(net: NetFile, run: RunInfo | undefined, options: Trai
 
   const compiled = state.run!;
   const large = largeState(compiled.ensemble, program.train!.optimizer.name);
-  const trained = await runTraining({ tf: chosen.tf, backend: chosen.name, run: compiled, data, steps, epochs, perEpoch, runDir, resume, options, large }, io);
+  const trained = await runTraining({ tf: chosen.tf, backend: chosen.name, run: compiled, data, steps, epochs, perEpoch, runDir, resume, options, large, plan: engine.plan }, io);
   if (typeof trained === 'number') return trained;
   const { result, stopped, timings, transport } = trained;
   result.dispose();
@@ -141,7 +141,7 @@ async function trainLocked(net: NetFile, run: RunInfo | undefined, options: Trai
   const { members, lowering } = ensemble;
   const finishing = finishDespiteCtrlC(io);
   try {
-    await finishRun({ runDir, file: path, model, members, split: program.ensemble.split, epochs, backend: chosen.name, lowering, engine: engine.fused ? 'fused' : 'ops', seed: program.ensemble.seed, table: compiled.hyper, result, stopped, resumedFrom: at, timings, transport: transport?.name ?? 'in-process', shards: transport?.slots ?? 1, large }, io);
+    await finishRun({ runDir, file: path, model, members, split: program.ensemble.split, epochs, backend: chosen.name, lowering, engine: engine.plan.engine, seed: program.ensemble.seed, table: compiled.hyper, result, stopped, resumedFrom: at, timings, transport: transport?.name ?? 'in-process', shards: transport?.slots ?? 1, large }, io);
   } finally {
     finishing.off();
   }
@@ -333,16 +333,15 @@ function dropLinesAfter(runDir: string, resume: Checkpoint, perEpoch: number): v
  * The engine the run's steps take, as the first line names it (`fused step` or `TF.js ops`), and where the
  * fused step was asked for but does not cover the model, the one line that says why.
  */
-function engineLine(tf: TF, run: CompiledRun, requested: TrainOptions['engine']): { name: string; fused: boolean; note?: string } {
+function engineLine(tf: TF, run: CompiledRun, requested: TrainOptions['engine']): { name: string; plan: StepPlan; note?: string } {
   const train = run.program.train!;
   const members = Array.from({ length: run.ensemble.members }, (_, i) => i);
   const clipping = run.hyper.keys.includes('clipnorm') && members.some((i) => run.hyper.value('clipnorm', i) > 0);
   // the engine is chosen on the step's configuration, less the metrics the step is asked for at each call
-  const chosen = chooseEngine(tf, requested, { ...stepConfig(run.ensemble, train, clipping), metrics: [] });
-  if (chosen.engine === 'fused') return { name: tf.getBackend() === 'webgpu' ? 'fused WGSL step' : 'fused step', fused: true };
-  const asked = (requested ?? 'auto') !== 'ops';
-  if (!asked || !chosen.why) return { name: 'TF.js ops', fused: false };
-  return { name: 'TF.js ops', fused: false, note: `the fused step does not cover ${chosen.why}: each step runs on TF.js ops` };
+  const plan = planStep(tf, requested, { ...stepConfig(run.ensemble, train, clipping), metrics: [] });
+  if (plan.engine === 'fused') return { name: plan.target === 'wgsl' ? 'fused WGSL step' : 'fused step', plan };
+  if (!plan.why) return { name: 'TF.js ops', plan };
+  return { name: 'TF.js ops', plan, note: `the fused step does not cover ${plan.why}: each step runs on TF.js ops` };
 }
 
 /** A resume that changed the kept options (a new step budget, another backend) keeps the new ones for the next. */
@@ -364,6 +363,8 @@ interface Training {
   options: TrainOptions;
   /** a population whose state is large enough that the heap is collected before each checkpoint (largeState) */
   large: boolean;
+  /** the run's step plan, which the engine line names and every population of the run takes */
+  plan: StepPlan;
 }
 
 type Timings = { epoch: number; step: number; members: number; seconds: number }[];
@@ -404,6 +405,7 @@ async function runTraining(t: Training, io: Io): Promise<{ result: TrainResult; 
         resident: t.options.resident,
         transport,
         engine: t.options.engine,
+        plan: t.plan,
       },
       {
         onStep: (p) => {

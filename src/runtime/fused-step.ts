@@ -66,18 +66,36 @@ export function defaultEngine(): Engine {
 export type EngineConfig = Omit<StepConfig, 'maxBatch' | 'clipping'> & { clipping?: boolean };
 
 /**
- * The engine a population of this configuration trains with, and, where the fused step was asked for
- * (`auto`, `fused`) but does not run, why not (`netc train` prints it). `auto` takes the generated step
- * wherever it covers the model: it was measured faster than TF.js ops for every kind it covers, conv
- * models included (bench/NOTES.md). On wasm the fused step is the WebAssembly one, on webgpu the WGSL
- * one (src/step/wgsl.ts).
+ * A run's step plan, made once (planStep) and read by its populations, a compiled module's step and
+ * `netc train`'s engine line: the step's configuration, the engine asked for and the one chosen, the
+ * generated step that runs it, and where the fused step was asked for but does not run, why not.
  */
-export function chooseEngine(tf: TF, requested: Engine | undefined, cfg: EngineConfig): { engine: 'fused' | 'ops'; why?: string } {
-  const engine = requested ?? defaultEngine();
-  if (engine === 'ops') return { engine: 'ops' };
-  const why = whyNotHere(tf, cfg);
-  return why === undefined ? { engine: 'fused' } : { engine: 'ops', why };
+export interface StepPlan {
+  config: EngineConfig;
+  /** what was asked for: the option, NETC_ENGINE, or `auto` */
+  requested: Engine;
+  engine: 'fused' | 'ops';
+  /** the generated step that runs a fused plan: the WebAssembly one (wasm) or the WGSL one (webgpu) */
+  target?: 'webassembly' | 'wgsl';
+  /** why the step runs on ops where `auto` or `fused` was asked for */
+  why?: string;
 }
+
+/**
+ * The step plan of a configuration on this backend. `auto` takes the generated step wherever it covers
+ * the model: it was measured faster than TF.js ops for every kind it covers, conv models included
+ * (bench/NOTES.md). On wasm the fused step is the WebAssembly one, on webgpu the WGSL one (src/step/wgsl.ts).
+ */
+export function planStep(tf: TF, requested: Engine | undefined, config: EngineConfig): StepPlan {
+  const asked = requested ?? defaultEngine();
+  if (asked === 'ops') return { config, requested: asked, engine: 'ops' };
+  const why = whyNotHere(tf, config);
+  if (why !== undefined) return { config, requested: asked, engine: 'ops', why };
+  return { config, requested: asked, engine: 'fused', target: tf.getBackend() === 'webgpu' ? 'wgsl' : 'webassembly' };
+}
+
+/** A plan on TF.js ops, without asking: a population that runs a compiled module's own step. */
+export const opsPlan = (config: EngineConfig): StepPlan => ({ config, requested: 'ops', engine: 'ops' });
 
 /** Why the fused step cannot run here, or undefined. */
 export function whyNotHere(tf: TF, cfg: EngineConfig): string | undefined {

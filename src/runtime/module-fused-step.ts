@@ -5,7 +5,7 @@ import type { ModulePopulation } from '../kernels/module-population.js';
 import type { Tensor, Variable } from '../kernels/tf.js';
 import type { EnsembleIR } from '../ensemble/ensemble-ir.js';
 import { stateNames } from '../kernels/optimizers.js';
-import { chooseEngine, FusedStep, type Engine, type FusedHost } from './fused-step.js';
+import { planStep, FusedStep, type Engine, type FusedHost } from './fused-step.js';
 import { GpuFusedStep } from './gpu-fused-step.js';
 
 /** What a module tells the fused step about itself: its ensemble IR and the train block's loss and optimizer. */
@@ -48,8 +48,8 @@ export function fusedEngineOf(pop: ModulePopulation): 'webassembly' | 'wgsl' | u
 
 function fusedFor(pop: ModulePopulation, spec: ModuleStepSpec): FusedStep | GpuFusedStep | null {
   const ensemble = { ...spec.ensemble, members: pop.memberIds.length };
-  const chosen = chooseEngine(pop.tf, spec.engine, { ensemble, optimizer: spec.optimizer, loss: spec.loss, metrics: [] });
-  if (chosen.engine !== 'fused') return null;
+  const plan = planStep(pop.tf, spec.engine, { ensemble, optimizer: spec.optimizer, loss: spec.loss, metrics: [] });
+  if (plan.engine !== 'fused') return null;
   // a shared layer steps with the file's hyperparameters: without them, the module's readable TF.js step
   if (!spec.base && ensemble.params.some((p) => p.layout === 'shared')) return null;
   const variables = new Map<string, Variable[]>(ensemble.params.map((p) => [p.name, [pop.params[p.name]]]));
@@ -71,5 +71,5 @@ function fusedFor(pop: ModulePopulation, spec: ModuleStepSpec): FusedStep | GpuF
     memberIds: pop.memberIds,
     step: () => pop.step,
   };
-  return pop.tf.getBackend() === 'webgpu' ? new GpuFusedStep(host) : new FusedStep(host);
+  return plan.target === 'wgsl' ? new GpuFusedStep(host) : new FusedStep(host);
 }

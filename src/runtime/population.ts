@@ -15,7 +15,7 @@ import { applyGradients, createState, hyperValues, sharedValue, type OptimizerSt
 import { gatherMembers } from '../kernels/member-axis.js';
 import type { TF, Tensor, Variable } from '../kernels/tf.js';
 import { applyUpdates, memberDraws, type ModulePopulation, type StepInputs } from '../kernels/module-population.js';
-import { chooseEngine, FusedStep, type Engine, type FusedHost, type HostBatch, type HostStepValues } from './fused-step.js';
+import { opsPlan, planStep, FusedStep, type Engine, type StepPlan, type FusedHost, type HostBatch, type HostStepValues } from './fused-step.js';
 import { GpuFusedStep } from './gpu-fused-step.js';
 
 export interface PopulationSpec {
@@ -39,7 +39,7 @@ export interface PopulationSpec {
   initial(member: number): Map<string, Float32Array>;
   /** a compiled module's forward pass (netc compile), run in place of the ops in IR order */
   forward?: ModuleForward;
-  /** a compiled module's training step, run in place of trainStep's own */
+  /** a compiled module's training step, run in place of step()'s own ops */
   step?: ModuleStep;
   /**
    * how a training step runs: `fused`, the generated step (one WebAssembly call on wasm, one compute
@@ -47,6 +47,8 @@ export interface PopulationSpec {
    * fused where it applies
    */
   engine?: Engine;
+  /** the run's step plan (planStep), made once for every population of the run; absent: made here from `engine` */
+  plan?: StepPlan;
 }
 
 export type { Engine };
@@ -55,6 +57,37 @@ export type { Engine };
 export type ModuleForward = (pop: ModulePopulation, x: Tensor, s: StepInputs) => Tensor;
 /** A compiled module's step(pop, x, y, metrics): the members' losses [N] and each named metric [N]. */
 export type ModuleStep = (pop: ModulePopulation, x: Tensor, y: Tensor, metrics: readonly string[]) => { losses: Tensor; metrics: Record<string, Tensor> };
+
+/** Named metrics of a tensor step: each [N], handed to `take` (the caller disposes them). */
+export interface StepMetrics {
+  names: readonly string[];
+  take(values: Record<string, Tensor>): void;
+}
+/** A batch on the device: x [N, B, ...] (each member's own) or [B, ...] (shared), y likewise; rows as MemberBatch.rows. */
+export interface TensorBatch {
+  kind: 'tensors';
+  x: Tensor;
+  y: Tensor;
+  metrics?: StepMetrics;
+  rows?: Int32Array;
+}
+/** A batch every member shares, as row-major arrays on the host: x [size, ...input], y [size, width]. */
+export interface HostBatchStep {
+  kind: 'host';
+  x: Float32Array;
+  y: Float32Array;
+  size: number;
+  names: readonly string[];
+}
+/** k host batches run ahead in one call; `ends[i]`: step i ends an interval (its weights are checked). */
+export interface StepsAhead {
+  kind: 'ahead';
+  batches: HostBatch[];
+  ends: readonly boolean[];
+  names: readonly string[];
+}
+/** What Population.step() takes: where the batch is held says which path runs it. */
+export type StepBatch = TensorBatch | HostBatchStep | StepsAhead;
 
 /** What gather() hands a new population: fused tensors by parameter name and by slot key. */
 interface Gathered {
@@ -121,7 +154,7 @@ export class Population {
   readonly slots: Slot[] = [];
   readonly state: OptimizerState;
   /** optimizer steps taken */
-  step = 0;
+  stepsTaken = 0;
   /** the parameters of shared layers: one variable, no member axis, the same for every member */
   readonly sharedParams = new Set<string>();
   /** the ops whose value depends on a parameter (a gradient must reach it), by id */
@@ -139,10 +172,16 @@ export class Population {
   private readonly gpuStep?: GpuFusedStep;
   /** on webgpu, the WGSL evaluation (forward in inference mode, losses and metrics) */
   private readonly gpuEvaluator?: GpuFusedStep;
-  /** how trainStep runs: one generated WebAssembly call (`fused`), or TF.js ops (`ops`) */
-  readonly engine: 'fused' | 'ops';
-  /** why the step runs on ops where the fused step was asked for (spec.engine `auto` or `fused`) */
-  readonly engineNote?: string;
+  /** the step plan this population runs: the engine chosen, the generated step and why not */
+  readonly plan: StepPlan;
+  /** how step() runs (the plan's engine): the generated step (`fused`), or TF.js ops (`ops`) */
+  get engine(): 'fused' | 'ops' {
+    return this.plan.engine;
+  }
+  /** why the step runs on ops where the fused step was asked for (the plan's why) */
+  get engineNote(): string | undefined {
+    return this.plan.why;
+  }
 
   /**
    * `from` (used by gather()) gives the fused tensors to start from, parameters and optimizer slots, in
@@ -189,14 +228,13 @@ export class Population {
       this.state.accBeta1 = from.accBeta1;
       this.state.accBeta2 = from.accBeta2;
       [this.state.sharedAccBeta1, this.state.sharedAccBeta2] = from.sharedAccBeta;
-      this.step = from.step;
+      this.stepsTaken = from.step;
     }
     this.module = this.moduleView();
     const clipping = this.hyper('clipnorm').some((c) => c > 0);
-    const chosen = spec.step || spec.forward ? { engine: 'ops' as const } : chooseEngine(tf, spec.engine, { ensemble, optimizer: spec.optimizer, loss: spec.loss, metrics: [], clipping });
-    this.engine = chosen.engine;
-    this.engineNote = chosen.why;
-    if (this.engine === 'fused') {
+    const config = { ensemble, optimizer: spec.optimizer, loss: spec.loss, metrics: [], clipping };
+    this.plan = spec.step || spec.forward ? opsPlan(config) : (spec.plan ?? planStep(tf, spec.engine, config));
+    if (this.plan.engine === 'fused') {
       const host: FusedHost = {
         tf,
         ir: ensemble,
@@ -211,9 +249,9 @@ export class Population {
         scheduled: !!spec.lrFactor,
         seed: spec.seed,
         memberIds: this.memberIds,
-        step: () => this.step,
+        step: () => this.stepsTaken,
       };
-      if (tf.getBackend() === 'webgpu') {
+      if (this.plan.target === 'wgsl') {
         this.gpuStep = new GpuFusedStep(host);
         this.gpuEvaluator = new GpuFusedStep(host, false);
       } else {
@@ -268,10 +306,10 @@ export class Population {
       memberIds: this.memberIds,
       seed: this.spec.seed,
       get step() {
-        return self.step;
+        return self.stepsTaken;
       },
       set step(value: number) {
-        self.step = value;
+        self.stepsTaken = value;
       },
       params,
       masks: Object.fromEntries(this.masks),
@@ -316,14 +354,14 @@ export class Population {
       }
     });
     const next = new Population(
-      { ...this.spec, memberIds: ids, ensemble: { ...this.ir, members: k } },
+      { ...this.spec, memberIds: ids, ensemble: { ...this.ir, members: k }, plan: this.plan },
       {
         params,
         slots,
         accBeta1: positions.map((i) => this.state.accBeta1[i]),
         accBeta2: positions.map((i) => this.state.accBeta2[i]),
         sharedAccBeta: [this.state.sharedAccBeta1, this.state.sharedAccBeta2],
-        step: this.step,
+        step: this.stepsTaken,
       },
     );
     for (const ts of params.values()) tf.dispose(ts);
@@ -335,7 +373,7 @@ export class Population {
   hyper(key: string): number[] {
     const values = this.memberIds.map((id) => this.spec.hyper(key, id));
     const factor = this.spec.lrFactor;
-    return key === 'lr' && factor ? values.map((v, m) => v * factor(this.memberIds[m], this.step)) : values;
+    return key === 'lr' && factor ? values.map((v, m) => v * factor(this.memberIds[m], this.stepsTaken)) : values;
   }
 
   /** Forget cached hyperparameter tensors (after PBT changes a value). */
@@ -519,56 +557,75 @@ export class Population {
     this.gpuStep?.prepare(batch, names);
   }
 
-  /** Whether trainHostStep() runs here: the generated step, which takes a batch straight from the host. */
+  /** Whether step() takes a batch from the host (`host`, `ahead`) here: the generated step, which copies it straight in. */
   get hostSteps(): boolean {
     return this.fused !== undefined;
   }
 
   /**
-   * One training step on a batch every member shares, held on the host (x [B, ...input], y [B, width],
-   * row-major): the generated step copies it in and hands back the members' losses [N] and each named
-   * metric [N] as arrays. What trainStep() computes, without a tensor made or read.
-   */
-  trainHostStep(x: Float32Array, y: Float32Array, size: number, names: readonly string[]): HostStepValues {
-    const values = this.fused!.runHost(x, y, size, names);
-    this.step++;
-    return values;
-  }
-
-  /**
-   * Why trainHostSteps() cannot run here (undefined where it can): it needs the generated step, and one
-   * that can run several steps to a call (FusedStep.stepsUncovered).
+   * Why step() cannot take steps ahead (`ahead`) here (undefined where it can): it needs the generated step,
+   * and one that can run several steps to a call (FusedStep.stepsUncovered).
    */
   get hostStepsUncovered(): string | undefined {
     return this.fused ? this.fused.stepsUncovered() : 'the op path';
   }
 
   /**
+   * One training step, or with `ahead` up to k of them, on a batch that says where it is held:
+   * - `tensors`: x, y on the device; returns the members' losses [N] (the caller disposes it), and hands
+   *   each named metric [N] to `metrics.take` (the caller disposes them);
+   * - `host`: arrays every member shares (hostSteps), copied into the generated step; returns arrays;
+   * - `ahead`: k such batches in one call of the generated module (hostStepsUncovered undefined).
+   */
+  step(batch: TensorBatch): Tensor;
+  step(batch: HostBatchStep): HostStepValues;
+  step(batch: StepsAhead): { done: number; values: HostStepValues[] };
+  step(batch: StepBatch): Tensor | HostStepValues | { done: number; values: HostStepValues[] } {
+    switch (batch.kind) {
+      case 'host':
+        return this.hostStep(batch.x, batch.y, batch.size, batch.names);
+      case 'ahead':
+        return this.stepsAhead(batch.batches, batch.ends, batch.names);
+      default:
+        return this.tensorStep(batch.x, batch.y, batch.metrics, batch.rows);
+    }
+  }
+
+  /**
+   * One training step on a batch every member shares, held on the host (x [B, ...input], y [B, width],
+   * row-major): the generated step copies it in and hands back the members' losses [N] and each named
+   * metric [N] as arrays. What tensorStep() computes, without a tensor made or read.
+   */
+  private hostStep(x: Float32Array, y: Float32Array, size: number, names: readonly string[]): HostStepValues {
+    const values = this.fused!.runHost(x, y, size, names);
+    this.stepsTaken++;
+    return values;
+  }
+
+  /**
    * Up to batches.length training steps, each on a batch every member shares, in one call of the generated
-   * module: what as many trainHostStep() calls compute, up to and including the first step whose losses
+   * module: what as many hostStep() calls compute, up to and including the first step whose losses
    * (or, where `ends` says a step ends an interval, weights) are not finite. How many ran, and their values.
    */
-  trainHostSteps(batches: HostBatch[], ends: readonly boolean[], names: readonly string[]): { done: number; values: HostStepValues[] } {
-    const start = this.step;
-    const r = this.fused!.runHostSteps(batches, ends, names, () => this.step++);
-    this.step = start + r.done;
+  private stepsAhead(batches: HostBatch[], ends: readonly boolean[], names: readonly string[]): { done: number; values: HostStepValues[] } {
+    const start = this.stepsTaken;
+    const r = this.fused!.runHostSteps(batches, ends, names, () => this.stepsTaken++);
+    this.stepsTaken = start + r.done;
     return r;
   }
 
   /**
-   * One training step on a batch; returns the members' losses [N] (the caller disposes it). With
-   * `metrics`, also each named metric (accuracy, mse, mae) of the members on the batch, [N] each, from the
-   * same forward pass, handed to `metrics.take` (the caller disposes them). `rows` (MemberBatch.rows):
+   * One training step on a batch of tensors; returns the members' losses [N]. `rows` (MemberBatch.rows):
    * each member's real rows, the first of its B, where an epoch's last batch may be padded; the rest weigh 0.
    */
-  trainStep(x: Tensor, y: Tensor, metrics?: { names: readonly string[]; take(values: Record<string, Tensor>): void }, rows?: Int32Array): Tensor {
+  private tensorStep(x: Tensor, y: Tensor, metrics?: StepMetrics, rows?: Int32Array): Tensor {
     // the WGSL step needs its scratch in one binding: else the op path's step
     const gpu = !rows && this.gpuStep?.runs(x.shape[0] as number) ? this.gpuStep : undefined;
     const generated = this.fused ?? gpu;
     if (generated) {
       const result = this.fused ? this.fused.run(x, y, metrics?.names ?? [], rows) : generated.run(x, y, metrics?.names ?? []);
       if (metrics?.names.length) metrics.take(result.metrics);
-      this.step++;
+      this.stepsTaken++;
       return result.losses;
     }
     // a padded batch (rows) runs on the population's own ops, which weigh the rows; a compiled module's step does not
@@ -601,7 +658,7 @@ export class Population {
     for (const g of Object.values(grads)) g.dispose();
     for (const [, t] of updates) t.dispose();
     weights?.dispose();
-    this.step++;
+    this.stepsTaken++;
     return losses!;
   }
 

@@ -136,7 +136,7 @@ function populationOf(tf: TF, ctx: RunContext, job: ShardState & { hyper: Record
   pop.importState(job.state);
   pop.state.accBeta1 = [...job.accBeta1];
   pop.state.accBeta2 = [...job.accBeta2];
-  pop.step = job.step;
+  pop.stepsTaken = job.step;
   return pop;
 }
 
@@ -164,7 +164,7 @@ const YIELD_MS = 20;
 /** One step on tensors, its values read back. */
 async function tensorStep(tf: TF, pop: Population, b: { x: Tensor; y: Tensor; size: number; rows?: Int32Array }, names: readonly string[]): Promise<TrainResult['batches'][number]> {
   let values: Record<string, Tensor> = {};
-  const losses = pop.trainStep(b.x, b.y, { names, take: (v) => (values = v) }, b.rows);
+  const losses = pop.step({ kind: 'tensors', x: b.x, y: b.y, metrics: { names, take: (v) => (values = v) }, rows: b.rows });
   const loss = (await losses.data()) as Float32Array;
   const metrics: Record<string, Float32Array> = {};
   for (const name of names) metrics[name] = (await values[name].data()) as Float32Array;
@@ -174,7 +174,7 @@ async function tensorStep(tf: TF, pop: Population, b: { x: Tensor; y: Tensor; si
 
 /** One step of the generated step on a batch from the host. */
 function hostStep(pop: Population, b: { x: Float32Array; y: Float32Array; size: number }, names: readonly string[]): TrainResult['batches'][number] {
-  const { loss, ...metrics } = pop.trainHostStep(b.x, b.y, b.size, names);
+  const { loss, ...metrics } = pop.step({ kind: 'host', x: b.x, y: b.y, size: b.size, names });
   return { size: b.size, loss, metrics };
 }
 

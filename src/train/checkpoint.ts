@@ -254,7 +254,7 @@ export function decodeTensors(manifest: CheckpointManifest, bytes: Uint8Array): 
 /** Puts a checkpoint back into a freshly built population of the same model and members. */
 export function restore(population: Population, manifest: CheckpointManifest, tensors: Map<string, Float32Array>): void {
   population.importState(tensors);
-  population.step = manifest.position.step;
+  population.stepsTaken = manifest.position.step;
   population.state.accBeta1 = [...manifest.acc_beta1];
   population.state.accBeta2 = [...manifest.acc_beta2];
   [population.state.sharedAccBeta1, population.state.sharedAccBeta2] = manifest.acc_beta_shared ?? [1, 1];

@@ -93,7 +93,7 @@ export class HostStore {
     pop.importState(s.state);
     pop.state.accBeta1 = s.accBeta1;
     pop.state.accBeta2 = s.accBeta2;
-    pop.step = this.step;
+    pop.stepsTaken = this.step;
     return pop;
   }
 

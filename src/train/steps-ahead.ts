@@ -1,5 +1,5 @@
 // Steps trained ahead: on the generated step, a run of steps goes to the population in one call
-// (Population.trainHostSteps), and the trainer then takes their values one step at a time, as if it had
+// (Population.step, `ahead`), and the trainer then takes their values one step at a time, as if it had
 // trained them one by one. A run never crosses a step where anything else reads or changes the population
 // (a schedule, a checkpoint by steps, an evaluation at an epoch's end, the last step), and the call itself
 // stops after a step whose losses, or weights at an interval's end, are not finite. Until the trainer has
@@ -74,7 +74,7 @@ export class StepsAhead {
       ends.push(b === perEpoch - 1 || j === count - 1);
     }
     const t0 = performance.now();
-    const r = pop.trainHostSteps(batches, ends, names);
+    const r = pop.step({ kind: 'ahead', batches, ends, names });
     this.msPerStep = (performance.now() - t0) / Math.max(1, r.done);
     this.queue = r.values.map((values, j) => ({ values, size: batches[j].size }));
     this.taken = 0;

@@ -44,6 +44,8 @@ export interface TrainSetup {
   forward?: PopulationSpec['forward'];
   /** how each step runs (default `auto`: the generated fused step where it covers the model) */
   engine?: PopulationSpec['engine'];
+  /** the run's step plan (netc train makes it once, for its engine line): every population here takes it */
+  plan?: PopulationSpec['plan'];
   step?: PopulationSpec['step'];
   /** resume: the checkpoint to continue from */
   resume?: { manifest: CheckpointManifest; tensors: Map<string, Float32Array> };
@@ -325,6 +327,7 @@ class TrainingRun {
       forward: setup.forward,
       step: setup.step,
       engine: setup.engine,
+      ...(setup.plan ? { plan: setup.plan } : {}),
     };
   }
 
@@ -459,11 +462,11 @@ class TrainingRun {
     }
     if (!this.own && pop.hostSteps) {
       const batch = this.hostBatch(this.setup.data.train, order, s0, s1);
-      return this.summed(pop, pop.trainHostStep(batch.x, batch.y, batch.size, extra), batch.size);
+      return this.summed(pop, pop.step({ kind: 'host', x: batch.x, y: batch.y, size: batch.size, names: extra }), batch.size);
     }
     const { x, y, size, rows }: MemberBatch = this.own ? this.own.batch(pop.memberIds, this.epoch, b) : this.batch(this.setup.data.train, order, s0, s1);
     let metrics: Record<string, Tensor> = {};
-    const losses = pop.trainStep(x, y, { names: extra, take: (v) => (metrics = v) }, rows);
+    const losses = pop.step({ kind: 'tensors', x, y, metrics: { names: extra, take: (v) => (metrics = v) }, rows });
     const summed = (values: StepValues): number[] => {
       tf.dispose([x, y, losses, ...Object.values(metrics)]);
       return this.summed(pop, values, size, rows);

@@ -87,7 +87,7 @@ describe.each(backends)('learning-rate schedules on %s', (backend) => {
         const source = `model m(input: [3]) {\n  dense(4, activation: tanh)\n  dense(2, activation: softmax)\n}\nensemble {\n  seed: 4\n  vary lr: [${o.lrs.join(', ')}]\n  ${s.vary}\n}\ntrain { data: csv("none.csv") loss: categorical_crossentropy optimizer: ${o.text} steps: ${T} lr_schedule: ${s.schedule} }\n`;
         const b = build(source, lowering);
         const data = Array.from({ length: T }, (_, t) => ({ x: randomBatch(40 + t, [4, 3], 2), y: tf.oneHot(tf.tensor1d([t % 2, 1, 0, (t + 1) % 2], 'int32'), 2).toFloat() }));
-        for (const { x, y } of data) b.pop.trainStep(x, y).dispose();
+        for (const { x, y } of data) b.pop.step({ kind: 'tensors', x, y }).dispose();
         for (let m = 0; m < MEMBERS; m++) {
           const model = alone(b, m);
           const optimizer = o.make(o.lrs[m]);
@@ -119,8 +119,8 @@ describe('independence', () => {
     for (let t = 0; t < T; t++) {
       const x = randomBatch(40 + t, [4, 3], 2);
       const y = tf.oneHot(tf.tensor1d([t % 2, 1, 0, (t + 1) % 2], 'int32'), 2).toFloat();
-      all.pop.trainStep(x, y).dispose();
-      one.pop.trainStep(x, y).dispose();
+      all.pop.step({ kind: 'tensors', x, y }).dispose();
+      one.pop.step({ kind: 'tensors', x, y }).dispose();
     }
     const [a, b] = [await all.pop.memberWeights(1), await one.pop.memberWeights(0)];
     for (const [name, values] of a) expect(Array.from(b.get(name)!), name).toEqual(Array.from(values));

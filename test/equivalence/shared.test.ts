@@ -114,7 +114,7 @@ describe.each(backends)('shared layers against one TF.js network with one trunk 
         expect(b.ir.params.some((p) => p.shared)).toBe(true);
         const out = b.ir.ops[b.ir.output].shape;
         const data = Array.from({ length: STEPS }, (_, s) => ({ x: randomBatch(700 + s, [BATCH, ...c.input]), y: randomBatch(800 + s, [BATCH, ...out]) }));
-        for (const { x, y } of data) b.pop.trainStep(x, y).dispose();
+        for (const { x, y } of data) b.pop.step({ kind: 'tensors', x, y }).dispose();
         const expected = trainReference(b, optimizer, data);
         for (let m = 0; m < MEMBERS; m++) {
           const fused = await b.pop.memberWeights(m);
@@ -144,7 +144,7 @@ describe('a shared batchnorm after per-member layers', () => {
     const models = Array.from({ length: MEMBERS }, (_, m) => alone(b, m));
     const batchMeans = models.map((model) => tf.tidy(() => tf.mean(model.getLayer('dense_1').apply(data[0].x) as tf.Tensor, 0).dataSync() as Float32Array));
     models.forEach((model) => model.dispose());
-    b.pop.trainStep(data[0].x, data[0].y).dispose();
+    b.pop.step({ kind: 'tensors', x: data[0].x, y: data[0].y }).dispose();
     const expected = trainReference(b, optimizers.sgd, data);
     for (let m = 0; m < MEMBERS; m++) {
       const fused = await b.pop.memberWeights(m);

@@ -42,7 +42,7 @@ describe.each(backends)('training on %s', (backend) => {
       it.each(lowerings)(`${name}: %s`, async (lowering) => {
         const b = build(withLrs(c), lowering, MEMBERS, { optimizer: { name: 'sgd', args: {} }, loss: 'mse' });
         const data = batches(c.input, b.ir.ops[b.ir.output].shape);
-        for (const { x, y } of data) b.pop.trainStep(x, y).dispose();
+        for (const { x, y } of data) b.pop.step({ kind: 'tensors', x, y }).dispose();
         await expectMembersMatch(b, async (m) => {
           const model = alone(b, m);
           model.compile({ optimizer: tf.train.sgd(LRS[m]), loss: 'meanSquaredError' });
@@ -111,7 +111,7 @@ describe.each(backends)('optimizers on %s', (backend) => {
           x: randomBatch(300 + s, [BATCH, ...input], 2),
           y: tf.oneHot(tf.tensor1d([s % 2, 1, 0, (s + 1) % 2], 'int32'), 2).toFloat(),
         }));
-        for (const { x, y } of data) b.pop.trainStep(x, y).dispose();
+        for (const { x, y } of data) b.pop.step({ kind: 'tensors', x, y }).dispose();
         await expectMembersMatch(b, async (m) => {
           const h = (key: string) => b.pop.hyper(key)[m];
           const model = alone(b, m);
@@ -183,7 +183,7 @@ describe.each(backends)('dropout against plain TF.js on %s', (backend) => {
     const ids = [1, 4, 2];
     const b = build(DROPOUT_MODEL, lowering, ids.length, { memberIds: ids });
     const data = Array.from({ length: DROPOUT_STEPS }, (_, s) => ({ x: randomBatch(500 + s, [BATCH, 4], 2), y: tf.oneHot(tf.tensor1d([0, 1, 2, s % 3], 'int32'), 3).toFloat() }));
-    for (const { x, y } of data) b.pop.trainStep(x, y).dispose();
+    for (const { x, y } of data) b.pop.step({ kind: 'tensors', x, y }).dispose();
     await expectMembersMatch(b, async (m) => {
       const h = (key: string) => b.pop.hyper(key)[m];
       const model = alone(b, ids[m]);
@@ -216,10 +216,10 @@ describe.each(backends)('a member alone on %s', (backend) => {
   it.each(lowerings)('%s', async (lowering) => {
     const steps = Array.from({ length: 4 }, (_, s) => ({ x: randomBatch(400 + s, [BATCH, 4]), y: tf.oneHot(tf.tensor1d([0, 1, 2, s % 3], 'int32'), 3).toFloat() }));
     const all = build(src, lowering, 5);
-    for (const { x, y } of steps) all.pop.trainStep(x, y).dispose();
+    for (const { x, y } of steps) all.pop.step({ kind: 'tensors', x, y }).dispose();
     for (const id of [0, 3]) {
       const one = build(src, lowering, 1, { memberIds: [id] });
-      for (const { x, y } of steps) one.pop.trainStep(x, y).dispose();
+      for (const { x, y } of steps) one.pop.step({ kind: 'tensors', x, y }).dispose();
       const fused = await all.pop.memberWeights(id);
       for (const [name, values] of await one.pop.memberWeights(0)) expectClose(fused.get(name)!, values, `member ${id} ${name}`);
       one.pop.dispose();
@@ -246,7 +246,7 @@ describe('per-member learning rates', () => {
     const x = randomBatch(1, [4, 3]);
     const y = randomBatch(2, [4, 2]);
     const before = await Promise.all([0, 1, 2].map((m) => b.pop.memberWeights(m)));
-    b.pop.trainStep(x, y).dispose();
+    b.pop.step({ kind: 'tensors', x, y }).dispose();
     const ratios = [];
     for (let m = 0; m < 3; m++) {
       const model = alone(b, m);
@@ -294,7 +294,7 @@ describe.each(backends)('binary cross-entropy against tfjs-layers on %s', (backe
         out.dispose();
         expect(p.some((v) => v > 1 - 1e-7 || v < 1e-7)).toBe(true);
       }
-      for (const { x, y } of data) b.pop.trainStep(x, y).dispose();
+      for (const { x, y } of data) b.pop.step({ kind: 'tensors', x, y }).dispose();
       await expectMembersMatch(b, async (m) => {
         const model = alone(b, m);
         model.compile({ optimizer: tf.train.adam(b.pop.hyper('lr')[m]), loss: 'binaryCrossentropy' });
@@ -329,7 +329,7 @@ describe.each(backends)('every loss against tfjs-layers on %s', (backend) => {
       const b = build(lossSource(c, LRS), lowering, MEMBERS);
       const width = b.ir.ops[b.ir.output].shape[0];
       const data = Array.from({ length: STEPS }, (_, s) => ({ x: randomBatch(700 + s, [BATCH, 3]), y: lossLabels(c.labels, width, s) }));
-      for (const { x, y } of data) b.pop.trainStep(x, y).dispose();
+      for (const { x, y } of data) b.pop.step({ kind: 'tensors', x, y }).dispose();
       await expectMembersMatch(b, async (m) => {
         const model = alone(b, m);
         model.compile({ optimizer: tf.train.sgd(LRS[m]), loss: c.reference(tf) as never });
@@ -352,7 +352,7 @@ describe('memory', () => {
     const x = randomBatch(1, [BATCH, ...c.input]);
     const y = randomBatch(9, [BATCH, 2]);
     for (let s = 0; s < 3; s++) {
-      b.pop.trainStep(x, y).dispose();
+      b.pop.step({ kind: 'tensors', x, y }).dispose();
       tf.dispose(Object.values(b.pop.evaluate(x, y, ['accuracy', 'mse', 'mae'])));
     }
     tf.dispose([x, y]);

@@ -28,7 +28,7 @@ async function trainOn(backend: 'cpu' | 'webgpu', lowering: (typeof lowerings)[n
   for (let s = 0; s < 5; s++) {
     const x = randomBatch(10 + s, [4, 6, 6, 1]);
     const y = tf.oneHot(tf.tensor1d([0, 1, 1, s % 2], 'int32'), 2).toFloat();
-    b.pop.trainStep(x, y).dispose();
+    b.pop.step({ kind: 'tensors', x, y }).dispose();
     tf.dispose([x, y]);
   }
   const weights = await Promise.all([0, 1, 2].map((m) => b.pop.memberWeights(m)));
