@@ -2,7 +2,7 @@
 // memory is estimated before anything is allocated and a run that would not fit is refused with the
 // estimate and the --resident K that fits (V8's fatal heap error cannot be caught, so the estimate must
 // come first); what TF.js's WebAssembly heap throws at its limit is mapped to the same one line.
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -10,6 +10,7 @@ import { netc } from './helpers.js';
 import { compile } from '../src/pipeline.js';
 import { memoryProblem, WASM_HEAP_BYTES } from '../src/cli/memory-budget.js';
 import { estimateMemory } from '../src/train/memory.js';
+import { dataSize } from '../src/data/load.js';
 import { resourceMessage } from '../src/cli/resource-error.js';
 
 const GB = 2 ** 30;
@@ -50,6 +51,22 @@ describe('the memory estimate', () => {
     expect(memoryProblem({ ...plan, ensemble: ensemble(FORUM, 100_000) }, budget)).toBeUndefined();
   });
 
+  it('names the data set, not the members, when a generated set does not fit (issue 37)', () => {
+    const file = (n: string) => FORUM.replace('xor(n: 1000)', `xor(n: ${n})`);
+    const state = compile(file('1e12'), 'x.net', { members: 15 });
+    const data = dataSize(state.program!.train!.data)!;
+    // 1e12 examples of 2 float32 features and a float32 label
+    expect(data).toEqual({ shown: 'xor(n: 1000000000000)', examples: 1e12, bytes: 12e12 });
+    const plan = { ensemble: state.ensemble!, optimizer: 'adam', batch: 5, backend: 'wasm', sharded: false, data };
+    expect(memoryProblem(plan, budget)).toBe('the data set (xor(n: 1000000000000): 1000000000000 examples, 11175.9 GB) does not fit in the 64.0 GB available on this machine now; use fewer examples');
+    // ten million members that need 20 GB of JavaScript objects are still the members' problem beside a small set
+    const many = { ...plan, ensemble: ensemble(FORUM, 10_000_000), data: dataSize(compile(FORUM, 'x.net').program!.train!.data) };
+    expect(memoryProblem(many, budget)).toMatch(/; train fewer members/);
+    // moons and spirals shuffle a copy: twice the bytes
+    expect(dataSize(compile(file('1e12').replace('xor', 'moons'), 'x.net').program!.train!.data)!.bytes).toBe(24e12);
+    expect(memoryProblem({ ...plan, data: dataSize(compile(file('1000000'), 'x.net').program!.train!.data) }, budget)).toBeUndefined();
+  });
+
   it('netc train: NETC_MEMORY_LIMIT_MB below the estimate is one line, exit code 1, and nothing written', async () => {
     const out = join(mkdtempSync(join(tmpdir(), 'netc-mem-')), 'run');
     process.env.NETC_MEMORY_LIMIT_MB = '50';
@@ -62,6 +79,17 @@ describe('the memory estimate', () => {
     } finally {
       delete process.env.NETC_MEMORY_LIMIT_MB;
     }
+  });
+
+  it('netc train of xor(n: 1e12): one line naming the data set, exit code 1, and nothing written', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'netc-mem-'));
+    const net = join(dir, 'big.net');
+    writeFileSync(net, FORUM.replace('xor(n: 1000)', 'xor(n: 1e12)'));
+    const r = await netc('train', net, '--steps', '1', '--out', join(dir, 'run'));
+    expect(r.code, r.err).toBe(1);
+    expect(r.err).toMatch(/\nnetc: the data set \(xor\(n: 1000000000000\): 1000000000000 examples, 11175\.9 GB\) does not fit in the [\d.]+ GB available on this machine now; use fewer examples\n$/);
+    expect(r.err).not.toContain('members');
+    expect(existsSync(join(dir, 'run'))).toBe(false);
   });
 
   it("maps TF.js's WebAssembly heap failures to the out-of-memory line", () => {

@@ -5,6 +5,7 @@
 import { freemem } from 'node:os';
 import { getHeapStatistics } from 'node:v8';
 import type { EnsembleIR } from '../ensemble/ensemble-ir.js';
+import type { DataSize } from '../data/load.js';
 import { estimateMemory, residentThatFits, type MemoryEstimate } from '../train/memory.js';
 import { plural } from '../util/plural.js';
 
@@ -37,6 +38,8 @@ export interface PopulationPlan {
   resident?: number;
   /** trained by worker processes (--workers, --queue): this process holds the state on the host only */
   sharded: boolean;
+  /** the training data, where its size is known before it loads (a generated set) */
+  data?: DataSize;
 }
 
 const gb = (bytes: number) => `${(bytes / 2 ** 30).toFixed(bytes < 2 ** 30 ? 2 : 1)} GB`;
@@ -51,6 +54,11 @@ export function memoryProblem(plan: PopulationPlan, budget = memoryBudget()): st
   const resident = plan.sharded ? 0 : Math.min(n, plan.resident ?? n);
   const e = estimateMemory(ensemble, plan.optimizer, plan.batch, n, resident);
   const members = plural(n, 'member');
+  const data = plan.data?.bytes ?? 0;
+  // the data set alone, or the larger part of what does not fit: name it, not the members
+  if (plan.data && data + e.host > budget.host && data >= e.host) {
+    return `the data set (${plan.data.shown}: ${plural(plan.data.examples, 'example')}, ${gb(data)}) does not fit in the ${gb(budget.host)} ${budget.hostWhy}; use fewer examples`;
+  }
   if (e.heap > budget.heap) {
     return `${members} need about ${gb(e.heap)} of JavaScript objects (their hyperparameters, metrics and records), more than V8's heap limit of ${gb(budget.heap)}; train fewer members (or raise the limit: node --max-old-space-size=MB)`;
   }
@@ -58,11 +66,13 @@ export function memoryProblem(plan: PopulationPlan, budget = memoryBudget()): st
   const onHost = backend === 'cpu' || backend === 'wasm';
   const device = plan.sharded ? 0 : e.device;
   const total = e.host + (onHost ? device : 0);
-  if (e.host > budget.host || (e.host + (onHost ? e.fixedDevice + e.perResidentMember : 0) > budget.host)) {
+  if (e.host + data > budget.host || (e.host + data + (onHost ? e.fixedDevice + e.perResidentMember : 0) > budget.host)) {
     const need = n === 1 ? `1 member needs about ${gb(total)} of memory (its weights and optimizer state, as a checkpoint copies them)` : `${members} need about ${gb(total)} of memory (their weights and optimizer state, as a checkpoint copies them, and their records)`;
-    return `${need}, more than the ${gb(budget.host)} ${budget.hostWhy}; ${hostFix(e, n, budget.host, plan.batch)}`;
+    // a data set of a tenth or more of the members' share is named too
+    const withData = plan.data && 10 * data >= e.host ? `, and the data set (${plan.data.shown}) about ${gb(data)}` : '';
+    return `${need}${withData}, more than the ${gb(budget.host)} ${budget.hostWhy}; ${hostFix(e, n, budget.host, plan.batch)}`;
   }
-  const deviceLimit = Math.min(backend === 'wasm' ? WASM_HEAP_BYTES : Infinity, onHost ? budget.host - e.host : Infinity);
+  const deviceLimit = Math.min(backend === 'wasm' ? WASM_HEAP_BYTES : Infinity, onHost ? budget.host - e.host - data : Infinity);
   if (device <= deviceLimit) return undefined;
   const k = residentThatFits(e, deviceLimit);
   const what = backend === 'wasm' && deviceLimit === WASM_HEAP_BYTES ? `the wasm backend's ${gb(WASM_HEAP_BYTES)} WebAssembly heap` : `the ${gb(deviceLimit)} left of the ${gb(budget.host)} ${budget.hostWhy}`;

@@ -6,7 +6,7 @@ import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync, writeFil
 import { chooseBackend } from './backend-option.js';
 import { basename, dirname, join, resolve } from 'node:path';
 import { Messages } from '../diagnostics/messages.js';
-import { loadDataset } from '../data/load.js';
+import { dataSize, loadDataset } from '../data/load.js';
 import { DataError, formatDataError } from '../data/dataset.js';
 import { splitData, splitValidation } from '../data/split.js';
 import { checkLoadedLabels } from './loaded-labels.js';
@@ -93,7 +93,7 @@ async function trainLocked(net: NetFile, run: RunInfo | undefined, options: Trai
   const chosen = await chooseBackend(options.backend ?? 'auto', io);
   if (!chosen) return ExitCode.errors;
   // a population too large for the machine is refused before anything is allocated or written
-  const tooLarge = memoryProblem({ ensemble: state.ensemble!, optimizer: program.train!.optimizer.name, batch: program.train!.batch, backend: chosen.name, resident: options.resident, sharded: options.workers !== undefined || options.queue !== undefined });
+  const tooLarge = memoryProblem({ ensemble: state.ensemble!, optimizer: program.train!.optimizer.name, batch: program.train!.batch, backend: chosen.name, resident: options.resident, sharded: options.workers !== undefined || options.queue !== undefined, data: dataSize(program.train!.data) });
   if (tooLarge) {
     io.err(`netc: ${tooLarge}\n`);
     return ExitCode.errors;

@@ -4,6 +4,12 @@
 import { Rng } from '../util/rng.js';
 import type { Dataset } from './dataset.js';
 
+/** What a generated set of n examples allocates: its features and labels, and the shuffled copy moons and spirals make. */
+export function generatedBytes(name: 'xor' | 'moons' | 'spirals', n: number): number {
+  const once = 4 * n * (2 + 1);
+  return name === 'xor' ? once : 2 * once;
+}
+
 /** Points near the corners (0/1, 0/1) of the unit square; the label is x XOR y. */
 export function xor(n: number, noise: number, seed: number): Dataset {
   const rng = Rng.of(seed, 'data', 'xor');

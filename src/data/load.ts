@@ -6,7 +6,7 @@ import { isAbsolute, join } from 'node:path';
 import type { CallConfig } from '../core/arg-spec.js';
 import { loadCsv } from './csv.js';
 import type { Dataset } from './dataset.js';
-import { moons, spirals, xor } from './generated.js';
+import { generatedBytes, moons, spirals, xor } from './generated.js';
 import { loadIdx } from './idx.js';
 import { loadImages } from './images.js';
 import { iris } from './iris.js';
@@ -17,6 +17,22 @@ export interface LoadOptions {
   baseDir: string;
   /** the seed of the generated sets (xor, moons, spirals) */
   seed: number;
+}
+
+/** The size of a data set known before it loads: its examples and the bytes they take. */
+export interface DataSize {
+  /** the call as the .net file gives it: xor(n: 1000000000000) */
+  shown: string;
+  examples: number;
+  bytes: number;
+}
+
+/** What a generated set (xor, moons, spirals) will allocate when it loads; undefined for the others. */
+export function dataSize(config: CallConfig): DataSize | undefined {
+  const name = config.name;
+  if (name !== 'xor' && name !== 'moons' && name !== 'spirals') return undefined;
+  const n = config.args.n as number;
+  return { shown: `${name}(n: ${n})`, examples: n, bytes: generatedBytes(name, n) };
 }
 
 /** Loads a data source; a mistake in a data file is thrown as a DataError. */

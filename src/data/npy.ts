@@ -5,6 +5,7 @@
 import { Messages, type MessageDef } from '../diagnostics/messages.js';
 import { dataError } from './dataset.js';
 import { parsePythonLiteral, type PyValue } from './python-literal.js';
+import { clip, quoteShort } from '../util/quote.js';
 
 /** Which array an error is about: `file` is the path to report, `shown` how the .net file names the array. */
 export interface NpyWhere {
@@ -31,6 +32,12 @@ export interface NpyHeader {
 
 const MAGIC = [0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59]; // \x93NUMPY
 
+/**
+ * The longest header netc reads: versions 2.0 and 3.0 allow 4 GB (NumPy's np.load refuses more than 10,000
+ * bytes unless told otherwise); the checker reads a header whole, so a longer one is refused by its length.
+ */
+export const MAX_HEADER_BYTES = 64 << 20;
+
 /** The header of a .npy file's bytes (the whole file, or at least its header). */
 export function parseNpyHeader(bytes: Uint8Array, where: NpyWhere): NpyHeader {
   const fail = (def: MessageDef, ...args: (string | number)[]) => dataError(def, [where.shown, ...args], where.file);
@@ -42,6 +49,7 @@ export function parseNpyHeader(bytes: Uint8Array, where: NpyWhere): NpyHeader {
   const start = major === 1 ? 10 : 12;
   if (bytes.length < start) throw fail(Messages.NpyTruncated, 'the file ends inside its header');
   const length = major === 1 ? view.getUint16(8, true) : view.getUint32(8, true);
+  if (length > MAX_HEADER_BYTES) throw fail(Messages.NpyBadHeader, `its header is ${length} bytes long, more than the ${MAX_HEADER_BYTES} bytes netc reads`);
   if (bytes.length < start + length) throw fail(Messages.NpyTruncated, `its header is ${length} bytes long, the file ends after ${bytes.length - start} of them`);
   const text = new TextDecoder(major === 3 ? 'utf-8' : 'latin1').decode(bytes.subarray(start, start + length));
   const dict = headerDict(text, (why) => fail(Messages.NpyBadHeader, why));
@@ -67,16 +75,16 @@ function headerDict(text: string, fail: (why: string) => Error): Record<string, 
   try {
     value = parsePythonLiteral(text);
   } catch (e) {
-    throw fail(`${(e as Error).message} in ${JSON.stringify(text.trim())}`);
+    throw fail(`${(e as Error).message} in ${quoteShort(text.trim())}`);
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw fail(`it is not a dict: ${JSON.stringify(text.trim())}`);
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw fail(`it is not a dict: ${quoteShort(text.trim())}`);
   for (const key of ['descr', 'fortran_order', 'shape']) if (!(key in value)) throw fail(`it has no '${key}'`);
   return value;
 }
 
 function shapeOf(shape: PyValue, fail: (why: string) => Error): number[] {
   if (!Array.isArray(shape) || !shape.every((d) => typeof d === 'number' && Number.isSafeInteger(d) && d >= 0)) {
-    throw fail(`its 'shape' is not a tuple of whole numbers: ${JSON.stringify(shape)}`);
+    throw fail(`its 'shape' is not a tuple of whole numbers: ${clip(JSON.stringify(shape))}`);
   }
   return shape as number[];
 }
@@ -90,13 +98,13 @@ function dtypeOf(descr: PyValue, where: NpyWhere): NpyType {
   const refuse = (shown: string, advice = `; it reads ${readable}: convert it with array.astype(np.float32)`) =>
     dataError(Messages.NpyUnsupportedDtype, [where.shown, shown, advice], where.file);
   if (Array.isArray(descr)) throw refuse('a structured dtype (with fields)', `; it reads one plain number type per array (${readable}): save each field as an array of its own`);
-  if (typeof descr !== 'string') throw refuse(JSON.stringify(descr));
+  if (typeof descr !== 'string') throw refuse(clip(JSON.stringify(descr)));
   const m = /^([<>|=])([a-zA-Z])(\d*)/.exec(descr);
   const [, order, kind, size] = m ?? [];
   const known = m && m[0] === descr && kind in sizes && sizes[kind as NpyType['kind']].includes(Number(size));
   const name = typeNames[`${kind}${size}`] ?? typeNames[kind ?? ''];
-  if (!known) throw refuse(`'${descr}'${name ? ` (${name})` : ''}`);
-  if (order === '=' && Number(size) > 1) throw refuse(`'${descr}'`, '; its byte order is the writing machine\'s ("="), which the file does not record: save it with an explicit byte order (\'<\' or \'>\')');
+  if (!known) throw refuse(`'${clip(descr)}'${name ? ` (${name})` : ''}`);
+  if (order === '=' && Number(size) > 1) throw refuse(`'${clip(descr)}'`, '; its byte order is the writing machine\'s ("="), which the file does not record: save it with an explicit byte order (\'<\' or \'>\')');
   return { kind: kind as NpyType['kind'], size: Number(size), littleEndian: order !== '>' };
 }
 

@@ -7,7 +7,8 @@
 import { Inflate } from 'fflate';
 import { Messages } from '../diagnostics/messages.js';
 import { dataError } from './dataset.js';
-import { parseNpyHeader, type NpyHeader, type NpyWhere } from './npy.js';
+import { MAX_HEADER_BYTES, parseNpyHeader, type NpyHeader, type NpyWhere } from './npy.js';
+import { clip } from '../util/quote.js';
 
 /** How the archive is named in messages: `file` the path to report, `shown` how the .net file writes it. */
 export interface NpzWhere {
@@ -31,7 +32,7 @@ export function npzMembers(bytes: Uint8Array, keys: string[], where: NpzWhere): 
   const found = new Map<string, NpzMember>();
   for (const key of keys) {
     const member = members.find((m) => m.name === `${key}.npy`) ?? members.find((m) => m.name === key);
-    if (!member) throw dataError(Messages.NpzMissingKey, [`"${where.shown}"`, key, keysOf(members.map((m) => m.name))], where.file);
+    if (!member) throw dataError(Messages.NpzMissingKey, [`"${where.shown}"`, clip(key), keysOf(members.map((m) => m.name))], where.file);
     found.set(key, member);
   }
   return found;
@@ -39,8 +40,6 @@ export function npzMembers(bytes: Uint8Array, keys: string[], where: NpzWhere): 
 
 // the first slice of a member inflated for its .npy header: a version 1.0 header fits (10 + at most 65,535 bytes)
 const HEADER_BYTES = (1 << 16) + 16;
-// a version 2.0 or 3.0 header may be longer, up to this (NumPy's own np.load refuses more than 10,000 bytes)
-const MAX_HEADER_BYTES = 16 << 20;
 
 /**
  * A member's .npy bytes: its header and at most `values(header)` bytes of the values after it (never more
@@ -56,7 +55,8 @@ export function npzArray(
   if (head.length === HEADER_BYTES && head[6] > 1) {
     // versions 2.0 and 3.0 give the header's length as a uint32
     const length = new DataView(head.buffer, head.byteOffset, head.byteLength).getUint32(8, true);
-    if (length + 12 > head.length) head = inflated(bytes, member, Math.min(length + 12, MAX_HEADER_BYTES), where.archive);
+    // a longer header than netc reads is refused by parseNpyHeader from its length alone
+    if (length + 12 > head.length && length <= MAX_HEADER_BYTES) head = inflated(bytes, member, length + 12, where.archive);
   }
   const header = parseNpyHeader(head, where.array);
   const promised = header.shape.reduce((a, b) => a * b, 1) * header.type.size;
@@ -67,7 +67,7 @@ export function npzArray(
 /** The arrays an archive holds as np.load names them: its members without .npy. */
 function keysOf(names: string[]): string {
   if (names.length === 0) return 'none (the archive is empty)';
-  return names.map((n) => n.replace(/\.npy$/, '')).join(', ');
+  return clip(names.map((n) => n.replace(/\.npy$/, '')).join(', '), 200);
 }
 
 const u16 = (b: Uint8Array, at: number) => b[at] | (b[at + 1] << 8);
@@ -95,9 +95,9 @@ function centralDirectory(bytes: Uint8Array, where: NpzWhere): NpzMember[] {
     const name = new TextDecoder(u16(bytes, at + 8) & 0x800 ? 'utf-8' : 'latin1').decode(bytes.subarray(at + 46, at + 46 + nameLength));
     const sizes = zip64Sizes(bytes, at + 46 + nameLength, extraLength, [u32(bytes, at + 24), u32(bytes, at + 20), u32(bytes, at + 42)]);
     const [packed, local] = [sizes[1], sizes[2]];
-    if (local + 30 > bytes.length || u32(bytes, local) !== 0x04034b50) throw bad(`its member ${name} is damaged`);
+    if (local + 30 > bytes.length || u32(bytes, local) !== 0x04034b50) throw bad(`its member ${clip(name)} is damaged`);
     const start = local + 30 + u16(bytes, local + 26) + u16(bytes, local + 28);
-    if (start + packed > bytes.length) throw bad(`its member ${name} runs past the end of the file (it is cut short)`);
+    if (start + packed > bytes.length) throw bad(`its member ${clip(name)} runs past the end of the file (it is cut short)`);
     members.push({ name, method: u16(bytes, at + 10), start, packed });
     at += 46 + nameLength + extraLength + u16(bytes, at + 32);
   }
@@ -123,7 +123,7 @@ function zip64Sizes(bytes: Uint8Array, extra: number, length: number, sizes: num
 function inflated(bytes: Uint8Array, member: NpzMember, limit: number, where: NpzWhere): Uint8Array {
   const packed = bytes.subarray(member.start, member.start + member.packed);
   if (member.method === 0) return packed.subarray(0, limit);
-  const bad = (why: string) => dataError(Messages.NpzBadArchive, [`"${where.shown}"`, `its member ${member.name} ${why}`], where.file);
+  const bad = (why: string) => dataError(Messages.NpzBadArchive, [`"${where.shown}"`, `its member ${clip(member.name)} ${why}`], where.file);
   if (member.method !== 8) throw bad(`is packed with zip method ${member.method}; netc reads stored and deflated members (np.savez, np.savez_compressed)`);
   let out = new Uint8Array(Math.min(limit, 1 << 16));
   let have = 0;

@@ -3,8 +3,8 @@
 // numpy.ts's own; a mistake is the DataError loading would throw, with its code.
 import type { DataShape, Host, MissingFile } from './source-shape.js';
 import { DataError } from './dataset.js';
-import { checkRows, classLabels, exampleShape, labelForm, npyArray, npzWhere, type NpyArray } from './numpy.js';
-import { npyValues, parseNpyHeader, type NpyHeader, type NpyWhere } from './npy.js';
+import { checkRows, classLabels, exampleShape, labelForm, npzWhere, type NpyArray } from './numpy.js';
+import { MAX_HEADER_BYTES, npyValues, parseNpyHeader, type NpyHeader, type NpyWhere } from './npy.js';
 import { npzArray, npzMembers } from './npz.js';
 import { crc32 } from 'node:zlib';
 
@@ -22,12 +22,16 @@ export function npyShape(x: string, y: string, classes: number | undefined, host
   if (!host || x === undefined || y === undefined) return undefined;
   const xBytes = headerBytes(host, x);
   if (!xBytes) return { missing: `cannot read the npy file "${x}"` };
-  const yBytes = host.readBytes(y, LABEL_BYTES);
-  if (!yBytes) return { missing: `cannot read the npy file "${y}"` };
+  const yHead = headerBytes(host, y);
+  if (!yHead) return { missing: `cannot read the npy file "${y}"` };
   return caught(() => {
     const xArray = { header: parseNpyHeader(xBytes, where(x)), where: where(x) };
-    // a label file cut off at LABEL_BYTES is only partly here: its values are counted when it loads
-    return shapeOf(xArray, npyArray(yBytes, where(y)), yBytes.length < LABEL_BYTES, classes);
+    const yHeader = parseNpyHeader(yHead, where(y));
+    // labels of at most LABEL_BYTES are read (and counted) here; a larger file's values are counted when it loads
+    const whole = valueBytes(yHeader) < LABEL_BYTES;
+    const yBytes = whole ? host.readBytes(y, yHeader.dataStart + valueBytes(yHeader)) : yHead;
+    if (!yBytes) return undefined;
+    return shapeOf(xArray, { bytes: yBytes, header: yHeader, where: where(y) }, whole, classes);
   });
 }
 
@@ -78,7 +82,8 @@ function headerBytes(host: Host, path: string): Uint8Array | undefined {
   if (!bytes || bytes.length < 12 || bytes[6] === 1) return bytes;
   // versions 2.0 and 3.0 give the header's length as a uint32
   const length = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(8, true);
-  return length + 12 > bytes.length && bytes.length === HEADER_BYTES ? host.readBytes(path, Math.min(length + 12, LABEL_BYTES)) : bytes;
+  // a longer header than netc reads is refused by parseNpyHeader from its length alone
+  return length + 12 > bytes.length && bytes.length === HEADER_BYTES && length <= MAX_HEADER_BYTES ? host.readBytes(path, length + 12) : bytes;
 }
 
 function caught(f: () => DataShape | undefined): ShapeResult {

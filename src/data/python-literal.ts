@@ -1,6 +1,8 @@
 // The part of Python's literal syntax a .npy header is written in (numpy writes it with repr()): dicts with
 // string keys, tuples and lists (both read as arrays), strings in single or double quotes, whole numbers
 // (Python 2's 3L too), True, False and None. Anything else is an Error whose message says what and where.
+import { quoteShort } from '../util/quote.js';
+
 export type PyValue = string | number | boolean | null | PyValue[] | { [key: string]: PyValue };
 
 const token = /\s*(?:('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")|([+-]?\d+)L?|(True|False|None)|([{}()[\],:]))/y;
@@ -16,7 +18,7 @@ export function parsePythonLiteral(text: string): PyValue {
   let i = 0;
   const next = () => tokens[i++];
   const peek = () => tokens[i];
-  const unexpected = (t: Token) => new Error(t.kind === 'end' ? 'the header ends early' : `unexpected ${JSON.stringify(t.text)} at character ${t.at}`);
+  const unexpected = (t: Token) => new Error(t.kind === 'end' ? 'the header ends early' : `unexpected ${quoteShort(t.text)} at character ${t.at}`);
 
   const value = (): PyValue => {
     const t = next();

@@ -158,6 +158,50 @@ describe('npz', () => {
   });
 });
 
+describe('npy: long headers (issue 37)', () => {
+  // a valid version 2.0 header of 20 MB: the dict, then spaces (np.save pads with them too)
+  const long = (descr: string, shape: number[], values: number[], mb = 20) =>
+    npyBytes(descr, shape, values, { version: 2, header: npyHeader(descr, shape) + ' '.repeat(mb << 20) });
+
+  it('reads a 20 MB header from a .npy file and from stored and deflated .npz members, at load and check time', async () => {
+    const [x, y] = [long('<f4', [2, 3], x3), npyBytes('<i8', [2], [1, 0])];
+    expect(x.readUInt32LE(8)).toBeGreaterThan(20 << 20);
+    // loaded() checks too: the checker's shape, from the header it reads through the host, is the one loaded
+    const ds = await loaded('npy', { x: file(x), y: file(y) });
+    expect([Array.from(ds.x), Array.from(ds.y)]).toEqual([x3, [1, 0]]);
+    for (const compressed of [false, true]) {
+      const path = file(npzBytes({ x, y }, compressed), 'npz');
+      expect(Array.from((await loaded('npz', { path, x: 'x', y: 'y' })).x)).toEqual(x3);
+    }
+  });
+
+  it('refuses a header longer than netc reads by its length, not as a file cut short', async () => {
+    const head = Buffer.from([0x93, ...Buffer.from('NUMPY'), 2, 0, 0, 0, 0, 0]);
+    head.writeUInt32LE(100 << 20, 8);
+    const x = file(Buffer.concat([head, Buffer.from("{'descr': '<f4', ")]));
+    const e = await loadError('npy', { x, y: labels([0, 1]) });
+    expect(e).toMatchObject({ code: 4071, message: expect.stringContaining(`its header is ${100 << 20} bytes long, more than the ${64 << 20} bytes netc reads`) });
+    expect(e.message).not.toContain('truncated');
+    expect(checked(`npy(x: "${x}", y: "${labels([0, 1])}")`).map((d) => [d.code, d.message])).toEqual([[4071, e.message]]);
+  });
+
+  it('quotes at most the first 80 characters of a 2 MB header or value into an error', async () => {
+    const pad = ' '.repeat(2 << 20);
+    const y = labels([0, 1]);
+    const broken = {
+      syntax: `{'descr': '<f4', 'fortran_order': nope, ${pad}'shape': (2, 3), }`,
+      notDict: `[1, 2, ${'3, '.repeat(1 << 20)}]`,
+      shape: `{'descr': '<f4', 'fortran_order': False, 'shape': (${'-1, '.repeat(1 << 19)}), }`,
+      descr: `{'descr': '${'x'.repeat(2 << 20)}', 'fortran_order': False, 'shape': (2, 3), }`,
+      token: `{'descr': '<f4', 'fortran_order': '${'y'.repeat(2 << 20)}' 'shape': (2, 3), }`,
+    };
+    for (const [what, header] of Object.entries(broken)) {
+      const e = await loadError('npy', { x: file(npyBytes('<f4', [2, 3], x3, { version: 2, header })), y });
+      expect([e.code, e.message.length < 400, e.message], what).toEqual([expect.any(Number), true, expect.stringMatching(/…\(\d+ more characters\)/)]);
+    }
+  });
+});
+
 /** The DataError loading gives, as [code, file, message]. */
 async function loadError(name: string, args: Record<string, BoundValue>) {
   const e = await dataErrorOf(() => load(name, args, dir));
