@@ -4,6 +4,14 @@
 // With two MB halves, 15 and 1,000 members trained within the runs' spread of the default's steps per second
 // (more, shorter scavenges: 166 ms of GC in a forum x1000 run against 107 ms); only a flag at start sets it.
 // Entry point: the compiled CLI lives in dist/ (built by `npm ci` through the `prepare` script).
-import { main } from '../dist/cli/main.js';
+// On the webgpu backend, the command runs in a child whose stderr loses Dawn's harmless notes (dist/cli/dawn-notes.js).
+import { fileURLToPath } from 'node:url';
+import { runWithoutDawnNotes, wantsDawnFilter } from '../dist/cli/dawn-notes.js';
 
-process.exitCode = await main(process.argv.slice(2));
+const argv = process.argv.slice(2);
+if (wantsDawnFilter(argv)) {
+  process.exitCode = await runWithoutDawnNotes(fileURLToPath(import.meta.url), argv);
+} else {
+  const { main } = await import('../dist/cli/main.js');
+  process.exitCode = await main(argv);
+}

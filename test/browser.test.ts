@@ -4,11 +4,15 @@
 // Without Chromium the tests are skipped with the reason printed; NETC_REQUIRE_BROWSER=1 (set by .ci/run
 // once it installed chromium) turns that into a failure.
 import * as tf from '@tensorflow/tfjs';
+import { loadTF } from '../src/runtime/backend.js';
 import '@tensorflow/tfjs-backend-wasm';
 import { describe, expect, it } from 'vitest';
 import { Rng } from '../src/util/rng.js';
 import { bundleForBrowser, findChromium, probeBrowserWebGPU, runInBrowser, type LaunchOptions } from './browser/harness.js';
 import { run as trainInNode, type TrainInput } from './browser/fixture-train.js';
+
+// TF.js as netc loads it, without TF.js's Node.js banner on the first cpu tensor (issue 37)
+await loadTF();
 
 const fixture = 'test/browser/fixture-train.ts';
 const required = process.env['NETC_REQUIRE_BROWSER'] === '1';

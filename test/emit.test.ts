@@ -17,7 +17,11 @@ import { printEnsembleIR } from '../src/ensemble/print.js';
 import { emitInfo, emitModule } from '../src/emit/emit.js';
 import { formatModule } from '../src/emit/format.js';
 import * as tfjs from '@tensorflow/tfjs';
+import { loadTF } from '../src/runtime/backend.js';
 import type { TF } from '../src/kernels/tf.js';
+
+// TF.js as netc loads it, without TF.js's Node.js banner on the first cpu tensor (issue 37)
+await loadTF();
 
 // the emitter traces the step on TF.js's cpu backend
 const tf = tfjs as unknown as TF;

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import * as tf from '@tensorflow/tfjs';
+import { loadTF } from '../src/runtime/backend.js';
 import * as ort from 'onnxruntime-web';
 import { exportCases } from './export-models.js';
 import { extract, maxDiff, randomInput, tmp, toExported, trainTiny } from './export-helpers.js';
@@ -17,6 +18,9 @@ import { onnxSchema } from '../src/export/onnx-schema.generated.js';
 import { ONNX_OPSET } from '../src/export/onnx.js';
 import { voteClasses } from '../src/serve/inference.js';
 import type { TF } from '../src/kernels/tf.js';
+
+// TF.js as netc loads it, without TF.js's Node.js banner on the first cpu tensor (issue 37)
+await loadTF();
 
 const TOLERANCE = 1e-5;
 const BATCH = 5;

@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as tf from '@tensorflow/tfjs';
+import { loadTF } from '../src/runtime/backend.js';
 import { netc } from './helpers.js';
 import { lowerings } from '../src/layers/forward.js';
 import { openRun, readCheckpoint } from '../src/cli/run-dir.js';
@@ -17,6 +18,9 @@ import { parseDataSource } from '../src/check/data-expression.js';
 import { loadDataset } from '../src/data/load.js';
 import type { TF } from '../src/kernels/tf.js';
 import { expectClose } from './equivalence/harness.js';
+
+// TF.js as netc loads it, without TF.js's Node.js banner on the first cpu tensor (issue 37)
+await loadTF();
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'netc-extract-'));
 

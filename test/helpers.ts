@@ -1,5 +1,6 @@
 // One-line test helpers, in the esbuild habit: each test states an input and the expected outcome.
 import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
 import { main } from '../src/cli/main.js';
 import { formatDiagnostics } from '../src/diagnostics/format.js';
@@ -68,15 +69,20 @@ export function spawnNode(args: string[], cwd: string): Promise<{ code: number |
   });
 }
 
-/** null when Dawn finds a WebGPU adapter here, else why not. Probed directly, not through selectBackend. */
+/**
+ * null when Dawn finds a WebGPU adapter here, else why not. Probed directly, not through selectBackend, and in a
+ * child process: Dawn's native code prints notes to stderr as it opens an adapter, which would land in the
+ * test log (issue 37).
+ */
 export async function webgpuUnavailable(): Promise<string | null> {
-  try {
-    const { create } = await import('webgpu');
-    const adapter = await create([]).requestAdapter();
-    return adapter == null
-      ? 'Dawn found no WebGPU adapter (no usable Vulkan driver; on Debian bookworm: apt-get install -t bookworm-backports mesa-vulkan-drivers libvulkan1)'
-      : null;
-  } catch (error) {
-    return `the webgpu package could not start Dawn: ${error instanceof Error ? error.message : String(error)}`;
+  const script =
+    "const { create } = await import('webgpu');" +
+    "process.stdout.write((await create([]).requestAdapter()) ? 'adapter' : 'none'); process.exit(0);";
+  const probe = await spawnNode(['--input-type=module', '-e', script], fileURLToPath(new URL('../', import.meta.url)));
+  if (probe.out === 'adapter') return null;
+  if (probe.out === 'none') {
+    return 'Dawn found no WebGPU adapter (no usable Vulkan driver; on Debian bookworm: apt-get install -t bookworm-backports mesa-vulkan-drivers libvulkan1)';
   }
+  const said = probe.err.split('\n').find((line) => line.trim() !== '') ?? `the probe exited with ${probe.code}`;
+  return `the webgpu package could not start Dawn: ${said}`;
 }

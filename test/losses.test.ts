@@ -1,10 +1,14 @@
 // netc's per-member losses and metrics against TF.js's own (tf.metrics / tf.losses, which follow Keras
 // on probabilities): the same values, member by member.
 import * as tf from '@tensorflow/tfjs';
+import { loadTF } from '../src/runtime/backend.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { memberAccuracy, memberError, memberLosses, memberMetric } from '../src/kernels/losses.js';
 import type { TF } from '../src/kernels/tf.js';
 import { Rng } from '../src/util/rng.js';
+
+// TF.js as netc loads it, without TF.js's Node.js banner on the first cpu tensor (issue 37)
+await loadTF();
 
 const t = tf as unknown as TF;
 const N = 3;

@@ -89,7 +89,7 @@ train { data: moons(n: 400, noise: 0.2) validation: 0.25 loss: mse optimizer: sg
     const { hyperTable } = await import('../src/runtime/hyper.js');
     const { loadDataset } = await import('../src/data/load.js');
     const { splitValidation } = await import('../src/data/split.js');
-    const tf = await import('@tensorflow/tfjs');
+    const tf = await (await import('../src/runtime/backend.js')).loadTF();
     await tf.setBackend('cpu');
     const state = compile(MOONS(4, LRS), 'pop.net');
     const program = state.program!;

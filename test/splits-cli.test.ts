@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import * as tf from '@tensorflow/tfjs';
+import { loadTF } from '../src/runtime/backend.js';
 import { netc } from './helpers.js';
 import { openRun } from '../src/cli/run-dir.js';
 import { registerFileScheme } from '../src/serve/file-io.js';
@@ -15,6 +16,9 @@ import type { Population } from '../src/runtime/population.js';
 import type { TF } from '../src/kernels/tf.js';
 import { expectClose } from './equivalence/harness.js';
 import { expectSameRun, paramBytes } from './run-files.js';
+
+// TF.js as netc loads it, without TF.js's Node.js banner on the first cpu tensor (issue 37)
+await loadTF();
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 const tmp = () => mkdtempSync(join(tmpdir(), 'netc-split-'));

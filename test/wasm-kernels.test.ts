@@ -2,11 +2,15 @@
 // max-pool gradient (its fast path for non-overlapping windows and its general path) and the Slice,
 // SplitV and Unpack kernels, which read the heap in place instead of copying whole tensors (readSync).
 import * as tf from '@tensorflow/tfjs';
+import { loadTF } from '../src/runtime/backend.js';
 import '@tensorflow/tfjs-backend-wasm';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { registerWasmKernels } from '../src/kernels/wasm-kernels.js';
 import type { TF } from '../src/kernels/tf.js';
 import { Rng } from '../src/util/rng.js';
+
+// TF.js as netc loads it, without TF.js's Node.js banner on the first cpu tensor (issue 37)
+await loadTF();
 
 beforeAll(async () => {
   await tf.setBackend('wasm');

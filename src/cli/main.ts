@@ -6,6 +6,7 @@ import { compileCommand, type CompileCommandOptions } from './compile-command.js
 import { irCommand } from './ir-command.js';
 import { ExitCode, processIo, UsageError, type Io } from './io.js';
 import { trainCommand } from './train-command.js';
+import { stderrIsTTY } from './dawn-notes.js';
 import { DEFAULT_CHECKPOINT_MINUTES } from './train-options.js';
 import { predictCommand, predictHelp, type PredictOptions } from './predict-command.js';
 import { evalCommand, evalHelp, type EvalOptions } from './eval-command.js';
@@ -102,7 +103,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       if (opts.checkpointEvery !== undefined && opts.checkpointMinutes !== undefined) throw new UsageError('give --checkpoint-every (steps) or --checkpoint-minutes (wall time), not both');
       if (opts.shards !== undefined && opts.queue === undefined) throw new UsageError('--shards goes with --queue (with --workers, each worker trains one shard)');
       if (opts.queueTimeout !== undefined && opts.queue === undefined && opts.resume === undefined) throw new UsageError('--queue-timeout goes with --queue');
-      code = await trainCommand(file, { ...opts, progress: process.stderr.isTTY }, io);
+      code = await trainCommand(file, { ...opts, progress: stderrIsTTY() }, io);
     });
 
   program

@@ -346,7 +346,7 @@ function probeAdapter(): string | null {
  * correct, but slow. Whether there is an adapter is asked in a child process first (probeAdapter), so a
  * machine without one gets netc's message alone. Where there is one, Dawn may still print notes to stderr
  * as it opens it (on lavapipe: "Warning: maxDynamic...PerPipelineLayout artificially reduced"); they come
- * from native code in this process and cannot be silenced from here.
+ * from native code in this process and cannot be silenced from here: the CLI drops them (cli/dawn-notes.ts).
  */
 async function activateWebGPU(tf: TF): Promise<string> {
   const scope = globalThis as unknown as { navigator?: NavigatorWithGPU };
