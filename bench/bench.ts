@@ -389,7 +389,7 @@ if (only.has('lenet')) {
 
 // ---- this checkout's fused steps against --baseline REF's, turn and turn about ---------------------------
 
-const baselineRounds = quick ? 1 : 3;
+const baselineRounds = quick ? 1 : 5;
 let baseline: { ref: string; sha: string; rows: BaselineRow[] } | { ref: string; error: string } | undefined;
 if (baselineRef) {
   const sectionStarted = performance.now();
