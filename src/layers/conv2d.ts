@@ -17,7 +17,7 @@ import { convForwardDirect, convGradInputDirect, convGradWeightsDirect, padKerne
 import { paddedRow } from '../wasm/vectors.js';
 import { LEAKY_RELU_ALPHA } from '../kernels/activations.js';
 import type { Local } from '../wasm/module.js';
-import { activationAfter, activationConfig, initializerConfig } from './reference-rule.js';
+import { weightedLayers } from './reference-rule.js';
 import { activationArgOf, biasTensor, selfOf } from './export-rule.js';
 import type { ExportContext, ExportNode } from '../interop/export-node.js';
 import { convKernel as convKernelOf, convWeight, isPadded as isPaddedExport, isSymmetric, windowPads } from '../interop/layout.js';
@@ -86,19 +86,10 @@ export const conv2d: LayerKind = {
   },
   wasm: convKernel(),
   reference: {
-    layers: (ctx) => [
-      ctx.tf.layers.conv2d({
-        filters: ctx.args.filters as number,
-        kernelSize: ctx.args.kernel as number[],
-        strides: ctx.args.stride as number[],
-        padding: ctx.args.padding as 'valid' | 'same',
-        activation: activationConfig(ctx) as never,
-        useBias: ctx.args.bias as boolean,
-        ...initializerConfig(ctx, ['kernelInitializer', 'biasInitializer']),
-        name: ctx.name,
-      }),
-      ...activationAfter(ctx),
-    ],
+    layers: (ctx) =>
+      weightedLayers(ctx, (common) =>
+        ctx.tf.layers.conv2d({ filters: ctx.args.filters as number, kernelSize: ctx.args.kernel as number[], strides: ctx.args.stride as number[], padding: ctx.args.padding as 'valid' | 'same', ...common }),
+      ),
   },
   export: { node: exportNode },
   wgsl: convWgsl(),

@@ -14,7 +14,7 @@ import { columnSums, denseForward, denseGradInput, denseGradWeights, SUM_BLOCK, 
 import { applyActivation, applyActivationGrad, kernelActivations } from '../wasm/activations.js';
 import { LEAKY_RELU_ALPHA } from '../kernels/activations.js';
 import type { Local } from '../wasm/module.js';
-import { activationAfter, activationConfig, initializerConfig } from './reference-rule.js';
+import { weightedLayers } from './reference-rule.js';
 import { activationArgOf, biasTensor, selfOf } from './export-rule.js';
 import type { ExportContext, ExportNode } from '../interop/export-node.js';
 import { denseKernel as denseKernelOf, linearWeight } from '../interop/layout.js';
@@ -71,18 +71,7 @@ export const dense: LayerKind = {
     shared: sharedByFolding(apply),
   },
   wasm: denseKernel(),
-  reference: {
-    layers: (ctx) => [
-      ctx.tf.layers.dense({
-        units: ctx.args.units as number,
-        activation: activationConfig(ctx) as never,
-        useBias: ctx.args.bias as boolean,
-        ...initializerConfig(ctx, ['kernelInitializer', 'biasInitializer']),
-        name: ctx.name,
-      }),
-      ...activationAfter(ctx),
-    ],
-  },
+  reference: { layers: (ctx) => weightedLayers(ctx, (common) => ctx.tf.layers.dense({ units: ctx.args.units as number, ...common })) },
   export: { node: exportNode },
   wgsl: denseWgsl(),
 };

@@ -59,3 +59,13 @@ export function activationConfig(ctx: ReferenceContext): string {
 export function activationAfter(ctx: ReferenceContext): ReferenceLayer[] {
   return ctx.args.activation === 'leaky_relu' ? [ctx.tf.layers.leakyReLU({ alpha: LEAKY_RELU_ALPHA, name: `${ctx.name}_leaky_relu` })] : [];
 }
+
+/**
+ * A weighted layer (dense, conv2d) as tfjs-layers layers: `make` given what every such layer's config holds (its
+ * activation argument, whether it has a bias, the initializers netc drew its kernel and bias from, its name), then
+ * the leaky_relu layer that stands for a leaky_relu `activation:`.
+ */
+export function weightedLayers(ctx: ReferenceContext, make: (common: Record<string, never>) => ReferenceLayer): ReferenceLayer[] {
+  const common = { activation: activationConfig(ctx), useBias: ctx.args.bias as boolean, ...initializerConfig(ctx, ['kernelInitializer', 'biasInitializer']), name: ctx.name } as unknown as Record<string, never>;
+  return [make(common), ...activationAfter(ctx)];
+}
