@@ -1,8 +1,7 @@
 // batchnorm(): normalises over the batch on the last axis; keeps running statistics per member (or one
 // set for all, shared).
 import type { LayerKind } from './layer-kind.js';
-import { normBackward, normForward, normLayer, perCell, whyNotNorm, type NormLayer } from '../wgsl/norm.js';
-import type { WgslLayerRule } from '../wgsl/rule.js';
+import { normWgsl } from './norm-wgsl.js';
 import type { ForwardContext } from './forward.js';
 import type { Tensor } from '../kernels/tf.js';
 import { blockMembers, fromMembersFirst, groupedMembers, groupedVector, membersFirst } from './widened.js';
@@ -151,7 +150,7 @@ export const batchnorm: LayerKind = {
     ],
   },
   export: { node: exportNode },
-  wgsl: batchnormWgsl(),
+  wgsl: normWgsl('batchnorm'),
 };
 
 const STATISTICS = ['weight', 'bias', 'running_mean', 'running_var'];
@@ -357,14 +356,3 @@ function accumulate(c: Code, row: Local, width: number, value: (v: Lanes, col: n
   columns(c, width, (v, col) => store(c, v, row, col, () => (load(c, v, row, col), value(v, col), v.add())));
 }
 
-/** The WGSL step's batchnorm (src/wgsl/norm.ts), of flat values and of images (per channel): its batch statistics and running ones in training, the running ones outside it. */
-function batchnormWgsl(): WgslLayerRule<NormLayer> {
-  return {
-    whyNot: (op) => whyNotNorm('batchnorm', op),
-    onShared: 'flat',
-    layer: (b) => normLayer(b.base, 'batchnorm', b.params, b.members, b.batch, b),
-    // an image's norm is the flat rule on B*H*W rows of its channels
-    forward: (w, l, training) => normForward(w.of(l, l.cells), perCell(l, l.cells), training),
-    backward: (w, l, [prev]) => normBackward(w.of(l, l.cells), perCell(l, l.cells), prev),
-  };
-}

@@ -1,8 +1,7 @@
 // dropout(rate): zeroes a fraction of activations while training (inverted dropout); each member
 // draws its own mask.
 import type { LayerKind } from './layer-kind.js';
-import { normBackward, normForward, normLayer, perCell, whyNotNorm, type NormLayer } from '../wgsl/norm.js';
-import type { WgslLayerRule } from '../wgsl/rule.js';
+import { normWgsl } from './norm-wgsl.js';
 import type { ForwardContext } from './forward.js';
 import type { Tensor } from '../kernels/tf.js';
 import { groupedMembers, membersToBlocks, blockMembers } from './widened.js';
@@ -53,7 +52,7 @@ export const dropout: LayerKind = {
       onnx: ({ g, xs, out }) => g.op('Identity', xs.slice(0, 1), [], out),
     }),
   },
-  wgsl: dropoutWgsl(),
+  wgsl: normWgsl('dropout'),
 };
 
 /**
@@ -132,14 +131,3 @@ function copyInput(k: WasmContext): void {
   );
 }
 
-/** The WGSL step's dropout (src/wgsl/norm.ts): its mask from the host's draws of the op path's streams, forward and backward; outside training its input as it is. */
-function dropoutWgsl(): WgslLayerRule<NormLayer> {
-  return {
-    whyNot: (op) => whyNotNorm('dropout', op),
-    onShared: 'flat',
-    layer: (b) => normLayer(b.base, 'dropout', b.params, b.members, b.batch, b),
-    // an image's norm is the flat rule on B*H*W rows of its channels
-    forward: (w, l, training) => normForward(w.of(l, l.cells), perCell(l, l.cells), training),
-    backward: (w, l, [prev]) => normBackward(w.of(l, l.cells), perCell(l, l.cells), prev),
-  };
-}

@@ -1,7 +1,6 @@
 // layernorm(): normalises each example over its last axis.
 import type { LayerKind } from './layer-kind.js';
-import { normBackward, normForward, normLayer, perCell, whyNotNorm, type NormLayer } from '../wgsl/norm.js';
-import type { WgslLayerRule } from '../wgsl/rule.js';
+import { normWgsl } from './norm-wgsl.js';
 import type { Tensor, TF } from '../kernels/tf.js';
 import { groupedMembers, groupedVector, joinMembers, splitMembers, blockMembers, sharedByFolding } from './widened.js';
 import type { WasmBackwardContext, WasmContext, WasmRule } from './wasm-rule.js';
@@ -60,7 +59,7 @@ export const layernorm: LayerKind = {
     layers: (ctx) => [ctx.tf.layers.layerNormalization({ axis: -1, epsilon: ctx.args.epsilon as number, ...initializerConfig(ctx, ['gammaInitializer', 'betaInitializer']), name: ctx.name })],
   },
   export: { node: exportNode },
-  wgsl: layernormWgsl(),
+  wgsl: normWgsl('layernorm', true),
 };
 
 /** PyTorch's LayerNorm (ONNX's LayerNormalization) over the last axis: an NCHW image's channels moved last and back. */
@@ -215,15 +214,3 @@ function overColumns(c: Code, width: number, body: (j: Local) => void, init?: ()
   c.for(j, () => c.i32(0), () => c.i32(width * 4), () => body(j), 4);
 }
 
-/** The WGSL step's layernorm (src/wgsl/norm.ts; a shared one's gamma and beta stepped by src/wgsl/shared.ts), of flat values and of images (per cell over its channels). */
-function layernormWgsl(): WgslLayerRule<NormLayer> {
-  return {
-    whyNot: (op) => whyNotNorm('layernorm', op),
-    sharedParams: true,
-    onShared: 'flat',
-    layer: (b) => normLayer(b.base, 'layernorm', b.params, b.members, b.batch, b),
-    // an image's norm is the flat rule on B*H*W rows of its channels
-    forward: (w, l, training) => normForward(w.of(l, l.cells), perCell(l, l.cells), training),
-    backward: (w, l, [prev]) => normBackward(w.of(l, l.cells), perCell(l, l.cells), prev),
-  };
-}
