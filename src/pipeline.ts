@@ -16,11 +16,9 @@ import type { EnsembleIR } from './ensemble/ensemble-ir.js';
 import { widen } from './ensemble/widen.js';
 import { verifyEnsembleIR } from './ensemble/verify.js';
 import { emitModule, type EmitInfo } from './emit/emit.js';
-import { compiledRun, type CompiledRun } from './runtime/compiled-run.js';
-import { stepConfig, whyNotFused } from './step/plan.js';
-import { generateStep } from './step/generate.js';
+import { compiledRun, runStep, type CompiledRun } from './runtime/compiled-run.js';
+import type { StepCode, StepVariant } from './step/step-code.js';
 import type { FusedPlan } from './step/print.js';
-import { generateWgslStep, whyNotWgsl } from './step/wgsl.js';
 import type { WgslPlan } from './step/wgsl-print.js';
 
 export interface CompileState {
@@ -33,6 +31,8 @@ export interface CompileState {
   ensemble?: EnsembleIR;
   /** the program, both IRs and the members' hyperparameter table, as everything after the compiler reads them */
   run?: CompiledRun;
+  /** the run's step, planned once (its configuration, and its code when asked for): netc train, emit and the generating passes read it */
+  step?: StepCode;
   /** the TypeScript module (netc compile) */
   module?: string;
   /** the generated training step of the run, or why there is none (the fuse pass) */
@@ -116,6 +116,7 @@ export const passes: readonly Pass[] = [
       // members on data of their own read inputs of their own: the input is not shared
       state.ensemble = widen(state.ir!, options.lowering ?? 'grouped', members, { perMemberInput: ensemble.split !== undefined });
       state.run = compiledRun(state.program!, state.ir!, state.ensemble);
+      state.step = runStep(state.run);
     },
   },
   verifier('verify-ensemble', 'ensemble IR', (state) => verifyEnsembleIR(state.ensemble!)),
@@ -124,11 +125,11 @@ export const passes: readonly Pass[] = [
     name: 'fuse',
     generates: true,
     run(state) {
-      const train = state.program!.train;
-      if (!train) return;
-      const config = stepConfig(state.ensemble!, train);
-      const why = whyNotFused(config);
-      state.fused = why === undefined ? { config, step: generateStep(config) } : { config, why };
+      const code = state.step;
+      if (!code) return;
+      const config = { ...code.config, maxBatch: state.program!.train!.batch, clipping: code.config.clipping ?? false };
+      const why = code.whyNotWasm();
+      state.fused = why === undefined ? { config, step: code.wasm(fileVariant(state)).step } : { config, why };
     },
   },
   {
@@ -136,21 +137,26 @@ export const passes: readonly Pass[] = [
     name: 'wgsl',
     generates: true,
     run(state) {
-      const train = state.program!.train;
-      if (!train) return;
-      const config = stepConfig(state.ensemble!, train);
-      const why = whyNotWgsl(config);
-      state.wgsl = why === undefined ? { config, step: generateWgslStep(config, state.ensemble!.members, train.batch) } : { config, why };
+      const code = state.step;
+      if (!code) return;
+      const why = code.whyNotWgsl();
+      state.wgsl = why === undefined ? { config: code.config, step: code.wgsl(fileVariant(state), state.ensemble!.members) } : { config: code.config, why };
     },
   },
   {
     // only for netc compile, which asks for it: the TypeScript module, as text (formatting is the CLI's)
     name: 'emit',
     run(state, options) {
-      if (options.emit && state.program?.train) state.module = emitModule(state.run!, options.emit);
+      if (options.emit && state.step) state.module = emitModule(state.run!, state.step, options.emit);
     },
   },
 ];
+
+/** The step the file's train block asks for: its batch, its metrics, clipping where any member clips. */
+function fileVariant(state: CompileState): StepVariant {
+  const { config } = state.step!;
+  return { maxBatch: state.program!.train!.batch, metrics: config.metrics, clipping: config.clipping ?? false, training: true };
+}
 
 export const passNames = passes.map((p) => p.name);
 

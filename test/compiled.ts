@@ -27,7 +27,7 @@ let written = 0;
 export async function importModule(tf: TF, state: CompileState): Promise<Record<string, unknown> & Pick<PopulationSpec, 'forward' | 'step'>> {
   mkdirSync(scratch, { recursive: true });
   const file = join(scratch, `module-${process.pid}-${written++}.ts`);
-  writeFileSync(file, await formatModule(emitModule(state.run!, emitInfo(state.path, file, process.cwd(), tf))));
+  writeFileSync(file, await formatModule(emitModule(state.run!, state.step!, emitInfo(state.path, file, process.cwd(), tf))));
   return import(pathToFileURL(file).href);
 }
 

@@ -38,7 +38,8 @@ function compiled(path: string, options: CompileOptions = {}) {
 
 /** The module for `path`, as `netc compile path -o <name>.ts` run from the repository root writes it. */
 async function emitted(path: string, options: CompileOptions = {}, out = path.replace(/^examples\//, '').replace(/\.net$/, '.ts')) {
-  return formatModule(emitModule(compiled(path, options).run!, emitInfo(path, out, '/repo', tf)));
+  const state = compiled(path, options);
+  return formatModule(emitModule(state.run!, state.step!, emitInfo(path, out, '/repo', tf)));
 }
 
 async function run(...argv: string[]) {
@@ -132,7 +133,7 @@ describe('the emitted module', () => {
     const state = compiled('examples/mnist-mlp.net');
     const info = emitInfo('examples/mnist-mlp.net', 'out/mlp.ts', '/repo', tf);
     const before = JSON.stringify([state.ensemble, state.program!.ensemble, state.program!.train]);
-    const first = emitModule(state.run!, info);
+    const first = emitModule(state.run!, state.step!, info);
     const spies = (['readFileSync', 'existsSync', 'statSync', 'openSync', 'readdirSync', 'readSync'] as const).map((name) => vi.spyOn(fs, name));
     syncBuiltinESMExports();
     const random = vi.spyOn(Math, 'random');
@@ -142,7 +143,7 @@ describe('the emitted module', () => {
     let second: string;
     try {
       process.chdir(tmpdir());
-      second = emitModule(state.run!, info);
+      second = emitModule(state.run!, state.step!, info);
     } finally {
       process.chdir(cwd);
       vi.useRealTimers();

@@ -272,6 +272,25 @@ describe('the step plan, made once per run', () => {
     expect(gathered.plan).toBe(plan);
     for (const p of [own, given, gathered]) p.dispose();
   });
+
+  it("holds the run's generated code: populations of one plan generate and compile each step once between them", () => {
+    const c = cases.find((k) => k.name === 'binary cross-entropy')!;
+    const state = compile(source(c), 'case.net', { lowering: 'grouped' });
+    const first = populationOf(state, 'fused');
+    const { plan } = first;
+    expect(plan.code.made).toBe(0);
+    const second = new Population({ ...first.spec, plan });
+    const survivors = first.gather([0, 1]);
+    const { x, y } = batchFor(0, c.input, 'binary_crossentropy', c.k);
+    for (const p of [first, second, survivors]) p.step({ kind: 'tensors', x, y }).dispose();
+    // one training step for batches of 6 and no metrics, whichever population asked first
+    expect(plan.code.made).toBe(1);
+    // an evaluation is another step (inference mode), made once too
+    for (const p of [first, second]) tf.dispose(Object.values(p.evaluate(x, y)) as never);
+    expect(plan.code.made).toBe(2);
+    tf.dispose([x as never, y as never]);
+    for (const p of [first, second, survivors]) p.dispose();
+  });
 });
 
 describe('the generated evaluation (forward in inference mode, loss and metrics)', () => {

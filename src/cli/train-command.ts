@@ -15,6 +15,7 @@ import { describeSplit, splitNote } from '../data/member-splits.js';
 import { shownHyperparameters, type HyperTable } from '../runtime/hyper.js';
 import type { CompiledRun } from '../runtime/compiled-run.js';
 import { planStep, type StepPlan } from '../runtime/fused-step.js';
+import type { StepCode } from '../step/step-code.js';
 import { stepConfig } from '../step/plan.js';
 import { batchesPerEpoch, DivergenceError, train, type EpochReport, type PopulationEvent, type TrainResult, type TrainSetup } from '../train/trainer.js';
 import { makeSchedules } from '../train/schedules.js';
@@ -119,7 +120,7 @@ async function trainLocked(net: NetFile, run: RunInfo | undefined, options: Trai
     startRunFiles(runDir, net, options);
   }
   const ensemble = state.ensemble!;
-  const engine = engineLine(chosen.tf, state.run!, options.engine);
+  const engine = engineLine(chosen.tf, state.step!, options.engine);
   io.err(
     `training ${plural(ensemble.members, 'member')} of ${state.ir!.name} (${ensemble.lowering}, ${engine.name}) on ${plural(data.train.count, 'example')}` +
       `${heldOut(data.validation?.count ?? 0, tested)}: ${plural(steps, 'step')}, ${plural(epochs, 'epoch')} of ${perEpoch}` +
@@ -333,12 +334,8 @@ function dropLinesAfter(runDir: string, resume: Checkpoint, perEpoch: number): v
  * The engine the run's steps take, as the first line names it (`fused step` or `TF.js ops`), and where the
  * fused step was asked for but does not cover the model, the one line that says why.
  */
-function engineLine(tf: TF, run: CompiledRun, requested: TrainOptions['engine']): { name: string; plan: StepPlan; note?: string } {
-  const train = run.program.train!;
-  const members = Array.from({ length: run.ensemble.members }, (_, i) => i);
-  const clipping = run.hyper.keys.includes('clipnorm') && members.some((i) => run.hyper.value('clipnorm', i) > 0);
-  // the engine is chosen on the step's configuration, less the metrics the step is asked for at each call
-  const plan = planStep(tf, requested, { ...stepConfig(run.ensemble, train, clipping), metrics: [] });
+function engineLine(tf: TF, step: StepCode, requested: TrainOptions['engine']): { name: string; plan: StepPlan; note?: string } {
+  const plan = planStep(tf, requested, step);
   if (plan.engine === 'fused') return { name: plan.target === 'wgsl' ? 'fused WGSL step' : 'fused step', plan };
   if (!plan.why) return { name: 'TF.js ops', plan };
   return { name: 'TF.js ops', plan, note: `the fused step does not cover ${plan.why}: each step runs on TF.js ops` };

@@ -3,7 +3,7 @@
 // pass out as straight-line code, one runtime op per line. Pure: the text depends on the compiled run and
 // the info only (no clock, no files, no working directory), so golden files can pin it; src/emit/format.ts
 // lays it out and the CLI writes it.
-import { stepConfig, whyNotFused } from '../step/plan.js';
+import type { StepCode } from '../step/step-code.js';
 import { posix, relative, resolve, sep } from 'node:path';
 import type { BoundValue } from '../core/arg-spec.js';
 import type { EnsembleIR, WideOp } from '../ensemble/ensemble-ir.js';
@@ -44,21 +44,15 @@ export function emitInfo(file: string, out: string | undefined, cwd: string, tf:
   return { file, out, tf, dataDir: { relativeToModule: true, path: rel === '' ? '.' : rel } };
 }
 
-/** Whether the generated WebAssembly step covers this run's model (on wasm, the module's step() is then one call of it). */
-function fusable(run: CompiledRun): boolean {
-  const train = run.program.train!;
-  return whyNotFused(stepConfig(run.ensemble, train)) === undefined;
-}
-
 /** The text of the module (unformatted: format it with formatModule). */
-export function emitModule(run: CompiledRun, info: EmitInfo): string {
+export function emitModule(run: CompiledRun, step: StepCode, info: EmitInfo): string {
   const { program, model, ensemble } = run;
   if (!program.train) throw new Error('emitModule needs a program with a train block');
   const n = ensemble.members;
   const vary: ModuleVary[] = program.ensemble.vary.map((v) => ({ path: v.path, key: varyKey(v.target, model), target: v.target, space: v.space }));
   const names = variableNames(ensemble);
   const traced = traceStep({ tf: info.tf, program, ensemble, hyper: run.hyper, names });
-  const ctx: ModuleContext = { run, info, n, vary, names, traced, script: commentText(info.out ? posix.basename(info.out.split(sep).join('/')) : 'MODULE.ts') };
+  const ctx: ModuleContext = { run, info, n, vary, names, traced, fused: step.whyNotWasm() === undefined, script: commentText(info.out ? posix.basename(info.out.split(sep).join('/')) : 'MODULE.ts') };
   const parts = [header, configuration, forwardFunction, lossFunctions, optimizeFunction, stepFunction, populationFunctions, nodePart, dataDirFunction, scriptPart];
   return parts.map((part) => part(ctx).join('\n')).join('\n\n') + '\n';
 }
@@ -70,11 +64,13 @@ interface ModuleContext {
   vary: ModuleVary[];
   names: string[];
   traced: TracedStep;
+  /** whether the run's step plan has the generated WebAssembly step (on wasm, the module's step() is then one call of it) */
+  fused: boolean;
   /** the module's file name, for comments */
   script: string;
 }
 
-function header({ run, info, n, script, traced }: ModuleContext): string[] {
+function header({ run, info, n, script, traced, fused }: ModuleContext): string[] {
   const { program, model, ensemble } = run;
   const train = program.train!;
   const file = commentText(info.file);
@@ -89,7 +85,7 @@ function header({ run, info, n, script, traced }: ModuleContext): string[] {
   L.push(`//                       so that each member gets exactly its own`);
   L.push(`//   optimize()          the ${train.optimizer.name} update of every fused parameter, with each member's own hyperparameters`);
   L.push('//   step()              forward, loss, gradients (TF.js autodiff; netc/kernels where netc supplies the gradient), optimize');
-  if (fusable(run)) L.push('//                       on the wasm backend, all of it is one call of netc\'s generated WebAssembly step (k.fusedStep)');
+  if (fused) L.push('//                       on the wasm backend, all of it is one call of netc\'s generated WebAssembly step (k.fusedStep)');
   L.push("//   createPopulation()  the members' initial weights, fused; extractMember(pop, i): member i's own weights back out");
   L.push('// N is the member count (halving may lower it) and B the batch size; they are read from the tensors.');
   const split = program.ensemble.split;
@@ -239,7 +235,7 @@ function optimizeFunction({ run, traced }: ModuleContext): string[] {
   ];
 }
 
-function stepFunction({ traced, run }: ModuleContext): string[] {
+function stepFunction({ traced, run, fused }: ModuleContext): string[] {
   const derived = run.ensemble.params.filter((p) => p.trainable).map((p) => p.name);
   const list = derived.join() === traced.trainable.join() ? 'params.filter((p) => p.trainable).map((p) => p.name)' : literal(traced.trainable);
   return [
@@ -252,7 +248,7 @@ function stepFunction({ traced, run }: ModuleContext): string[] {
     ' */',
     'export function step(pop: Population, x: Tensor, y: Tensor, metrics: readonly string[] = []): { losses: Tensor; metrics: Record<string, Tensor> } {',
     ...(run.ensemble.lowering === 'loop' ? loopGuard(run.ensemble.members) : []),
-    ...(fusable(run)
+    ...(fused
       ? [
           "  // on wasm: the whole step below, generated as one WebAssembly function (the same code `netc train` runs)",
           // a shared layer steps with the file's hyperparameters

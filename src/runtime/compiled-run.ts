@@ -7,6 +7,9 @@ import type { Program } from '../check/program.js';
 import type { ModelIR } from '../ir/model-ir.js';
 import type { EnsembleIR } from '../ensemble/ensemble-ir.js';
 import { hyperTable, type HyperSource, type HyperTable } from './hyper.js';
+import { stepConfig } from '../step/plan.js';
+import { computedMetrics } from '../vocabulary/losses.js';
+import { StepCode } from '../step/step-code.js';
 
 /** `P`: what of the program is at hand (a saved run keeps its ensemble and train blocks only). */
 export interface CompiledRun<P extends HyperSource = Program> {
@@ -20,4 +23,17 @@ export interface CompiledRun<P extends HyperSource = Program> {
 /** The run of a checked program widened to `ensemble`, with its hyperparameter table. */
 export function compiledRun<P extends HyperSource>(program: P, model: ModelIR, ensemble: EnsembleIR): CompiledRun<P> {
   return { program, model, ensemble, hyper: hyperTable(program, model) };
+}
+
+/**
+ * The run's step, planned once from its file (none without a train block): the step's configuration, with
+ * clipping where any member clips (vary may set clipnorm), and its generated code, made when first asked for.
+ * netc train plans its engine on it, emit and `netc ir --after fuse|wgsl` read it.
+ */
+export function runStep(run: CompiledRun): StepCode | undefined {
+  const train = run.program.train;
+  if (!train) return undefined;
+  const members = Array.from({ length: run.ensemble.members }, (_, i) => i);
+  const clipping = run.hyper.keys.includes('clipnorm') && members.some((i) => run.hyper.value('clipnorm', i) > 0);
+  return new StepCode({ ...stepConfig(run.ensemble, train, clipping), metrics: computedMetrics(train.metrics) });
 }

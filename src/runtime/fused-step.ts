@@ -4,13 +4,13 @@
 // population stays TF.js variables, so checkpoints, extraction, shards and schedules see no difference.
 import type { TF, Tensor, Variable } from '../kernels/tf.js';
 import type { EnsembleIR } from '../ensemble/ensemble-ir.js';
-import { generateStep, type GeneratedStep, type TableEntry } from '../step/generate.js';
-import { whyNotFused, type StepConfig } from '../step/plan.js';
+import type { GeneratedStep, TableEntry } from '../step/generate.js';
+import { StepCode } from '../step/step-code.js';
+import type { StepConfig } from '../step/plan.js';
 import type { OptimizerState } from '../kernels/optimizers.js';
 import { Rng } from '../util/rng.js';
 import { envVar } from '../util/env.js';
 import { advanceBetaPowers, derivedValues, StepHyper } from './step-hyper.js';
-import { whyNotWgsl } from '../step/wgsl.js';
 import { layerKind } from '../layers/registry.js';
 import { hasRule } from '../layers/layer-kind.js';
 
@@ -47,6 +47,8 @@ export interface FusedHost {
   scheduled: boolean;
   /** every hyperparameter may change between any two steps, unannounced (a compiled module's population): read them all at each step */
   volatile?: boolean;
+  /** the run's generated code (its step plan's), which every population of the run shares */
+  code: StepCode;
   /** the seed and the members' ids, which name their dropout streams, and the steps taken (the stream's step) */
   seed: number;
   memberIds: number[];
@@ -77,6 +79,8 @@ export interface StepPlan {
   engine: 'fused' | 'ops';
   /** the generated step that runs a fused plan: the WebAssembly one (wasm) or the WGSL one (webgpu) */
   target?: 'webassembly' | 'wgsl';
+  /** the configuration's generated code, made on first ask and shared by every population of the plan */
+  code: StepCode;
   /** why the step runs on ops where `auto` or `fused` was asked for */
   why?: string;
 }
@@ -86,28 +90,29 @@ export interface StepPlan {
  * the model: it was measured faster than TF.js ops for every kind it covers, conv models included
  * (bench/NOTES.md). On wasm the fused step is the WebAssembly one, on webgpu the WGSL one (src/step/wgsl.ts).
  */
-export function planStep(tf: TF, requested: Engine | undefined, config: EngineConfig): StepPlan {
+export function planStep(tf: TF, requested: Engine | undefined, config: EngineConfig | StepCode): StepPlan {
+  const code = config instanceof StepCode ? config : new StepCode(config);
   const asked = requested ?? defaultEngine();
-  if (asked === 'ops') return { config, requested: asked, engine: 'ops' };
-  const why = whyNotHere(tf, config);
-  if (why !== undefined) return { config, requested: asked, engine: 'ops', why };
-  return { config, requested: asked, engine: 'fused', target: tf.getBackend() === 'webgpu' ? 'wgsl' : 'webassembly' };
+  if (asked === 'ops') return { config: code.config, requested: asked, engine: 'ops', code };
+  const why = whyNotHere(tf, code);
+  if (why !== undefined) return { config: code.config, requested: asked, engine: 'ops', why, code };
+  return { config: code.config, requested: asked, engine: 'fused', target: tf.getBackend() === 'webgpu' ? 'wgsl' : 'webassembly', code };
 }
 
 /** A plan on TF.js ops, without asking: a population that runs a compiled module's own step. */
-export const opsPlan = (config: EngineConfig): StepPlan => ({ config, requested: 'ops', engine: 'ops' });
+export const opsPlan = (config: EngineConfig): StepPlan => ({ config, requested: 'ops', engine: 'ops', code: new StepCode(config) });
 
 /** Why the fused step cannot run here, or undefined. */
-export function whyNotHere(tf: TF, cfg: EngineConfig): string | undefined {
+function whyNotHere(tf: TF, code: StepCode): string | undefined {
   if (tf.getBackend() === 'webgpu') {
     const gpu = tf.backend() as unknown as { device?: unknown; tensorMap?: unknown; submitQueue?: unknown };
     if (!gpu.device || !gpu.tensorMap || typeof gpu.submitQueue !== 'function') return "this TF.js webgpu backend's device and buffers are not reachable";
-    return whyNotWgsl(cfg);
+    return code.whyNotWgsl();
   }
   if (tf.getBackend() !== 'wasm') return `the ${tf.getBackend()} backend (the generated step runs on wasm and webgpu)`;
   const backend = tf.backend() as unknown as Partial<WasmBackend>;
   if (!backend.wasm?.asm?.memory || !backend.dataIdMap || typeof backend.makeOutput !== 'function') return "this TF.js wasm backend's memory is not reachable";
-  return whyNotFused({ ...cfg, maxBatch: 1, clipping: false });
+  return code.whyNotWasm();
 }
 
 /** A host step's losses [N] and each metric [N], by name. */
@@ -396,10 +401,9 @@ export class FusedStep {
       g.metricNames = metrics;
       return g;
     }
-    const { ir, optimizer, loss } = this.host;
-    const step = generateStep({ ensemble: ir, optimizer, loss, metrics, maxBatch: batch, clipping, training: this.training });
+    const { step, module } = this.host.code.wasm({ maxBatch: batch, metrics, clipping, training: this.training });
     const memory = (this.host.tf.backend() as unknown as WasmBackend).wasm.asm.memory;
-    const instance = new WebAssembly.Instance(optimizedModule(step.bytes), { env: { memory } });
+    const instance = new WebAssembly.Instance(module, { env: { memory } });
     const tableBytes = step.layout.table.length * 4;
     const hyperAt = padded(tableBytes);
     // every part at a multiple of 16 bytes from the table's cache line (see arenaBase)
@@ -573,22 +577,6 @@ function hyperEntries(table: TableEntry[]): number[] {
 const padded = (bytes: number) => Math.ceil(bytes / 16) * 16;
 /** bytes in a cache line (x86's and ARM's): where the arena's table starts */
 const CACHE_LINE = 64;
-
-/**
- * The module compiled by the optimizing compiler at once, where the engine lets us say so (Node's V8
- * flags): a step runs thousands of times, and V8's baseline compiler would run the first few hundred at a
- * third of the speed before tiering up. Elsewhere (a browser), as the engine compiles it.
- */
-function optimizedModule(bytes: Uint8Array<ArrayBuffer>): WebAssembly.Module {
-  const v8 = (globalThis as { process?: { getBuiltinModule?(name: string): unknown } }).process?.getBuiltinModule?.('node:v8') as { setFlagsFromString(flags: string): void } | undefined;
-  if (!v8) return new WebAssembly.Module(bytes);
-  v8.setFlagsFromString('--no-liftoff');
-  try {
-    return new WebAssembly.Module(bytes);
-  } finally {
-    v8.setFlagsFromString('--liftoff');
-  }
-}
 
 /** A generated module, instantiated, with what each call writes into its table. */
 interface Generated {

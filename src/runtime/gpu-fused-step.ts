@@ -4,7 +4,7 @@
 // are read and written in place where TF.js keeps them: the population stays TF.js variables, so
 // checkpoints, extraction and schedules see no difference.
 import type { TF, Tensor, Variable } from '../kernels/tf.js';
-import { generateWgslStep, type WgslStep } from '../step/wgsl.js';
+import type { WgslStep } from '../step/wgsl.js';
 import type { FusedHost } from './fused-step.js';
 import { advanceBetaPowers, derivedValues, StepHyper } from './step-hyper.js';
 import { Rng } from '../util/rng.js';
@@ -115,8 +115,7 @@ export class GpuFusedStep {
 
   /** The WGSL of the kernels for a batch size and metrics, with clipping's kernels where any member clips now. */
   source(batch: number, metrics: readonly string[]): WgslStep {
-    const { ir, optimizer, loss, n } = this.host;
-    return generateWgslStep({ ensemble: ir, optimizer, loss, metrics, clipping: this.clipping() }, n, batch, this.training);
+    return this.host.code.wgsl({ maxBatch: batch, metrics, clipping: this.clipping(), training: this.training }, this.host.n);
   }
 
   /** One training step (or an evaluation) of every member on x [B, ...input], y [B, width]: the members' losses [N] and each metric [N]. */

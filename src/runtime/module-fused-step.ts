@@ -70,6 +70,7 @@ function fusedFor(pop: ModulePopulation, spec: ModuleStepSpec): FusedStep | GpuF
     seed: pop.seed,
     memberIds: pop.memberIds,
     step: () => pop.step,
+    code: plan.code,
   };
   return plan.target === 'wgsl' ? new GpuFusedStep(host) : new FusedStep(host);
 }
