@@ -5,6 +5,7 @@
 // checkpoints, extraction and schedules see no difference.
 import type { TF, Tensor, Variable } from '../kernels/tf.js';
 import type { WgslStep } from '../step/wgsl.js';
+import { bindingName, type Binding, type StepBuffer } from '../wgsl/kernel-text.js';
 import type { FusedHost } from './fused-step.js';
 import { advanceBetaPowers, derivedValues, StepHyper } from './step-hyper.js';
 import { Rng } from '../util/rng.js';
@@ -140,14 +141,16 @@ export class GpuFusedStep {
     });
     if (this.training) advanceBetaPowers(this.host, built.step.hyper.some((key) => key.startsWith('shared:')), (key) => this.hyper.values(key));
     this.writeHyper(backend.device, built.step);
+    // every buffer found before the pass begins (making a variable's buffer its own runs TF.js ops)
     const buffers = this.buffers(backend, built.step, x, y, outputs, metrics);
+    const bound = built.step.kernels.map((k) => k.bindings.map(buffers));
     backend.ensureCommandEncoderReady();
     backend.endComputePassEncoder();
     const pass = backend.commandEncoder!.beginComputePass();
     built.step.kernels.forEach((k, i) => {
       const pipeline = built.pipelines[i];
       pass.setPipeline(pipeline);
-      const entries = k.bindings.map((name, binding) => ({ binding, resource: { buffer: buffers.get(name)! } }));
+      const entries = bound[i].map((buffer, binding) => ({ binding, resource: { buffer } }));
       pass.setBindGroup(0, backend.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries }));
       pass.dispatchWorkgroups(k.groups[0], k.groups[1]);
     });
@@ -159,31 +162,35 @@ export class GpuFusedStep {
     return { losses: made[0], metrics: Object.fromEntries(metrics.map((name, i) => [name, made[i + 1]])) };
   }
 
-  /** Every buffer the kernels bind, by binding name: the batch, the outputs, the population's, and the step's own. */
-  private buffers(backend: WebGPUBackend, step: WgslStep, x: Tensor, y: Tensor, outputs: { dataId: object }[], metrics: readonly string[]): Map<string, Buffer> {
+  /** Where each kind of binding the kernels name is: the batch, the outputs, the population's variables, and the step's own buffers. */
+  private buffers(backend: WebGPUBackend, step: WgslStep, x: Tensor, y: Tensor, outputs: { dataId: object }[], metrics: readonly string[]): (b: Binding) => Buffer {
     const on = (dataId: object): Buffer => {
       backend.uploadToGPU(dataId);
       return backend.tensorMap.get(dataId)!.resource!;
     };
-    const map = new Map<string, Buffer>([
-      ['x', on(x.dataId)],
-      ['y', on(y.dataId)],
-      ['losses', on(outputs[0].dataId)],
-      ['acts', this.actsBuffer(backend.device, step.actsFloats)],
-      ['hyper', this.hyperBuffer!.buffer],
-    ]);
-    if (step.draws.length) map.set('draws', this.writeDraws(backend.device, step));
-    metrics.forEach((name, i) => map.set(`metric:${name}`, on(outputs[i + 1].dataId)));
-    for (const [name, v] of this.populationVariables()) map.set(name, on(this.writable(backend, v).dataId));
-    return map;
-  }
-
-  /** The population's variables the step writes, by binding name: each parameter and its optimizer slots. */
-  private *populationVariables(): Generator<[string, Variable]> {
-    for (const p of this.host.ir.params) {
-      yield [`param:${p.name}`, this.host.variables.get(p.name)![0]];
-      for (const [slot, v] of this.host.slots(p.name)) yield [`slot:${p.name}:${slot}`, v];
-    }
+    const variable = (v: Variable): Buffer => on(this.writable(backend, v).dataId);
+    const fixed: Record<StepBuffer, () => Buffer> = {
+      x: () => on(x.dataId),
+      y: () => on(y.dataId),
+      losses: () => on(outputs[0].dataId),
+      acts: () => this.actsBuffer(backend.device, step.actsFloats),
+      hyper: () => this.hyperBuffer!.buffer,
+      draws: () => this.writeDraws(backend.device, step),
+    };
+    // each buffer found once a step, however many kernels bind it (the draws are written once)
+    const found = new Map<string, Buffer>();
+    return (b) => {
+      const key = bindingName(b);
+      let buffer = found.get(key);
+      if (!buffer) {
+        if (b.kind === 'param') buffer = variable(this.host.variables.get(b.param)![0]);
+        else if (b.kind === 'slot') buffer = variable(this.host.slots(b.param).get(b.slot)!);
+        else if (b.kind === 'metric') buffer = on(outputs[1 + metrics.indexOf(b.metric)].dataId);
+        else buffer = fixed[b.kind]();
+        found.set(key, buffer);
+      }
+      return buffer;
+    };
   }
 
   /**
@@ -201,9 +208,11 @@ export class GpuFusedStep {
 
   /** TF.js keeps a copy of what it last read of a tensor: the step changed the variables under it. */
   private forgetHostCopies(backend: WebGPUBackend): void {
-    for (const [, v] of this.populationVariables()) {
-      const data = backend.tensorMap.get(v.dataId);
-      if (data?.resource) data.values = null;
+    for (const p of this.host.ir.params) {
+      for (const v of [this.host.variables.get(p.name)![0], ...this.host.slots(p.name).values()]) {
+        const data = backend.tensorMap.get(v.dataId);
+        if (data?.resource) data.values = null;
+      }
     }
   }
 

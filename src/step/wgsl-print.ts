@@ -1,6 +1,7 @@
 // `netc ir FILE --after wgsl`: the generated step's WGSL kernels, as netc train runs them on webgpu (for the
 // file's member count and batch size), each with what it binds and how it is dispatched; or why there are none.
 import { WORKGROUP, type WgslConfig, type WgslStep } from './wgsl.js';
+import { bindingName } from '../wgsl/kernel-text.js';
 
 /** The WGSL step of a configuration, or why there is none. */
 export type WgslPlan = { config: WgslConfig; step: WgslStep } | { config: WgslConfig; why: string };
@@ -18,7 +19,7 @@ export function printWgslStep(plan: WgslPlan): string {
   const shared = step.hyper.some((key) => key.startsWith('shared:'));
   L.push(`  workgroups of ${WORKGROUP} invocations; every sum is one invocation's loop, in order: nothing is summed across members${shared ? " but a shared layer's gradients (the members' sum), stepped once with the file's hyperparameters (shared:KEY)" : ''}`);
   for (const k of step.kernels) {
-    L.push('', `${k.name}`, `  binds ${k.bindings.join(', ')}; ${count(k.invocations)} invocations, ${k.groups[0]} x ${k.groups[1]} workgroups`);
+    L.push('', `${k.name}`, `  binds ${k.bindings.map(bindingName).join(', ')}; ${count(k.invocations)} invocations, ${k.groups[0]} x ${k.groups[1]} workgroups`);
     L.push(...k.code.trimEnd().split('\n').map((line) => `  | ${line}`));
   }
   return L.join('\n') + '\n';

@@ -35,7 +35,7 @@ import { layerKind } from '../layers/registry.js';
 import { hasRule } from '../layers/layer-kind.js';
 import type { StepConfig } from './plan.js';
 import { size, type ChainBase, type LayerInput, type WgslParam } from '../wgsl/chain.js';
-import { KernelText, lit, type WgslKernel } from '../wgsl/kernel-text.js';
+import { KernelText, lit, type WgslKernel, paramBuffer, slotBuffer, metricBuffer } from '../wgsl/kernel-text.js';
 import { inputAt, kernelIndex, slopeOf, type Element } from '../wgsl/dense.js';
 import { gradientSum } from '../wgsl/graph.js';
 import { membersSum, sharedParamUpdates, type SharedWriter } from '../wgsl/shared.js';
@@ -416,8 +416,8 @@ function clippedUpdateKernel(ctx: Ctx, { p, size, lines, index }: Element, clip:
 /** The optimizer's step of member m's element `at` of p, from its gradient `g`. */
 function updateLines(k: Pick<KernelText, 'buf'>, ctx: Ctx, p: WgslParam): string[] {
   const h = (key: string) => hyperAt(k, ctx, key);
-  const w = k.buf(`param:${p.name}`);
-  const slot = (s: string) => k.buf(`slot:${p.name}:${s}`);
+  const w = k.buf(paramBuffer(p.name));
+  const slot = (s: string) => k.buf(slotBuffer(p.name, s));
   return optimizerStep(ctx.optimizer, { w: `${w}[at]`, slot: (s) => `${slot(s)}[at]`, h });
 }
 
@@ -449,7 +449,7 @@ function lossKernel(ctx: Ctx, out: ChainLayer, lossConfig: WgslConfig['loss'], m
     ...metricLines(metrics, K, p, label, sparse ? `u32(${y}[b])` : undefined),
     '  }',
     `  ${k.buf('losses')}[m] = total / ${lit(ctx.batch)};`,
-    ...metrics.map((name) => `  ${k.buf(`metric:${name}`)}[m] = sum_${name} / ${name === 'accuracy' ? lit(ctx.batch) : `(${lit(ctx.batch)} * ${lit(K)})`};`),
+    ...metrics.map((name) => `  ${k.buf(metricBuffer(name))}[m] = sum_${name} / ${name === 'accuracy' ? lit(ctx.batch) : `(${lit(ctx.batch)} * ${lit(K)})`};`),
   ];
   return k.finish(lines.join('\n'));
 }

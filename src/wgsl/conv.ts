@@ -31,7 +31,7 @@
 // with the step (the kernel text, activations, the dz helper, the optimizer's update) comes in as a SpatialWriter.
 import type { Spatial } from '../wasm/conv.js';
 import { u, type ChainValues, type WgslOp, type WgslParam } from './chain.js';
-import type { KernelWriter } from './kernel-text.js';
+import { type KernelWriter, paramBuffer } from './kernel-text.js';
 
 /** Why the WGSL step does not cover this conv or pool (its input `input`), or undefined where it does. */
 export function whyNotSpatial(op: WgslOp, input: WgslOp, activations: ReadonlySet<string>): string | undefined {
@@ -182,9 +182,9 @@ export function spatialForward<K>(w: SpatialWriter<K>, l: SpatialLayer): K {
   const lines = outputCoords(w, l);
   const x = inputAt(k, w, l, `u32(iy * ${i(l.g.w)} + ix)`, l.kind === 'conv2d' ? 'c' : 'ch');
   if (l.kind === 'conv2d') {
-    const weight = `${k.buf(`param:${l.kernel!.name}`)}[${kernelIndex(w, l, 'p', 'q', 'c', 'ch')}]`;
+    const weight = `${k.buf(paramBuffer(l.kernel!.name))}[${kernelIndex(w, l, 'p', 'q', 'c', 'ch')}]`;
     lines.push('  var acc = 0.0;', ...windowLoops(l.g, [`for (var c = 0u; c < ${u(l.g.c)}; c++) {`, `  acc = fma(${x}, ${weight}, acc);`, '}']));
-    if (l.bias) lines.push(`  acc = acc + ${k.buf(`param:${l.bias.name}`)}[${l.bias.layout === 'shared' ? 'ch' : `m * ${u(l.f)} + ch`}];`);
+    if (l.bias) lines.push(`  acc = acc + ${k.buf(paramBuffer(l.bias.name))}[${l.bias.layout === 'shared' ? 'ch' : `m * ${u(l.f)} + ch`}];`);
     // gelu's and swish's gradients read z: it is kept
     if (l.zAt !== undefined) lines.push(`  ${acts}[${u(l.zAt)} + idx] = acc;`);
     // softmax: z here, normalised over each cell's F channels by the kernel after this one (the conv2d rule's forward, src/wgsl/dense.ts' softmaxCells)
@@ -225,7 +225,7 @@ function convInputGrad<K>(w: SpatialWriter<K>, l: SpatialLayer, prev: { op: { na
   const per = summed ? " (the shared layer's value), summed over the members, one invocation per row, input cell and channel" : `, one invocation per ${perMember(l)}row, input cell and channel${onceNote(l)}`;
   const k = w.kernel(`backward ${l.op.name}: dL/d${prev.op.name}${per}`, (summed ? 1 : w.n) * w.batch * l.inWidth);
   const helper = w.dz(k, l);
-  const weight = `${k.buf(`param:${l.kernel!.name}`)}[${kernelIndex(w, l, 'p', 'q', 'c', 'f')}]`;
+  const weight = `${k.buf(paramBuffer(l.kernel!.name))}[${kernelIndex(w, l, 'p', 'q', 'c', 'f')}]`;
   const dz = `dz(m, b, u32(oy * ${i(l.g.ow)} + ox) * ${u(l.f)} + f)`;
   const filters = [`for (var f = 0u; f < ${u(l.f)}; f++) {`, `  acc = fma(${dz}, ${weight}, acc);`, '}'];
   const inner = summed ? [`for (var m = 0u; m < ${u(w.n)}; m++) {`, ...filters.map((s) => `  ${s}`), '}'] : filters;

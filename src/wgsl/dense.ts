@@ -12,7 +12,7 @@
 // (the kernel text, the activations' text and gradients, the optimizer's update, clipping) comes in as a
 // DenseWriter.
 import { gradReadsZ } from './render.js';
-import { lit, type KernelWriter } from './kernel-text.js';
+import { lit, type KernelWriter, paramBuffer } from './kernel-text.js';
 import type { ChainBase, ChainValues, WgslParam } from './chain.js';
 import type { SpatialLayer, SpatialWriter } from './conv.js';
 
@@ -66,9 +66,9 @@ export function denseForwardKernel<K>(w: DenseWriter<K>, l: ChainValues): K {
   if (!l.kernel) throw new Error(`internal error: the dense layer ${l.op.name} has no kernel`);
   const per = l.op.shared ? "one invocation per row and unit (a shared layer on the shared input: its value is every member's)" : 'one invocation per member, row and unit';
   const k = w.kernel(`forward ${l.op.name}: dense(${l.width}, ${l.activation}), ${per}`, w.n * w.batch * l.width);
-  const weights = k.buf(`param:${l.kernel.name}`);
+  const weights = k.buf(paramBuffer(l.kernel.name));
   const input = inputAt(k, w.batch, l);
-  const bias = l.bias ? `  acc = acc + ${k.buf(`param:${l.bias.name}`)}[${biasIndex(l)}];\n` : '';
+  const bias = l.bias ? `  acc = acc + ${k.buf(paramBuffer(l.bias.name))}[${biasIndex(l)}];\n` : '';
   const acts = k.buf('acts');
   // gelu's and swish's gradients read z: it is kept
   const z = l.zAt !== undefined ? `  ${acts}[${l.zAt}u + idx] = acc;\n` : '';
@@ -118,10 +118,10 @@ function softmaxForwardKernel<K>(w: DenseWriter<K>, l: ChainValues, name?: strin
   const k = w.kernel(name ?? (l.kernel ? `forward ${l.op.name}: dense(${l.width}, softmax), one invocation per member and row` : `forward ${l.op.name}: softmax(), one invocation per member and row`), w.n * w.batch);
   const pre: string[] = [];
   if (l.kernel) {
-    const weights = k.buf(`param:${l.kernel.name}`);
+    const weights = k.buf(paramBuffer(l.kernel.name));
     const input = inputAt(k, w.batch, l);
     pre.push('    var acc = 0.0;', `    for (var i = 0u; i < ${l.inWidth}u; i++) {`, `      acc = fma(${input}, ${weights}[${kernelIndex(w.n, l)}], acc);`, '    }');
-    if (l.bias) pre.push(`    acc = acc + ${k.buf(`param:${l.bias.name}`)}[${biasIndex(l)}];`);
+    if (l.bias) pre.push(`    acc = acc + ${k.buf(paramBuffer(l.bias.name))}[${biasIndex(l)}];`);
   } else pre.push(`    let acc = ${inputAt(k, w.batch, l, 'j')};`);
   const acts = k.buf('acts');
   const out = `${acts}[${l.valuesAt}u + row + j]`;
@@ -161,7 +161,7 @@ export function softmaxCells<K>(w: DenseWriter<K>, l: SpatialLayer): K {
 /** A dense layer's dL/d(its input): one invocation per member, row and input unit. */
 export function denseDinput<K>(w: DenseWriter<K>, l: ChainValues, prev: Target): K {
   const k = w.kernel(`backward ${l.op.name}: dL/d${prev.op.name}, one invocation per member, row and input unit`, w.n * w.batch * l.inWidth);
-  const weights = k.buf(`param:${l.kernel!.name}`);
+  const weights = k.buf(paramBuffer(l.kernel!.name));
   const helper = w.dz(k, l);
   const body = [
     `  let m = idx / ${w.batch * l.inWidth}u;`,

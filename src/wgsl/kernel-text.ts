@@ -5,12 +5,42 @@
 export const WORKGROUP = 64;
 const MAX_GROUPS = 65535;
 
+/**
+ * A buffer a kernel binds: the batch (x, y), the step's own (acts, hyper, draws), an output (losses, a
+ * metric), or the population's (a parameter, an optimizer slot of one). The runtime binds each by its kind.
+ */
+export type Binding =
+  | { kind: StepBuffer }
+  | { kind: 'metric'; metric: string }
+  | { kind: 'param'; param: string }
+  | { kind: 'slot'; param: string; slot: string };
+
+/** The buffers that are one per step, named by their kind alone. */
+export type StepBuffer = 'x' | 'y' | 'acts' | 'hyper' | 'draws' | 'losses';
+
+export const paramBuffer = (param: string): Binding => ({ kind: 'param', param });
+export const slotBuffer = (param: string, slot: string): Binding => ({ kind: 'slot', param, slot });
+export const metricBuffer = (metric: string): Binding => ({ kind: 'metric', metric });
+
+/** A binding as `netc ir --after wgsl` prints it and its WGSL name is made from: `x`, `param:NAME`, `slot:NAME:SLOT`, `metric:NAME`. */
+export function bindingName(b: Binding): string {
+  switch (b.kind) {
+    case 'metric':
+      return `metric:${b.metric}`;
+    case 'param':
+      return `param:${b.param}`;
+    case 'slot':
+      return `slot:${b.param}:${b.slot}`;
+    default:
+      return b.kind;
+  }
+}
+
 /** One compute kernel: its WGSL, the buffers it binds (binding i is bindings[i]) and how many invocations it runs. */
 export interface WgslKernel {
   name: string;
   code: string;
-  /** `x`, `y`, `acts`, `hyper`, `losses`, `metric:NAME`, `param:NAME`, `slot:NAME:SLOT` */
-  bindings: string[];
+  bindings: Binding[];
   invocations: number;
   /** workgroups along x and y */
   groups: [number, number];
@@ -18,7 +48,7 @@ export interface WgslKernel {
 
 /** One kernel's text as it is written: `buf` binds a buffer on first use and names it. */
 export interface KernelWriter<K> {
-  buf(binding: string): string;
+  buf(binding: Binding | StepBuffer): string;
   finish(body: string, helpers?: string): K;
 }
 
@@ -30,7 +60,8 @@ export const lit = (v: number): string => {
 
 /** Builds one kernel's text, binding each buffer it names once, in the order first named. */
 export class KernelText implements KernelWriter<WgslKernel> {
-  readonly bindings: string[] = [];
+  readonly bindings: Binding[] = [];
+  private readonly names: string[] = [];
   private readonly decls: string[] = [];
   constructor(
     readonly name: string,
@@ -38,12 +69,16 @@ export class KernelText implements KernelWriter<WgslKernel> {
   ) {}
 
   /** The WGSL name of a buffer, bound on first use. */
-  buf(binding: string): string {
-    const ident = binding.replace(/[^A-Za-z0-9]/g, '_');
-    if (!this.bindings.includes(binding)) {
-      const access = binding === 'x' || binding === 'y' || binding === 'hyper' || binding === 'draws' ? 'read' : 'read_write';
+  buf(buffer: Binding | StepBuffer): string {
+    const binding = typeof buffer === 'string' ? { kind: buffer } : buffer;
+    const name = bindingName(binding);
+    const ident = name.replace(/[^A-Za-z0-9]/g, '_');
+    if (!this.names.includes(name)) {
+      const k = binding.kind;
+      const access = k === 'x' || k === 'y' || k === 'hyper' || k === 'draws' ? 'read' : 'read_write';
       this.decls.push(`@group(0) @binding(${this.bindings.length}) var<storage, ${access}> ${ident}: array<f32>;`);
       this.bindings.push(binding);
+      this.names.push(name);
     }
     return ident;
   }

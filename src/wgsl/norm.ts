@@ -33,7 +33,7 @@
 // they share with the step (the kernel text, the input's expression, the optimizer's update and clipping)
 // comes in as a NormWriter.
 import { u, type ChainBase, type ChainValues, type WgslParam } from './chain.js';
-import type { KernelWriter } from './kernel-text.js';
+import { type KernelWriter, paramBuffer } from './kernel-text.js';
 import type { SpatialWriter } from './conv.js';
 
 export type Norm = 'dropout' | 'layernorm' | 'batchnorm';
@@ -170,7 +170,7 @@ function dropoutPass<K>(w: NormWriter<K>, l: NormLayer): K {
 function batchnormByRunning<K>(w: NormWriter<K>, l: NormLayer): K {
   const k = w.kernel(`forward ${l.op.name}: batchnorm by the running statistics, one invocation per member, row and unit`, w.n * w.batch * l.width);
   const at = `m * ${u(l.width)} + j`;
-  const param = (p: WgslParam) => `${k.buf(`param:${p.name}`)}[${at}]`;
+  const param = (p: WgslParam) => `${k.buf(paramBuffer(p.name))}[${at}]`;
   const body = [
     ...elementLines(w, l.width),
     `  let r = inverseSqrt(${param(l.movingVariance!)} + ${w.hyper(k, l.keys[1])});`,
@@ -214,8 +214,8 @@ function layernormForward<K>(w: NormWriter<K>, l: NormLayer): K {
   const acts = k.buf('acts');
   const C = l.width;
   const d = (j: string) => `${acts}[${u(l.dAt!)} + idx * ${u(C)} + ${j}]`;
-  const gamma = k.buf(`param:${l.gamma!.name}`);
-  const beta = k.buf(`param:${l.beta!.name}`);
+  const gamma = k.buf(paramBuffer(l.gamma!.name));
+  const beta = k.buf(paramBuffer(l.beta!.name));
   const body = [
     `  let m = idx / ${u(w.batch)};`,
     `  let b = idx % ${u(w.batch)};`,
@@ -244,7 +244,7 @@ function layernormDinput<K>(w: NormWriter<K>, l: NormLayer, prev: ChainValues): 
   const acts = k.buf('acts');
   const C = l.width;
   const at = (region: number, j = 'j') => `${acts}[${u(region)} + idx * ${u(C)} + ${j}]`;
-  const dxh = (j: string) => `(${at(l.gradAt, j)} * ${k.buf(`param:${l.gamma!.name}`)}[${paramAt(l, j)}])`;
+  const dxh = (j: string) => `(${at(l.gradAt, j)} * ${k.buf(paramBuffer(l.gamma!.name))}[${paramAt(l, j)}])`;
   const body = [
     `  let m = idx / ${u(w.batch)};`,
     `  let s = ${acts}[${u(l.sAt!)} + idx];`,
@@ -310,8 +310,8 @@ function batchStatistics<K>(w: NormWriter<K>, l: NormLayer): K {
   const C = l.width;
   const x = w.input(k, l, 'j');
   const d = `${acts}[${u(l.dAt!)} + (m * ${u(w.batch)} + b) * ${u(C)} + j]`;
-  const mm = `${k.buf(`param:${l.movingMean!.name}`)}[m * ${u(C)} + j]`;
-  const mv = `${k.buf(`param:${l.movingVariance!.name}`)}[m * ${u(C)} + j]`;
+  const mm = `${k.buf(paramBuffer(l.movingMean!.name))}[m * ${u(C)} + j]`;
+  const mv = `${k.buf(paramBuffer(l.movingVariance!.name))}[m * ${u(C)} + j]`;
   const body = [
     `  let m = idx / ${u(C)};`,
     `  let j = idx % ${u(C)};`,
@@ -337,7 +337,7 @@ function batchnormForward<K>(w: NormWriter<K>, l: NormLayer): K {
   const body = [
     ...elementLines(w, C),
     `  let r = inverseSqrt(${acts}[${u(l.sAt!)} + ${at}]);`,
-    `  ${acts}[${u(l.valuesAt)} + idx] = (${acts}[${u(l.dAt!)} + idx] * r) * ${k.buf(`param:${l.gamma!.name}`)}[${at}] + ${k.buf(`param:${l.beta!.name}`)}[${at}];`,
+    `  ${acts}[${u(l.valuesAt)} + idx] = (${acts}[${u(l.dAt!)} + idx] * r) * ${k.buf(paramBuffer(l.gamma!.name))}[${at}] + ${k.buf(paramBuffer(l.beta!.name))}[${at}];`,
   ];
   return k.finish(body.join('\n'));
 }
@@ -358,7 +358,7 @@ function batchnormDinput<K>(w: NormWriter<K>, l: NormLayer, prev: ChainValues): 
     `  let j = idx % ${u(C)};`,
     `  let s = ${acts}[${u(l.sAt!)} + idx];`,
     '  let r = inverseSqrt(s);',
-    `  let gamma = ${k.buf(`param:${l.gamma!.name}`)}[idx];`,
+    `  let gamma = ${k.buf(paramBuffer(l.gamma!.name))}[idx];`,
     ...reduceLines('dr', w.batch, () => `(${at(l.gradAt)} * gamma) * ${at(l.dAt!)}`),
     `  for (var b = 0u; b < ${u(w.batch)}; b++) { ${at(prev.gradAt)} = (${at(l.gradAt)} * gamma) * r; }`,
     ...reduceLines('sd', w.batch, () => at(prev.gradAt)),

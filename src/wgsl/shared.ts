@@ -21,7 +21,7 @@
 // members' by definition. What it shares with the step (the kernel text, the dz helper, the optimizer's rule)
 // the step hands it as a SharedWriter.
 import { u, type ChainValues, type WgslParam } from './chain.js';
-import type { KernelWriter } from './kernel-text.js';
+import { type KernelWriter, paramBuffer, slotBuffer } from './kernel-text.js';
 
 /** What the shared layers' kernels borrow from the step. */
 export interface SharedWriter<K> {
@@ -46,7 +46,7 @@ export interface SharedWriter<K> {
 /** dL/d(a shared layer's value on the shared input) [B, in] from a member's dense layer `l` that reads it. */
 export function sharedDinput<K>(w: SharedWriter<K>, l: ChainValues, prev: Pick<ChainValues, 'op' | 'gradAt'>): K {
   const k = w.kernel(`backward ${l.op.name}: dL/d${prev.op.name} (the shared layer's value), summed over the members, one invocation per row and input unit`, w.batch * l.inWidth);
-  const kernel = k.buf(`param:${l.kernel!.name}`);
+  const kernel = k.buf(paramBuffer(l.kernel!.name));
   const helper = w.dz(k, l);
   const body = [
     `  let b = idx / ${u(l.inWidth)};`,
@@ -122,8 +122,8 @@ function clippedUpdate<K>(w: SharedWriter<K>, p: WgslParam, size: number, clip: 
 
 /** The optimizer's step of element `at` of a shared parameter, from its gradient `g`, with the file's hyperparameters. */
 function stepLines<K>(w: SharedWriter<K>, k: KernelWriter<K>, p: WgslParam): string[] {
-  const param = k.buf(`param:${p.name}`);
-  return w.step({ w: `${param}[at]`, slot: (s) => `${k.buf(`slot:${p.name}:${s}`)}[at]`, h: (key) => w.fileHyper(k, key) });
+  const param = k.buf(paramBuffer(p.name));
+  return w.step({ w: `${param}[at]`, slot: (s) => `${k.buf(slotBuffer(p.name, s))}[at]`, h: (key) => w.fileHyper(k, key) });
 }
 
 /**
