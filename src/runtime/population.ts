@@ -250,6 +250,7 @@ export class Population {
         seed: spec.seed,
         memberIds: this.memberIds,
         step: () => this.stepsTaken,
+        code: this.plan.code,
       };
       if (this.plan.target === 'wgsl') {
         this.gpuStep = new GpuFusedStep(host);
@@ -620,14 +621,20 @@ export class Population {
    */
   private tensorStep(x: Tensor, y: Tensor, metrics?: StepMetrics, rows?: Int32Array): Tensor {
     // the WGSL step needs its scratch in one binding: else the op path's step
-    const gpu = !rows && this.gpuStep?.runs(x.shape[0] as number) ? this.gpuStep : undefined;
-    const generated = this.fused ?? gpu;
-    if (generated) {
-      const result = this.fused ? this.fused.run(x, y, metrics?.names ?? [], rows) : generated.run(x, y, metrics?.names ?? []);
-      if (metrics?.names.length) metrics.take(result.metrics);
-      this.stepsTaken++;
-      return result.losses;
-    }
+    const generated = this.fused ?? (!rows && this.gpuStep?.runs(x.shape[0] as number) ? this.gpuStep : undefined);
+    return generated ? this.generatedStep(generated, x, y, metrics, rows) : this.opsStep(x, y, metrics, rows);
+  }
+
+  /** The step on the generated code (wasm or WGSL): the members' losses [N], the metrics handed to `metrics`. */
+  private generatedStep(generated: FusedStep | GpuFusedStep, x: Tensor, y: Tensor, metrics?: StepMetrics, rows?: Int32Array): Tensor {
+    const result = generated instanceof FusedStep ? generated.run(x, y, metrics?.names ?? [], rows) : generated.run(x, y, metrics?.names ?? []);
+    if (metrics?.names.length) metrics.take(result.metrics);
+    this.stepsTaken++;
+    return result.losses;
+  }
+
+  /** The step on TF.js ops: the population's own (or a compiled module's). */
+  private opsStep(x: Tensor, y: Tensor, metrics?: StepMetrics, rows?: Int32Array): Tensor {
     // a padded batch (rows) runs on the population's own ops, which weigh the rows; a compiled module's step does not
     if (this.spec.step && !rows) {
       const result = this.spec.step(this.module, x, y, metrics?.names ?? []);
