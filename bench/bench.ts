@@ -160,8 +160,14 @@ function runResult<T>(command: string, args: string[], what: string, env: NodeJS
 }
 
 const runWorker = <T>(job: Job): Promise<T> => runResult<T>(process.execPath, ['--import', 'tsx', join(here, 'worker.ts'), JSON.stringify(job)], 'worker');
-/** A job in the worker of another checkout (DIR/bench/worker.ts, run in DIR): --baseline's other side. */
-const runWorkerIn = <T>(dir: string, job: Job): Promise<T> => runResult<T>(process.execPath, ['--import', 'tsx', join(dir, 'bench', 'worker.ts'), JSON.stringify(job)], 'worker', process.env, dir);
+/**
+ * A job in the worker of a checkout (DIR/bench/worker.ts, run in DIR): both sides of --baseline. Both run with
+ * V8's optimizing compiler on the main thread (--no-concurrent-recompilation): with it in the background, each
+ * process reaches the step's optimized JavaScript early or late by chance and keeps that speed for thousands of
+ * steps, on either tree (bench/NOTES.md); on the main thread every process reaches it at the same step.
+ */
+const runWorkerIn = <T>(dir: string, job: Job): Promise<T> =>
+  runResult<T>(process.execPath, ['--no-concurrent-recompilation', '--import', 'tsx', join(dir, 'bench', 'worker.ts'), JSON.stringify(job)], 'worker', process.env, dir);
 
 function lastLines(text: string): string {
   const lines = text.split('\n').filter((l) => l.trim() !== '' && l.length < 400);
