@@ -127,9 +127,10 @@ export const passes: readonly Pass[] = [
     run(state) {
       const code = state.step;
       if (!code) return;
-      const config = { ...code.config, maxBatch: state.program!.train!.batch, clipping: code.config.clipping ?? false };
+      const variant = fileVariant(state);
+      const config = { ...code.config, maxBatch: variant.maxBatch, clipping: variant.clipping };
       const why = code.whyNotWasm();
-      state.fused = why === undefined ? { config, step: code.wasm(fileVariant(state)).step } : { config, why };
+      state.fused = why === undefined ? { config, step: code.wasm(variant).step } : { config, why };
     },
   },
   {

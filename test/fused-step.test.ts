@@ -8,6 +8,7 @@ import { maxRelDiff, populationOf, tf, useBackend } from './equivalence/harness.
 import { compile } from '../src/pipeline.js';
 import { Population, type Engine } from '../src/runtime/population.js';
 import { planStep } from '../src/runtime/fused-step.js';
+import { StepCode } from '../src/step/step-code.js';
 import { Rng } from '../src/util/rng.js';
 import type { TF, Tensor } from '../src/kernels/tf.js';
 
@@ -265,7 +266,7 @@ describe('the step plan, made once per run', () => {
     expect(own.plan.why).toBeUndefined();
     // a plan on ops, given where the fused step would run: the population runs what the plan says
     const train = state.program!.train!;
-    const plan = planStep(tf as unknown as TF, 'ops', { ensemble: state.ensemble!, optimizer: train.optimizer.name, loss: train.loss, metrics: [] });
+    const plan = planStep(tf as unknown as TF, 'ops', new StepCode({ ensemble: state.ensemble!, optimizer: train.optimizer.name, loss: train.loss, metrics: [] }));
     const given = new Population({ ...own.spec, plan });
     expect([given.engine, given.hostSteps]).toEqual(['ops', false]);
     const gathered = given.gather([0]);

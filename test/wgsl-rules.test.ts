@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { compile } from '../src/pipeline.js';
 import { layerKind, layerKinds } from '../src/layers/registry.js';
 import { hasRule, type LayerKind } from '../src/layers/layer-kind.js';
-import { generateWgslStep, whyNotWgsl, type WgslConfig } from '../src/step/wgsl.js';
+import { generateWgslStep, whyNotWgsl } from '../src/step/wgsl.js';
+import type { RunStepConfig } from '../src/step/plan.js';
 
 const SOURCE = `model m(input: [4]) {
   dense(3, activation: tanh)
@@ -26,7 +27,7 @@ train {
 }
 `;
 
-function config(): WgslConfig {
+function config(): RunStepConfig {
   const plan = compile(SOURCE, 'rules.net', { after: 'wgsl' }).wgsl!;
   expect('why' in plan ? plan.why : undefined).toBeUndefined();
   return plan.config;

@@ -5,7 +5,7 @@
 import type { TF, Tensor, Variable } from '../kernels/tf.js';
 import type { EnsembleIR } from '../ensemble/ensemble-ir.js';
 import type { GeneratedStep, TableEntry } from '../step/generate.js';
-import { StepCode } from '../step/step-code.js';
+import type { StepCode } from '../step/step-code.js';
 import type { StepConfig } from '../step/plan.js';
 import type { OptimizerState } from '../kernels/optimizers.js';
 import { Rng } from '../util/rng.js';
@@ -64,16 +64,13 @@ export function defaultEngine(): Engine {
   return env === 'ops' || env === 'fused' ? env : 'auto';
 }
 
-/** What choosing an engine knows of a configuration: the step's, and whether any member clips its gradients. */
-export type EngineConfig = Omit<StepConfig, 'maxBatch' | 'clipping'> & { clipping?: boolean };
-
 /**
  * A run's step plan, made once (planStep) and read by its populations, a compiled module's step and
- * `netc train`'s engine line: the step's configuration, the engine asked for and the one chosen, the
- * generated step that runs it, and where the fused step was asked for but does not run, why not.
+ * `netc train`'s engine line: the engine asked for and the one chosen, the generated step that runs it,
+ * where the fused step was asked for but does not run, why not, and the run's code (its configuration and
+ * the steps generated for it).
  */
 export interface StepPlan {
-  config: EngineConfig;
   /** what was asked for: the option, NETC_ENGINE, or `auto` */
   requested: Engine;
   engine: 'fused' | 'ops';
@@ -90,17 +87,16 @@ export interface StepPlan {
  * the model: it was measured faster than TF.js ops for every kind it covers, conv models included
  * (bench/NOTES.md). On wasm the fused step is the WebAssembly one, on webgpu the WGSL one (src/step/wgsl.ts).
  */
-export function planStep(tf: TF, requested: Engine | undefined, config: EngineConfig | StepCode): StepPlan {
-  const code = config instanceof StepCode ? config : new StepCode(config);
+export function planStep(tf: TF, requested: Engine | undefined, code: StepCode): StepPlan {
   const asked = requested ?? defaultEngine();
-  if (asked === 'ops') return { config: code.config, requested: asked, engine: 'ops', code };
+  if (asked === 'ops') return { requested: asked, engine: 'ops', code };
   const why = whyNotHere(tf, code);
-  if (why !== undefined) return { config: code.config, requested: asked, engine: 'ops', why, code };
-  return { config: code.config, requested: asked, engine: 'fused', target: tf.getBackend() === 'webgpu' ? 'wgsl' : 'webassembly', code };
+  if (why !== undefined) return { requested: asked, engine: 'ops', why, code };
+  return { requested: asked, engine: 'fused', target: tf.getBackend() === 'webgpu' ? 'wgsl' : 'webassembly', code };
 }
 
 /** A plan on TF.js ops, without asking: a population that runs a compiled module's own step. */
-export const opsPlan = (config: EngineConfig): StepPlan => ({ config, requested: 'ops', engine: 'ops', code: new StepCode(config) });
+export const opsPlan = (code: StepCode): StepPlan => ({ requested: 'ops', engine: 'ops', code });
 
 /** Why the fused step cannot run here, or undefined. */
 function whyNotHere(tf: TF, code: StepCode): string | undefined {

@@ -6,6 +6,7 @@ import type { Tensor, Variable } from '../kernels/tf.js';
 import type { EnsembleIR } from '../ensemble/ensemble-ir.js';
 import { stateNames } from '../kernels/optimizers.js';
 import { planStep, FusedStep, type Engine, type FusedHost } from './fused-step.js';
+import { StepCode } from '../step/step-code.js';
 import { GpuFusedStep } from './gpu-fused-step.js';
 
 /** What a module tells the fused step about itself: its ensemble IR and the train block's loss and optimizer. */
@@ -48,7 +49,7 @@ export function fusedEngineOf(pop: ModulePopulation): 'webassembly' | 'wgsl' | u
 
 function fusedFor(pop: ModulePopulation, spec: ModuleStepSpec): FusedStep | GpuFusedStep | null {
   const ensemble = { ...spec.ensemble, members: pop.memberIds.length };
-  const plan = planStep(pop.tf, spec.engine, { ensemble, optimizer: spec.optimizer, loss: spec.loss, metrics: [] });
+  const plan = planStep(pop.tf, spec.engine, new StepCode({ ensemble, optimizer: spec.optimizer, loss: spec.loss, metrics: [] }));
   if (plan.engine !== 'fused') return null;
   // a shared layer steps with the file's hyperparameters: without them, the module's readable TF.js step
   if (!spec.base && ensemble.params.some((p) => p.layout === 'shared')) return null;

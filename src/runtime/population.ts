@@ -15,6 +15,7 @@ import { applyGradients, createState, hyperValues, sharedValue, type OptimizerSt
 import { gatherMembers } from '../kernels/member-axis.js';
 import type { TF, Tensor, Variable } from '../kernels/tf.js';
 import { applyUpdates, memberDraws, type ModulePopulation, type StepInputs } from '../kernels/module-population.js';
+import { StepCode } from '../step/step-code.js';
 import { opsPlan, planStep, FusedStep, type Engine, type StepPlan, type FusedHost, type HostBatch, type HostStepValues } from './fused-step.js';
 import { GpuFusedStep } from './gpu-fused-step.js';
 
@@ -232,8 +233,8 @@ export class Population {
     }
     this.module = this.moduleView();
     const clipping = this.hyper('clipnorm').some((c) => c > 0);
-    const config = { ensemble, optimizer: spec.optimizer, loss: spec.loss, metrics: [], clipping };
-    this.plan = spec.step || spec.forward ? opsPlan(config) : (spec.plan ?? planStep(tf, spec.engine, config));
+    const code = () => new StepCode({ ensemble, optimizer: spec.optimizer, loss: spec.loss, metrics: [], clipping });
+    this.plan = spec.step || spec.forward ? opsPlan(code()) : (spec.plan ?? planStep(tf, spec.engine, code()));
     if (this.plan.engine === 'fused') {
       const host: FusedHost = {
         tf,

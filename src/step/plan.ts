@@ -21,6 +21,9 @@ export interface StepConfig {
   training?: boolean;
 }
 
+/** The step's configuration as a run fixes it, before a variant's batch size (and whether it clips) is chosen. */
+export type RunStepConfig = Omit<StepConfig, 'maxBatch' | 'clipping'> & { clipping?: boolean };
+
 /**
  * The step's configuration for an ensemble and its file's train block: the one place it is made from the
  * file. `clipping` defaults to the file's clipnorm; a run whose members vary it says whether any clips.

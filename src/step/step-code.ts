@@ -4,8 +4,8 @@
 // planStep), and `netc ir --after fuse|wgsl` prints from it. Nothing here is generated until asked:
 // `netc check` never builds one.
 import { generateStep, type GeneratedStep } from './generate.js';
-import { generateWgslStep, whyNotWgsl, type WgslConfig, type WgslStep } from './wgsl.js';
-import { whyNotFused } from './plan.js';
+import { generateWgslStep, whyNotWgsl, type WgslStep } from './wgsl.js';
+import { whyNotFused, type RunStepConfig } from './plan.js';
 
 /** What one generated step is built for, beyond the run's configuration. */
 export interface StepVariant {
@@ -33,7 +33,7 @@ export class StepCode {
   private whyWasm?: { why: string | undefined };
   private whyWgsl?: { why: string | undefined };
 
-  constructor(readonly config: WgslConfig) {}
+  constructor(readonly config: RunStepConfig) {}
 
   /** How many steps have been generated (WebAssembly and WGSL): what a run's populations made between them. */
   get made(): number {

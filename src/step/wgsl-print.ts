@@ -1,10 +1,11 @@
 // `netc ir FILE --after wgsl`: the generated step's WGSL kernels, as netc train runs them on webgpu (for the
 // file's member count and batch size), each with what it binds and how it is dispatched; or why there are none.
-import { WORKGROUP, type WgslConfig, type WgslStep } from './wgsl.js';
+import { WORKGROUP, type WgslStep } from './wgsl.js';
+import type { RunStepConfig } from './plan.js';
 import { bindingName } from '../wgsl/kernel-text.js';
 
 /** The WGSL step of a configuration, or why there is none. */
-export type WgslPlan = { config: WgslConfig; step: WgslStep } | { config: WgslConfig; why: string };
+export type WgslPlan = { config: RunStepConfig; step: WgslStep } | { config: RunStepConfig; why: string };
 
 const count = (n: number) => n.toLocaleString('en-US');
 

@@ -33,7 +33,7 @@ import { activationGradText, activationText, gradReadsZ, literal, lossElementTex
 import { describedLosses, elementLoss as elementLossRule, stepMetrics } from '../math/losses.js';
 import { layerKind } from '../layers/registry.js';
 import { hasRule } from '../layers/layer-kind.js';
-import type { StepConfig } from './plan.js';
+import type { RunStepConfig } from './plan.js';
 import { size, type ChainBase, type LayerInput, type WgslParam } from '../wgsl/chain.js';
 import { KernelText, lit, type WgslKernel, paramBuffer, slotBuffer, metricBuffer } from '../wgsl/kernel-text.js';
 import { inputAt, kernelIndex, slopeOf, type Element } from '../wgsl/dense.js';
@@ -62,9 +62,6 @@ export interface WgslStep {
   batch: number;
 }
 
-/** What the WGSL step is built for: the wasm step's configuration, with no batch bound (the batch size is a constant of the code). */
-export type WgslConfig = Omit<StepConfig, 'maxBatch' | 'clipping'> & { clipping?: boolean };
-
 /** The WGSL rule of a layer kind, or why it has none. */
 function ruleOf(kind: string): { rule: WgslRule } | { why: string } {
   const rule = layerKind(kind)?.wgsl;
@@ -80,7 +77,7 @@ function coveredRule(kind: string): WgslRule {
 }
 
 /** Why the WGSL step does not cover this configuration, or undefined where it does. */
-export function whyNotWgsl(cfg: WgslConfig): string | undefined {
+export function whyNotWgsl(cfg: RunStepConfig): string | undefined {
   const e = cfg.ensemble;
   if (e.lowering !== 'grouped') return `the ${e.lowering} lowering (the WGSL step is built for grouped)`;
   if (!wgslOptimizers.has(cfg.optimizer)) return `the ${cfg.optimizer} optimizer`;
@@ -235,7 +232,7 @@ function layersOf(e: EnsembleIR, n: number, batch: number): Layers {
  * false, an evaluation: the forward kernels in inference mode (dropout passes its input, batchnorm
  * normalises by the running statistics) and the loss kernel's losses and metrics, nothing stepped.
  */
-export function generateWgslStep(cfg: WgslConfig, n: number, batch: number, training = true): WgslStep {
+export function generateWgslStep(cfg: RunStepConfig, n: number, batch: number, training = true): WgslStep {
   const e = cfg.ensemble;
   const { layers, rules, targets, extra, folds, actsFloats: valueFloats, drawsFloats } = layersOf(e, n, batch);
   // the optimizer's hyperparameters, clipnorm's, then the layers' own (a leaky_relu layer's alpha, dropout's rate, a norm's momentum and epsilon), each a row of N
@@ -429,7 +426,7 @@ function optimizerStep(optimizer: string, at: { w: string; slot(name: string): s
 const EPS = 1e-7;
 
 /** The loss of one member: its batch mean, dL/d(output) into the output layer's gradient, and its metrics. */
-function lossKernel(ctx: Ctx, out: ChainLayer, lossConfig: WgslConfig['loss'], metrics: readonly string[]): WgslKernel {
+function lossKernel(ctx: Ctx, out: ChainLayer, lossConfig: RunStepConfig['loss'], metrics: readonly string[]): WgslKernel {
   const loss = lossConfig.name;
   const k = new KernelText(`loss ${loss}${metrics.length ? ` and ${metrics.join(', ')}` : ''}: one invocation per member`, ctx.n);
   const K = out.width;
@@ -455,7 +452,7 @@ function lossKernel(ctx: Ctx, out: ChainLayer, lossConfig: WgslConfig['loss'], m
 }
 
 /** An elementwise loss over one row (mse, mae, huber, binary cross-entropy): each element's term and gradient, the row's mean added to `total`. */
-function elementRow(ctx: Ctx, { name: loss, args }: WgslConfig['loss'], K: number, p: (j: string) => string, label: (j: string) => string, grad: string): string[] {
+function elementRow(ctx: Ctx, { name: loss, args }: RunStepConfig['loss'], K: number, p: (j: string) => string, label: (j: string) => string, grad: string): string[] {
   // the gradient of the two means: 1 / (B K) in one division where the op path writes the gradient out (binary cross-entropy), (1 / B) / K where autodiff takes one mean after the other
   const scale = elementLossRule(loss, args)?.scale === 'once' ? Math.fround(1 / (ctx.batch * K)) : Math.fround(Math.fround(1 / ctx.batch) / K);
   return [
