@@ -23,6 +23,7 @@ import type { StepConfig } from './plan.js';
 import { emitScan } from './scan.js';
 import { emitSteps } from './steps.js';
 import { PER_MEMBER_MACS } from '../kernels/matmul.js';
+import { populationBufferName, type PopulationBuffer } from '../core/step-buffers.js';
 
 /**
  * One entry of the step's table: an i32 the host writes before each call, an address but for the strides.
@@ -31,9 +32,8 @@ import { PER_MEMBER_MACS } from '../kernels/matmul.js';
  */
 export type TableEntry =
   | { kind: 'arena' | 'x' | 'y' | 'xStride' | 'yStride' | 'rows' | 'losses' }
-  | { kind: 'metric'; metric: string; index: number }
-  | { kind: 'param'; param: string }
-  | { kind: 'slot'; param: string; slot: string }
+  | (Extract<PopulationBuffer, { kind: 'metric' }> & { index: number })
+  | Exclude<PopulationBuffer, { kind: 'metric' }>
   | { kind: 'hyper' | 'shared'; key: string; index: number }
   | { kind: 'draws'; op: string };
 
@@ -41,11 +41,9 @@ export type TableEntry =
 export function entryName(e: TableEntry): string {
   switch (e.kind) {
     case 'metric':
-      return `metric:${e.metric}`;
     case 'param':
-      return `param:${e.param}`;
     case 'slot':
-      return `slot:${e.param}:${e.slot}`;
+      return populationBufferName(e);
     case 'hyper':
     case 'shared':
       return `${e.kind}:${e.key}`;

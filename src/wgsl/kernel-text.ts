@@ -1,5 +1,6 @@
 // One WGSL compute kernel's text: the buffers it binds (each bound on first use, in the order first named),
 // its entry point over `invocations` invocations in workgroups of WORKGROUP, and its body.
+import { populationBufferName, type PopulationBuffer } from '../core/step-buffers.js';
 
 /** The invocations of one workgroup, and the most workgroups along one dimension of a dispatch. */
 export const WORKGROUP = 64;
@@ -9,11 +10,7 @@ const MAX_GROUPS = 65535;
  * A buffer a kernel binds: the batch (x, y), the step's own (acts, hyper, draws), an output (losses, a
  * metric), or the population's (a parameter, an optimizer slot of one). The runtime binds each by its kind.
  */
-export type Binding =
-  | { kind: StepBuffer }
-  | { kind: 'metric'; metric: string }
-  | { kind: 'param'; param: string }
-  | { kind: 'slot'; param: string; slot: string };
+export type Binding = { kind: StepBuffer } | PopulationBuffer;
 
 /** The buffers that are one per step, named by their kind alone. */
 export type StepBuffer = 'x' | 'y' | 'acts' | 'hyper' | 'draws' | 'losses';
@@ -24,16 +21,7 @@ export const metricBuffer = (metric: string): Binding => ({ kind: 'metric', metr
 
 /** A binding as `netc ir --after wgsl` prints it and its WGSL name is made from: `x`, `param:NAME`, `slot:NAME:SLOT`, `metric:NAME`. */
 export function bindingName(b: Binding): string {
-  switch (b.kind) {
-    case 'metric':
-      return `metric:${b.metric}`;
-    case 'param':
-      return `param:${b.param}`;
-    case 'slot':
-      return `slot:${b.param}:${b.slot}`;
-    default:
-      return b.kind;
-  }
+  return b.kind === 'param' || b.kind === 'slot' || b.kind === 'metric' ? populationBufferName(b) : b.kind;
 }
 
 /** One compute kernel: its WGSL, the buffers it binds (binding i is bindings[i]) and how many invocations it runs. */
