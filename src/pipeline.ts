@@ -16,7 +16,7 @@ import type { EnsembleIR } from './ensemble/ensemble-ir.js';
 import { widen } from './ensemble/widen.js';
 import { verifyEnsembleIR } from './ensemble/verify.js';
 import { emitModule, type EmitInfo } from './emit/emit.js';
-import { compiledRun, runStep, type CompiledRun } from './runtime/compiled-run.js';
+import { compiledRun, runClips, runStep, type CompiledRun } from './runtime/compiled-run.js';
 import type { StepCode, StepVariant } from './step/step-code.js';
 import type { FusedPlan } from './step/print.js';
 import type { WgslPlan } from './step/wgsl-print.js';
@@ -155,8 +155,7 @@ export const passes: readonly Pass[] = [
 
 /** The step the file's train block asks for: its batch, its metrics, clipping where any member clips. */
 function fileVariant(state: CompileState): StepVariant {
-  const { config } = state.step!;
-  return { maxBatch: state.program!.train!.batch, metrics: config.metrics, clipping: config.clipping ?? false, training: true };
+  return { maxBatch: state.program!.train!.batch, metrics: state.step!.config.metrics, clipping: runClips(state.run!), training: true };
 }
 
 export const passNames = passes.map((p) => p.name);

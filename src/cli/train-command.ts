@@ -16,7 +16,6 @@ import { shownHyperparameters, type HyperTable } from '../runtime/hyper.js';
 import type { CompiledRun } from '../runtime/compiled-run.js';
 import { planStep, type StepPlan } from '../runtime/fused-step.js';
 import type { StepCode } from '../step/step-code.js';
-import { stepConfig } from '../step/plan.js';
 import { batchesPerEpoch, DivergenceError, train, type EpochReport, type PopulationEvent, type TrainResult, type TrainSetup } from '../train/trainer.js';
 import { makeSchedules } from '../train/schedules.js';
 import type { RetiredMember } from '../train/checkpoint.js';

@@ -8,7 +8,6 @@ import type { ModelIR } from '../ir/model-ir.js';
 import type { EnsembleIR } from '../ensemble/ensemble-ir.js';
 import { hyperTable, type HyperSource, type HyperTable } from './hyper.js';
 import { stepConfig } from '../step/plan.js';
-import { computedMetrics } from '../vocabulary/losses.js';
 import { StepCode } from '../step/step-code.js';
 
 /** `P`: what of the program is at hand (a saved run keeps its ensemble and train blocks only). */
@@ -26,14 +25,19 @@ export function compiledRun<P extends HyperSource>(program: P, model: ModelIR, e
 }
 
 /**
- * The run's step, planned once from its file (none without a train block): the step's configuration, with
- * clipping where any member clips (vary may set clipnorm), and its generated code, made when first asked for.
- * netc train plans its engine on it, emit and `netc ir --after fuse|wgsl` read it.
+ * The run's step, planned once from its file (none without a train block): the step's configuration and its
+ * generated code, made when first asked for (each variant says its batch and whether it clips). netc train plans
+ * its engine on it, emit and `netc ir --after fuse|wgsl` read it.
  */
 export function runStep(run: CompiledRun): StepCode | undefined {
   const train = run.program.train;
   if (!train) return undefined;
-  const members = Array.from({ length: run.ensemble.members }, (_, i) => i);
-  const clipping = run.hyper.keys.includes('clipnorm') && members.some((i) => run.hyper.value('clipnorm', i) > 0);
-  return new StepCode({ ...stepConfig(run.ensemble, train, clipping), metrics: computedMetrics(train.metrics) });
+  return new StepCode(stepConfig(run.ensemble, train));
+}
+
+/** Whether any member of the run clips its gradients now (the file's clipnorm, vary's, or a schedule's). */
+export function runClips(run: CompiledRun): boolean {
+  if (!run.hyper.keys.includes('clipnorm')) return false;
+  for (let m = 0; m < run.ensemble.members; m++) if (run.hyper.value('clipnorm', m) > 0) return true;
+  return false;
 }

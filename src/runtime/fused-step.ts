@@ -6,7 +6,6 @@ import type { TF, Tensor, Variable } from '../kernels/tf.js';
 import type { EnsembleIR } from '../ensemble/ensemble-ir.js';
 import type { GeneratedStep, TableEntry } from '../step/generate.js';
 import type { StepCode } from '../step/step-code.js';
-import type { StepConfig } from '../step/plan.js';
 import type { OptimizerState } from '../kernels/optimizers.js';
 import { Rng } from '../util/rng.js';
 import { envVar } from '../util/env.js';
@@ -33,7 +32,6 @@ export interface FusedHost {
   ir: EnsembleIR;
   n: number;
   optimizer: string;
-  loss: StepConfig['loss'];
   variables: Map<string, Variable[]>;
   /** a parameter's optimizer slots by name (m, v, accum, ...) */
   slots(param: string): Map<string, Variable>;

@@ -59,7 +59,6 @@ function fusedFor(pop: ModulePopulation, spec: ModuleStepSpec): FusedStep | GpuF
     ir: ensemble,
     n: pop.memberIds.length,
     optimizer: spec.optimizer,
-    loss: spec.loss,
     variables,
     slots: (param) => new Map(stateNames[spec.optimizer].map((name) => [name, pop.slots[`${param}:${name}`]])),
     state: pop.state,

@@ -232,8 +232,7 @@ export class Population {
       this.stepsTaken = from.step;
     }
     this.module = this.moduleView();
-    const clipping = this.hyper('clipnorm').some((c) => c > 0);
-    const code = () => new StepCode({ ensemble, optimizer: spec.optimizer, loss: spec.loss, metrics: [], clipping });
+    const code = () => new StepCode({ ensemble, optimizer: spec.optimizer, loss: spec.loss, metrics: [] });
     this.plan = spec.step || spec.forward ? opsPlan(code()) : (spec.plan ?? planStep(tf, spec.engine, code()));
     if (this.plan.engine === 'fused') {
       const host: FusedHost = {
@@ -241,7 +240,6 @@ export class Population {
         ir: ensemble,
         n: this.n,
         optimizer: spec.optimizer,
-        loss: spec.loss,
         variables: this.variables,
         slots: (param) => this.state.tensors.get(param) ?? new Map(),
         state: this.state,

@@ -6,6 +6,7 @@ import { layerKind } from '../layers/registry.js';
 import { hasRule } from '../layers/layer-kind.js';
 import { kernelLosses, kernelMetrics } from '../wasm/losses.js';
 import { updateRules } from '../math/optimizers.js';
+import { computedMetrics } from '../vocabulary/losses.js';
 
 /** What the generated step is built for: the ensemble (shapes are constants, N is read at run time) and the train block's choices. */
 export interface StepConfig {
@@ -21,19 +22,17 @@ export interface StepConfig {
   training?: boolean;
 }
 
-/** The step's configuration as a run fixes it, before a variant's batch size (and whether it clips) is chosen. */
-export type RunStepConfig = Omit<StepConfig, 'maxBatch' | 'clipping'> & { clipping?: boolean };
+/** The step's configuration as a run fixes it, before a variant's batch size, and whether it clips, are chosen. */
+export type RunStepConfig = Omit<StepConfig, 'maxBatch' | 'clipping'>;
 
-/**
- * The step's configuration for an ensemble and its file's train block: the one place it is made from the
- * file. `clipping` defaults to the file's clipnorm; a run whose members vary it says whether any clips.
- */
-export function stepConfig(ensemble: EnsembleIR, train: Pick<TrainConfig, 'optimizer' | 'loss' | 'metrics' | 'batch'>, clipping = ((train.optimizer.args.clipnorm as number | undefined) ?? 0) > 0): StepConfig {
-  return { ensemble, optimizer: train.optimizer.name, loss: train.loss, metrics: train.metrics, maxBatch: train.batch, clipping };
+/** The step's configuration for an ensemble and its file's train block: the one place it is made from the file. */
+export function stepConfig(ensemble: EnsembleIR, train: Pick<TrainConfig, 'optimizer' | 'loss' | 'metrics'>): RunStepConfig {
+  // the metrics the step computes besides the loss
+  return { ensemble, optimizer: train.optimizer.name, loss: train.loss, metrics: computedMetrics(train.metrics) };
 }
 
 /** Why this configuration's step cannot be generated, or undefined where it can. */
-export function whyNotFused(cfg: StepConfig): string | undefined {
+export function whyNotFused(cfg: RunStepConfig): string | undefined {
   const e = cfg.ensemble;
   if (e.lowering !== 'grouped') return `the ${e.lowering} lowering (the generated step is built for grouped)`;
   if (!updateRules[cfg.optimizer]) return `the ${cfg.optimizer} optimizer`;

@@ -42,7 +42,7 @@ export class StepCode {
 
   /** Why the WebAssembly step does not cover this configuration, or undefined where it does. */
   whyNotWasm(): string | undefined {
-    this.whyWasm ??= { why: whyNotFused({ ...this.config, maxBatch: 1, clipping: false }) };
+    this.whyWasm ??= { why: whyNotFused(this.config) };
     return this.whyWasm.why;
   }
 

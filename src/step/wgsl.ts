@@ -232,7 +232,7 @@ function layersOf(e: EnsembleIR, n: number, batch: number): Layers {
  * false, an evaluation: the forward kernels in inference mode (dropout passes its input, batchnorm
  * normalises by the running statistics) and the loss kernel's losses and metrics, nothing stepped.
  */
-export function generateWgslStep(cfg: RunStepConfig, n: number, batch: number, training = true): WgslStep {
+export function generateWgslStep(cfg: RunStepConfig & { clipping: boolean }, n: number, batch: number, training = true): WgslStep {
   const e = cfg.ensemble;
   const { layers, rules, targets, extra, folds, actsFloats: valueFloats, drawsFloats } = layersOf(e, n, batch);
   // the optimizer's hyperparameters, clipnorm's, then the layers' own (a leaky_relu layer's alpha, dropout's rate, a norm's momentum and epsilon), each a row of N
