@@ -141,7 +141,7 @@ async function trainLocked(net: NetFile, run: RunInfo | undefined, options: Trai
   const { members, lowering } = ensemble;
   const finishing = finishDespiteCtrlC(io);
   try {
-    await finishRun({ runDir, file: path, model, members, split: program.ensemble.split, epochs, backend: chosen.name, lowering, engine: engine.plan.engine, seed: program.ensemble.seed, table: compiled.hyper, result, stopped, resumedFrom: at, timings, transport: transport?.name ?? 'in-process', shards: transport?.slots ?? 1, large }, io);
+    await finishRun({ runDir, file: path, model, members, split: program.ensemble.split, epochs, backend: chosen.name, lowering, engine: engine.plan.engine, engineName: engine.name, seed: program.ensemble.seed, table: compiled.hyper, result, stopped, resumedFrom: at, timings, transport: transport?.name ?? 'in-process', shards: transport?.slots ?? 1, large }, io);
   } finally {
     finishing.off();
   }

@@ -25,6 +25,8 @@ export interface RunEnd {
   lowering: string;
   /** how each step ran: `fused` (the generated WebAssembly step) or `ops` (TF.js ops) */
   engine: 'fused' | 'ops';
+  /** the engine as the first line named it: `fused step`, `fused WGSL step` or `TF.js ops` */
+  engineName: string;
   seed: number;
   table: HyperTable;
   result: TrainResult;
@@ -79,7 +81,7 @@ export async function finishRun(end: RunEnd, io: Io): Promise<void> {
     io.err(`netc: could not write ${join(end.runDir, 'report.html')}: ${(e as Error).message}\n`);
   }
   io.out((end.split?.kind === 'kfold' ? settingsLeaderboard(crossValidation(rows, end.split), end.split.k) + '\n(each member\'s metrics are in summary.json and report.html)' : leaderboard(rows)) + '\n');
-  io.out(`${trainedSteps(result.steps, end.resumedFrom)} x ${plural(end.members, 'member')}: trained in ${result.seconds.toFixed(1)} s, ${(performance.now() / 1000).toFixed(1)} s in all (${Math.round(result.memberStepsPerSecond)} member-steps/s, ${end.backend}, ${end.lowering}, ${end.engine === 'fused' ? (end.backend === 'webgpu' ? 'fused WGSL step' : 'fused step') : 'TF.js ops'})\n` + `run directory: ${end.runDir}\n` + reportLine);
+  io.out(`${trainedSteps(result.steps, end.resumedFrom)} x ${plural(end.members, 'member')}: trained in ${result.seconds.toFixed(1)} s, ${(performance.now() / 1000).toFixed(1)} s in all (${Math.round(result.memberStepsPerSecond)} member-steps/s, ${end.backend}, ${end.lowering}, ${end.engineName})\n` + `run directory: ${end.runDir}\n` + reportLine);
 }
 
 /**
