@@ -11,6 +11,8 @@ import { batchRanges, epochOrder, gatherBatch, labelEncoding } from '../data/bat
 import type { Dataset } from '../data/dataset.js';
 import { losses as lossSpecs } from '../vocabulary/losses.js';
 import { Population, type PopulationSpec } from '../runtime/population.js';
+import { planStep, type StepPlan } from '../runtime/fused-step.js';
+import { StepCode } from '../step/step-code.js';
 import type { TF, Tensor } from '../kernels/tf.js';
 import { MemberData } from '../runtime/member-data.js';
 import type { MemberSplit } from '../vocabulary/splits.js';
@@ -116,6 +118,20 @@ export async function runShardJob(tf: TF, ctx: RunContext, job: ShardJob): Promi
   return mergeTrainResults(parts);
 }
 
+/**
+ * The run's step plan in this process, made at its first job and kept while the context is: every job of the run
+ * (each wave of --resident, each interval) then steps on code generated and compiled once.
+ */
+const plans = new WeakMap<RunContext, StepPlan>();
+function planOf(tf: TF, ctx: RunContext): StepPlan {
+  let plan = plans.get(ctx);
+  if (!plan) {
+    plan = planStep(tf, ctx.engine, new StepCode({ ensemble: ctx.ensemble, optimizer: ctx.optimizer, loss: ctx.loss, metrics: [] }));
+    plans.set(ctx, plan);
+  }
+  return plan;
+}
+
 /** A population of the job's members holding the job's state. */
 function populationOf(tf: TF, ctx: RunContext, job: ShardState & { hyper: Record<string, number>[]; step: number; lrFactors?: number[][] }): Population {
   const at = new Map(job.memberIds.map((id, m) => [id, m]));
@@ -130,7 +146,7 @@ function populationOf(tf: TF, ctx: RunContext, job: ShardState & { hyper: Record
     hyper: (key, id) => job.hyper[at.get(id)!][key],
     initial: (id) => memberRows(job, at.get(id)!),
     ...(factors ? { lrFactor: (id: number, t: number) => factors[at.get(id)!][t - job.step] } : {}),
-    ...(ctx.engine ? { engine: ctx.engine } : {}),
+    plan: planOf(tf, ctx),
   };
   const pop = new Population(spec);
   pop.importState(job.state);
