@@ -56,23 +56,27 @@ interface WebGPUBackend {
   commandEncoder: { beginComputePass(): Pass } | null;
 }
 
-/** The kernels for one (N, batch, metrics), compiled. */
+/** One generated step's kernels, compiled, with what each call binds worked out once. */
 interface Built {
-  key: string;
   step: WgslStep;
   pipelines: Pipeline[];
+  /** every buffer the kernels bind, each once, and each kernel's bindings as indices into it */
+  buffers: Binding[];
+  uses: number[][];
+  /** the hyperparameter rows (names the hyper buffer's layout), and the shared layers' rows: their index and key */
+  hyperKeys: string;
+  sharedRows: [number, string][];
 }
 
 /** The generated WGSL step of one population (with `training` false, its evaluation: the forward pass in inference mode, the losses and metrics). */
 export class GpuFusedStep {
-  /** compiled kernels by (N, batch, metrics, clipping): an evaluation's batches alternate between two sizes (its last is short) */
-  private readonly built = new Map<string, Built>();
+  /** compiled kernels by the generated step (the plan's, one per N, batch, metrics, clipping): an evaluation's batches alternate between two sizes (its last is short) */
+  private readonly built = new Map<WgslStep, Built>();
   private acts?: Buffer;
   private drawsBuffer?: Buffer;
   private hyperBuffer?: { buffer: Buffer; n: number; keys: string };
   /** the members' hyperparameter rows, and which the buffer holds already */
   private readonly hyper: StepHyper;
-  private sized?: WgslStep;
 
   constructor(
     private readonly host: FusedHost,
@@ -96,17 +100,10 @@ export class GpuFusedStep {
    * be larger than one storage binding of the device may be (lavapipe: 128 MiB, forum.net at about 150,000
    * members); such a step runs on TF.js ops, on the same variables.
    */
-  runs(batch: number): boolean {
+  runs(batch: number, metrics: readonly string[]): boolean {
     const device = (this.host.tf.backend() as unknown as WebGPUBackend).device;
     const limit = device.limits?.maxStorageBufferBindingSize ?? 128 * 2 ** 20;
-    return this.kernelsOf(batch).actsFloats * 4 <= limit;
-  }
-
-  /** The kernels' plan for a batch size (metrics change no buffer sizes), kept for runs(). */
-  private kernelsOf(batch: number): WgslStep {
-    const clipping = this.clipping();
-    if (this.sized?.batch !== batch || this.sized.n !== this.host.n || this.sized.hyper.includes('clip') !== clipping) this.sized = this.source(batch, []);
-    return this.sized;
+    return this.source(batch, metrics).actsFloats * 4 <= limit;
   }
 
   /** Compiles the kernels for batches of `batch` rows with these metrics now, so that the first step does not. */
@@ -139,18 +136,18 @@ export class GpuFusedStep {
       backend.uploadToGPU(info.dataId);
       return info;
     });
-    if (this.training) advanceBetaPowers(this.host, built.step.hyper.some((key) => key.startsWith('shared:')), (key) => this.hyper.values(key));
-    this.writeHyper(backend.device, built.step);
+    if (this.training) advanceBetaPowers(this.host, built.sharedRows.length > 0, (key) => this.hyper.values(key));
+    this.writeHyper(backend.device, built);
     // every buffer found before the pass begins (making a variable's buffer its own runs TF.js ops)
-    const buffers = this.buffers(backend, built.step, x, y, outputs, metrics);
-    const bound = built.step.kernels.map((k) => k.bindings.map(buffers));
+    const find = this.buffers(backend, built.step, x, y, outputs, metrics);
+    const buffers = built.buffers.map(find);
     backend.ensureCommandEncoderReady();
     backend.endComputePassEncoder();
     const pass = backend.commandEncoder!.beginComputePass();
     built.step.kernels.forEach((k, i) => {
       const pipeline = built.pipelines[i];
       pass.setPipeline(pipeline);
-      const entries = bound[i].map((buffer, binding) => ({ binding, resource: { buffer } }));
+      const entries = built.uses[i].map((at, binding) => ({ binding, resource: { buffer: buffers[at] } }));
       pass.setBindGroup(0, backend.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries }));
       pass.dispatchWorkgroups(k.groups[0], k.groups[1]);
     });
@@ -177,19 +174,11 @@ export class GpuFusedStep {
       hyper: () => this.hyperBuffer!.buffer,
       draws: () => this.writeDraws(backend.device, step),
     };
-    // each buffer found once a step, however many kernels bind it (the draws are written once)
-    const found = new Map<string, Buffer>();
     return (b) => {
-      const key = bindingName(b);
-      let buffer = found.get(key);
-      if (!buffer) {
-        if (b.kind === 'param') buffer = variable(this.host.variables.get(b.param)![0]);
-        else if (b.kind === 'slot') buffer = variable(this.host.slots(b.param).get(b.slot)!);
-        else if (b.kind === 'metric') buffer = on(outputs[1 + metrics.indexOf(b.metric)].dataId);
-        else buffer = fixed[b.kind]();
-        found.set(key, buffer);
-      }
-      return buffer;
+      if (b.kind === 'param') return variable(this.host.variables.get(b.param)![0]);
+      if (b.kind === 'slot') return variable(this.host.slots(b.param).get(b.slot)!);
+      if (b.kind === 'metric') return on(outputs[1 + metrics.indexOf(b.metric)].dataId);
+      return fixed[b.kind]();
     };
   }
 
@@ -218,16 +207,26 @@ export class GpuFusedStep {
 
   /** The compiled kernels for this batch size and these metrics (N is the population's). */
   private kernels(batch: number, metrics: readonly string[]): Built {
-    const key = `${this.host.n}|${batch}|${metrics.join()}|${this.clipping() ? 'clip' : ''}`;
-    const kept = this.built.get(key);
+    const step = this.source(batch, metrics);
+    const kept = this.built.get(step);
     if (kept) return kept;
     const device = (this.host.tf.backend() as unknown as WebGPUBackend).device;
-    const step = this.source(batch, metrics);
     const pipelines = step.kernels.map((k) => device.createComputePipeline({ layout: 'auto', compute: { module: device.createShaderModule({ code: k.code }), entryPoint: 'main' } }));
+    // each buffer bound once a step, however many kernels bind it (the draws are written once)
+    const at = new Map<string, number>();
+    const buffers: Binding[] = [];
+    const uses = step.kernels.map((k) =>
+      k.bindings.map((b) => {
+        const name = bindingName(b);
+        if (!at.has(name)) at.set(name, buffers.push(b) - 1);
+        return at.get(name)!;
+      }),
+    );
+    const sharedRows = step.hyper.flatMap((key, k): [number, string][] => (key.startsWith('shared:') ? [[k, key.slice('shared:'.length)]] : []));
     // a few sizes at most (a short last batch, a halved population): older ones are let go past four
     if (this.built.size >= 4) this.built.delete(this.built.keys().next().value!);
-    const made = { key, step, pipelines };
-    this.built.set(key, made);
+    const made = { step, pipelines, buffers, uses, hyperKeys: step.hyper.join(), sharedRows };
+    this.built.set(step, made);
     return made;
   }
 
@@ -262,10 +261,9 @@ export class GpuFusedStep {
   }
 
   /** The members' hyperparameter rows: those that move every step (Adam's corrections, a scheduled lr), and the others when they changed. */
-  private writeHyper(device: Device, step: WgslStep): void {
+  private writeHyper(device: Device, { step, hyperKeys: keys, sharedRows }: Built): void {
     const n = this.host.n;
     // a new buffer for a new N, or new rows (clipping started or stopped: clipnorm's row comes and goes)
-    const keys = step.hyper.join();
     if (!this.hyperBuffer || this.hyperBuffer.n !== n || this.hyperBuffer.keys !== keys) {
       this.hyperBuffer?.buffer.destroy();
       this.hyperBuffer = { buffer: device.createBuffer({ size: Math.max(1, step.hyper.length) * n * 4, usage: STORAGE | COPY_DST }), n, keys };
@@ -273,9 +271,7 @@ export class GpuFusedStep {
     }
     this.hyper.rows(step.hyper, (k, values) => device.queue.writeBuffer(this.hyperBuffer!.buffer, k * n * 4, values));
     // the shared layers' step: the file's values at every step (Adam's corrections move), as the wasm step writes them
-    step.hyper.forEach((key, k) => {
-      if (key.startsWith('shared:')) device.queue.writeBuffer(this.hyperBuffer!.buffer, k * n * 4, new Float32Array(n).fill(this.sharedValue(key.slice(7))));
-    });
+    for (const [k, key] of sharedRows) device.queue.writeBuffer(this.hyperBuffer!.buffer, k * n * 4, new Float32Array(n).fill(this.sharedValue(key)));
   }
 
   /** The file's value of a hyperparameter key for the shared layers' step (their beta powers are the file's betas'). */

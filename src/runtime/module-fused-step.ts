@@ -35,7 +35,7 @@ export function fusedStep(pop: ModulePopulation, x: Tensor, y: Tensor, metrics: 
   }
   if (!step) return undefined;
   // the WGSL step needs its scratch in one storage binding: else the module's TF.js step
-  if (step instanceof GpuFusedStep && !step.runs(x.shape[0] as number)) return undefined;
+  if (step instanceof GpuFusedStep && !step.runs(x.shape[0] as number, metrics)) return undefined;
   const result = step.run(x, y, metrics);
   pop.step++;
   return result;

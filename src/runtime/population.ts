@@ -620,7 +620,7 @@ export class Population {
    */
   private tensorStep(x: Tensor, y: Tensor, metrics?: StepMetrics, rows?: Int32Array): Tensor {
     // the WGSL step needs its scratch in one binding: else the op path's step
-    const generated = this.fused ?? (!rows && this.gpuStep?.runs(x.shape[0] as number) ? this.gpuStep : undefined);
+    const generated = this.fused ?? (!rows && this.gpuStep?.runs(x.shape[0] as number, metrics?.names ?? []) ? this.gpuStep : undefined);
     return generated ? this.generatedStep(generated, x, y, metrics, rows) : this.opsStep(x, y, metrics, rows);
   }
 
@@ -686,7 +686,7 @@ export class Population {
 
   /** Members' loss and each named metric (accuracy, mse, mae) on a batch, without training (dropout off, running statistics). */
   evaluate(x: Tensor, y: Tensor, metrics: readonly string[] = []): { loss: Tensor } & Record<string, Tensor> {
-    const evaluator = this.evaluator ?? (this.gpuEvaluator?.runs(x.shape[0] as number) ? this.gpuEvaluator : undefined);
+    const evaluator = this.evaluator ?? (this.gpuEvaluator?.runs(x.shape[0] as number, metrics) ? this.gpuEvaluator : undefined);
     if (evaluator) {
       const r = evaluator.run(x, y, metrics);
       return { loss: r.losses, ...r.metrics };
