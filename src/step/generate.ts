@@ -38,7 +38,7 @@ export type TableEntry =
   | { kind: 'draws'; op: string };
 
 /** An entry's name, as the generator keys its locals and `netc ir` may print it: `param:NAME`, `slot:NAME:SLOT`, `hyper:KEY`, ... */
-export function entryName(e: TableEntry): string {
+function entryName(e: TableEntry): string {
   switch (e.kind) {
     case 'metric':
     case 'param':
@@ -139,14 +139,13 @@ export function generateStep(cfg: StepConfig): GeneratedStep {
     ...shared.map((key, index) => ({ kind: 'shared' as const, key, index })),
     ...draws.map((d) => ({ kind: 'draws' as const, op: d.op })),
   ];
-  const names = table.map(entryName);
   const mb = new ModuleBuilder();
   let arenaBytes = 0;
   const step = mb.func(['i32', 'i32', 'i32'], [], (c) => {
-    arenaBytes = emitStep(c, cfg, { table: names, places, placeOf: new Map(places.map((p) => [p.param.name, p])), slotNames, hyper, shared });
+    arenaBytes = emitStep(c, cfg, { table, places, placeOf: new Map(places.map((p) => [p.param.name, p])), slotNames, hyper, shared });
   }, 'step');
   // every member's own parameters (not the shared layers': one copy, which every member reads)
-  const entryIndex = new Map(names.map((name, i) => [name, i]));
+  const entryIndex = new Map(table.map((e, i) => [entryName(e), i]));
   const scanned = places.filter((p) => !p.shared).map((p) => ({ ...p, entry: entryIndex.get(`param:${p.param.name}`)! }));
   const scan = mb.func(['i32', 'i32', 'i32'], [], (c) => emitScan(c, scanned), 'nonfinite');
   mb.func(['i32', 'i32', 'i32', 'i32', 'i32'], ['i32'], (c) => emitSteps(c, { step, scan, tableLength: table.length, losses: entryIndex.get('losses')! }), 'steps');
@@ -154,8 +153,7 @@ export function generateStep(cfg: StepConfig): GeneratedStep {
 }
 
 interface Plan {
-  /** the table's entries by name */
-  table: string[];
+  table: TableEntry[];
   places: ParamPlace[];
   /** each parameter's place, by its name */
   placeOf: Map<string, ParamPlace>;
@@ -172,10 +170,10 @@ function emitStep(c: Code, cfg: StepConfig, plan: Plan): number {
   const e = cfg.ensemble;
   const [tablePtr, n, batch] = [c.param(0), c.param(1), c.param(2)];
   const entry = new Map<string, Local>();
-  plan.table.forEach((name, i) => {
+  plan.table.forEach((e, i) => {
     const l = c.local('i32');
     c.get(tablePtr).loadI32(i * 4).set(l);
-    entry.set(name, l);
+    entry.set(entryName(e), l);
   });
   const at = (name: string) => entry.get(name)!;
   const arena = new Arena(at('arena'), cfg.maxBatch);
@@ -189,9 +187,8 @@ function emitStep(c: Code, cfg: StepConfig, plan: Plan): number {
   }
   // per member: where its copies are, its hyperparameters
   // each parameter's and slot's entry, with the place whose member stride it steps by
-  const placeOfEntry = new Map(plan.places.flatMap((p) => [`param:${p.param.name}`, ...plan.slotNames.map((s) => `slot:${p.param.name}:${s}`)].map((t) => [t, p] as const)));
-  const placed = plan.table.filter((t) => t.startsWith('param:') || t.startsWith('slot:'));
-  const memberBase = new Map<string, Local>(placed.map((t) => [t, c.local('i32')]));
+  const placed = plan.table.flatMap((e) => (e.kind === 'param' || e.kind === 'slot' ? [{ name: entryName(e), place: plan.placeOf.get(e.param)! }] : []));
+  const memberBase = new Map<string, Local>(placed.map((t) => [t.name, c.local('i32')]));
   const hyperValue = new Map<string, Local>(plan.hyper.map((k) => [k, c.local('f32')]));
   const hyperRecord = Object.fromEntries(hyperValue);
   const m = c.local('i32');
@@ -213,10 +210,7 @@ function emitStep(c: Code, cfg: StepConfig, plan: Plan): number {
     c.get(at('x')).get(m).get(at('xStride')).i32Mul().i32Add().set(xBase);
     c.get(at('y')).get(m).get(at('yStride')).i32Mul().i32Add().set(yBase);
     if (memberBatch !== batch) c.get(at('rows')).if(() => c.get(at('rows')).get(m).i32(4).i32Mul().i32Add().loadI32().set(memberBatch), () => c.get(batch).set(memberBatch));
-    for (const [name, local] of memberBase) {
-      const place = placeOfEntry.get(name)!;
-      c.get(at(name)).get(m).i32(place.memberBytes).i32Mul().i32Add().set(local);
-    }
+    for (const { name, place } of placed) c.get(at(name)).get(m).i32(place.memberBytes).i32Mul().i32Add().set(memberBase.get(name)!);
     for (const [key, local] of hyperValue) c.get(at(`hyper:${key}`)).get(m).i32(4).i32Mul().i32Add().loadF32().set(local);
     values.set(0, { base: xBase, offset: 0, width: product(e.ops[0].shape) });
     const buffers: Buffers = { training, maxBatch: cfg.maxBatch, member: m, entry: at, batch: memberBatch, fullBatch: batch, arena, values, saved, memberBase, rowStride, hyperValue, plan, shapes: e.ops.map((o) => o.shape) };
@@ -242,7 +236,7 @@ function emitStep(c: Code, cfg: StepConfig, plan: Plan): number {
   });
   if (training) {
     const sharedHyper = sharedHyperValues(c, plan, at);
-    updateShared(c, cfg, plan, trained.filter((p) => p.shared), { grads: sharedGrads, memberBase: new Map(placed.map((t) => [t, at(t)])), rowStride, hyperValue: sharedHyper, hyperRecord: Object.fromEntries(sharedHyper) });
+    updateShared(c, cfg, plan, trained.filter((p) => p.shared), { grads: sharedGrads, memberBase: new Map(placed.map((t) => [t.name, at(t.name)])), rowStride, hyperValue: sharedHyper, hyperRecord: Object.fromEntries(sharedHyper) });
   }
   return arena.bytes;
 }
