@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Job, ModelName, StepResult, Timing, Unavailable } from './lib.js';
+import { median } from './timing.js';
 
 /**
  * One configuration, both sides: each round's median ms a step, this checkout's and the baseline's, in two
@@ -53,11 +54,6 @@ export function checkoutBaseline(root: string, ref: string): { dir: string; sha:
  * many landed in which; the fastest round is each tree's own code at its best.
  */
 export const fastest = (row: BaselineRow): number => Math.min(...row.ours, ...row.steady.ours) / Math.min(...row.theirs, ...row.steady.theirs);
-
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 
 /**
  * Each configuration `rounds` times on each side, alternating which side goes first, each a worker process of its
