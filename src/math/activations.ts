@@ -47,8 +47,8 @@ export const activationRules: Record<string, ElementwiseActivation | 'rows'> = {
   leaky_relu: { forward: rule(select(gt('z', 0), 'z', mul('z', 'alpha'))), grad: rule(select(positive, 'da', mul('da', 'alpha'))) },
 };
 
-/** The activations the generated steps compute: every one described. */
-export const describedActivations: readonly string[] = Object.keys(activationRules);
+/** The activations the generated steps' kernels compute, the WebAssembly step's and the WGSL step's: every one described. */
+export const kernelActivations: ReadonlySet<string> = new Set(Object.keys(activationRules));
 
 /** The elementwise rules of an activation, or undefined for a row's (the softmax) or an unknown one. */
 export function elementwise(name: string): ElementwiseActivation | undefined {

@@ -27,13 +27,12 @@
 // halved population or a short last batch gets kernels of its own (the runtime caches them).
 import type { EnsembleIR, WideOp } from '../ensemble/ensemble-ir.js';
 import { optimizerHyper, optimizerSlots } from '../vocabulary/optimizers.js';
-import { describedOptimizers } from '../math/optimizers.js';
-import { describedActivations, LEAKY_RELU_ALPHA } from '../math/activations.js';
+import { kernelActivations, LEAKY_RELU_ALPHA } from '../math/activations.js';
 import { activationGradText, activationText, gradReadsZ, literal, lossElementText, updateText } from '../wgsl/render.js';
-import { describedLosses, elementLoss as elementLossRule, stepMetrics } from '../math/losses.js';
+import { elementLoss as elementLossRule } from '../math/losses.js';
 import { layerKind } from '../layers/registry.js';
 import { hasRule } from '../layers/layer-kind.js';
-import type { RunStepConfig } from './plan.js';
+import { whyNotVocabulary, type RunStepConfig } from './plan.js';
 import { size, type ChainBase, type LayerInput, type WgslParam } from '../wgsl/chain.js';
 import { KernelText, lit, type WgslKernel, paramBuffer, slotBuffer, metricBuffer } from '../wgsl/kernel-text.js';
 import { inputAt, kernelIndex, slopeOf, type Element } from '../wgsl/dense.js';
@@ -42,12 +41,6 @@ import { membersSum, sharedParamUpdates, type SharedWriter } from '../wgsl/share
 import type { ChainLayer, StepWriter, Target, WgslLayerRule, WgslRule, Writers } from '../wgsl/rule.js';
 
 export { WORKGROUP, type WgslKernel } from '../wgsl/kernel-text.js';
-
-/** What the WGSL step covers (the rest of netc's vocabulary runs on TF.js ops on webgpu). */
-export const wgslActivations = new Set(describedActivations);
-export const wgslLosses = new Set(describedLosses);
-export const wgslOptimizers = new Set(describedOptimizers);
-export const wgslMetrics = new Set(stepMetrics);
 
 export interface WgslStep {
   kernels: WgslKernel[];
@@ -80,10 +73,8 @@ function coveredRule(kind: string): WgslRule {
 export function whyNotWgsl(cfg: RunStepConfig): string | undefined {
   const e = cfg.ensemble;
   if (e.lowering !== 'grouped') return `the ${e.lowering} lowering (the WGSL step is built for grouped)`;
-  if (!wgslOptimizers.has(cfg.optimizer)) return `the ${cfg.optimizer} optimizer`;
-  if (!wgslLosses.has(cfg.loss.name)) return `the ${cfg.loss.name} loss`;
-  const metric = cfg.metrics.find((m) => !wgslMetrics.has(m));
-  if (metric) return `the ${metric} metric`;
+  const vocabulary = whyNotVocabulary(cfg);
+  if (vocabulary) return vocabulary;
   if (!e.ops[0].shared) return "members' own input rows (a split)";
   const first = e.ops[1] && ruleOf(e.ops[1].op);
   if (e.ops[0].shape.length !== 1 && !(first && 'rule' in first && first.rule.readsImages)) return `an input of shape [${e.ops[0].shape.join(', ')}]`;
@@ -94,7 +85,7 @@ export function whyNotWgsl(cfg: RunStepConfig): string | undefined {
     if ('why' in r) return r.why;
     // a value nothing reads has no gradient (the op path's autodiff leaves its layers' weights without one)
     if (op.id !== e.model.output && !readers.get(op.id)) return `${op.name}'s value, which no layer reads`;
-    const context = { inputs: op.inputs.map((i) => e.ops[i]), readers: (id: number) => readers.get(id) ?? 0, onInput: valueOf(e, op.inputs[0]).id === 0, activations: wgslActivations };
+    const context = { inputs: op.inputs.map((i) => e.ops[i]), readers: (id: number) => readers.get(id) ?? 0, onInput: valueOf(e, op.inputs[0]).id === 0, activations: kernelActivations };
     const why = whyNotOnShared(e, op, r.rule) ?? r.rule.whyNot?.(op, context);
     if (why) return why;
   }

@@ -4,11 +4,8 @@ import type { Code, Local } from './module.js';
 import { scalarLanes as scalar, type Lanes } from './lanes.js';
 import { exp } from './math.js';
 import { emitRule, type Binding } from './render.js';
-import { describedActivations, elementwise, type ElementwiseActivation } from '../math/activations.js';
+import { elementwise, type ElementwiseActivation } from '../math/activations.js';
 import { address, columns, forEachFloat, forRows, loadAt, rowOf, type Mat } from './blocks.js';
-
-/** The activations the generated step computes: every one described (src/math/activations.ts). */
-export const kernelActivations = new Set(describedActivations);
 
 /** The elementwise rules of an activation the generated code has. */
 function rulesOf(name: string): ElementwiseActivation {
