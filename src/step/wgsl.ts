@@ -29,7 +29,7 @@ import type { EnsembleIR, WideOp } from '../ensemble/ensemble-ir.js';
 import { optimizerHyper, optimizerSlots } from '../vocabulary/optimizers.js';
 import { kernelActivations, LEAKY_RELU_ALPHA } from '../math/activations.js';
 import { activationGradText, activationText, gradReadsZ, literal, lossElementText, updateText } from '../wgsl/render.js';
-import { elementLoss as elementLossRule } from '../math/losses.js';
+import { elementLoss, type ElementLoss } from '../math/losses.js';
 import { layerKind } from '../layers/registry.js';
 import { hasRule } from '../layers/layer-kind.js';
 import { whyNotVocabulary, type RunStepConfig } from './plan.js';
@@ -300,7 +300,7 @@ function sharedWriter(ctx: Ctx): SharedWriter<WgslKernel> {
     dz: (k, l: ChainLayer) => dzHelper(k, ctx, l),
     kernelIndex: (l) => kernelIndex(ctx.n, l),
     fileHyper: (k, key) => `${k.buf('hyper')}[${ctx.hyper.indexOf(`shared:${key}`) * ctx.stride}u]`,
-    step: (at) => optimizerStep(ctx.optimizer, at),
+    step: (at) => updateText(ctx.optimizer, at),
   };
 }
 
@@ -406,12 +406,7 @@ function updateLines(k: Pick<KernelText, 'buf'>, ctx: Ctx, p: WgslParam): string
   const h = (key: string) => hyperAt(k, ctx, key);
   const w = k.buf(paramBuffer(p.name));
   const slot = (s: string) => k.buf(slotBuffer(p.name, s));
-  return optimizerStep(ctx.optimizer, { w: `${w}[at]`, slot: (s) => `${slot(s)}[at]`, h });
-}
-
-/** The optimizer's rule on one element (src/math/optimizers.ts's, src/wgsl/render.ts's text), from its gradient `g`. */
-function optimizerStep(optimizer: string, at: { w: string; slot(name: string): string; h(key: string): string }): string[] {
-  return updateText(optimizer, at);
+  return updateText(ctx.optimizer, { w: `${w}[at]`, slot: (s) => `${slot(s)}[at]`, h });
 }
 
 const EPS = 1e-7;
@@ -427,13 +422,15 @@ function lossKernel(ctx: Ctx, out: ChainLayer, lossConfig: RunStepConfig['loss']
   // the label of output j of row b: class indices [B, 1] one-hot under the sparse loss
   const label = (j: string) => (sparse ? `select(0.0, 1.0, i32(${y}[b]) == i32(${j}))` : `${y}[b * ${K}u + ${j}]`);
   const p = (j: string) => `${acts}[${out.valuesAt}u + base + ${j}]`;
+  const element = elementLoss(loss, lossConfig.args);
+  const grad = `${acts}[${out.gradAt}u + base + j]`;
   const lines = [
     '  let m = idx;',
     '  var total = 0.0;',
     ...metrics.map((name) => `  var sum_${name} = 0.0;`),
     `  for (var b = 0u; b < ${ctx.batch}u; b++) {`,
     `    let base = (m * ${ctx.batch}u + b) * ${K}u;`,
-    ...(!elementLossRule(loss, lossConfig.args) ? crossEntropyRow(ctx, K, p, label, `${acts}[${out.gradAt}u + base + j]`) : elementRow(ctx, lossConfig, K, p, label, `${acts}[${out.gradAt}u + base + j]`)),
+    ...(!element ? crossEntropyRow(ctx, K, p, label, grad) : elementRow(ctx, loss, element, K, p, label, grad)),
     ...metricLines(metrics, K, p, label, sparse ? `u32(${y}[b])` : undefined),
     '  }',
     `  ${k.buf('losses')}[m] = total / ${lit(ctx.batch)};`,
@@ -443,15 +440,15 @@ function lossKernel(ctx: Ctx, out: ChainLayer, lossConfig: RunStepConfig['loss']
 }
 
 /** An elementwise loss over one row (mse, mae, huber, binary cross-entropy): each element's term and gradient, the row's mean added to `total`. */
-function elementRow(ctx: Ctx, { name: loss, args }: RunStepConfig['loss'], K: number, p: (j: string) => string, label: (j: string) => string, grad: string): string[] {
+function elementRow(ctx: Ctx, loss: string, element: ElementLoss, K: number, p: (j: string) => string, label: (j: string) => string, grad: string): string[] {
   // the gradient of the two means: 1 / (B K) in one division where the op path writes the gradient out (binary cross-entropy), (1 / B) / K where autodiff takes one mean after the other
-  const scale = elementLossRule(loss, args)?.scale === 'once' ? Math.fround(1 / (ctx.batch * K)) : Math.fround(Math.fround(1 / ctx.batch) / K);
+  const scale = element.scale === 'once' ? Math.fround(1 / (ctx.batch * K)) : Math.fround(Math.fround(1 / ctx.batch) / K);
   return [
     '    var row = 0.0;',
     `    for (var j = 0u; j < ${K}u; j++) {`,
     `      let p = ${p('j')};`,
     `      let y = ${label('j')};`,
-    ...elementLoss(loss, literal(scale), args).map((line) => `      ${line}`),
+    ...lossElementText(loss, element, literal(scale)).map((line) => `      ${line}`),
     `      ${grad} = grad;`,
     '    }',
     `    total = total + row / ${lit(K)};`,
@@ -502,9 +499,4 @@ function metricLines(metrics: readonly string[], K: number, p: (j: string) => st
   if (!classIndex) lines.push(`      let yj = ${label('j')};`, '      if (yj > by) { by = yj; iy = j; }');
   lines.push('    }', `    sum_accuracy = sum_accuracy + select(0.0, 1.0, ip == ${classIndex ?? 'iy'});`);
   return lines;
-}
-
-/** One element's term (added to `row`) and `grad`, dL/dp of the batch mean (src/math/losses.ts's rule, src/wgsl/render.ts's text). */
-function elementLoss(loss: string, scale: string, args: Record<string, unknown>): string[] {
-  return lossElementText(loss, args, scale);
 }

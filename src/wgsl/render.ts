@@ -5,7 +5,7 @@
 import { inputsOf, type Expr, type Rule } from '../math/expr.js';
 import { elementwise } from '../math/activations.js';
 import { updateRules } from '../math/optimizers.js';
-import { elementLoss } from '../math/losses.js';
+import type { ElementLoss } from '../math/losses.js';
 import { add, store, sub, let_ } from '../math/expr.js';
 
 /** A float32 constant as WGSL writes it: short where that names the same f32, else 9 significant digits. */
@@ -197,12 +197,11 @@ export function updateText(optimizer: string, at: { w: string; slot(name: string
 }
 
 /**
- * One element's lines of an elementwise loss, over the locals `p` and `y` and the literal `scale`: its term added
- * to (or, negated, taken from) the local `row`, and `let grad = ...;` (dL/dp of the batch mean).
+ * One element's lines of the elementwise loss `e` (the rule of `loss` for its arguments), over the locals `p` and
+ * `y` and the literal `scale`: its term added to (or, negated, taken from) the local `row`, and `let grad = ...;`
+ * (dL/dp of the batch mean).
  */
-export function lossElementText(loss: string, args: Record<string, unknown>, scale: string): string[] {
-  const e = elementLoss(loss, args);
-  if (!e) throw new Error(`internal error: no WGSL for the loss ${loss}`);
+export function lossElementText(loss: string, e: ElementLoss, scale: string): string[] {
   const body = e.rule.body.map((s) => ('let' in s ? s : s.store === 'term' ? store('row', (e.negated ? sub : add)('row', s.value)) : let_('grad', s.value)));
   const w = new WgslRenderer({ p: 'p', y: 'y', scale, row: 'row' });
   const lines = w.lines({ body }, '', (name, value) => `${name} = ${value};`);
