@@ -29,7 +29,7 @@ import type { EnsembleIR, WideOp } from '../ensemble/ensemble-ir.js';
 import { optimizerHyper, optimizerSlots } from '../vocabulary/optimizers.js';
 import { kernelActivations, LEAKY_RELU_ALPHA } from '../math/activations.js';
 import { activationGradText, activationText, gradReadsZ, literal, lossElementText, updateText } from '../wgsl/render.js';
-import { elementLoss, type ElementLoss } from '../math/losses.js';
+import { elementLoss, EPS, ONE_MINUS_EPS, type ElementLoss } from '../math/losses.js';
 import { layerKind } from '../layers/registry.js';
 import { hasRule } from '../layers/layer-kind.js';
 import { whyNotVocabulary, type RunStepConfig } from './plan.js';
@@ -409,8 +409,6 @@ function updateLines(k: Pick<KernelText, 'buf'>, ctx: Ctx, p: WgslParam): string
   return updateText(ctx.optimizer, { w: `${w}[at]`, slot: (s) => `${slot(s)}[at]`, h });
 }
 
-const EPS = 1e-7;
-
 /** The loss of one member: its batch mean, dL/d(output) into the output layer's gradient, and its metrics. */
 function lossKernel(ctx: Ctx, out: ChainLayer, lossConfig: RunStepConfig['loss'], metrics: readonly string[]): WgslKernel {
   const loss = lossConfig.name;
@@ -471,7 +469,7 @@ function crossEntropyRow(ctx: Ctx, K: number, p: (j: string) => string, label: (
     `      let p = ${p('j')};`,
     `      let y = ${label('j')};`,
     '      let raw = p / s;',
-    `      let q = min(max(raw, ${lit(EPS)}), ${lit(1 - EPS)});`,
+    `      let q = min(max(raw, ${lit(EPS)}), ${lit(ONE_MINUS_EPS)});`,
     '      row = row + y * log(q);',
     `      let g = select(0.0, y * (0.0 - ${lit(1 / ctx.batch)}) / q, raw == q);`,
     `      ${grad} = g;`,
