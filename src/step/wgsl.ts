@@ -27,8 +27,8 @@
 // halved population or a short last batch gets kernels of its own (the runtime caches them).
 import type { EnsembleIR, WideOp } from '../ensemble/ensemble-ir.js';
 import { optimizerHyper, optimizerSlots } from '../vocabulary/optimizers.js';
-import { kernelActivations, LEAKY_RELU_ALPHA } from '../math/activations.js';
-import { activationGradText, activationText, gradReadsZ, literal, lossElementText, updateText } from '../wgsl/render.js';
+import { gradReadsZ, kernelActivations, LEAKY_RELU_ALPHA } from '../math/activations.js';
+import { activationGradText, activationText, literal, lossElementText, updateText } from '../wgsl/render.js';
 import { elementLoss, EPS, ONE_MINUS_EPS, type ElementLoss } from '../math/losses.js';
 import { layerKind } from '../layers/registry.js';
 import { hasRule } from '../layers/layer-kind.js';

@@ -3,7 +3,7 @@
 // with lets as a helper function (or, in a kernel's body, as `let` lines). Inputs are bound to WGSL text: a
 // local, a buffer's element, a literal.
 import { inputsOf, type Expr, type Rule } from '../math/expr.js';
-import { elementwise } from '../math/activations.js';
+import { elementwiseOrThrow } from '../math/activations.js';
 import { updateRules } from '../math/optimizers.js';
 import type { ElementLoss } from '../math/losses.js';
 import { add, store, sub, let_ } from '../math/expr.js';
@@ -155,15 +155,9 @@ export function ruleValue(r: Rule, name: string, bound: Record<string, string>):
   return { value: `${name}(${params.map((p) => bound[p]).join(', ')})`, helpers: [...own.helpers, fn] };
 }
 
-function rulesOf(name: string) {
-  const r = elementwise(name);
-  if (!r) throw new Error(`internal error: no WGSL for the activation ${name}`);
-  return r;
-}
-
 /** The activation f(z) of z's text (`alpha`: leaky_relu's slope), and the helper functions it calls. */
 export function activationText(name: string, z: string, alpha = ''): { value: string; helpers: string[] } {
-  return ruleValue(rulesOf(name).forward, `${name}_f`, { z, ...(alpha ? { alpha } : {}) });
+  return ruleValue(elementwiseOrThrow(name, 'WGSL').forward, `${name}_f`, { z, ...(alpha ? { alpha } : {}) });
 }
 
 /** dL/dz of an activation from dL/da `da`, a = f(z), z (where it reads it) and alpha, and the helper functions it calls. */
@@ -171,14 +165,8 @@ export function activationGradText(name: string, bound: { da: string; a: string;
   const b: Record<string, string> = { da: bound.da, a: bound.a };
   if (bound.z) b.z = bound.z;
   if (bound.alpha) b.alpha = bound.alpha;
-  return ruleValue(rulesOf(name).grad, `${name}_grad`, b);
+  return ruleValue(elementwiseOrThrow(name, 'WGSL').grad, `${name}_grad`, b);
 }
-
-/** Whether an activation's gradient reads z (the pre-activation, which a dense layer then keeps). */
-export const gradReadsZ = (name: string): boolean => {
-  const r = elementwise(name);
-  return r !== undefined && inputsOf(r.grad).includes('z');
-};
 
 /**
  * An optimizer's step of one element as lines of a kernel's body: `w`, the parameter's element (read and
