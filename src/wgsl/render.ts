@@ -2,11 +2,10 @@
 // where the grammar needs them), the transcendental functions as TF.js's WebGPU shaders write them, a rule
 // with lets as a helper function (or, in a kernel's body, as `let` lines). Inputs are bound to WGSL text: a
 // local, a buffer's element, a literal.
-import { inputsOf, type Expr, type Rule } from '../math/expr.js';
+import { add, inputsOf, store, sub, let_, type Expr, type Rule } from '../math/expr.js';
 import { elementwiseOrThrow } from '../math/activations.js';
 import { updateRules } from '../math/optimizers.js';
 import type { ElementLoss } from '../math/losses.js';
-import { add, store, sub, let_ } from '../math/expr.js';
 
 /** A float32 constant as WGSL writes it: short where that names the same f32, else 9 significant digits. */
 export function literal(v: number): string {
@@ -45,7 +44,7 @@ interface Text {
 
 const arithmetic = { add: ['+', 1], sub: ['-', 1], mul: ['*', 2], div: ['/', 2] } as const;
 const comparisons = { gt: '>', ge: '>=', lt: '<', le: '<=', eq: '==', ne: '!=' } as const;
-const calls = { min: 'min', max: 'max', pmin: 'min', pmax: 'max', neg: '', abs: 'abs', sqrt: 'sqrt', sign: 'sign', exp: 'exp', log: 'log' } as const;
+const calls = { min: 'min', max: 'max', pmin: 'min', pmax: 'max', abs: 'abs', sqrt: 'sqrt', sign: 'sign', exp: 'exp', log: 'log' } as const;
 
 const wrap = (t: Text, below: number): string => (t.p < below ? `(${t.s})` : t.s);
 
