@@ -1,9 +1,6 @@
 // Activation functions as TF.js ops, with Keras' definitions.
 import type { TF, Tensor } from './tf.js';
-
 import { LEAKY_RELU_ALPHA } from '../math/activations.js';
-
-export { LEAKY_RELU_ALPHA };
 
 /** `alpha` (leaky_relu) is a number or a tensor that broadcasts against x. */
 export function activate(tf: TF, name: string, x: Tensor, alpha: number | Tensor = LEAKY_RELU_ALPHA): Tensor {

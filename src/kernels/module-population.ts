@@ -5,7 +5,7 @@ import type { TF, Tensor, Variable } from './tf.js';
 import { Rng } from '../util/rng.js';
 import { initMember } from './init.js';
 import { blockMask, fuse } from './fused.js';
-import { stateNames } from './optimizers.js';
+import { optimizerSlots } from '../vocabulary/optimizers.js';
 import { registerWasmKernels } from './wasm-kernels.js';
 import { fusedShape, type ParamLayout } from '../core/layout.js';
 import type { Initializer } from '../vocabulary/initializers.js';
@@ -118,7 +118,7 @@ export function createPopulation(tf: TF, spec: ModulePopulationSpec): ModulePopu
       else if (p.layout === 'shared') params[key] = variable(key, own[0], p.shape, p.trainable);
       else params[key] = variable(key, fuse(p.layout, p.shape, own), fusedShape(p.layout, p.shape, n), p.trainable);
       if (!p.trainable) return;
-      for (const slot of stateNames[spec.optimizer]) slots[`${key}:${slot}`] = tf.variable(tf.zerosLike(params[key]), false, `netc-module${uid}/${key}:${slot}`);
+      for (const slot of optimizerSlots[spec.optimizer]) slots[`${key}:${slot}`] = tf.variable(tf.zerosLike(params[key]), false, `netc-module${uid}/${key}:${slot}`);
     });
     if (p.layout === 'blockdiag') masks[p.name] = tf.tensor(blockMask(p.shape, n), fusedShape(p.layout, p.shape, n));
   }

@@ -39,12 +39,9 @@ export interface OptimizerState {
   sharedAccBeta2: number;
 }
 
-/** The state each optimizer keeps per parameter (src/vocabulary/optimizers.ts). */
-export const stateNames: Record<string, string[]> = optimizerSlots;
-
 export function createState(tf: TF, optimizer: string, slots: Slot[], members: number): OptimizerState {
   const tensors = new Map<string, Map<string, Variable>>();
-  for (const s of slots) tensors.set(s.key, new Map(stateNames[optimizer].map((n) => [n, tf.variable(tf.zerosLike(s.variable), false)])));
+  for (const s of slots) tensors.set(s.key, new Map(optimizerSlots[optimizer].map((n) => [n, tf.variable(tf.zerosLike(s.variable), false)])));
   return { tensors, accBeta1: new Array(members).fill(1), accBeta2: new Array(members).fill(1), sharedAccBeta1: 1, sharedAccBeta2: 1 };
 }
 

@@ -1,6 +1,7 @@
 // Applies an activation to a widened activation. Only softmax needs care: it normalises over one
 // member's features, so in the blockdiag layout it runs on [..., N, C].
-import { activate, LEAKY_RELU_ALPHA } from '../kernels/activations.js';
+import { activate } from '../kernels/activations.js';
+import { LEAKY_RELU_ALPHA } from '../math/activations.js';
 import type { Tensor } from '../kernels/tf.js';
 import type { Act, ForwardContext } from './forward.js';
 import { joinMembers, splitMembers } from './widened.js';

@@ -1,6 +1,6 @@
 // What the layer kinds' export rules share (the rule itself, its context and its node are in
 // src/interop/export-node.ts, below the kinds): a weighted layer's activation and bias.
-import { LEAKY_RELU_ALPHA } from '../kernels/activations.js';
+import { LEAKY_RELU_ALPHA } from '../math/activations.js';
 import type { Act } from '../interop/activation-forms.js';
 import type { ExportContext, ExportTensor } from '../interop/export-node.js';
 import { netcVector, reorderVector, type FeatureOrder } from '../interop/layout.js';

@@ -12,7 +12,7 @@ import { isPadded as isPaddedExport, isSymmetric, windowPads, type Pads } from '
 import { int, ints, onnxPads } from '../interop/onnx-graph.js';
 import { pair, padTuple } from '../interop/torch-code.js';
 import { selfOf } from './export-rule.js';
-import { LEAKY_RELU_ALPHA } from '../kernels/activations.js';
+import { LEAKY_RELU_ALPHA } from '../math/activations.js';
 import { spatialBackward, spatialForward, spatialLayer, whyNotSpatial, type SpatialLayer } from '../wgsl/conv.js';
 import { activationOf } from '../wgsl/dense.js';
 import type { WgslLayerRule } from '../wgsl/rule.js';

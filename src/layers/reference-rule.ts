@@ -4,7 +4,7 @@
 // and `netc extract` writes it.
 import type * as tfjs from '@tensorflow/tfjs';
 import type { TF } from '../kernels/tf.js';
-import { LEAKY_RELU_ALPHA } from '../kernels/activations.js';
+import { LEAKY_RELU_ALPHA } from '../math/activations.js';
 
 /** A layer or activation that tfjs-layers cannot express. */
 export class UnsupportedLayerError extends Error {

@@ -3,7 +3,7 @@
 // and its autodiff. A forward rule reads `z` (and leaky_relu's slope `alpha`); a gradient reads dL/da `da`,
 // the activation's value `a`, and `z` only where it must (gelu, swish: a target keeps z for those alone).
 // The softmax is a row's, not an element's: each target writes its rows itself.
-import { add, erf, exp, gt, mul, neg, pmax, rule, select, sigmoid, sub, tanh, let_, type Rule } from './expr.js';
+import { add, erf, exp, gt, inputsOf, mul, neg, pmax, rule, select, sigmoid, sub, tanh, let_, type Rule } from './expr.js';
 
 /** leaky_relu's slope for x < 0 when it is a layer's `activation:` argument (TF's tf.nn.leaky_relu default). */
 export const LEAKY_RELU_ALPHA = 0.2;
@@ -47,11 +47,24 @@ export const activationRules: Record<string, ElementwiseActivation | 'rows'> = {
   leaky_relu: { forward: rule(select(gt('z', 0), 'z', mul('z', 'alpha'))), grad: rule(select(positive, 'da', mul('da', 'alpha'))) },
 };
 
-/** The activations the generated steps compute: every one described. */
-export const describedActivations: readonly string[] = Object.keys(activationRules);
+/** The activations the generated steps' kernels compute, the WebAssembly step's and the WGSL step's: every one described. */
+export const kernelActivations: ReadonlySet<string> = new Set(Object.keys(activationRules));
 
 /** The elementwise rules of an activation, or undefined for a row's (the softmax) or an unknown one. */
 export function elementwise(name: string): ElementwiseActivation | undefined {
   const r = activationRules[name];
   return r === undefined || r === 'rows' ? undefined : r;
 }
+
+/** The elementwise rules of an activation a target has written code for (`what`: the target's code, for the error). */
+export function elementwiseOrThrow(name: string, what: string): ElementwiseActivation {
+  const r = elementwise(name);
+  if (!r) throw new Error(`internal error: no ${what} for the activation ${name}`);
+  return r;
+}
+
+/** Whether an activation's gradient reads z (the pre-activation, which a dense layer then keeps). */
+export const gradReadsZ = (name: string): boolean => {
+  const r = elementwise(name);
+  return r !== undefined && inputsOf(r.grad).includes('z');
+};

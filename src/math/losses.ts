@@ -70,6 +70,3 @@ export function elementLoss(name: string, args: Record<string, unknown>): Elemen
   const r = lossRules[name];
   return r === undefined || r === 'rows' ? undefined : r(args);
 }
-
-/** The metrics the generated steps compute besides the loss (each target writes their rows itself). */
-export const stepMetrics: readonly string[] = ['accuracy', 'mse', 'mae'];

@@ -4,7 +4,7 @@
 import type { ModulePopulation } from '../kernels/module-population.js';
 import type { Tensor, Variable } from '../kernels/tf.js';
 import type { EnsembleIR } from '../ensemble/ensemble-ir.js';
-import { stateNames } from '../kernels/optimizers.js';
+import { optimizerSlots } from '../vocabulary/optimizers.js';
 import { planStep, FusedStep, type Engine, type FusedHost } from './fused-step.js';
 import { StepCode } from '../step/step-code.js';
 import { GpuFusedStep } from './gpu-fused-step.js';
@@ -60,7 +60,7 @@ function fusedFor(pop: ModulePopulation, spec: ModuleStepSpec): FusedStep | GpuF
     n: pop.memberIds.length,
     optimizer: spec.optimizer,
     variables,
-    slots: (param) => new Map(stateNames[spec.optimizer].map((name) => [name, pop.slots[`${param}:${name}`]])),
+    slots: (param) => new Map(optimizerSlots[spec.optimizer].map((name) => [name, pop.slots[`${param}:${name}`]])),
     state: pop.state,
     // a module's hyperparameters may move between any two steps (an lr_schedule, a PBT exploit): read them each step
     hyper: (key) => pop.hyper(key),

@@ -4,9 +4,9 @@ import type { EnsembleIR } from '../ensemble/ensemble-ir.js';
 import type { TrainConfig } from '../check/program.js';
 import { layerKind } from '../layers/registry.js';
 import { hasRule } from '../layers/layer-kind.js';
-import { kernelLosses, kernelMetrics } from '../wasm/losses.js';
-import { updateRules } from '../math/optimizers.js';
-import { computedMetrics } from '../vocabulary/losses.js';
+import { describedLosses } from '../math/losses.js';
+import { describedOptimizers } from '../math/optimizers.js';
+import { computedMetrics, extraMetrics } from '../vocabulary/losses.js';
 
 /** What the generated step is built for: the ensemble (shapes are constants, N is read at run time) and the train block's choices. */
 export interface StepConfig {
@@ -31,14 +31,23 @@ export function stepConfig(ensemble: EnsembleIR, train: Pick<TrainConfig, 'optim
   return { ensemble, optimizer: train.optimizer.name, loss: train.loss, metrics: computedMetrics(train.metrics) };
 }
 
+/**
+ * Why neither generated step (WebAssembly, WGSL) computes the train block's optimizer, loss or metrics, or
+ * undefined where both do: each target renders every rule of src/math/ and every metric besides the loss.
+ */
+export function whyNotVocabulary(cfg: Pick<RunStepConfig, 'optimizer' | 'loss' | 'metrics'>): string | undefined {
+  if (!describedOptimizers.includes(cfg.optimizer)) return `the ${cfg.optimizer} optimizer`;
+  if (!describedLosses.includes(cfg.loss.name)) return `the ${cfg.loss.name} loss`;
+  const metric = cfg.metrics.find((m) => !(extraMetrics as readonly string[]).includes(m));
+  return metric ? `the ${metric} metric` : undefined;
+}
+
 /** Why this configuration's step cannot be generated, or undefined where it can. */
 export function whyNotFused(cfg: RunStepConfig): string | undefined {
   const e = cfg.ensemble;
   if (e.lowering !== 'grouped') return `the ${e.lowering} lowering (the generated step is built for grouped)`;
-  if (!updateRules[cfg.optimizer]) return `the ${cfg.optimizer} optimizer`;
-  if (!kernelLosses.has(cfg.loss.name)) return `the ${cfg.loss.name} loss`;
-  const metric = cfg.metrics.find((m) => !kernelMetrics.has(m));
-  if (metric) return `the ${metric} metric`;
+  const vocabulary = whyNotVocabulary(cfg);
+  if (vocabulary) return vocabulary;
   const kindOf = new Map(e.ops.map((op) => [op.name, op.op]));
   for (const p of e.params) {
     if (p.layout === 'shared' && kindOf.get(p.op) === 'batchnorm') return `the shared batchnorm ${p.op} (its running statistics move by the members' mean)`;

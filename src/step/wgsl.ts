@@ -27,13 +27,12 @@
 // halved population or a short last batch gets kernels of its own (the runtime caches them).
 import type { EnsembleIR, WideOp } from '../ensemble/ensemble-ir.js';
 import { optimizerHyper, optimizerSlots } from '../vocabulary/optimizers.js';
-import { describedOptimizers } from '../math/optimizers.js';
-import { describedActivations, LEAKY_RELU_ALPHA } from '../math/activations.js';
-import { activationGradText, activationText, gradReadsZ, literal, lossElementText, updateText } from '../wgsl/render.js';
-import { describedLosses, elementLoss as elementLossRule, stepMetrics } from '../math/losses.js';
+import { gradReadsZ, kernelActivations, LEAKY_RELU_ALPHA } from '../math/activations.js';
+import { activationGradText, activationText, literal, lossElementText, updateText } from '../wgsl/render.js';
+import { elementLoss, EPS, ONE_MINUS_EPS, type ElementLoss } from '../math/losses.js';
 import { layerKind } from '../layers/registry.js';
 import { hasRule } from '../layers/layer-kind.js';
-import type { RunStepConfig } from './plan.js';
+import { whyNotVocabulary, type RunStepConfig } from './plan.js';
 import { size, type ChainBase, type LayerInput, type WgslParam } from '../wgsl/chain.js';
 import { KernelText, lit, type WgslKernel, paramBuffer, slotBuffer, metricBuffer } from '../wgsl/kernel-text.js';
 import { inputAt, kernelIndex, slopeOf, type Element } from '../wgsl/dense.js';
@@ -42,12 +41,6 @@ import { membersSum, sharedParamUpdates, type SharedWriter } from '../wgsl/share
 import type { ChainLayer, StepWriter, Target, WgslLayerRule, WgslRule, Writers } from '../wgsl/rule.js';
 
 export { WORKGROUP, type WgslKernel } from '../wgsl/kernel-text.js';
-
-/** What the WGSL step covers (the rest of netc's vocabulary runs on TF.js ops on webgpu). */
-export const wgslActivations = new Set(describedActivations);
-export const wgslLosses = new Set(describedLosses);
-export const wgslOptimizers = new Set(describedOptimizers);
-export const wgslMetrics = new Set(stepMetrics);
 
 export interface WgslStep {
   kernels: WgslKernel[];
@@ -80,10 +73,8 @@ function coveredRule(kind: string): WgslRule {
 export function whyNotWgsl(cfg: RunStepConfig): string | undefined {
   const e = cfg.ensemble;
   if (e.lowering !== 'grouped') return `the ${e.lowering} lowering (the WGSL step is built for grouped)`;
-  if (!wgslOptimizers.has(cfg.optimizer)) return `the ${cfg.optimizer} optimizer`;
-  if (!wgslLosses.has(cfg.loss.name)) return `the ${cfg.loss.name} loss`;
-  const metric = cfg.metrics.find((m) => !wgslMetrics.has(m));
-  if (metric) return `the ${metric} metric`;
+  const vocabulary = whyNotVocabulary(cfg);
+  if (vocabulary) return vocabulary;
   if (!e.ops[0].shared) return "members' own input rows (a split)";
   const first = e.ops[1] && ruleOf(e.ops[1].op);
   if (e.ops[0].shape.length !== 1 && !(first && 'rule' in first && first.rule.readsImages)) return `an input of shape [${e.ops[0].shape.join(', ')}]`;
@@ -94,7 +85,7 @@ export function whyNotWgsl(cfg: RunStepConfig): string | undefined {
     if ('why' in r) return r.why;
     // a value nothing reads has no gradient (the op path's autodiff leaves its layers' weights without one)
     if (op.id !== e.model.output && !readers.get(op.id)) return `${op.name}'s value, which no layer reads`;
-    const context = { inputs: op.inputs.map((i) => e.ops[i]), readers: (id: number) => readers.get(id) ?? 0, onInput: valueOf(e, op.inputs[0]).id === 0, activations: wgslActivations };
+    const context = { inputs: op.inputs.map((i) => e.ops[i]), readers: (id: number) => readers.get(id) ?? 0, onInput: valueOf(e, op.inputs[0]).id === 0, activations: kernelActivations };
     const why = whyNotOnShared(e, op, r.rule) ?? r.rule.whyNot?.(op, context);
     if (why) return why;
   }
@@ -309,7 +300,7 @@ function sharedWriter(ctx: Ctx): SharedWriter<WgslKernel> {
     dz: (k, l: ChainLayer) => dzHelper(k, ctx, l),
     kernelIndex: (l) => kernelIndex(ctx.n, l),
     fileHyper: (k, key) => `${k.buf('hyper')}[${ctx.hyper.indexOf(`shared:${key}`) * ctx.stride}u]`,
-    step: (at) => optimizerStep(ctx.optimizer, at),
+    step: (at) => updateText(ctx.optimizer, at),
   };
 }
 
@@ -415,15 +406,8 @@ function updateLines(k: Pick<KernelText, 'buf'>, ctx: Ctx, p: WgslParam): string
   const h = (key: string) => hyperAt(k, ctx, key);
   const w = k.buf(paramBuffer(p.name));
   const slot = (s: string) => k.buf(slotBuffer(p.name, s));
-  return optimizerStep(ctx.optimizer, { w: `${w}[at]`, slot: (s) => `${slot(s)}[at]`, h });
+  return updateText(ctx.optimizer, { w: `${w}[at]`, slot: (s) => `${slot(s)}[at]`, h });
 }
-
-/** The optimizer's rule on one element (src/math/optimizers.ts's, src/wgsl/render.ts's text), from its gradient `g`. */
-function optimizerStep(optimizer: string, at: { w: string; slot(name: string): string; h(key: string): string }): string[] {
-  return updateText(optimizer, at);
-}
-
-const EPS = 1e-7;
 
 /** The loss of one member: its batch mean, dL/d(output) into the output layer's gradient, and its metrics. */
 function lossKernel(ctx: Ctx, out: ChainLayer, lossConfig: RunStepConfig['loss'], metrics: readonly string[]): WgslKernel {
@@ -436,13 +420,15 @@ function lossKernel(ctx: Ctx, out: ChainLayer, lossConfig: RunStepConfig['loss']
   // the label of output j of row b: class indices [B, 1] one-hot under the sparse loss
   const label = (j: string) => (sparse ? `select(0.0, 1.0, i32(${y}[b]) == i32(${j}))` : `${y}[b * ${K}u + ${j}]`);
   const p = (j: string) => `${acts}[${out.valuesAt}u + base + ${j}]`;
+  const element = elementLoss(loss, lossConfig.args);
+  const grad = `${acts}[${out.gradAt}u + base + j]`;
   const lines = [
     '  let m = idx;',
     '  var total = 0.0;',
     ...metrics.map((name) => `  var sum_${name} = 0.0;`),
     `  for (var b = 0u; b < ${ctx.batch}u; b++) {`,
     `    let base = (m * ${ctx.batch}u + b) * ${K}u;`,
-    ...(!elementLossRule(loss, lossConfig.args) ? crossEntropyRow(ctx, K, p, label, `${acts}[${out.gradAt}u + base + j]`) : elementRow(ctx, lossConfig, K, p, label, `${acts}[${out.gradAt}u + base + j]`)),
+    ...(!element ? crossEntropyRow(ctx, K, p, label, grad) : elementRow(ctx, loss, element, K, p, label, grad)),
     ...metricLines(metrics, K, p, label, sparse ? `u32(${y}[b])` : undefined),
     '  }',
     `  ${k.buf('losses')}[m] = total / ${lit(ctx.batch)};`,
@@ -452,15 +438,15 @@ function lossKernel(ctx: Ctx, out: ChainLayer, lossConfig: RunStepConfig['loss']
 }
 
 /** An elementwise loss over one row (mse, mae, huber, binary cross-entropy): each element's term and gradient, the row's mean added to `total`. */
-function elementRow(ctx: Ctx, { name: loss, args }: RunStepConfig['loss'], K: number, p: (j: string) => string, label: (j: string) => string, grad: string): string[] {
+function elementRow(ctx: Ctx, loss: string, element: ElementLoss, K: number, p: (j: string) => string, label: (j: string) => string, grad: string): string[] {
   // the gradient of the two means: 1 / (B K) in one division where the op path writes the gradient out (binary cross-entropy), (1 / B) / K where autodiff takes one mean after the other
-  const scale = elementLossRule(loss, args)?.scale === 'once' ? Math.fround(1 / (ctx.batch * K)) : Math.fround(Math.fround(1 / ctx.batch) / K);
+  const scale = element.scale === 'once' ? Math.fround(1 / (ctx.batch * K)) : Math.fround(Math.fround(1 / ctx.batch) / K);
   return [
     '    var row = 0.0;',
     `    for (var j = 0u; j < ${K}u; j++) {`,
     `      let p = ${p('j')};`,
     `      let y = ${label('j')};`,
-    ...elementLoss(loss, literal(scale), args).map((line) => `      ${line}`),
+    ...lossElementText(loss, element, literal(scale)).map((line) => `      ${line}`),
     `      ${grad} = grad;`,
     '    }',
     `    total = total + row / ${lit(K)};`,
@@ -483,7 +469,7 @@ function crossEntropyRow(ctx: Ctx, K: number, p: (j: string) => string, label: (
     `      let p = ${p('j')};`,
     `      let y = ${label('j')};`,
     '      let raw = p / s;',
-    `      let q = min(max(raw, ${lit(EPS)}), ${lit(1 - EPS)});`,
+    `      let q = min(max(raw, ${lit(EPS)}), ${lit(ONE_MINUS_EPS)});`,
     '      row = row + y * log(q);',
     `      let g = select(0.0, y * (0.0 - ${lit(1 / ctx.batch)}) / q, raw == q);`,
     `      ${grad} = g;`,
@@ -511,9 +497,4 @@ function metricLines(metrics: readonly string[], K: number, p: (j: string) => st
   if (!classIndex) lines.push(`      let yj = ${label('j')};`, '      if (yj > by) { by = yj; iy = j; }');
   lines.push('    }', `    sum_accuracy = sum_accuracy + select(0.0, 1.0, ip == ${classIndex ?? 'iy'});`);
   return lines;
-}
-
-/** One element's term (added to `row`) and `grad`, dL/dp of the batch mean (src/math/losses.ts's rule, src/wgsl/render.ts's text). */
-function elementLoss(loss: string, scale: string, args: Record<string, unknown>): string[] {
-  return lossElementText(loss, args, scale);
 }

@@ -3,7 +3,7 @@
 // inside TF.js's WebAssembly heap ("memory access out of bounds") or V8's (a fatal error no code can
 // catch). Pure arithmetic on the ensemble IR: an estimate of the peak, erring on the large side.
 import type { EnsembleIR } from '../ensemble/ensemble-ir.js';
-import { stateNames } from '../kernels/optimizers.js';
+import { optimizerSlots } from '../vocabulary/optimizers.js';
 
 const FLOAT = 4;
 /**
@@ -40,7 +40,7 @@ export function estimateMemory(e: EnsembleIR, optimizer: string, batch: number, 
   const size = (shape: readonly number[]) => shape.reduce((a, b) => a * b, 1);
   const own = e.params.filter((p) => p.layout !== 'shared').reduce((n, p) => n + size(p.shape), 0);
   const shared = e.params.filter((p) => p.layout === 'shared').reduce((n, p) => n + size(p.shape), 0);
-  const slots = (stateNames[optimizer] ?? ['m', 'v']).length;
+  const slots = (optimizerSlots[optimizer] ?? ['m', 'v']).length;
   const perExample = e.ops.filter((op) => op.op !== 'input').reduce((n, op) => n + (op.shared ? 0 : size(op.shape)), 0);
   const sharedPerExample = e.ops.reduce((n, op) => n + (op.shared ? size(op.shape) : 0), 0);
   // variables and slots, the initial values' copy, the gradient and the update's temporaries

@@ -4,30 +4,20 @@ import type { Code, Local } from './module.js';
 import { scalarLanes as scalar, type Lanes } from './lanes.js';
 import { exp } from './math.js';
 import { emitRule, type Binding } from './render.js';
-import { describedActivations, elementwise, type ElementwiseActivation } from '../math/activations.js';
+import { elementwiseOrThrow } from '../math/activations.js';
 import { address, columns, forEachFloat, forRows, loadAt, rowOf, type Mat } from './blocks.js';
-
-/** The activations the generated step computes: every one described (src/math/activations.ts). */
-export const kernelActivations = new Set(describedActivations);
-
-/** The elementwise rules of an activation the generated code has. */
-function rulesOf(name: string): ElementwiseActivation {
-  const r = elementwise(name);
-  if (!r) throw new Error(`internal error: no generated code for the activation ${name}`);
-  return r;
-}
 
 /** leaky_relu's slope in every lane, from an f32 local. */
 const slope = (v: Lanes, alpha?: Local): Record<string, Binding> => (alpha ? { alpha: () => (v.code.get(alpha), v.splat()) } : {});
 
 /** Elementwise activations: pushes f(z). `alpha`: leaky_relu's slope, an f32 local (splat in SIMD lanes). */
 export function activation(v: Lanes, name: string, z: Local, alpha?: Local): void {
-  emitRule(v, rulesOf(name).forward, { inputs: { z, ...slope(v, alpha) } });
+  emitRule(v, elementwiseOrThrow(name, 'generated code').forward, { inputs: { z, ...slope(v, alpha) } });
 }
 
 /** The gradient through an elementwise activation: pushes dz from z, a = f(z) and da (locals). */
 export function activationGrad(v: Lanes, name: string, z: Local, a: Local, da: Local, alpha?: Local): void {
-  emitRule(v, rulesOf(name).grad, { inputs: { z, a, da, ...slope(v, alpha) } });
+  emitRule(v, elementwiseOrThrow(name, 'generated code').grad, { inputs: { z, a, da, ...slope(v, alpha) } });
 }
 
 /** a[b, :] = softmax(z[b, :]): exp(z - max) times 1 / their sum, row by row (scalar: rows are short). */

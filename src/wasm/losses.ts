@@ -6,13 +6,9 @@ import type { Code, Local } from './module.js';
 import { scalarLanes, type Lanes } from './lanes.js';
 import { log } from './math.js';
 import { emitRule } from './render.js';
-import { describedLosses, elementLoss as elementRule, EPS, ONE_MINUS_EPS, stepMetrics } from '../math/losses.js';
+import { describedLosses, elementLoss as elementRule, EPS, ONE_MINUS_EPS } from '../math/losses.js';
 import type { Rule } from '../math/expr.js';
 import { address, forEachFloat, loadAt, rowOf, type Mat } from './blocks.js';
-
-/** The losses and metrics the generated step computes: every one described (src/math/losses.ts). */
-export const kernelLosses = new Set(describedLosses);
-export const kernelMetrics = new Set(stepMetrics);
 
 export interface LossTarget {
   batch: Local;

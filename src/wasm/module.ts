@@ -35,7 +35,8 @@ export function sleb(n: number, out: number[] = []): number[] {
 const utf8 = (s: string): number[] => [...new TextEncoder().encode(s)];
 const vec = (items: number[][]): number[] => [...uleb(items.length), ...items.flat()];
 const name = (s: string): number[] => [...uleb(utf8(s).length), ...utf8(s)];
-const section = (id: number, body: number[]): number[] => [id, ...uleb(body.length), ...body];
+/** A section as parts to concatenate: its id and size, then its body, which is not copied (the code section runs to megabytes). */
+const section = (id: number, body: ArrayLike<number>): ArrayLike<number>[] => [[id, ...uleb(body.length)], body];
 
 const f32Bytes = (v: number): number[] => [...new Uint8Array(new Float32Array([v]).buffer)];
 
@@ -480,13 +481,11 @@ export class ModuleBuilder {
     const code = concat([uleb(bodies.length), ...bodies]);
     return concat([
       [0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00],
-      section(1, vec(types)),
-      section(2, imports),
-      section(3, vec(typeIndex.map((t) => uleb(t)))),
-      section(7, vec(exported)),
-      [10],
-      uleb(code.length),
-      code,
+      ...section(1, vec(types)),
+      ...section(2, imports),
+      ...section(3, vec(typeIndex.map((t) => uleb(t)))),
+      ...section(7, vec(exported)),
+      ...section(10, code),
     ]);
   }
 }

@@ -15,11 +15,6 @@ export interface WasmEnv {
   store?(name: string, push: () => void): void;
 }
 
-const binaryOps = {
-  add: 'add', sub: 'sub', mul: 'mul', div: 'div', min: 'min', max: 'max', pmin: 'pmin', pmax: 'pmax',
-  gt: 'gt', ge: 'ge', lt: 'lt', le: 'le', eq: 'eq', ne: 'ne', copysign: 'copysign',
-} as const;
-const unaryOps = { neg: 'neg', abs: 'abs', sqrt: 'sqrt' } as const;
 const polynomials = { tanh, erf, sigmoid } as const;
 
 /** Emits a rule's statements and pushes its value (if it has one). */
@@ -74,13 +69,13 @@ export function emitExpr(v: Lanes, e: Expr, bound: ReadonlyMap<string, Binding>)
     case 'copysign':
       operands(e).forEach(emit);
       if (e.op === 'select') v.select();
-      else v[binaryOps[e.op]]();
+      else v[e.op]();
       return;
     case 'neg':
     case 'abs':
     case 'sqrt':
       emit(e.a);
-      v[unaryOps[e.op]]();
+      v[e.op]();
       return;
     case 'sign': {
       // copysign(1, x) where x != 0, 0 at 0

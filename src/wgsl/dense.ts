@@ -11,7 +11,7 @@
 // (src/layers/dense.ts, activation-layers.ts) build the layer and call these; what they share with the step
 // (the kernel text, the activations' text and gradients, the optimizer's update, clipping) comes in as a
 // DenseWriter.
-import { gradReadsZ } from './render.js';
+import { gradReadsZ } from '../math/activations.js';
 import { lit, type KernelWriter, paramBuffer } from './kernel-text.js';
 import type { ChainBase, ChainValues, WgslParam } from './chain.js';
 import type { SpatialLayer, SpatialWriter } from './conv.js';

@@ -2,11 +2,10 @@
 // where the grammar needs them), the transcendental functions as TF.js's WebGPU shaders write them, a rule
 // with lets as a helper function (or, in a kernel's body, as `let` lines). Inputs are bound to WGSL text: a
 // local, a buffer's element, a literal.
-import { inputsOf, type Expr, type Rule } from '../math/expr.js';
-import { elementwise } from '../math/activations.js';
+import { add, inputsOf, store, sub, let_, type Expr, type Rule } from '../math/expr.js';
+import { elementwiseOrThrow } from '../math/activations.js';
 import { updateRules } from '../math/optimizers.js';
-import { elementLoss } from '../math/losses.js';
-import { add, store, sub, let_ } from '../math/expr.js';
+import type { ElementLoss } from '../math/losses.js';
 
 /** A float32 constant as WGSL writes it: short where that names the same f32, else 9 significant digits. */
 export function literal(v: number): string {
@@ -45,7 +44,7 @@ interface Text {
 
 const arithmetic = { add: ['+', 1], sub: ['-', 1], mul: ['*', 2], div: ['/', 2] } as const;
 const comparisons = { gt: '>', ge: '>=', lt: '<', le: '<=', eq: '==', ne: '!=' } as const;
-const calls = { min: 'min', max: 'max', pmin: 'min', pmax: 'max', neg: '', abs: 'abs', sqrt: 'sqrt', sign: 'sign', exp: 'exp', log: 'log' } as const;
+const calls = { min: 'min', max: 'max', pmin: 'min', pmax: 'max', abs: 'abs', sqrt: 'sqrt', sign: 'sign', exp: 'exp', log: 'log' } as const;
 
 const wrap = (t: Text, below: number): string => (t.p < below ? `(${t.s})` : t.s);
 
@@ -155,15 +154,9 @@ export function ruleValue(r: Rule, name: string, bound: Record<string, string>):
   return { value: `${name}(${params.map((p) => bound[p]).join(', ')})`, helpers: [...own.helpers, fn] };
 }
 
-function rulesOf(name: string) {
-  const r = elementwise(name);
-  if (!r) throw new Error(`internal error: no WGSL for the activation ${name}`);
-  return r;
-}
-
 /** The activation f(z) of z's text (`alpha`: leaky_relu's slope), and the helper functions it calls. */
 export function activationText(name: string, z: string, alpha = ''): { value: string; helpers: string[] } {
-  return ruleValue(rulesOf(name).forward, `${name}_f`, { z, ...(alpha ? { alpha } : {}) });
+  return ruleValue(elementwiseOrThrow(name, 'WGSL').forward, `${name}_f`, { z, ...(alpha ? { alpha } : {}) });
 }
 
 /** dL/dz of an activation from dL/da `da`, a = f(z), z (where it reads it) and alpha, and the helper functions it calls. */
@@ -171,14 +164,8 @@ export function activationGradText(name: string, bound: { da: string; a: string;
   const b: Record<string, string> = { da: bound.da, a: bound.a };
   if (bound.z) b.z = bound.z;
   if (bound.alpha) b.alpha = bound.alpha;
-  return ruleValue(rulesOf(name).grad, `${name}_grad`, b);
+  return ruleValue(elementwiseOrThrow(name, 'WGSL').grad, `${name}_grad`, b);
 }
-
-/** Whether an activation's gradient reads z (the pre-activation, which a dense layer then keeps). */
-export const gradReadsZ = (name: string): boolean => {
-  const r = elementwise(name);
-  return r !== undefined && inputsOf(r.grad).includes('z');
-};
 
 /**
  * An optimizer's step of one element as lines of a kernel's body: `w`, the parameter's element (read and
@@ -197,12 +184,11 @@ export function updateText(optimizer: string, at: { w: string; slot(name: string
 }
 
 /**
- * One element's lines of an elementwise loss, over the locals `p` and `y` and the literal `scale`: its term added
- * to (or, negated, taken from) the local `row`, and `let grad = ...;` (dL/dp of the batch mean).
+ * One element's lines of the elementwise loss `e` (the rule of `loss` for its arguments), over the locals `p` and
+ * `y` and the literal `scale`: its term added to (or, negated, taken from) the local `row`, and `let grad = ...;`
+ * (dL/dp of the batch mean).
  */
-export function lossElementText(loss: string, args: Record<string, unknown>, scale: string): string[] {
-  const e = elementLoss(loss, args);
-  if (!e) throw new Error(`internal error: no WGSL for the loss ${loss}`);
+export function lossElementText(loss: string, e: ElementLoss, scale: string): string[] {
   const body = e.rule.body.map((s) => ('let' in s ? s : s.store === 'term' ? store('row', (e.negated ? sub : add)('row', s.value)) : let_('grad', s.value)));
   const w = new WgslRenderer({ p: 'p', y: 'y', scale, row: 'row' });
   const lines = w.lines({ body }, '', (name, value) => `${name} = ${value};`);
