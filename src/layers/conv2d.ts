@@ -24,8 +24,8 @@ import { convKernel as convKernelOf, convWeight, isPadded as isPaddedExport, isS
 import { onnxActivated, torchActivation } from '../interop/activation-forms.js';
 import { ints, onnxPads } from '../interop/onnx-graph.js';
 import { pair, padTuple } from '../interop/torch-code.js';
-import { spatialBackward, spatialForward, spatialLayer, whyNotSpatial, type SpatialLayer } from '../wgsl/conv.js';
-import { activationOf, softmaxCells } from '../wgsl/dense.js';
+import { spatialBackward, spatialForward, spatialLayer, type SpatialLayer } from '../wgsl/conv.js';
+import { activationOf, softmaxCells, whyNotActivation } from '../wgsl/dense.js';
 import type { WgslLayerRule } from '../wgsl/rule.js';
 
 export const conv2d: LayerKind = {
@@ -220,7 +220,8 @@ function apply({ tf, attrs }: ForwardContext, [x]: Tensor[], p: Params, data: bo
  */
 function convWgsl(): WgslLayerRule<SpatialLayer> {
   return {
-    whyNot: (op, c) => whyNotSpatial(op, c.inputs[0], c.activations),
+    // softmax over a conv's channels: its z here, then the step's softmax kernel on B*H*W rows of F (see spatialForward)
+    whyNot: (op, c) => whyNotActivation(op, c.activations),
     readsImages: true,
     sharedParams: true,
     onShared: 'sums',

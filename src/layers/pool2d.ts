@@ -13,7 +13,7 @@ import { int, ints, onnxPads } from '../interop/onnx-graph.js';
 import { pair, padTuple } from '../interop/torch-code.js';
 import { selfOf } from './export-rule.js';
 import { LEAKY_RELU_ALPHA } from '../kernels/activations.js';
-import { spatialBackward, spatialForward, spatialLayer, whyNotSpatial, type SpatialLayer } from '../wgsl/conv.js';
+import { spatialBackward, spatialForward, spatialLayer, type SpatialLayer } from '../wgsl/conv.js';
 import { activationOf } from '../wgsl/dense.js';
 import type { WgslLayerRule } from '../wgsl/rule.js';
 
@@ -115,7 +115,8 @@ function avgPoolNode(ctx: ExportContext, { size, stride, pads }: { size: number[
 /** The WGSL step's pooling (src/wgsl/conv.ts): its forward kernel and its input's gradient, as TF.js's pool and pool-gradient shaders compute them. */
 function poolWgsl(name: 'maxpool2d' | 'avgpool2d'): WgslLayerRule<SpatialLayer> {
   return {
-    whyNot: (op, c) => whyNotSpatial(op, c.inputs[0], c.activations),
+    // a pool on a shared layer's value is computed once (its value is every member's); on the input itself not written
+    whyNot: (op, c) => (c.inputs[0].op === 'input' ? `${op.name} on the input (the WGSL step pools members' own values and shared layers' values)` : undefined),
     readsImages: true,
     onShared: 'flat',
     layer(b) {

@@ -13,7 +13,7 @@
 // DenseWriter.
 import { gradReadsZ } from './render.js';
 import { lit, type KernelWriter, paramBuffer } from './kernel-text.js';
-import type { ChainBase, ChainValues, WgslParam } from './chain.js';
+import type { ChainBase, ChainValues, WgslOp, WgslParam } from './chain.js';
 import type { SpatialLayer, SpatialWriter } from './conv.js';
 
 /** A parameter's element as clipping's later kernels read it: the lines naming member m and its indices from idx, and its place in the fused tensor. */
@@ -222,6 +222,12 @@ function updateKernel<K>(w: DenseWriter<K>, l: ChainValues, which: 'kernel' | 'b
 /** A weightless activation layer's forward kernel: softmax's per member and row, the others' elementwise. */
 export function activationForward<K>(w: DenseWriter<K>, l: ChainValues): K {
   return l.activation === 'softmax' ? softmaxForwardKernel(w, l) : activationForwardKernel(w, l);
+}
+
+/** Why the WGSL step does not cover a dense or conv op's activation (its kernels write `activations`), or undefined where it does. */
+export function whyNotActivation(op: Pick<WgslOp, 'name' | 'attrs'>, activations: ReadonlySet<string>): string | undefined {
+  const activation = String(op.attrs.activation ?? 'linear');
+  return activations.has(activation) ? undefined : `the ${activation} activation (${op.name})`;
 }
 
 /**
