@@ -229,7 +229,7 @@ function convWgsl(): WgslLayerRule<SpatialLayer> {
       const a = b.base.op.attrs;
       const window = a.kernel as number[];
       const g = kernelSpatial(b.inputs[0].shape, window, (a.stride as number[] | undefined) ?? window, String(a.padding ?? 'valid'), b.base.op.shape);
-      const own = { ...b.base, ...activationOf(b, LEAKY_RELU_ALPHA), kernel: b.param('kernel'), bias: b.param('bias'), keys: [], order: [0] };
+      const own = { ...b.base, ...activationOf(b), kernel: b.param('kernel'), bias: b.param('bias'), keys: [], order: [0] };
       return spatialLayer(own, 'conv2d', g, a.filters as number);
     },
     // softmax: z here, normalised over each cell's F channels by the kernel after it

@@ -107,7 +107,7 @@ function denseWgsl(): WgslLayerRule<DenseLayer> {
     whyNot: (op, c) => whyNotActivation(op, c.activations),
     sharedParams: true,
     onShared: 'sums',
-    layer: (b) => ({ ...b.base, ...activationOf(b, LEAKY_RELU_ALPHA), family: 'dense', kernel: b.param('kernel'), bias: b.param('bias'), keys: [], clipFloats: b.base.inWidth * b.base.width, order: [0] }),
+    layer: (b) => ({ ...b.base, ...activationOf(b), family: 'dense', kernel: b.param('kernel'), bias: b.param('bias'), keys: [], clipFloats: b.base.inWidth * b.base.width, order: [0] }),
     forward: (w, l) => [denseForwardKernel(w.of(l), l)],
     backward(w, l, [prev]) {
       const kernels = [];

@@ -12,7 +12,6 @@ import { isPadded as isPaddedExport, isSymmetric, windowPads, type Pads } from '
 import { int, ints, onnxPads } from '../interop/onnx-graph.js';
 import { pair, padTuple } from '../interop/torch-code.js';
 import { selfOf } from './export-rule.js';
-import { LEAKY_RELU_ALPHA } from '../kernels/activations.js';
 import { spatialBackward, spatialForward, spatialLayer, type SpatialLayer } from '../wgsl/conv.js';
 import { activationOf } from '../wgsl/dense.js';
 import type { WgslLayerRule } from '../wgsl/rule.js';
@@ -124,7 +123,7 @@ function poolWgsl(name: 'maxpool2d' | 'avgpool2d'): WgslLayerRule<SpatialLayer> 
       const window = a.size as number[];
       const input = b.inputs[0].shape;
       const g = kernelSpatial(input, window, (a.stride as number[] | undefined) ?? window, String(a.padding ?? 'valid'), b.base.op.shape);
-      return spatialLayer({ ...b.base, ...activationOf(b, LEAKY_RELU_ALPHA), keys: [], order: [0] }, name, g, input[2]);
+      return spatialLayer({ ...b.base, ...activationOf(b), keys: [], order: [0] }, name, g, input[2]);
     },
     forward: (w, l) => [spatialForward(w.of(l), l)],
     backward: (w, l, [prev]) => spatialBackward(w.of(l), l, prev),

@@ -11,6 +11,7 @@
 // (src/layers/dense.ts, activation-layers.ts) build the layer and call these; what they share with the step
 // (the kernel text, the activations' text and gradients, the optimizer's update, clipping) comes in as a
 // DenseWriter.
+import { LEAKY_RELU_ALPHA } from '../math/activations.js';
 import { gradReadsZ } from './render.js';
 import { lit, type KernelWriter, paramBuffer } from './kernel-text.js';
 import type { ChainBase, ChainValues, WgslOp, WgslParam } from './chain.js';
@@ -232,10 +233,10 @@ export function whyNotActivation(op: Pick<WgslOp, 'name' | 'attrs'>, activations
 
 /**
  * A dense layer's or conv's activation (its `activation` argument; a pool's is linear), with z kept in its
- * own region where the gradient reads it (gelu, swish), and leaky_relu's fixed `slope` (TF's).
+ * own region where the gradient reads it (gelu, swish), and leaky_relu's fixed slope (TF's).
  */
-export function activationOf(b: { base: ChainBase; members: number; batch: number; acts(floats: number): number }, slope: number): Pick<ChainValues, 'activation' | 'zAt' | 'alpha'> {
+export function activationOf(b: { base: ChainBase; members: number; batch: number; acts(floats: number): number }): Pick<ChainValues, 'activation' | 'zAt' | 'alpha'> {
   const activation = String(b.base.op.attrs.activation ?? 'linear');
   const zAt = gradReadsZ(activation) ? b.acts(b.members * b.batch * b.base.width) : undefined;
-  return { activation, zAt, alpha: activation === 'leaky_relu' ? { value: slope } : undefined };
+  return { activation, zAt, alpha: activation === 'leaky_relu' ? { value: LEAKY_RELU_ALPHA } : undefined };
 }
