@@ -181,7 +181,6 @@ function layersOf(e: EnsembleIR, n: number, batch: number): Layers {
     at = base.gradAt + rows * width;
     const made = rule.layer({
       base,
-      params,
       param: (name) => params.find((p) => p.name.endsWith(`/${name}`)),
       inputs: from.map((src, i) => ({ input: inputOf(src), shape: e.ops[op.inputs[i]].shape })),
       members,

@@ -40,7 +40,6 @@ export interface LayerBuild extends Regions {
   base: ChainBase;
   /** its parameters, by the part after `layer/` (kernel, bias, gamma, ...) */
   param(name: string): WgslParam | undefined;
-  params: WgslParam[];
   /** each operand's values and its shape */
   inputs: { input: LayerInput; shape: number[] }[];
   /** the members its value is computed for: one for a shared layer's value on the shared input, else N */
