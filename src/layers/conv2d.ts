@@ -12,7 +12,7 @@ import { sharedByFolding } from './widened.js';
 import type { WasmContext, WasmRule } from './wasm-rule.js';
 import { columnSums, type Mat, type ParamMat } from '../wasm/blocks.js';
 import { applyActivation, applyActivationGrad, kernelActivations } from '../wasm/activations.js';
-import { convGradInput, cropImage, isPadded, padImage, paddedHeight, paddedWidth, rowsOf, transposeKernel } from '../wasm/conv.js';
+import { convGradInput, cropImage, isPadded, padImage, paddedHeight, paddedWidth, rowsOf, transposeKernel, type Spatial } from '../wasm/conv.js';
 import { convForwardDirect, convGradInputDirect, convGradWeightsDirect, padKernelRows, paddedGradSpatial, transposeKernelPadded } from '../wasm/conv-direct.js';
 import { paddedRow } from '../wasm/vectors.js';
 import { LEAKY_RELU_ALPHA } from '../kernels/activations.js';
@@ -127,6 +127,11 @@ function exportNode(ctx: ExportContext): ExportNode {
   };
 }
 
+/** The conv's window over one example's `input` [H, W, C] to its `output`, as both steps' rules see it. */
+function convWindow(attrs: Record<string, unknown>, input: number[], output: number[]): Spatial {
+  return kernelSpatial(input, attrs.kernel as number[], attrs.stride as number[], attrs.padding as string, output);
+}
+
 /**
  * The generated step's conv2d, per member (src/wasm/conv.ts says whose order each sum follows, and
  * src/wasm/conv-direct.ts how the loops keep it): the input padded as the op path pads it, z = the conv of
@@ -142,7 +147,7 @@ function convKernel(): WasmRule {
     return alpha;
   };
   const parts = (k: WasmContext) => {
-    const g = kernelSpatial(k.inputShapes[0], k.attrs.kernel as number[], k.attrs.stride as number[], k.attrs.padding as string, k.shape);
+    const g = convWindow(k.attrs, k.inputShapes[0], k.shape);
     const f = k.attrs.filters as number;
     const cells = g.oh * g.ow;
     const depth = g.kh * g.kw * g.c;
@@ -227,8 +232,7 @@ function convWgsl(): WgslLayerRule<SpatialLayer> {
     onShared: 'sums',
     layer(b) {
       const a = b.base.op.attrs;
-      const window = a.kernel as number[];
-      const g = kernelSpatial(b.inputs[0].shape, window, (a.stride as number[] | undefined) ?? window, String(a.padding ?? 'valid'), b.base.op.shape);
+      const g = convWindow(a, b.inputs[0].shape, b.base.op.shape);
       const own = { ...b.base, ...activationOf(b), kernel: b.param('kernel'), bias: b.param('bias'), keys: [], order: [0] };
       return spatialLayer(own, 'conv2d', g, a.filters as number);
     },
