@@ -27,8 +27,6 @@ export type Target = ChainLayer;
 export interface WhyNotContext {
   /** the ops it reads, as they are (a flatten's, not the value under it) */
   inputs: WgslOp[];
-  /** how many ops read op `id`'s value */
-  readers(id: number): number;
   /** whether its first operand's value is the shared input itself (through flattens) */
   onInput: boolean;
   /** the activations the step's kernels write */
