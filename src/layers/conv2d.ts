@@ -20,10 +20,10 @@ import type { Local } from '../wasm/module.js';
 import { weightedLayers } from './reference-rule.js';
 import { activationArgOf, biasTensor, selfOf } from './export-rule.js';
 import type { ExportContext, ExportNode } from '../interop/export-node.js';
-import { convKernel as convKernelOf, convWeight, isPadded as isPaddedExport, isSymmetric, windowPads } from '../interop/layout.js';
+import { convKernel as convKernelOf, convWeight, isSymmetric, windowPads } from '../interop/layout.js';
 import { onnxActivated, torchActivation } from '../interop/activation-forms.js';
 import { ints, onnxPads } from '../interop/onnx-graph.js';
-import { pair, padTuple } from '../interop/torch-code.js';
+import { pair, padTuple, torchPadding } from '../interop/torch-code.js';
 import { spatialBackward, spatialForward, spatialLayer, type SpatialLayer } from '../wgsl/conv.js';
 import { activationOf, softmaxCells, whyNotActivation } from '../wgsl/dense.js';
 import type { WgslLayerRule } from '../wgsl/rule.js';
@@ -110,7 +110,7 @@ function exportNode(ctx: ExportContext): ExportNode {
   const bias = !!a.bias;
   const act = activationArgOf(a.activation);
   const self = selfOf(ctx);
-  const padding = isSymmetric(pads) && isPaddedExport(pads) ? `, padding=${pair([pads[0], pads[2]])}` : '';
+  const padding = isSymmetric(pads) ? torchPadding(pads) : '';
   return {
     ...ctx.base,
     act,

@@ -10,7 +10,7 @@ import type { Tensor } from '../kernels/tf.js';
 import type { ExportContext, ExportNode } from '../interop/export-node.js';
 import { isPadded as isPaddedExport, isSymmetric, windowPads, type Pads } from '../interop/layout.js';
 import { int, ints, onnxPads } from '../interop/onnx-graph.js';
-import { pair, padTuple } from '../interop/torch-code.js';
+import { pair, padTuple, torchPadding } from '../interop/torch-code.js';
 import { selfOf } from './export-rule.js';
 import { spatialBackward, spatialForward, spatialLayer, type SpatialLayer } from '../wgsl/conv.js';
 import { activationOf } from '../wgsl/dense.js';
@@ -76,8 +76,6 @@ function windowOf(ctx: ExportContext): { size: number[]; stride: number[]; pads:
   return { size, stride, pads: windowPads(ctx.inputs[0].shape, size, stride, ctx.args.padding as string) };
 }
 
-const paddingOf = (pads: Pads) => (isPaddedExport(pads) ? `, padding=${pair([pads[0], pads[2]])}` : '');
-
 /** nn.MaxPool2d, or over uneven padding an F.max_pool2d of the image padded by -inf; ONNX's MaxPool. */
 function maxPoolNode(ctx: ExportContext, { size, stride, pads }: { size: number[]; stride: number[]; pads: Pads }): ExportNode {
   const self = selfOf(ctx);
@@ -85,7 +83,7 @@ function maxPoolNode(ctx: ExportContext, { size, stride, pads }: { size: number[
   return {
     ...ctx.base,
     torch: {
-      init: even ? [`${self} = nn.MaxPool2d(${pair(size)}, stride=${pair(stride)}${paddingOf(pads)})`] : [],
+      init: even ? [`${self} = nn.MaxPool2d(${pair(size)}, stride=${pair(stride)}${torchPadding(pads)})`] : [],
       forward: ([x]) => (even ? `${self}(${x})` : `F.max_pool2d(F.pad(${x}, ${padTuple(pads)}, value=float("-inf")), ${pair(size)}, ${pair(stride)})`),
     },
     onnx: ({ g, xs, out }) => g.op('MaxPool', xs.slice(0, 1), [ints('kernel_shape', size), ints('strides', stride), ints('pads', onnxPads(pads))], out),
@@ -108,7 +106,7 @@ function avgPoolNode(ctx: ExportContext, { size, stride, pads }: { size: number[
   return {
     ...ctx.base,
     torch: {
-      init: even ? [`${self} = nn.AvgPool2d(${pair(size)}, stride=${pair(stride)}${isPaddedExport(pads) ? `${paddingOf(pads)}, count_include_pad=False` : ''})`] : [],
+      init: even ? [`${self} = nn.AvgPool2d(${pair(size)}, stride=${pair(stride)}${isPaddedExport(pads) ? `${torchPadding(pads)}, count_include_pad=False` : ''})`] : [],
       forward: ([x]) => (even ? `${self}(${x})` : `avg_pool_same(${x}, ${padTuple(pads)}, ${pair(size)}, ${pair(stride)})`),
       ...(even ? {} : { helper: AVG_POOL_SAME }),
     },
