@@ -10,8 +10,7 @@ import { layoutOf } from '../interop/layout.js';
 import { UnsupportedExportError, type ExportNode, type NodeBase } from '../interop/export-node.js';
 
 export { UnsupportedExportError };
-export type { Act } from '../interop/activation-forms.js';
-export type { ExportNode, ExportTensor } from '../interop/export-node.js';
+export type { ExportNode } from '../interop/export-node.js';
 
 export interface ExportPlan {
   name: string;

@@ -7,8 +7,6 @@ import { kwargName, pyFloat } from '../interop/torch-code.js';
 import type { ExportPlan } from './plan.js';
 import type { SafeTensor } from './safetensors.js';
 
-export { kwargName, pyFloat };
-
 /** The model's keyword arguments with the member's values, in the layers' order: what members.json lists as `args`. */
 export function modelArgs(plan: ExportPlan): Record<string, number> {
   return Object.fromEntries(plan.nodes.flatMap((n) => Object.entries(n.hyper).map(([arg, v]) => [kwargName(n, arg), v])));

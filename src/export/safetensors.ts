@@ -88,7 +88,8 @@ export function decodeSafetensors(bytes: Uint8Array): { tensors: Map<string, Saf
   if (bytes.length < 8) throw new SafetensorsError('too short for a safetensors header');
   const length = Number(new DataView(bytes.buffer, bytes.byteOffset, 8).getBigUint64(0, true));
   if (8 + length > bytes.length) throw new SafetensorsError(`its header length (${length} bytes) runs past the end of the file`);
-  const { metadata, entries } = parseHeader(new TextDecoder().decode(bytes.subarray(8, 8 + length)));
+  const header = new TextDecoder().decode(bytes.subarray(8, 8 + length));
+  const { metadata, entries } = parseHeader(header);
   const tensors = new Map<string, SafeTensor>();
   const data = bytes.subarray(8 + length);
   for (const [name, entry] of Object.entries(entries)) {
@@ -102,7 +103,7 @@ export function decodeSafetensors(bytes: Uint8Array): { tensors: Map<string, Saf
     tensors.set(name, { shape: e.shape, data: values });
   }
   // every entry is well formed by now (checkEntry)
-  checkLayout(new TextDecoder().decode(bytes.subarray(8, 8 + length)), Object.entries(entries) as [string, Entry][]);
+  checkLayout(header, Object.entries(entries) as [string, Entry][]);
   return { tensors, metadata };
 }
 

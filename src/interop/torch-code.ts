@@ -1,5 +1,5 @@
 // Pieces of model.py's Python text, for the export rules of the layer kinds and export/pytorch.ts.
-import type { Pads } from './layout.js';
+import { isPadded, type Pads } from './layout.js';
 
 /** A number as a Python float literal. */
 export function pyFloat(v: number): string {
@@ -10,6 +10,9 @@ export function pyFloat(v: number): string {
 
 /** A pair as a Python tuple: `(2, 3)`. */
 export const pair = (v: readonly number[]): string => `(${v[0]}, ${v[1]})`;
+
+/** A symmetric window padding as a PyTorch layer's keyword argument (`, padding=(1, 1)`), or nothing where there is none. */
+export const torchPadding = (pads: Pads): string => (isPadded(pads) ? `, padding=${pair([pads[0], pads[2]])}` : '');
 
 /** F.pad's order for [top, bottom, left, right]: (left, right, top, bottom). */
 export const padTuple = ([t, b, l, r]: Pads): string => `(${l}, ${r}, ${t}, ${b})`;

@@ -13,19 +13,19 @@ import type { WasmContext, WasmRule } from './wasm-rule.js';
 import { columnSums, type Mat, type ParamMat } from '../wasm/blocks.js';
 import { applyActivation, applyActivationGrad } from '../wasm/activations.js';
 import { kernelActivations, LEAKY_RELU_ALPHA } from '../math/activations.js';
-import { convGradInput, cropImage, isPadded, padImage, paddedHeight, paddedWidth, rowsOf, transposeKernel } from '../wasm/conv.js';
+import { convGradInput, cropImage, isPadded, padImage, paddedHeight, paddedWidth, rowsOf, transposeKernel, type Spatial } from '../wasm/conv.js';
 import { convForwardDirect, convGradInputDirect, convGradWeightsDirect, padKernelRows, paddedGradSpatial, transposeKernelPadded } from '../wasm/conv-direct.js';
 import { paddedRow } from '../wasm/vectors.js';
 import type { Local } from '../wasm/module.js';
 import { weightedLayers } from './reference-rule.js';
 import { activationArgOf, biasTensor, selfOf } from './export-rule.js';
 import type { ExportContext, ExportNode } from '../interop/export-node.js';
-import { convKernel as convKernelOf, convWeight, isPadded as isPaddedExport, isSymmetric, windowPads } from '../interop/layout.js';
+import { convKernel as convKernelOf, convWeight, isSymmetric, windowPads } from '../interop/layout.js';
 import { onnxActivated, torchActivation } from '../interop/activation-forms.js';
 import { ints, onnxPads } from '../interop/onnx-graph.js';
-import { pair, padTuple } from '../interop/torch-code.js';
-import { spatialBackward, spatialForward, spatialLayer, whyNotSpatial, type SpatialLayer } from '../wgsl/conv.js';
-import { activationOf, softmaxCells } from '../wgsl/dense.js';
+import { pair, padTuple, torchPadding } from '../interop/torch-code.js';
+import { spatialBackward, spatialForward, spatialLayer, type SpatialLayer } from '../wgsl/conv.js';
+import { activationOf, softmaxCells, whyNotActivation } from '../wgsl/dense.js';
 import type { WgslLayerRule } from '../wgsl/rule.js';
 
 export const conv2d: LayerKind = {
@@ -110,7 +110,7 @@ function exportNode(ctx: ExportContext): ExportNode {
   const bias = !!a.bias;
   const act = activationArgOf(a.activation);
   const self = selfOf(ctx);
-  const padding = isSymmetric(pads) && isPaddedExport(pads) ? `, padding=${pair([pads[0], pads[2]])}` : '';
+  const padding = isSymmetric(pads) ? torchPadding(pads) : '';
   return {
     ...ctx.base,
     act,
@@ -125,6 +125,11 @@ function exportNode(ctx: ExportContext): ExportNode {
     },
     params: (t) => [convKernelOf(t('weight'), shape), ...(bias ? [t('bias')] : [])],
   };
+}
+
+/** The conv's window over one example's `input` [H, W, C] to its `output`, as both steps' rules see it. */
+function convWindow(attrs: Record<string, unknown>, input: number[], output: number[]): Spatial {
+  return kernelSpatial(input, attrs.kernel as number[], attrs.stride as number[], attrs.padding as string, output);
 }
 
 /**
@@ -142,7 +147,7 @@ function convKernel(): WasmRule {
     return alpha;
   };
   const parts = (k: WasmContext) => {
-    const g = kernelSpatial(k.inputShapes[0], k.attrs.kernel as number[], k.attrs.stride as number[], k.attrs.padding as string, k.shape);
+    const g = convWindow(k.attrs, k.inputShapes[0], k.shape);
     const f = k.attrs.filters as number;
     const cells = g.oh * g.ow;
     const depth = g.kh * g.kw * g.c;
@@ -220,15 +225,15 @@ function apply({ tf, attrs }: ForwardContext, [x]: Tensor[], p: Params, data: bo
  */
 function convWgsl(): WgslLayerRule<SpatialLayer> {
   return {
-    whyNot: (op, c) => whyNotSpatial(op, c.inputs[0], c.activations),
+    // softmax over a conv's channels: its z here, then the step's softmax kernel on B*H*W rows of F (see spatialForward)
+    whyNot: (op, c) => whyNotActivation(op, c.activations),
     readsImages: true,
     sharedParams: true,
     onShared: 'sums',
     layer(b) {
       const a = b.base.op.attrs;
-      const window = a.kernel as number[];
-      const g = kernelSpatial(b.inputs[0].shape, window, (a.stride as number[] | undefined) ?? window, String(a.padding ?? 'valid'), b.base.op.shape);
-      const own = { ...b.base, ...activationOf(b, LEAKY_RELU_ALPHA), kernel: b.param('kernel'), bias: b.param('bias'), keys: [], order: [0] };
+      const g = convWindow(a, b.inputs[0].shape, b.base.op.shape);
+      const own = { ...b.base, ...activationOf(b), kernel: b.param('kernel'), bias: b.param('bias'), keys: [], order: [0] };
       return spatialLayer(own, 'conv2d', g, a.filters as number);
     },
     // softmax: z here, normalised over each cell's F channels by the kernel after it

@@ -20,7 +20,7 @@ import type { ExportContext, ExportNode } from '../interop/export-node.js';
 import { denseKernel as denseKernelOf, linearWeight } from '../interop/layout.js';
 import { onnxActivated, torchActivation } from '../interop/activation-forms.js';
 import { int } from '../interop/onnx-graph.js';
-import { activationOf, denseDinput, denseForwardKernel, denseUpdates } from '../wgsl/dense.js';
+import { activationOf, denseDinput, denseForwardKernel, denseUpdates, whyNotActivation } from '../wgsl/dense.js';
 import { sharedDinput, sharedUpdates } from '../wgsl/shared.js';
 import type { DenseLayer, WgslLayerRule } from '../wgsl/rule.js';
 
@@ -104,13 +104,10 @@ function exportNode(ctx: ExportContext): ExportNode {
  */
 function denseWgsl(): WgslLayerRule<DenseLayer> {
   return {
-    whyNot(op, c) {
-      const activation = String(op.attrs.activation ?? 'linear');
-      return c.activations.has(activation) ? undefined : `the ${activation} activation (${op.name})`;
-    },
+    whyNot: (op, c) => whyNotActivation(op, c.activations),
     sharedParams: true,
     onShared: 'sums',
-    layer: (b) => ({ ...b.base, ...activationOf(b, LEAKY_RELU_ALPHA), family: 'dense', kernel: b.param('kernel'), bias: b.param('bias'), keys: [], clipFloats: b.base.inWidth * b.base.width, order: [0] }),
+    layer: (b) => ({ ...b.base, ...activationOf(b), family: 'dense', kernel: b.param('kernel'), bias: b.param('bias'), keys: [], clipFloats: b.base.inWidth * b.base.width, order: [0] }),
     forward: (w, l) => [denseForwardKernel(w.of(l), l)],
     backward(w, l, [prev]) {
       const kernels = [];

@@ -3,7 +3,7 @@ import type { LayerKind } from './layer-kind.js';
 import { product } from './spatial.js';
 import type { ExportContext, ExportNode } from '../interop/export-node.js';
 import { nchwFlattenOrder } from '../interop/layout.js';
-import { int, ints } from '../interop/onnx-graph.js';
+import { int, ints, toChannelsLast } from '../interop/onnx-graph.js';
 
 export const flatten: LayerKind = {
   name: 'flatten',
@@ -37,8 +37,6 @@ export const flatten: LayerKind = {
     alias: true,
     readsImages: true,
     onShared: 'flat',
-    // a flatten's value is its input's: the op path sums a gradient of each apart
-    whyNot: (op, c) => (c.readers(op.inputs[0]) > 1 ? `${op.name}'s input, read twice` : undefined),
   },
 };
 
@@ -54,6 +52,6 @@ function exportNode(ctx: ExportContext): ExportNode {
     ...ctx.base,
     order: image && !ctx.channelsLast ? nchwFlattenOrder(x.shape) : x.order,
     torch: { init: [], forward: ([v]) => (last ? `torch.flatten(${v}.permute(0, 2, 3, 1), 1)` : `torch.flatten(${v}, 1)`) },
-    onnx: ({ g, xs: [v], out }) => g.op('Flatten', [last ? g.op('Transpose', [v], [ints('perm', [0, 2, 3, 1])]) : v], [int('axis', 1)], out),
+    onnx: ({ g, xs: [v], out }) => g.op('Flatten', [last ? g.op('Transpose', [v], [ints('perm', toChannelsLast(4))]) : v], [int('axis', 1)], out),
   };
 }

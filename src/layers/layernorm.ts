@@ -10,7 +10,7 @@ import { pow1_5 } from '../wasm/math.js';
 import { initializerConfig } from './reference-rule.js';
 import { featureParams, featureTensors, selfOf } from './export-rule.js';
 import type { ExportContext, ExportNode } from '../interop/export-node.js';
-import { float, int, ints } from '../interop/onnx-graph.js';
+import { float, int, ints, toChannelsFirst, toChannelsLast } from '../interop/onnx-graph.js';
 import { kwargName } from '../interop/torch-code.js';
 
 /** (x - mean) / sqrt(var + eps) * gamma + beta over the last axis of each example. */
@@ -78,8 +78,8 @@ function exportNode(ctx: ExportContext): ExportNode {
     onnx({ g, xs: [x], out, tensors }) {
       const attrs = [int('axis', -1), float('epsilon', ctx.args.epsilon as number)];
       if (layout !== 'nchw') return g.op('LayerNormalization', [x, ...tensors()], attrs, out);
-      const last = g.op('Transpose', [x], [ints('perm', [0, 2, 3, 1])]);
-      return g.op('Transpose', [g.op('LayerNormalization', [last, ...tensors()], attrs)], [ints('perm', [0, 3, 1, 2])], out);
+      const last = g.op('Transpose', [x], [ints('perm', toChannelsLast(4))]);
+      return g.op('Transpose', [g.op('LayerNormalization', [last, ...tensors()], attrs)], [ints('perm', toChannelsFirst(4))], out);
     },
     params: (t) => featureParams(t, ['weight', 'bias'], order),
   };

@@ -9,7 +9,7 @@ export function normWgsl(kind: Norm, sharedParams = false): WgslLayerRule<NormLa
     whyNot: (op) => whyNotNorm(kind, op),
     ...(sharedParams ? { sharedParams: true } : {}),
     onShared: 'flat',
-    layer: (b) => normLayer(b.base, kind, b.params, b.members, b.batch, b),
+    layer: (b) => normLayer(b, kind),
     forward: (w, l, training) => normForward(w.of(l, l.cells), perCell(l, l.cells), training),
     backward: (w, l, [prev]) => normBackward(w.of(l, l.cells), perCell(l, l.cells), prev),
   };

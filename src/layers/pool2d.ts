@@ -4,23 +4,28 @@ import type { LayerKind } from './layer-kind.js';
 import { paddingArg } from './common-args.js';
 import { kernelSpatial, spatialOutput } from './spatial.js';
 import type { WasmContext, WasmRule } from './wasm-rule.js';
-import { avgPoolForward, avgPoolGrad, cropImage, isPadded, maxPoolForward, maxPoolGrad, padImage, paddedHeight, paddedWidth } from '../wasm/conv.js';
+import { avgPoolForward, avgPoolGrad, cropImage, isPadded, maxPoolForward, maxPoolGrad, padImage, paddedHeight, paddedWidth, type Spatial } from '../wasm/conv.js';
 import type { ForwardContext } from './forward.js';
 import type { Tensor } from '../kernels/tf.js';
 import type { ExportContext, ExportNode } from '../interop/export-node.js';
 import { isPadded as isPaddedExport, isSymmetric, windowPads, type Pads } from '../interop/layout.js';
 import { int, ints, onnxPads } from '../interop/onnx-graph.js';
-import { pair, padTuple } from '../interop/torch-code.js';
+import { pair, padTuple, torchPadding } from '../interop/torch-code.js';
 import { selfOf } from './export-rule.js';
-import { LEAKY_RELU_ALPHA } from '../math/activations.js';
-import { spatialBackward, spatialForward, spatialLayer, whyNotSpatial, type SpatialLayer } from '../wgsl/conv.js';
+import { spatialBackward, spatialForward, spatialLayer, type SpatialLayer } from '../wgsl/conv.js';
 import { activationOf } from '../wgsl/dense.js';
 import type { WgslLayerRule } from '../wgsl/rule.js';
+
+/** A pool's stride: its own, or its window's size (Keras's default). */
+const strideOf = (attrs: Record<string, unknown>): number[] => (attrs.stride as number[] | undefined) ?? (attrs.size as number[]);
+
+/** The pool's window over one example's `input` [H, W, C] to its `output`, as both steps' rules see it. */
+const poolWindow = (attrs: Record<string, unknown>, input: number[], output: number[]): Spatial => kernelSpatial(input, attrs.size as number[], strideOf(attrs), attrs.padding as string, output);
 
 function pool(name: 'maxpool2d' | 'avgpool2d', summary: string): LayerKind {
   const apply = ({ tf, attrs }: ForwardContext, x: Tensor): Tensor => {
     const size = attrs.size as [number, number];
-    const stride = (attrs.stride as [number, number] | undefined) ?? size;
+    const stride = strideOf(attrs) as [number, number];
     const padding = attrs.padding as 'valid' | 'same';
     return name === 'maxpool2d' ? tf.maxPool(x as never, size, stride, padding) : tf.avgPool(x as never, size, stride, padding);
   };
@@ -35,8 +40,7 @@ function pool(name: 'maxpool2d' | 'avgpool2d', summary: string): LayerKind {
     reads: 'previous',
     shape(ctx) {
       const a = ctx.args.values;
-      const size = a.size as number[];
-      const out = spatialOutput(ctx, name, size, (a.stride as number[] | undefined) ?? size, a.padding as string);
+      const out = spatialOutput(ctx, name, a.size as number[], strideOf(a), a.padding as string);
       return out && [...out, ctx.inputs[0][2]];
     },
     params: () => [],
@@ -56,7 +60,7 @@ function pool(name: 'maxpool2d' | 'avgpool2d', summary: string): LayerKind {
     wasm: poolKernel(name === 'maxpool2d'),
     reference: {
       layers({ tf, args, name: layer }) {
-        const config = { poolSize: args.size as [number, number], strides: (args.stride ?? args.size) as [number, number], padding: args.padding as 'valid' | 'same', name: layer };
+        const config = { poolSize: args.size as [number, number], strides: strideOf(args) as [number, number], padding: args.padding as 'valid' | 'same', name: layer };
         return [name === 'maxpool2d' ? tf.layers.maxPooling2d(config) : tf.layers.averagePooling2d(config)];
       },
     },
@@ -68,11 +72,9 @@ function pool(name: 'maxpool2d' | 'avgpool2d', summary: string): LayerKind {
 /** A pooling window in export's terms: TF's `same` as [top, bottom, left, right] pads. */
 function windowOf(ctx: ExportContext): { size: number[]; stride: number[]; pads: Pads } {
   const size = ctx.args.size as number[];
-  const stride = (ctx.args.stride as number[] | undefined) ?? size;
+  const stride = strideOf(ctx.args);
   return { size, stride, pads: windowPads(ctx.inputs[0].shape, size, stride, ctx.args.padding as string) };
 }
-
-const paddingOf = (pads: Pads) => (isPaddedExport(pads) ? `, padding=${pair([pads[0], pads[2]])}` : '');
 
 /** nn.MaxPool2d, or over uneven padding an F.max_pool2d of the image padded by -inf; ONNX's MaxPool. */
 function maxPoolNode(ctx: ExportContext, { size, stride, pads }: { size: number[]; stride: number[]; pads: Pads }): ExportNode {
@@ -81,7 +83,7 @@ function maxPoolNode(ctx: ExportContext, { size, stride, pads }: { size: number[
   return {
     ...ctx.base,
     torch: {
-      init: even ? [`${self} = nn.MaxPool2d(${pair(size)}, stride=${pair(stride)}${paddingOf(pads)})`] : [],
+      init: even ? [`${self} = nn.MaxPool2d(${pair(size)}, stride=${pair(stride)}${torchPadding(pads)})`] : [],
       forward: ([x]) => (even ? `${self}(${x})` : `F.max_pool2d(F.pad(${x}, ${padTuple(pads)}, value=float("-inf")), ${pair(size)}, ${pair(stride)})`),
     },
     onnx: ({ g, xs, out }) => g.op('MaxPool', xs.slice(0, 1), [ints('kernel_shape', size), ints('strides', stride), ints('pads', onnxPads(pads))], out),
@@ -104,7 +106,7 @@ function avgPoolNode(ctx: ExportContext, { size, stride, pads }: { size: number[
   return {
     ...ctx.base,
     torch: {
-      init: even ? [`${self} = nn.AvgPool2d(${pair(size)}, stride=${pair(stride)}${isPaddedExport(pads) ? `${paddingOf(pads)}, count_include_pad=False` : ''})`] : [],
+      init: even ? [`${self} = nn.AvgPool2d(${pair(size)}, stride=${pair(stride)}${isPaddedExport(pads) ? `${torchPadding(pads)}, count_include_pad=False` : ''})`] : [],
       forward: ([x]) => (even ? `${self}(${x})` : `avg_pool_same(${x}, ${padTuple(pads)}, ${pair(size)}, ${pair(stride)})`),
       ...(even ? {} : { helper: AVG_POOL_SAME }),
     },
@@ -115,15 +117,14 @@ function avgPoolNode(ctx: ExportContext, { size, stride, pads }: { size: number[
 /** The WGSL step's pooling (src/wgsl/conv.ts): its forward kernel and its input's gradient, as TF.js's pool and pool-gradient shaders compute them. */
 function poolWgsl(name: 'maxpool2d' | 'avgpool2d'): WgslLayerRule<SpatialLayer> {
   return {
-    whyNot: (op, c) => whyNotSpatial(op, c.inputs[0], c.activations),
+    // a pool on a shared layer's value is computed once (its value is every member's); on the input itself not written
+    whyNot: (op, c) => (c.inputs[0].op === 'input' ? `${op.name} on the input (the WGSL step pools members' own values and shared layers' values)` : undefined),
     readsImages: true,
     onShared: 'flat',
     layer(b) {
-      const a = b.base.op.attrs;
-      const window = a.size as number[];
       const input = b.inputs[0].shape;
-      const g = kernelSpatial(input, window, (a.stride as number[] | undefined) ?? window, String(a.padding ?? 'valid'), b.base.op.shape);
-      return spatialLayer({ ...b.base, ...activationOf(b, LEAKY_RELU_ALPHA), keys: [], order: [0] }, name, g, input[2]);
+      const g = poolWindow(b.base.op.attrs, input, b.base.op.shape);
+      return spatialLayer({ ...b.base, ...activationOf(b), keys: [], order: [0] }, name, g, input[2]);
     },
     forward: (w, l) => [spatialForward(w.of(l), l)],
     backward: (w, l, [prev]) => spatialBackward(w.of(l), l, prev),
@@ -137,8 +138,7 @@ function poolWgsl(name: 'maxpool2d' | 'avgpool2d'): WgslLayerRule<SpatialLayer> 
  */
 function poolKernel(max: boolean): WasmRule {
   const parts = (k: WasmContext) => {
-    const size = k.attrs.size as number[];
-    const g = kernelSpatial(k.inputShapes[0], size, (k.attrs.stride as number[] | undefined) ?? size, k.attrs.padding as string, k.shape);
+    const g = poolWindow(k.attrs, k.inputShapes[0], k.shape);
     const padded = isPadded(g);
     const xs = padded ? k.saved('xpad', paddedHeight(g) * paddedWidth(g) * g.c) : k.inputs[0];
     return { g, padded, xs };

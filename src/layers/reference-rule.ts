@@ -21,8 +21,6 @@ export interface ReferenceContext {
   args: Record<string, unknown>;
   /** the initializers netc drew its parameters from, by tfjs-layers' names (`glorotUniform`), in the kind's parameter order */
   initializers: string[];
-  /** the shapes of one example of each input */
-  inputShapes: number[][];
 }
 
 export interface ReferenceRule {
@@ -45,7 +43,7 @@ export const hasTfActivation = (name: string): boolean => tfActivations.has(name
  * A weighted layer's `activation:` as tfjs-layers' activation argument. leaky_relu has none there: the
  * layer is written linear and followed by the LeakyReLU layer of `activationAfter`.
  */
-export function activationConfig(ctx: ReferenceContext): string {
+function activationConfig(ctx: ReferenceContext): string {
   const a = String(ctx.args.activation ?? 'linear');
   if (a === 'leaky_relu') return 'linear';
   if (!tfActivations.has(a)) throw new UnsupportedLayerError(`${ctx.name}: tfjs-layers has no '${a}' activation for a layer's activation argument; write ${a}() as a layer of its own`);
@@ -56,7 +54,7 @@ export function activationConfig(ctx: ReferenceContext): string {
  * The layer that applies a weighted layer's leaky_relu `activation:` after it (with netc's alpha, not
  * tfjs-layers' default 0.3), named `NAME_leaky_relu`; it has no weights, so the weights keep their names.
  */
-export function activationAfter(ctx: ReferenceContext): ReferenceLayer[] {
+function activationAfter(ctx: ReferenceContext): ReferenceLayer[] {
   return ctx.args.activation === 'leaky_relu' ? [ctx.tf.layers.leakyReLU({ alpha: LEAKY_RELU_ALPHA, name: `${ctx.name}_leaky_relu` })] : [];
 }
 

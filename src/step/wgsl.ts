@@ -85,8 +85,10 @@ export function whyNotWgsl(cfg: RunStepConfig): string | undefined {
     if ('why' in r) return r.why;
     // a value nothing reads has no gradient (the op path's autodiff leaves its layers' weights without one)
     if (op.id !== e.model.output && !readers.get(op.id)) return `${op.name}'s value, which no layer reads`;
-    const context = { inputs: op.inputs.map((i) => e.ops[i]), readers: (id: number) => readers.get(id) ?? 0, onInput: valueOf(e, op.inputs[0]).id === 0, activations: kernelActivations };
-    const why = whyNotOnShared(e, op, r.rule) ?? r.rule.whyNot?.(op, context);
+    const context = { inputs: op.inputs.map((i) => e.ops[i]), onInput: valueOf(e, op.inputs[0]).id === 0, activations: kernelActivations };
+    // an alias's (a flatten's) value is its input's: the op path sums a gradient of each apart
+    const readTwice = r.rule.alias && (readers.get(op.inputs[0]) ?? 0) > 1 ? `${op.name}'s input, read twice` : undefined;
+    const why = whyNotOnShared(e, op, r.rule) ?? readTwice ?? r.rule.whyNot?.(op, context);
     if (why) return why;
   }
   for (const p of e.params) {
@@ -172,7 +174,6 @@ function layersOf(e: EnsembleIR, n: number, batch: number): Layers {
     at = base.gradAt + rows * width;
     const made = rule.layer({
       base,
-      params,
       param: (name) => params.find((p) => p.name.endsWith(`/${name}`)),
       inputs: from.map((src, i) => ({ input: inputOf(src), shape: e.ops[op.inputs[i]].shape })),
       members,

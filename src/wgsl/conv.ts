@@ -30,18 +30,8 @@
 // The kinds' rules (src/layers/conv2d.ts, pool2d.ts) build the layer and call these; what the kernels share
 // with the step (the kernel text, activations, the dz helper, the optimizer's update) comes in as a SpatialWriter.
 import type { Spatial } from '../wasm/conv.js';
-import { u, type ChainValues, type WgslOp, type WgslParam } from './chain.js';
+import { u, type ChainValues, type WgslParam } from './chain.js';
 import { type KernelWriter, paramBuffer } from './kernel-text.js';
-
-/** Why the WGSL step does not cover this conv or pool (its input `input`), or undefined where it does. */
-export function whyNotSpatial(op: WgslOp, input: WgslOp, activations: ReadonlySet<string>): string | undefined {
-  // a pool on a shared layer's value is computed once (its value is every member's); on the input itself not written
-  if (input.op === 'input' && op.op !== 'conv2d') return `${op.name} on the input (the WGSL step pools members' own values and shared layers' values)`;
-  const activation = String(op.attrs.activation ?? 'linear');
-  // softmax over a conv's channels: its z here, then the step's softmax kernel on B*H*W rows of F (see spatialForward)
-  if (!activations.has(activation)) return `the ${activation} activation (${op.name})`;
-  return undefined;
-}
 
 /** A conv or pool of the chain, as the kernels see it. */
 export interface SpatialLayer extends ChainValues {

@@ -11,9 +11,9 @@
 // (src/layers/dense.ts, activation-layers.ts) build the layer and call these; what they share with the step
 // (the kernel text, the activations' text and gradients, the optimizer's update, clipping) comes in as a
 // DenseWriter.
-import { gradReadsZ } from '../math/activations.js';
+import { gradReadsZ, LEAKY_RELU_ALPHA } from '../math/activations.js';
 import { lit, type KernelWriter, paramBuffer } from './kernel-text.js';
-import type { ChainBase, ChainValues, WgslParam } from './chain.js';
+import type { ChainBase, ChainValues, WgslOp, WgslParam } from './chain.js';
 import type { SpatialLayer, SpatialWriter } from './conv.js';
 
 /** A parameter's element as clipping's later kernels read it: the lines naming member m and its indices from idx, and its place in the fused tensor. */
@@ -224,12 +224,18 @@ export function activationForward<K>(w: DenseWriter<K>, l: ChainValues): K {
   return l.activation === 'softmax' ? softmaxForwardKernel(w, l) : activationForwardKernel(w, l);
 }
 
+/** Why the WGSL step does not cover a dense or conv op's activation (its kernels write `activations`), or undefined where it does. */
+export function whyNotActivation(op: Pick<WgslOp, 'name' | 'attrs'>, activations: ReadonlySet<string>): string | undefined {
+  const activation = String(op.attrs.activation ?? 'linear');
+  return activations.has(activation) ? undefined : `the ${activation} activation (${op.name})`;
+}
+
 /**
  * A dense layer's or conv's activation (its `activation` argument; a pool's is linear), with z kept in its
- * own region where the gradient reads it (gelu, swish), and leaky_relu's fixed `slope` (TF's).
+ * own region where the gradient reads it (gelu, swish), and leaky_relu's fixed slope (TF's).
  */
-export function activationOf(b: { base: ChainBase; members: number; batch: number; acts(floats: number): number }, slope: number): Pick<ChainValues, 'activation' | 'zAt' | 'alpha'> {
+export function activationOf(b: { base: ChainBase; members: number; batch: number; acts(floats: number): number }): Pick<ChainValues, 'activation' | 'zAt' | 'alpha'> {
   const activation = String(b.base.op.attrs.activation ?? 'linear');
   const zAt = gradReadsZ(activation) ? b.acts(b.members * b.batch * b.base.width) : undefined;
-  return { activation, zAt, alpha: activation === 'leaky_relu' ? { value: slope } : undefined };
+  return { activation, zAt, alpha: activation === 'leaky_relu' ? { value: LEAKY_RELU_ALPHA } : undefined };
 }

@@ -92,12 +92,17 @@ export interface Regions {
   draws(floats: number): number;
 }
 
-/** The `kind` layer of `base` (for n members), with its own regions: a dropout's draws (in `draws`), a norm's d and s (in `acts`). */
-export function normLayer(base: ChainBase, kind: Norm, params: WgslParam[], n: number, batch: number, at: Regions): NormLayer {
+/** What normLayer reads of the step's LayerBuild (src/wgsl/rule.ts, which imports this file's types). */
+type NormBuild = Regions & { base: ChainBase; param(name: string): WgslParam | undefined; members: number; batch: number };
+
+/** The `kind` layer of `b.base` (for b.members members), with its own regions: a dropout's draws (in `draws`), a norm's d and s (in `acts`). */
+export function normLayer(b: NormBuild, kind: Norm): NormLayer {
+  const n = b.members;
+  let batch = b.batch;
   // its "activation" is its kind's name (no kernel reads it); its clipping scratch one member's gamma (dropout's its width)
-  const whole = { ...base, family: 'norm' as const, activation: kind, order: [0] };
+  const whole = { ...b.base, family: 'norm' as const, activation: kind, order: [0] };
   if (kind === 'dropout') {
-    const drawsAt = at.draws(n * batch * whole.width);
+    const drawsAt = b.draws(n * batch * whole.width);
     return { ...whole, norm: kind, drawsAt, cells: 1, keys: [`${whole.op.name}.rate`], clipFloats: whole.width };
   }
   // batchnorm of an image: its regions sized as B*H*W rows of C (s: one per member and channel)
@@ -105,12 +110,11 @@ export function normLayer(base: ChainBase, kind: Norm, params: WgslParam[], n: n
   const l = perCell(whole, cells);
   batch *= cells;
   const own = { width: whole.width, inWidth: whole.inWidth, cells, clipFloats: l.width };
-  const dAt = at.acts(n * batch * l.width);
-  const sAt = at.acts(n * (kind === 'layernorm' ? batch : l.width));
-  const param = (name: string) => params.find((p) => p.name.endsWith(`/${name}`));
-  const [gamma, beta] = [param('gamma'), param('beta')];
+  const dAt = b.acts(n * batch * l.width);
+  const sAt = b.acts(n * (kind === 'layernorm' ? batch : l.width));
+  const [gamma, beta] = [b.param('gamma'), b.param('beta')];
   if (kind === 'layernorm') return { ...l, ...own, norm: kind, dAt, sAt, gamma, beta, keys: [`${l.op.name}.epsilon`] };
-  return { ...l, ...own, norm: kind, dAt, sAt, gamma, beta, movingMean: param('moving_mean'), movingVariance: param('moving_variance'), keys: [`${l.op.name}.momentum`, `${l.op.name}.epsilon`] };
+  return { ...l, ...own, norm: kind, dAt, sAt, gamma, beta, movingMean: b.param('moving_mean'), movingVariance: b.param('moving_variance'), keys: [`${l.op.name}.momentum`, `${l.op.name}.epsilon`] };
 }
 
 /** The lines naming member m, row b and unit j of invocation idx over [N, B, width]. */

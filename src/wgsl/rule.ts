@@ -27,8 +27,6 @@ export type Target = ChainLayer;
 export interface WhyNotContext {
   /** the ops it reads, as they are (a flatten's, not the value under it) */
   inputs: WgslOp[];
-  /** how many ops read op `id`'s value */
-  readers(id: number): number;
   /** whether its first operand's value is the shared input itself (through flattens) */
   onInput: boolean;
   /** the activations the step's kernels write */
@@ -40,7 +38,6 @@ export interface LayerBuild extends Regions {
   base: ChainBase;
   /** its parameters, by the part after `layer/` (kernel, bias, gamma, ...) */
   param(name: string): WgslParam | undefined;
-  params: WgslParam[];
   /** each operand's values and its shape */
   inputs: { input: LayerInput; shape: number[] }[];
   /** the members its value is computed for: one for a shared layer's value on the shared input, else N */
