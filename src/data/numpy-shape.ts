@@ -6,7 +6,7 @@ import { DataError } from './dataset.js';
 import { checkRows, classLabels, exampleShape, labelForm, npzWhere, type NpyArray } from './numpy.js';
 import { npyHead, npyValues, readNpy, valueBytes, type NpyWhere } from './npy.js';
 import { npzArray, npzMembers } from './npz.js';
-import { crc32 } from 'node:zlib';
+import { bytesMemo } from './bytes-memo.js';
 
 type ShapeResult = DataShape | { error: string; code?: number } | MissingFile | undefined;
 
@@ -39,24 +39,18 @@ export function npzShape(path: string, x: string, y: string, classes: number | u
   if (bytes.length > NPZ_BYTES) return undefined;
   // unpacking is the slow part (a deflated MNIST-sized archive takes about half a second): the language
   // server checks at every pause in typing, so the answer for the same bytes and arguments is kept
-  const key = JSON.stringify([path, x, y, classes ?? null, bytes.length, crc32(bytes)]);
-  const known = unpacked.get(key);
-  if (known) return known;
-  const result = caught(() => {
+  return unpacked([path, x, y, classes ?? null], bytes, () => caught(() => {
     const members = npzMembers(bytes, [x, y], { file: path, shown: path });
     const where = (key: string) => ({ archive: { file: path, shown: path }, array: npzWhere(path, path, key) });
     // x's header only; y's values too where they are at most LABEL_BYTES (counted and checked as idx labels are)
     const xArray = npzArray(bytes, members.get(x)!, where(x), () => 0);
     const yArray = npzArray(bytes, members.get(y)!, where(y), (h) => (valueBytes(h) <= LABEL_BYTES ? Infinity : 0));
     return shapeOf(xArray, yArray, valueBytes(yArray.header) <= LABEL_BYTES, classes);
-  });
-  if (unpacked.size >= 8) unpacked.delete(unpacked.keys().next().value!);
-  unpacked.set(key, result);
-  return result;
+  }));
 }
 
 /** The last few archives' answers, by their path, arguments and bytes. */
-const unpacked = new Map<string, ShapeResult>();
+const unpacked = bytesMemo<ShapeResult>();
 
 const where = (path: string): NpyWhere => ({ file: path, shown: `"${path}"` });
 
