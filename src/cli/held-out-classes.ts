@@ -9,8 +9,9 @@ import { classesLacking } from '../data/split.js';
 import type { CompileState } from '../pipeline.js';
 import { losses } from '../vocabulary/losses.js';
 import type { Io } from './io.js';
+import { andList } from '../util/plural.js';
 
-const listed = (cs: number[]) => (cs.length === 1 ? `class ${cs[0]}` : `classes ${cs.slice(0, -1).join(', ')} and ${cs[cs.length - 1]}`);
+const listed = (cs: number[]) => (cs.length === 1 ? `class ${cs[0]}` : `classes ${andList(cs)}`);
 
 /** Prints NET4034 for each held-out split (validation, test) that lacks a class of the training split. */
 export function warnHeldOutClasses(state: CompileState, all: Dataset, splits: { train: Dataset; validation?: Dataset; test?: Dataset }, io: Io): void {

@@ -2,7 +2,7 @@
 import Table from 'cli-table3';
 import type { MemberMetrics } from '../train/member-metrics.js';
 import { metricColumns } from '../vocabulary/losses.js';
-import { formatMetric } from '../report/format.js';
+import { formatMetric, hyperCell } from '../report/format.js';
 import { rank, type MemberRow } from '../report/rank.js';
 
 export function leaderboard(rows: MemberRow[], limit = 20): string {
@@ -15,17 +15,10 @@ export function leaderboard(rows: MemberRow[], limit = 20): string {
     colAligns: ['right', 'right', ...hyper.map(() => 'right' as const), ...metrics.map(() => 'right' as const)],
   });
   const member = (r: MemberRow) => [String(r.member), ...(r.copied ? [`(copied ${r.copied.source} @${r.copied.step})`] : []), ...(r.stopped ? [`(stopped @${r.stopped.step})`] : [])].join(' ');
-  ranked.slice(0, limit).forEach((r, i) => table.push([i + 1, member(r), ...hyper.map((h) => hyperCell(r, h)), ...metrics.map((m) => formatMetric(r.metrics[m]))]));
+  ranked.slice(0, limit).forEach((r, i) => table.push([i + 1, member(r), ...hyper.map((h) => hyperCell(r, h, formatMetric)), ...metrics.map((m) => formatMetric(r.metrics[m]))]));
   const more = ranked.length > limit ? `\n(${ranked.length - limit} more members in summary.json)` : '';
   const copied = ranked.slice(0, limit).some((r) => r.copied) ? `\n${COPIED_NOTE}` : '';
   return table.toString() + more + copied;
-}
-
-/** A hyperparameter as the row's metrics were measured under it, and where PBT changed it since, its value now. */
-function hyperCell(r: MemberRow, h: string): string {
-  const measured = formatMetric(r.hyperparameters[h]);
-  const now = r.copied ? formatMetric(r.copied.hyperparameters[h]) : measured;
-  return now === measured ? measured : `${measured} → ${now}`;
 }
 
 const COPIED_NOTE = "(copied K @S: at step S, after its metrics, the member took member K's weights; a → b: its metrics were measured under a, it goes on with b)";

@@ -53,7 +53,11 @@ export class ResyncingMessageReader extends AbstractMessageReader {
     const length = Number(header[1]);
     const body = this.buffer.subarray(start, start + length);
     const inside = body.toString('latin1').search(/Content-Length:[ \t]*\d+\r\n/i);
-    if (inside >= 0) return this.skipTo(start + inside, `a frame's Content-Length (${length}) runs into the next frame's header`);
+    if (inside >= 0) {
+      // reading resumes at the header found inside the body
+      this.buffer = this.buffer.subarray(start + inside);
+      return new Error(`a frame's Content-Length (${length}) runs into the next frame's header`);
+    }
     if (body.length < length) return undefined;
     this.buffer = this.buffer.subarray(start + length);
     try {
@@ -61,12 +65,5 @@ export class ResyncingMessageReader extends AbstractMessageReader {
     } catch (e) {
       return new Error(`a frame's body of ${length} bytes is not JSON (${(e as Error).message.slice(0, 200)})`);
     }
-  }
-
-  /** Drops the bytes before the next header at or after `from`, and says why. */
-  private skipTo(from: number, why: string): Error {
-    const next = this.buffer.subarray(from).toString('latin1').search(/Content-Length:/i);
-    this.buffer = next < 0 ? Buffer.alloc(0) : this.buffer.subarray(from + next);
-    return new Error(why);
   }
 }

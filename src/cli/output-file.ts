@@ -5,6 +5,7 @@ import { existsSync, lstatSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, relative, resolve } from 'node:path';
 import { isLockFile, isRunFile } from './out-dir.js';
 import { RunError } from './run-dir.js';
+import { andList } from '../util/plural.js';
 
 /** Throws a RunError when `path` may not be written: a file of `runDir`'s run, a directory, or (without force) any existing file. */
 export function checkOutputFile(path: string, runDir: string, force = false): void {
@@ -31,7 +32,7 @@ export function checkNewFiles(paths: string[], force: boolean, exists: (there: s
 export function fileList(there: string[], dir: string): string {
   const names = there.map((p) => relative(dir, p));
   if (names.length > 5) return `${names.slice(0, 5).join(', ')} and ${names.length - 5} more`;
-  return names.length === 1 ? names[0] : `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]}`;
+  return andList(names);
 }
 
 const isThere = (path: string): boolean => {

@@ -13,7 +13,7 @@ import type { EnsembleIR } from '../ensemble/ensemble-ir.js';
 import { slicingMap, type SlicingMap } from '../ensemble/slicing-map.js';
 import { printModelIR } from '../ir/print.js';
 import type { ModelIR } from '../ir/model-ir.js';
-import { damagedTensor, decodeTensors, describeCheckpoint, manifestChunks, manifestProblem, nonFiniteParameter, tensorBytes, memberParams, restore, type CheckpointManifest, type ManifestDraft, type RetiredMember, type StateSource, type TensorValues, type TrainPosition } from '../train/checkpoint.js';
+import { damagedTensor, decodeTensors, describeCheckpoint, manifestChunks, manifestProblem, nonFiniteIn, nonFiniteParameter, tensorBytes, memberParams, restore, type CheckpointManifest, type ManifestDraft, type RetiredMember, type StateSource, type TensorValues, type TrainPosition } from '../train/checkpoint.js';
 import { Population } from '../runtime/population.js';
 import { compiledRun, type CompiledRun } from '../runtime/compiled-run.js';
 import type { TF } from '../kernels/tf.js';
@@ -215,13 +215,10 @@ export async function writeCheckpointFiles(dir: string, given: ManifestDraft, te
  * `from` is the piece's first value within the tensor.
  */
 function refuseNonFinite(manifest: ManifestDraft, t: CheckpointManifest['tensors'][number], piece: Float32Array, from: number, kept: string): void {
-  if (t.name.includes('@') || t.name.includes(':')) return;
-  let i = 0;
-  while (i < piece.length && Number.isFinite(piece[i])) i++;
-  if (i === piece.length) return;
-  const row = Math.floor((from + i) / (t.length / Math.max(1, manifest.members)));
-  const whose = t.shared ? "a shared layer's parameter" : `member ${manifest.member_ids[row]}'s parameter`;
-  throw new RunError(`${whose} ${t.name} holds ${piece[i]}, which a run cannot resume from; ${kept}`);
+  const found = nonFiniteIn(manifest, t, piece, from);
+  if (!found) return;
+  const whose = found.shared ? "a shared layer's parameter" : `member ${found.member}'s parameter`;
+  throw new RunError(`${whose} ${t.name} holds ${found.value}, which a run cannot resume from; ${kept}`);
 }
 
 /** Writes all of `bytes` at `position` (writeSync may write less than it is given). */

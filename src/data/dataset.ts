@@ -60,6 +60,18 @@ export function sliceDataset(ds: Dataset, start: number, end: number): Dataset {
   return { ...ds, count: end - start, x: ds.x.subarray(start * xWidth, end * xWidth), y: ds.y.subarray(start * yWidth, end * yWidth) };
 }
 
+/** ds's examples copied out in `order`. */
+export function permuted(ds: Dataset, order: Int32Array): Dataset {
+  const [xw, yw] = [featureSize(ds), labelWidth(ds.labels)];
+  const x = new Float32Array(ds.x.length);
+  const y = new Float32Array(ds.y.length);
+  order.forEach((from, to) => {
+    x.set(ds.x.subarray(from * xw, (from + 1) * xw), to * xw);
+    y.set(ds.y.subarray(from * yw, (from + 1) * yw), to * yw);
+  });
+  return { ...ds, x, y };
+}
+
 /** numbers per example in x */
 export function featureSize(ds: Dataset): number {
   return ds.featureShape.reduce((a, b) => a * b, 1);

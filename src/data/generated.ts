@@ -2,7 +2,7 @@
 // every machine sees the same data. Each set draws from its own stream, Rng.of(seed, 'data', name), and
 // is shuffled at the end, so a validation split taken from the end holds every class.
 import { Rng } from '../util/rng.js';
-import type { Dataset } from './dataset.js';
+import { permuted, type Dataset } from './dataset.js';
 
 /** What a generated set of n examples allocates: its features and labels, and the shuffled copy moons and spirals make. */
 export function generatedBytes(name: 'xor' | 'moons' | 'spirals', n: number): number {
@@ -70,15 +70,7 @@ function points(name: string, x: Float32Array, y: Float32Array, count: number, c
   return { name, count, x, featureShape: [2], y, labels: { kind: 'classes', classes } };
 }
 
-/** The same examples in a random order (2 features, 1 label each). */
+/** The same examples in a random order. */
 function shuffled(ds: Dataset, rng: Rng): Dataset {
-  const order = rng.permutation(ds.count);
-  const x = new Float32Array(ds.x.length);
-  const y = new Float32Array(ds.y.length);
-  order.forEach((from, to) => {
-    x[2 * to] = ds.x[2 * from];
-    x[2 * to + 1] = ds.x[2 * from + 1];
-    y[to] = ds.y[from];
-  });
-  return { ...ds, x, y };
+  return permuted(ds, rng.permutation(ds.count));
 }

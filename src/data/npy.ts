@@ -38,6 +38,41 @@ const MAGIC = [0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59]; // \x93NUMPY
  */
 export const MAX_HEADER_BYTES = 64 << 20;
 
+// a .npy header is read in a first slice this long: a version 1.0 header fits (10 + at most 65,535 bytes)
+const HEADER_BYTES = (1 << 16) + 16;
+
+/** The bytes of the values a header promises. */
+export const valueBytes = (h: NpyHeader): number => h.shape.reduce((a, b) => a * b, 1) * h.type.size;
+
+/**
+ * The first bytes of a .npy file, its whole header among them when it has one, through `read(limit)` (at
+ * most the first `limit` bytes of the file or archive member; undefined where the file cannot be read).
+ */
+export function npyHead<B extends Uint8Array | undefined>(read: (limit: number) => B): B {
+  const head = read(HEADER_BYTES);
+  if (!head || head.length < HEADER_BYTES || head[6] < 2) return head;
+  // versions 2.0 and 3.0 give the header's length as a uint32
+  const length = new DataView(head.buffer, head.byteOffset, head.byteLength).getUint32(8, true);
+  // a longer header than netc reads is refused by parseNpyHeader from its length alone
+  return length + 12 > head.length && length <= MAX_HEADER_BYTES ? read(length + 12) : head;
+}
+
+/**
+ * A .npy array from `head` (npyHead's bytes) and `read`: its header and at most `values(header)` bytes of
+ * the values after it (never more than the header promises), read again only where `head` does not hold
+ * them. A header that is no .npy header is the DataError parseNpyHeader throws.
+ */
+export function readNpy<B extends Uint8Array | undefined>(
+  head: Uint8Array,
+  read: (limit: number) => B,
+  where: NpyWhere,
+  values: (header: NpyHeader) => number = () => Infinity,
+): { bytes: Uint8Array | B; header: NpyHeader; where: NpyWhere } {
+  const header = parseNpyHeader(head, where);
+  const want = header.dataStart + Math.min(valueBytes(header), values(header));
+  return { bytes: want <= head.length ? head.subarray(0, want) : read(want), header, where };
+}
+
 /** The header of a .npy file's bytes (the whole file, or at least its header). */
 export function parseNpyHeader(bytes: Uint8Array, where: NpyWhere): NpyHeader {
   const fail = (def: MessageDef, ...args: (string | number)[]) => dataError(def, [where.shown, ...args], where.file);
@@ -112,7 +147,7 @@ function dtypeOf(descr: PyValue, where: NpyWhere): NpyType {
 export function npyValues(bytes: Uint8Array, header: NpyHeader, where: NpyWhere): Float32Array {
   const { type, shape, dataStart } = header;
   const count = shape.reduce((a, b) => a * b, 1);
-  const need = count * type.size;
+  const need = valueBytes(header);
   const have = bytes.length - dataStart;
   if (have < need) {
     throw dataError(Messages.NpyTruncated, [where.shown, `its header promises ${count} value(s) of shape ${tuple(shape)}, ${need} bytes of ${header.descr}, and the file holds ${have} bytes after the header`], where.file);

@@ -7,7 +7,7 @@
 import { Inflate } from 'fflate';
 import { Messages } from '../diagnostics/messages.js';
 import { dataError } from './dataset.js';
-import { MAX_HEADER_BYTES, parseNpyHeader, type NpyHeader, type NpyWhere } from './npy.js';
+import { npyHead, readNpy, type NpyHeader, type NpyWhere } from './npy.js';
 import { clip } from '../util/quote.js';
 
 /** How the archive is named in messages: `file` the path to report, `shown` how the .net file writes it. */
@@ -38,9 +38,6 @@ export function npzMembers(bytes: Uint8Array, keys: string[], where: NpzWhere): 
   return found;
 }
 
-// the first slice of a member inflated for its .npy header: a version 1.0 header fits (10 + at most 65,535 bytes)
-const HEADER_BYTES = (1 << 16) + 16;
-
 /**
  * A member's .npy bytes: its header and at most `values(header)` bytes of the values after it (never more
  * than the header promises). A header that is no .npy header is the DataError parseNpyHeader throws.
@@ -51,17 +48,8 @@ export function npzArray(
   where: { archive: NpzWhere; array: NpyWhere },
   values: (header: NpyHeader) => number = () => Infinity,
 ): { bytes: Uint8Array; header: NpyHeader; where: NpyWhere } {
-  let head = inflated(bytes, member, HEADER_BYTES, where.archive);
-  if (head.length === HEADER_BYTES && head[6] > 1) {
-    // versions 2.0 and 3.0 give the header's length as a uint32
-    const length = new DataView(head.buffer, head.byteOffset, head.byteLength).getUint32(8, true);
-    // a longer header than netc reads is refused by parseNpyHeader from its length alone
-    if (length + 12 > head.length && length <= MAX_HEADER_BYTES) head = inflated(bytes, member, length + 12, where.archive);
-  }
-  const header = parseNpyHeader(head, where.array);
-  const promised = header.shape.reduce((a, b) => a * b, 1) * header.type.size;
-  const want = header.dataStart + Math.min(promised, values(header));
-  return { bytes: want <= head.length ? head.subarray(0, want) : inflated(bytes, member, want, where.archive), header, where: where.array };
+  const read = (limit: number) => inflated(bytes, member, limit, where.archive);
+  return readNpy(npyHead(read), read, where.array, values);
 }
 
 /** The arrays an archive holds as np.load names them: its members without .npy. */

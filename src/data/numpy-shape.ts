@@ -4,14 +4,12 @@
 import type { DataShape, Host, MissingFile } from './source-shape.js';
 import { DataError } from './dataset.js';
 import { checkRows, classLabels, exampleShape, labelForm, npzWhere, type NpyArray } from './numpy.js';
-import { MAX_HEADER_BYTES, npyValues, parseNpyHeader, type NpyHeader, type NpyWhere } from './npy.js';
+import { npyHead, npyValues, readNpy, valueBytes, type NpyWhere } from './npy.js';
 import { npzArray, npzMembers } from './npz.js';
-import { crc32 } from 'node:zlib';
+import { bytesMemo } from './bytes-memo.js';
 
 type ShapeResult = DataShape | { error: string; code?: number } | MissingFile | undefined;
 
-// a .npy header is read in a first slice this long: a version 1.0 header fits (10 + at most 65,535 bytes)
-const HEADER_BYTES = (1 << 16) + 16;
 // label arrays up to this size are read (and counted) at check time, as idx label files are
 const LABEL_BYTES = 16 << 20;
 // archives up to this size are unpacked at check time; a larger one is checked when it loads
@@ -20,18 +18,17 @@ const NPZ_BYTES = 64 << 20;
 export function npyShape(x: string, y: string, classes: number | undefined, host: Host | undefined): ShapeResult {
   // a path left out has been reported already
   if (!host || x === undefined || y === undefined) return undefined;
-  const xBytes = headerBytes(host, x);
-  if (!xBytes) return { missing: `cannot read the npy file "${x}"` };
-  const yHead = headerBytes(host, y);
+  const [xRead, yRead] = [(limit: number) => host.readBytes(x, limit), (limit: number) => host.readBytes(y, limit)];
+  const xHead = npyHead(xRead);
+  if (!xHead) return { missing: `cannot read the npy file "${x}"` };
+  const yHead = npyHead(yRead);
   if (!yHead) return { missing: `cannot read the npy file "${y}"` };
   return caught(() => {
-    const xArray = { header: parseNpyHeader(xBytes, where(x)), where: where(x) };
-    const yHeader = parseNpyHeader(yHead, where(y));
+    const xArray = readNpy(xHead, xRead, where(x), () => 0);
     // labels of at most LABEL_BYTES are read (and counted) here; a larger file's values are counted when it loads
-    const whole = valueBytes(yHeader) < LABEL_BYTES;
-    const yBytes = whole ? host.readBytes(y, yHeader.dataStart + valueBytes(yHeader)) : yHead;
-    if (!yBytes) return undefined;
-    return shapeOf(xArray, { bytes: yBytes, header: yHeader, where: where(y) }, whole, classes);
+    const { bytes, header } = readNpy(yHead, yRead, where(y), (h) => (valueBytes(h) < LABEL_BYTES ? Infinity : 0));
+    if (!bytes) return undefined;
+    return shapeOf(xArray, { bytes, header, where: where(y) }, valueBytes(header) < LABEL_BYTES, classes);
   });
 }
 
@@ -42,27 +39,18 @@ export function npzShape(path: string, x: string, y: string, classes: number | u
   if (bytes.length > NPZ_BYTES) return undefined;
   // unpacking is the slow part (a deflated MNIST-sized archive takes about half a second): the language
   // server checks at every pause in typing, so the answer for the same bytes and arguments is kept
-  const key = JSON.stringify([path, x, y, classes ?? null, bytes.length, crc32(bytes)]);
-  const known = unpacked.get(key);
-  if (known) return known;
-  const result = caught(() => {
+  return unpacked([path, x, y, classes ?? null], bytes, () => caught(() => {
     const members = npzMembers(bytes, [x, y], { file: path, shown: path });
     const where = (key: string) => ({ archive: { file: path, shown: path }, array: npzWhere(path, path, key) });
     // x's header only; y's values too where they are at most LABEL_BYTES (counted and checked as idx labels are)
     const xArray = npzArray(bytes, members.get(x)!, where(x), () => 0);
     const yArray = npzArray(bytes, members.get(y)!, where(y), (h) => (valueBytes(h) <= LABEL_BYTES ? Infinity : 0));
     return shapeOf(xArray, yArray, valueBytes(yArray.header) <= LABEL_BYTES, classes);
-  });
-  if (unpacked.size >= 8) unpacked.delete(unpacked.keys().next().value!);
-  unpacked.set(key, result);
-  return result;
+  }));
 }
 
 /** The last few archives' answers, by their path, arguments and bytes. */
-const unpacked = new Map<string, ShapeResult>();
-
-/** The bytes of the values an array's header promises. */
-const valueBytes = (h: NpyHeader): number => h.shape.reduce((a, b) => a * b, 1) * h.type.size;
+const unpacked = bytesMemo<ShapeResult>();
 
 const where = (path: string): NpyWhere => ({ file: path, shown: `"${path}"` });
 
@@ -74,16 +62,6 @@ function shapeOf(x: Pick<NpyArray, 'header' | 'where'>, y: NpyArray, whole: bool
   let classes = form.kind === 'onehot' ? form.classes : given;
   if (whole) classes = classLabels(npyValues(y.bytes, y.header, y.where), form, given, y.where).classes;
   return classes === undefined ? undefined : { features, labels: { kind: 'classes', classes } };
-}
-
-/** The first bytes of a .npy file, its whole header among them when the file has one. */
-function headerBytes(host: Host, path: string): Uint8Array | undefined {
-  const bytes = host.readBytes(path, HEADER_BYTES);
-  if (!bytes || bytes.length < 12 || bytes[6] === 1) return bytes;
-  // versions 2.0 and 3.0 give the header's length as a uint32
-  const length = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(8, true);
-  // a longer header than netc reads is refused by parseNpyHeader from its length alone
-  return length + 12 > bytes.length && bytes.length === HEADER_BYTES && length <= MAX_HEADER_BYTES ? host.readBytes(path, length + 12) : bytes;
 }
 
 function caught(f: () => DataShape | undefined): ShapeResult {

@@ -6,6 +6,7 @@ import { classCount, parseIdx } from './idx.js';
 import { npyShape, npzShape } from './numpy-shape.js';
 import type { LabelColumn } from './class-labels.js';
 import { parseCsvRows, summarizeLabels } from './csv.js';
+import { bytesMemo } from './bytes-memo.js';
 
 export type { DataShape, Host, MissingFile } from './source-shape.js';
 
@@ -101,12 +102,17 @@ const CSV_CHECK_BYTES = 4 << 20;
 function csvLabelColumn(path: string, column: string, host: Host): LabelColumn | undefined {
   const bytes = host.readBytes(path, CSV_CHECK_BYTES + 1);
   if (!bytes || bytes.length > CSV_CHECK_BYTES) return undefined;
-  try {
-    return summarizeLabels(parseCsvRows(bytes), path, column);
-  } catch {
-    return undefined; // loading it says what is wrong
-  }
+  return labelColumns([path, column], bytes, () => {
+    try {
+      return summarizeLabels(parseCsvRows(bytes), path, column);
+    } catch {
+      return undefined; // loading it says what is wrong
+    }
+  });
 }
+
+/** The last few label columns read, by their path, column and bytes (parsing megabytes of csv takes a while). */
+const labelColumns = bytesMemo<LabelColumn | undefined>();
 
 /** IDX: magic 0x0000 + type byte + rank byte, then rank big-endian uint32 dimensions. */
 function idxShape(path: string, labels: string, classes: number | undefined, host: Host | undefined): ReturnType<DataSourceSpec['shape']> {

@@ -2,7 +2,7 @@
 // A test share is held out first, from the very end; the validation share comes right before it. With a
 // seed (`holdout: shuffled`), the examples are first put in an order drawn from it.
 import { Rng } from '../util/rng.js';
-import { featureSize, labelWidth, sliceDataset, type Dataset } from './dataset.js';
+import { labelWidth, permuted, sliceDataset, type Dataset } from './dataset.js';
 
 /**
  * The data in its order (or in the order Rng.of(seed, 'holdout') draws): train, then floor(count *
@@ -26,18 +26,6 @@ export function splitData(ds: Dataset, validation: number, test = 0, seed?: numb
 export function splitValidation(ds: Dataset, fraction: number, test = 0, seed?: number): { train: Dataset; validation?: Dataset } {
   const { train, validation } = splitData(ds, fraction, test, seed);
   return validation ? { train, validation } : { train };
-}
-
-/** ds's examples copied out in `order`. */
-function permuted(ds: Dataset, order: Int32Array): Dataset {
-  const [xw, yw] = [featureSize(ds), labelWidth(ds.labels)];
-  const x = new Float32Array(ds.x.length);
-  const y = new Float32Array(ds.y.length);
-  order.forEach((from, to) => {
-    x.set(ds.x.subarray(from * xw, (from + 1) * xw), to * xw);
-    y.set(ds.y.subarray(from * yw, (from + 1) * yw), to * yw);
-  });
-  return { ...ds, x, y };
 }
 
 /** The classes `train` has that `held` lacks, for class labels (one whole number an example); else none. */

@@ -1,7 +1,7 @@
 // The report's HTML: one self-contained page (inline CSS and SVG, no script, nothing fetched) with a
 // title block, the charts, the leaderboard and, for a population-based run, the lineage.
 import type { MemberRow } from './rank.js';
-import { escapeHtml, formatHyper, formatMetric } from './format.js';
+import { escapeHtml, formatHyper, formatMetric, hyperCell } from './format.js';
 import { isExploit, isStop, metricNames, type MetricName, type RunEvent, type RunSummary } from './run-data.js';
 import { BEST_COLOR, FONT } from './render-svg.js';
 import { groupBySetting, settingsTable } from './settings.js';
@@ -142,7 +142,7 @@ function leaderboardTable(p: PageInput): string {
         `<td>${i + 1}</td>`,
         `<td>${r.member}${r.copied ? ` (copied ${r.copied.source} @${r.copied.step})` : ''}</td>`,
         ...(fold ? [`<td>${fold.get(r.member)?.setting ?? ''}</td>`, `<td>${fold.get(r.member)?.fold ?? ''}</td>`] : []),
-        ...hyper.map((h) => `<td>${hyperCell(r, h)}</td>`),
+        ...hyper.map((h) => `<td>${hyperCell(r, h, formatHyper)}</td>`),
         ...metrics.map((m) => `<td${m === p.rankedBy.key ? ' class="key"' : ''}>${formatMetric(r.metrics[m])}</td>`),
         ...(withStopped ? [stoppedCell(stopped.get(r.member))] : []),
       ];
@@ -152,13 +152,6 @@ function leaderboardTable(p: PageInput): string {
   const more = rowsInOrder.length > TABLE_ROWS ? `\n<p class="note">The first ${TABLE_ROWS} of ${rowsInOrder.length} members; every member is in summary.json.</p>` : '';
   const copied = p.ranked.some((r) => r.copied) ? `\n<p class="note">${escapeHtml(COPIED_NOTE)}</p>` : '';
   return `<table class="leaderboard">\n<thead><tr>${head}</tr></thead>\n<tbody>\n${rows}\n</tbody>\n</table>${more}${copied}`;
-}
-
-/** A hyperparameter as the row's metrics were measured under it, and where PBT changed it since, its value now. */
-function hyperCell(r: MemberRow, h: string): string {
-  const measured = formatHyper(r.hyperparameters[h]);
-  const now = r.copied ? formatHyper(r.copied.hyperparameters[h]) : measured;
-  return now === measured ? measured : `${measured} → ${now}`;
 }
 
 const COPIED_NOTE =

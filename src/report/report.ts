@@ -16,6 +16,7 @@ import { CURVE_MEMBERS, LINEAGE_MEMBERS, SCATTER_MEMBERS, sampleNote, sampleRank
 import { useLogScale } from './scales.js';
 import { scatterSpec, variedHyperparameters } from './scatter-spec.js';
 import { maxOf } from '../util/extrema.js';
+import { andList } from '../util/plural.js';
 
 const curveMetrics: readonly CurveMetric[] = ['loss', ...extraMetrics];
 const curveTitles: Record<CurveMetric, string> = { loss: 'Loss', accuracy: 'Accuracy', mse: 'Mean squared error', mae: 'Mean absolute error' };
@@ -112,6 +113,5 @@ export async function renderReport(input: ReportInput): Promise<string> {
 function noCurvesNote(lines: ReportInput['metrics']): string {
   if (!lines.length) return 'No epoch finished in this run (metrics.jsonl is empty), so there are no curves.';
   const logged = curveMetrics.filter((k) => lines.some((l) => l[k] !== undefined));
-  const names = logged.length > 1 ? `${logged.slice(0, -1).join(', ')} and ${logged[logged.length - 1]}` : logged.join('');
-  return `There are no curves: every member's ${names} is non-finite (NaN or infinite) in every epoch.`;
+  return `There are no curves: every member's ${andList(logged)} is non-finite (NaN or infinite) in every epoch.`;
 }

@@ -15,6 +15,7 @@ import { pathToFileURL } from 'node:url';
 import { registerWasmKernels } from '../kernels/wasm-kernels.js';
 import { createRequire } from 'node:module';
 import { dirname, join, sep } from 'node:path';
+import { andList } from '../util/plural.js';
 import type * as tfjs from '@tensorflow/tfjs';
 
 export type BackendName = 'node-gpu' | 'node' | 'webgpu' | 'wasm' | 'cpu';
@@ -140,7 +141,7 @@ function describePassedOver(list: { name: BackendName; error: BackendError; miss
   const failed = list.filter((entry) => !entry.missing);
   const parts: string[] = [];
   if (missing.length > 0) {
-    const names = missing.length === 1 ? missing[0] : `${missing.slice(0, -1).join(', ')} and ${missing.at(-1)}`;
+    const names = andList(missing);
     // the backends' packages, named: "node is not installed" would read as if Node itself were missing
     const packages = missing.map((name) => `@tensorflow/tfjs-${name}`).join(', ');
     parts.push(`the ${names} backend${missing.length === 1 ? "'s package is" : "s' packages are"} not installed (${packages})`);

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { Population } from '../runtime/population.js';
 import { memberHyperparameters, type HyperTable } from '../runtime/hyper.js';
-import { nonFiniteRows, unfuse } from '../kernels/fused.js';
+import { unfuse } from '../kernels/fused.js';
 import { jsonChunks, LazyArray } from '../util/json-chunks.js';
 
 export interface TrainPosition {
@@ -309,11 +309,29 @@ export function damagedTensor(manifest: CheckpointManifest, bytes: Uint8Array): 
  */
 export function nonFiniteParameter(manifest: CheckpointManifest, tensors: Map<string, Float32Array>): { tensor: string; member: number; shared: boolean } | undefined {
   for (const t of manifest.tensors) {
-    if (t.name.includes('@') || t.name.includes(':')) continue;
-    const rows = nonFiniteRows(tensors.get(t.name)!, t.shared ? t.length : t.length / Math.max(1, manifest.members));
-    if (rows.length) return { tensor: t.name, member: manifest.member_ids[rows[0]], shared: !!t.shared };
+    const found = nonFiniteIn(manifest, t, tensors.get(t.name)!);
+    if (found) return { tensor: t.name, member: found.member, shared: found.shared };
   }
   return undefined;
+}
+
+/**
+ * The first NaN or infinity in `values`, a piece of tensor `t` starting at its value `from`, with the
+ * member whose row holds it; undefined where there is none, or where `t` is a stopped member's copy or an
+ * optimizer slot (which nonFiniteParameter does not look at).
+ */
+export function nonFiniteIn(
+  manifest: Pick<CheckpointManifest, 'members' | 'member_ids'>,
+  t: CheckpointManifest['tensors'][number],
+  values: Float32Array,
+  from = 0,
+): { member: number; shared: boolean; value: number } | undefined {
+  if (t.name.includes('@') || t.name.includes(':')) return undefined;
+  let i = 0;
+  while (i < values.length && Number.isFinite(values[i])) i++;
+  if (i === values.length) return undefined;
+  const row = Math.floor((from + i) / (t.shared ? t.length : t.length / Math.max(1, manifest.members)));
+  return { member: manifest.member_ids[row], shared: !!t.shared, value: values[i] };
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

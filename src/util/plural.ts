@@ -4,3 +4,8 @@
 export function plural(n: number, noun: string, nouns = `${noun}s`): string {
   return `${n} ${n === 1 ? noun : nouns}`;
 }
+
+/** Items as a sentence lists them: 'a', 'a and b', 'a, b and c' (and '' for none). */
+export function andList(items: readonly (string | number)[]): string {
+  return items.length > 1 ? `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}` : items.join('');
+}

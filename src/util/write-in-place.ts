@@ -4,7 +4,7 @@
 // (created exclusively under an unpredictable name, with the file's mode), the file is then written in
 // place and cut to its new length, and the backup goes only when that has succeeded. A write that fails
 // midway is undone from the backup; one killed midway leaves the backup, which the message names.
-import { closeSync, fsyncSync, ftruncateSync, openSync, readFileSync, realpathSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, ftruncateSync, openSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createTemp } from './write-atomic.js';
 
 /** A file that cannot be rewritten: the message says why and where its old contents are, if not in it. */
@@ -56,7 +56,7 @@ function saveBackup(target: string, old: Uint8Array): string {
     throw new InPlaceError(`cannot write '${target}': no backup of it can be made beside it (${(e as Error).message}); it is left as it was`);
   }
   try {
-    writeAll(file.fd, old);
+    writeFileSync(file.fd, old);
     fsyncSync(file.fd);
   } catch (e) {
     closeSync(file.fd);
@@ -69,16 +69,13 @@ function saveBackup(target: string, old: Uint8Array): string {
 
 /** Writes `bytes` over the file from its start, cuts it to their length, and flushes it to disk. */
 function writeWhole(path: string, bytes: Uint8Array): void {
+  // a descriptor just opened is at the file's start, where writeFileSync writes (all of bytes, as it loops)
   const fd = openSync(path, 'r+');
   try {
-    writeAll(fd, bytes);
+    writeFileSync(fd, bytes);
     ftruncateSync(fd, bytes.length);
     fsyncSync(fd);
   } finally {
     closeSync(fd);
   }
-}
-
-function writeAll(fd: number, bytes: Uint8Array): void {
-  for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done, done);
 }
