@@ -9,6 +9,8 @@ export interface ExportCase {
   classes: number;
   input: number[];
   members: number;
+  /** the input holds token ids in [0, tokens) (an embedding reads it), not numbers */
+  tokens?: number;
 }
 
 const train = (loss: string) => `train { data: csv("d.csv", label: "y") loss: ${loss} optimizer: adam(lr: 0.05) batch: 8 steps: 3 }`;
@@ -165,6 +167,22 @@ ${train('sparse_categorical_crossentropy')}
   dense(3, activation: softmax)
 }
 ensemble { members: 2 seed: 7 }
+${train('sparse_categorical_crossentropy')}
+`,
+  },
+  {
+    name: 'a sequence of token ids: embedding',
+    features: 6,
+    classes: 3,
+    input: [6],
+    members: 2,
+    tokens: 9,
+    source: `model tokens(input: [6]) {
+  embedding(9, 4)
+  flatten()
+  dense(3, activation: softmax)
+}
+ensemble { members: 2 seed: 9 }
 ${train('sparse_categorical_crossentropy')}
 `,
   },

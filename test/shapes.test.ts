@@ -37,6 +37,9 @@ describe('pooling', () => {
 });
 
 describe('global pooling', () => {
+  it('embedding: [steps] ids to [steps, dim]', () => expect(paramShapes([5], 'embedding(7, 3, positions: 5)\nflatten()\ndense(2)')).toEqual(['embedding_1/embeddings [7,3]', 'embedding_1/positions [5,3]', 'dense_1/kernel [15,2]', 'dense_1/bias [2]']));
+  it('embedding on a [steps, features] input', () => expectError(modelSource([5, 2], 'embedding(7, 3)'), 2014, 'embedding expects a [steps] token-id input, got shape [5, 2]; it reads one sequence of token ids per example'));
+  it('embedding positions: not the input length', () => expectError(modelSource([5], 'embedding(7, 3, positions: 4)'), 2005, "positions must be the input's length, 5, got 4"));
   it('global_avg_pool keeps the channels', () => expect(shapeOf([5, 4, 3], 'global_avg_pool()')).toEqual([3]));
   it('global_max_pool keeps the channels', () => expect(shapeOf([1, 1, 7], 'global_max_pool()')).toEqual([7]));
   it('feeds a dense layer without flatten', () => expect(paramShapes([6, 6, 1], 'conv2d(4, kernel: 3)\nglobal_avg_pool()\ndense(2)')).toEqual(['conv2d_1/kernel [3,3,1,4]', 'conv2d_1/bias [4]', 'dense_1/kernel [4,2]', 'dense_1/bias [2]']));

@@ -26,6 +26,7 @@ const tfInitializers: Record<Initializer, string> = {
   lecun_normal: 'leCunNormal',
   zeros: 'zeros',
   ones: 'ones',
+  random_uniform: 'randomUniform',
 };
 
 /** The op's layers by its kind's reference rule, on its inputs, the first on them all, each after on the one before. */

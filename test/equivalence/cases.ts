@@ -17,6 +17,8 @@ export const layerCases: Record<string, { input: number[]; layers: string }> = {
   global_avg_pool: { input: [5, 4, 2], layers: 'conv2d(3, kernel: 3, padding: same, activation: relu)\nglobal_avg_pool()\ndense(2)' },
   global_max_pool: { input: [5, 4, 2], layers: 'conv2d(3, kernel: 3, padding: same)\nglobal_max_pool()\ndense(2)' },
   'global pools of a shared input and of a conv': { input: [4, 4, 2], layers: 'a = global_max_pool()\nc = conv2d(3, kernel: 2, from: input)\nm = global_avg_pool()\nconcat(a, m)\ndense(2)' },
+  // each member's table read at the shared ids (a shared table: test/equivalence/shared.test.ts)
+  embedding: { input: [5], layers: 'embedding(7, 3)\nflatten()\ndense(2)' },
   flatten: { input: [2, 3, 2], layers: 'flatten()\ndense(3, activation: elu)' },
   dropout: { input: [4], layers: 'dense(5)\ndropout(0.5)\ndense(2)' },
   'batchnorm on features': { input: [4], layers: 'dense(5, bias: false)\nbatchnorm(momentum: 0.9)\nrelu()\ndense(2)' },
