@@ -171,15 +171,24 @@ ${train('sparse_categorical_crossentropy')}
 `,
   },
   {
-    name: 'a sequence of token ids: embedding',
-    features: 6,
+    name: 'a sequence of token ids: embedding, conv1d, the 1-D pools (padding same, even and uneven), global pools over steps',
+    features: 8,
     classes: 3,
-    input: [6],
+    input: [8],
     members: 2,
     tokens: 9,
-    source: `model tokens(input: [6]) {
-  embedding(9, 4)
-  flatten()
+    source: `model tokens(input: [8]) {
+  e = embedding(9, 4)
+  conv1d(5, kernel: 2, padding: same, activation: relu)
+  maxpool1d(3, stride: 2, padding: same)
+  conv1d(3, kernel: 3, padding: same, activation: tanh)
+  maxpool1d(2)
+  avgpool1d(2, stride: 1, padding: same)
+  a = global_avg_pool()
+  c = conv1d(2, kernel: 3, bias: false, from: e)
+  avgpool1d(3, stride: 1, padding: same)
+  m = global_max_pool()
+  concat(a, m)
   dense(3, activation: softmax)
 }
 ensemble { members: 2 seed: 9 }
