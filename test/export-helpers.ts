@@ -9,19 +9,25 @@ import { netc } from './helpers.js';
 
 export const tmp = (): string => mkdtempSync(join(tmpdir(), 'netc-export-'));
 
-/** A CSV of `rows` examples of `features` numbers and a label of `classes` (a seeded pattern, not noise). */
-export function csvData(dir: string, features: number, rows = 24, classes = 3): string {
+/** The seeded pattern of the CSV's feature i of row r: a number in [-1, 1], or a token id in [0, tokens). */
+const feature = (r: number, i: number, tokens?: number): string => {
+  const v = Math.sin(r * 7.1 + i * 1.3);
+  return tokens ? String(Math.min(tokens - 1, Math.floor(((v + 1) / 2) * tokens))) : v.toFixed(4);
+};
+
+/** A CSV of `rows` examples of `features` numbers (token ids in [0, tokens) where given) and a label of `classes` (a seeded pattern, not noise). */
+export function csvData(dir: string, features: number, rows = 24, classes = 3, tokens?: number): string {
   const head = [...Array.from({ length: features }, (_, i) => `f${i}`), 'y'].join(',');
-  const lines = Array.from({ length: rows }, (_, r) => [...Array.from({ length: features }, (_, i) => Math.sin(r * 7.1 + i * 1.3).toFixed(4)), String(r % classes)].join(','));
+  const lines = Array.from({ length: rows }, (_, r) => [...Array.from({ length: features }, (_, i) => feature(r, i, tokens)), String(r % classes)].join(','));
   const path = join(dir, 'd.csv');
   writeFileSync(path, [head, ...lines].join('\n') + '\n');
   return path;
 }
 
 /** Trains `source` (a .net text, whose data may read d.csv beside it) in a fresh folder; returns the run directory. */
-export async function trainTiny(source: string, features?: number, classes?: number): Promise<{ dir: string; run: string }> {
+export async function trainTiny(source: string, features?: number, classes?: number, tokens?: number): Promise<{ dir: string; run: string }> {
   const dir = tmp();
-  if (features) csvData(dir, features, 24, classes);
+  if (features) csvData(dir, features, 24, classes, tokens);
   writeFileSync(join(dir, 'm.net'), source);
   const run = join(dir, 'run');
   const r = await netc('train', join(dir, 'm.net'), '--backend', 'cpu', '--out', run);
@@ -41,8 +47,9 @@ export function toExported(t: tf.Tensor): tf.Tensor {
   return t.rank === 4 ? tf.transpose(t, [0, 3, 1, 2]) : t;
 }
 
-/** Random inputs of netc's shape [B, ...shape], seeded. */
-export const randomInput = (batch: number, shape: number[], seed = 11): tf.Tensor => tf.randomUniform([batch, ...shape], -2, 2, 'float32', seed);
+/** Random inputs of netc's shape [B, ...shape], seeded; token ids in [0, tokens) where given. */
+export const randomInput = (batch: number, shape: number[], seed = 11, tokens?: number): tf.Tensor =>
+  tokens ? tf.floor(tf.randomUniform([batch, ...shape], 0, tokens - 1e-3, 'float32', seed)) : tf.randomUniform([batch, ...shape], -2, 2, 'float32', seed);
 
 /** The largest |a - b| of two arrays of one length. */
 export function maxDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {

@@ -9,6 +9,8 @@ export interface ExportCase {
   classes: number;
   input: number[];
   members: number;
+  /** the input holds token ids in [0, tokens) (an embedding reads it), not numbers */
+  tokens?: number;
 }
 
 const train = (loss: string) => `train { data: csv("d.csv", label: "y") loss: ${loss} optimizer: adam(lr: 0.05) batch: 8 steps: 3 }`;
@@ -165,6 +167,31 @@ ${train('sparse_categorical_crossentropy')}
   dense(3, activation: softmax)
 }
 ensemble { members: 2 seed: 7 }
+${train('sparse_categorical_crossentropy')}
+`,
+  },
+  {
+    name: 'a sequence of token ids: embedding, conv1d, the 1-D pools (padding same, even and uneven), global pools over steps',
+    features: 8,
+    classes: 3,
+    input: [8],
+    members: 2,
+    tokens: 9,
+    source: `model tokens(input: [8]) {
+  e = embedding(9, 4)
+  conv1d(5, kernel: 2, padding: same, activation: relu)
+  maxpool1d(3, stride: 2, padding: same)
+  conv1d(3, kernel: 3, padding: same, activation: tanh)
+  maxpool1d(2)
+  avgpool1d(2, stride: 1, padding: same)
+  a = global_avg_pool()
+  c = conv1d(2, kernel: 3, bias: false, from: e)
+  avgpool1d(3, stride: 1, padding: same)
+  m = global_max_pool()
+  concat(a, m)
+  dense(3, activation: softmax)
+}
+ensemble { members: 2 seed: 9 }
 ${train('sparse_categorical_crossentropy')}
 `,
   },

@@ -55,8 +55,8 @@ describe.each(exportCases)('export: $name', (c) => {
   let x: tf.Tensor;
   const refs: tf.Tensor[] = [];
   beforeAll(async () => {
-    ({ run } = await trainTiny(c.source, c.features, c.classes));
-    x = randomInput(BATCH, c.input);
+    ({ run } = await trainTiny(c.source, c.features, c.classes, c.tokens));
+    x = randomInput(BATCH, c.input, 11, c.tokens);
     const dir = await extract(run, join(tmp(), 'tfjs'), '--all');
     for (let k = 0; k < c.members; k++) {
       const model = await loadModel(join(dir, `member-${k}`));
@@ -94,7 +94,7 @@ describe.each(exportCases)('export: $name', (c) => {
     expect(listed.map((m: { member: number }) => m.member)).toEqual(refs.map((_, k) => k));
     const entry = (t: tf.Tensor) => ({ shape: t.shape, data: Array.from(t.dataSync()) });
     const reference = join(dir, '..', 'reference.json');
-    writeFileSync(reference, JSON.stringify({ input: entry(toExported(x)), members: refs.map((r, member) => ({ member, output: entry(r) })) }));
+    writeFileSync(reference, JSON.stringify({ input: entry(toExported(x)), ...(c.tokens ? { tokens: c.tokens } : {}), members: refs.map((r, member) => ({ member, output: entry(r) })) }));
     torchChecks.push({ name: c.name, dir, reference, run });
   });
 });

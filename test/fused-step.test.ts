@@ -124,6 +124,9 @@ function convCases(): Case[] {
     conv('global_avg_pool', 'conv2d(6, kernel: 3, padding: same, activation: relu)\n  global_avg_pool()\n  dense(1)', 'sgd(lr: 0.05)', { tolerance: 0 }),
     conv('global_max_pool', 'conv2d(5, kernel: 2, activation: relu)\n  global_max_pool()\n  dense(1)', 'adam(lr: 0.01)', { tolerance: 0 }),
     conv('global pools of the shared input and of a conv, concatenated', 'a = global_max_pool()\n  c = conv2d(4, kernel: 3, from: input, activation: relu)\n  m = global_avg_pool()\n  concat(a, m)\n  dense(1)', 'adam(lr: 0.01)', { tolerance: 0 }),
+    // the sequence kinds: conv1d and the 1-D pools as their 2-D rules on an image of one row, the global pools
+    // over a sequence's steps as over an image's cells
+    conv('conv1d, the 1-D pools and the global pools over steps', 'conv1d(4, kernel: 3, padding: same, activation: relu)\n  maxpool1d(2)\n  c = conv1d(3, kernel: 2, stride: 2, activation: relu)\n  avgpool1d(2, stride: 1, padding: same)\n  a = global_avg_pool()\n  m = global_max_pool(from: c)\n  concat(a, m)\n  dense(1)', 'adam(lr: 0.01)', { input: [9, 3] }),
     // batchnorm of images: statistics per channel over (example, row, column), in that order, as TF.js's
     // moments sum them (src/layers/channels.ts): bit for bit
     conv('batchnorm after conv2d, its momentum and epsilon varied', 'conv2d(3, kernel: 3, padding: same, bias: false)\n  norm = batchnorm()\n  relu()\n  conv2d(2, kernel: 3)\n  flatten()\n  dense(1)', 'adam(lr: 0.01)', { vary: 'vary norm.momentum: [0.5, 0.9, 0.99]\n  vary norm.epsilon: [0.001, 0.01, 0.1]' }),
@@ -164,6 +167,7 @@ describe('what the generated step does not cover trains on ops, and says why', (
   const uncovered: [string, string, number[], string][] = [
     ['layernorm of an image', 'conv2d(3, kernel: 3, activation: relu)\n  layernorm()\n  flatten()\n  dense(1)', [6, 6, 2], 'layernorm of an input with more than one axis (layernorm_1)'],
     ['one filter on one channel', 'conv2d(1, kernel: 3, activation: relu)\n  conv2d(1, kernel: 2)\n  flatten()\n  dense(1)', [6, 6, 1], 'conv2d with one filter on one channel (conv2d_1)'],
+    ['an embedding', 'embedding(5, 2)\n  flatten()\n  dense(1)', [4], 'no generated code gathers the rows of a table yet (embedding_1)'],
   ];
   for (const [name, model, input, why] of uncovered) {
     it(name, () => {

@@ -37,11 +37,18 @@ describe('pooling', () => {
 });
 
 describe('global pooling', () => {
+  it('conv1d: [steps, channels] to [steps, filters]', () => expect(paramShapes([7, 2], 'conv1d(4, kernel: 3, stride: 2, padding: same)')).toEqual(['conv1d_1/kernel [3,2,4]', 'conv1d_1/bias [4]']));
+  it('conv1d and the pools over steps', () => expect(shapeOf([9, 2], 'conv1d(4, kernel: 3)\nmaxpool1d(2)\navgpool1d(2, stride: 1, padding: same)')).toEqual([3, 4]));
+  it('conv1d on an image', () => expectError(modelSource([4, 4, 1], 'conv1d(2)'), 2014, 'conv1d expects a sequence [steps, channels] input, got shape [4, 4, 1]; an image takes conv2d'));
+  it('maxpool1d window larger than the sequence', () => expectError(modelSource([3, 2], 'maxpool1d(4)'), 2015, 'maxpool1d window 4 is larger than its input 3 (padding: valid)'));
+  it('embedding: [steps] ids to [steps, dim]', () => expect(paramShapes([5], 'embedding(7, 3, positions: 5)\nflatten()\ndense(2)')).toEqual(['embedding_1/embeddings [7,3]', 'embedding_1/positions [5,3]', 'dense_1/kernel [15,2]', 'dense_1/bias [2]']));
+  it('embedding on a [steps, features] input', () => expectError(modelSource([5, 2], 'embedding(7, 3)'), 2014, 'embedding expects a [steps] token-id input, got shape [5, 2]; it reads one sequence of token ids per example'));
+  it('embedding positions: not the input length', () => expectError(modelSource([5], 'embedding(7, 3, positions: 4)'), 2005, "positions must be the input's length, 5, got 4"));
   it('global_avg_pool keeps the channels', () => expect(shapeOf([5, 4, 3], 'global_avg_pool()')).toEqual([3]));
   it('global_max_pool keeps the channels', () => expect(shapeOf([1, 1, 7], 'global_max_pool()')).toEqual([7]));
   it('feeds a dense layer without flatten', () => expect(paramShapes([6, 6, 1], 'conv2d(4, kernel: 3)\nglobal_avg_pool()\ndense(2)')).toEqual(['conv2d_1/kernel [3,3,1,4]', 'conv2d_1/bias [4]', 'dense_1/kernel [4,2]', 'dense_1/bias [2]']));
   it('on flat features', () => expectError(modelSource([16], 'global_max_pool()'), 2014, 'global_max_pool expects a spatial [height, width, channels] input, got shape [16]; it only applies to images, not flat features'));
-  it('over the steps of a sequence: not yet', () => expectError(modelSource([5, 3], 'global_avg_pool()'), 2014, 'global_avg_pool expects a spatial [height, width, channels] input, got shape [5, 3]; over the steps of a sequence it is not supported yet'));
+  it('over the steps of a sequence', () => expect(shapeOf([5, 3], 'global_max_pool()')).toEqual([3]));
   it('cannot be shared', () => expectError(modelSource([4, 4, 1], 'shared global_avg_pool()'), 2019, "'shared' goes before a layer with weights"));
 });
 

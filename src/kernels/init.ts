@@ -50,6 +50,9 @@ export function initialValues(init: Initializer, shape: Shape, rng: Rng): Float3
     case 'lecun_uniform':
       uniform(Math.sqrt(3 / fanIn));
       break;
+    case 'random_uniform':
+      uniform(0.05);
+      break;
     case 'lecun_normal':
       truncated(Math.sqrt(1 / fanIn) / TRUNCATION);
       break;

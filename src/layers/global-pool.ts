@@ -11,9 +11,9 @@
 // The member axis: the pooled axes are the example's own, so grouped [N, B, H, W, C] reduces its axes
 // 2 and 3 and blockdiag's folded [B, H, W, N*C] pools as it is, to [B, N*C] (member-major, as flatten's).
 //
-// Over the steps of a sequence, [T, F] -> [F]: the op path and the generated step are written to reduce every axis of
-// an example but the last (untried on rank 2); the shape rule refuses rank 2 (error 2014) until the
-// reference (GlobalAveragePooling1D) and the export (channels last: dim 1) have their rank-2 forms.
+// Over the steps of a sequence, [T, F] -> [F] (GlobalAveragePooling1D and GlobalMaxPooling1D): the op path
+// and the generated step reduce every axis of an example but the last, so a sequence's steps are an image's
+// cells in one row; the export reduces its dim 1 (a sequence is channels last there).
 import { Messages } from '../diagnostics/messages.js';
 import { fmtShape, type LayerKind } from './layer-kind.js';
 import { product } from './spatial.js';
@@ -23,7 +23,7 @@ import { columns, forRows, rowOf, type Mat } from '../wasm/blocks.js';
 import type { Lanes } from '../wasm/lanes.js';
 import type { Code, Local } from '../wasm/module.js';
 import type { ExportContext, ExportNode } from '../interop/export-node.js';
-import { int } from '../interop/onnx-graph.js';
+import { int, ints } from '../interop/onnx-graph.js';
 
 function globalPool(max: boolean): LayerKind {
   const name = max ? 'global_max_pool' : 'global_avg_pool';
@@ -34,17 +34,17 @@ function globalPool(max: boolean): LayerKind {
   };
   return {
     name,
-    summary: `the ${max ? 'maximum' : 'mean'} of each channel over [height, width]: [h, w, c] to [c]`,
+    summary: `the ${max ? 'maximum' : 'mean'} of each channel over [height, width] or over steps: [h, w, c] or [t, c] to [c]`,
     args: [],
     reads: 'previous',
     shape(ctx) {
       const input = ctx.inputs[0];
-      if (input.length !== 3) {
-        const why = input.length === 2 ? '; over the steps of a sequence it is not supported yet' : input.length === 1 ? '; it only applies to images, not flat features' : '';
+      if (input.length !== 3 && input.length !== 2) {
+        const why = input.length === 1 ? '; it only applies to images, not flat features' : '';
         ctx.error(Messages.InputRank, undefined, name, 'a spatial [height, width, channels]', fmtShape(input), why);
         return undefined;
       }
-      return [input[2]];
+      return [input[input.length - 1]];
     },
     params: () => [],
     widen: { keepsShared: true },
@@ -54,7 +54,12 @@ function globalPool(max: boolean): LayerKind {
       blockdiag: ({ tf }, [x]) => ({ t: reduce(tf, x.t, 1), shared: x.shared }),
     },
     wasm: globalPoolKernel(max),
-    reference: { layers: ({ tf, name: layer }) => [max ? tf.layers.globalMaxPooling2d({ name: layer }) : tf.layers.globalAveragePooling2d({ name: layer })] },
+    reference: {
+      layers({ tf, name: layer, inputShapes: [input] }) {
+        if (input.length === 2) return [max ? tf.layers.globalMaxPooling1d({ name: layer }) : tf.layers.globalAveragePooling1d({ name: layer })];
+        return [max ? tf.layers.globalMaxPooling2d({ name: layer }) : tf.layers.globalAveragePooling2d({ name: layer })];
+      },
+    },
     export: { node: (ctx) => globalPoolNode(ctx, max) },
     // the WGSL step has no reduction over a member's cells yet: a model with one trains on TF.js ops on webgpu
     wgsl: { unsupported: "no WGSL kernel reduces over an image's cells yet" },
@@ -63,9 +68,17 @@ function globalPool(max: boolean): LayerKind {
 
 /**
  * The NCHW image's mean or maximum over its height and width (dims 2 and 3): [B, C], the channels in netc's
- * order. ONNX's GlobalAveragePool and GlobalMaxPool keep [B, C, 1, 1], flattened after them.
+ * order. ONNX's GlobalAveragePool and GlobalMaxPool keep [B, C, 1, 1], flattened after them. A sequence,
+ * [B, T, F] there as here, over its dim 1 (ONNX: ReduceMean or ReduceMax over axis 1).
  */
 function globalPoolNode(ctx: ExportContext, max: boolean): ExportNode {
+  if (ctx.inputs[0].shape.length === 2) {
+    return {
+      ...ctx.base,
+      torch: { init: [], forward: ([x]) => `${x}.${max ? 'amax' : 'mean'}(dim=1)` },
+      onnx: ({ g, xs: [x], out }) => g.op(max ? 'ReduceMax' : 'ReduceMean', [x], [ints('axes', [1]), int('keepdims', 0)], out),
+    };
+  }
   return {
     ...ctx.base,
     torch: { init: [], forward: ([x]) => `${x}.${max ? 'amax' : 'mean'}(dim=(2, 3))` },

@@ -36,6 +36,8 @@ export interface LayerKind {
   args: ArgSpec[];
   /** 'previous': reads the previous statement's output; 'labels': reads labelled outputs (add, concat) */
   reads: 'previous' | 'labels';
+  /** this layer reads its input as integer token ids in [0, n): n from its arguments (embedding's vocab) */
+  tokenIds?(args: BoundArgs['values']): number;
   /** the output shape of one example, or undefined after reporting why there is none */
   shape(ctx: ShapeContext): Shape | undefined;
   /** the parameters of one member, in a fixed order */

@@ -19,6 +19,8 @@ export interface ReferenceContext {
   name: string;
   /** the member's values of the layer's arguments */
   args: Record<string, unknown>;
+  /** the shapes of one example of each of its inputs */
+  inputShapes: number[][];
   /** the initializers netc drew its parameters from, by tfjs-layers' names (`glorotUniform`), in the kind's parameter order */
   initializers: string[];
 }

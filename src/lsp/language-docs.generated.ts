@@ -51,7 +51,7 @@ export const languageDocs: readonly DocLine[] = [
     "names": [
       "shared"
     ],
-    "text": "- `shared` goes before a layer with weights: `dense`, `conv2d`, `batchnorm`, `layernorm` (`shared relu()` is an error, NET2019). With a label it follows the `=`: `trunk = shared dense(16)`.",
+    "text": "- `shared` goes before a layer with weights: `dense`, `conv2d`, `conv1d`, `embedding`, `batchnorm`, `layernorm` (`shared relu()` is an error, NET2019). With a label it follows the `=`: `trunk = shared dense(16)`.",
     "line": 130
   },
   {
@@ -351,12 +351,48 @@ export const languageDocs: readonly DocLine[] = [
   {
     "section": "Layers",
     "names": [
+      "conv1d"
+    ],
+    "text": "| `conv1d(filters, kernel:, stride:, padding:)` | `filters`, `kernel: 3`, `stride: 1`, `padding: valid` | a 1-D convolution over the steps of a sequence; input `[t, c]`, output `[t', filters]` |",
+    "header": "| layer | arguments (defaults) | notes |",
+    "line": 397
+  },
+  {
+    "section": "Layers",
+    "names": [
+      "maxpool1d"
+    ],
+    "text": "| `maxpool1d(size, stride:, padding:)` | `size: 2`, `stride:` the size, `padding: valid` | max over each window of steps; input `[t, c]` |",
+    "header": "| layer | arguments (defaults) | notes |",
+    "line": 398
+  },
+  {
+    "section": "Layers",
+    "names": [
+      "avgpool1d"
+    ],
+    "text": "| `avgpool1d(size, stride:, padding:)` | as `maxpool1d` | mean over each window of steps |",
+    "header": "| layer | arguments (defaults) | notes |",
+    "line": 399
+  },
+  {
+    "section": "Layers",
+    "names": [
       "global_avg_pool",
       "global_max_pool"
     ],
-    "text": "| `global_avg_pool()`, `global_max_pool()` | | each channel's mean or maximum over the image: `[h, w, c]` to `[c]` |",
+    "text": "| `global_avg_pool()`, `global_max_pool()` | | each channel's mean or maximum over the image, `[h, w, c]` to `[c]`, or over a sequence's steps, `[t, c]` to `[c]` |",
     "header": "| layer | arguments (defaults) | notes |",
-    "line": 397
+    "line": 400
+  },
+  {
+    "section": "Layers",
+    "names": [
+      "embedding"
+    ],
+    "text": "| `embedding(vocab, dim, positions:)` | `vocab`, `dim`, `positions:` none | a learned `[dim]` vector for each token id: input `[t]` of integer ids in `[0, vocab)`, output `[t, dim]`; `positions: t` (the input's length) adds a learned `[t, dim]` table, one vector per step |",
+    "header": "| layer | arguments (defaults) | notes |",
+    "line": 401
   },
   {
     "section": "Layers",
@@ -365,7 +401,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `flatten()` | | `[h, w, c]` to `[h*w*c]` |",
     "header": "| layer | arguments (defaults) | notes |",
-    "line": 398
+    "line": 402
   },
   {
     "section": "Layers",
@@ -374,7 +410,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `dropout(rate)` | `rate`, in [0, 1) | drops inputs while training; each member draws its own mask |",
     "header": "| layer | arguments (defaults) | notes |",
-    "line": 399
+    "line": 403
   },
   {
     "section": "Layers",
@@ -383,7 +419,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `batchnorm(momentum:, epsilon:)` | `momentum: 0.99`, `epsilon: 0.001` | normalises over the batch; statistics per member |",
     "header": "| layer | arguments (defaults) | notes |",
-    "line": 400
+    "line": 404
   },
   {
     "section": "Layers",
@@ -392,7 +428,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `layernorm(epsilon:)` | `epsilon: 0.001` | normalises over the last axis |",
     "header": "| layer | arguments (defaults) | notes |",
-    "line": 401
+    "line": 405
   },
   {
     "section": "Layers",
@@ -401,7 +437,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `add(a, b, ...)` | two or more labels | element-wise sum of outputs of one shape |",
     "header": "| layer | arguments (defaults) | notes |",
-    "line": 402
+    "line": 406
   },
   {
     "section": "Layers",
@@ -410,7 +446,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `concat(a, b, ...)` | two or more labels | joins outputs along the last axis |",
     "header": "| layer | arguments (defaults) | notes |",
-    "line": 403
+    "line": 407
   },
   {
     "section": "Layers",
@@ -425,7 +461,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `relu()`, `sigmoid()`, `tanh()`, `softmax()`, `gelu()`, `elu()`, `swish()` | | an activation as a layer of its own |",
     "header": "| layer | arguments (defaults) | notes |",
-    "line": 404
+    "line": 408
   },
   {
     "section": "Layers",
@@ -434,7 +470,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `leaky_relu(alpha)` | `alpha: 0.2` | |",
     "header": "| layer | arguments (defaults) | notes |",
-    "line": 405
+    "line": 409
   },
   {
     "section": "Layers",
@@ -443,7 +479,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `activation:` | `linear` | an activation (below), applied to the layer's output |",
     "header": "| option | default | values |",
-    "line": 414
+    "line": 418
   },
   {
     "section": "Layers",
@@ -452,7 +488,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `bias:` | `true` | `false` leaves the bias out |",
     "header": "| option | default | values |",
-    "line": 415
+    "line": 419
   },
   {
     "section": "Layers",
@@ -461,7 +497,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `init:` | `glorot_uniform` | the kernel's initialiser (below) |",
     "header": "| option | default | values |",
-    "line": 416
+    "line": 420
   },
   {
     "section": "Layers",
@@ -470,7 +506,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `bias_init:` | `zeros` | the bias's initialiser |",
     "header": "| option | default | values |",
-    "line": 417
+    "line": 421
   },
   {
     "section": "Activations",
@@ -488,7 +524,7 @@ export const languageDocs: readonly DocLine[] = [
       "swish"
     ],
     "text": "`linear` (the default: none), `relu`, `sigmoid`, `tanh`, `softmax`, `gelu`, `elu`, `leaky_relu` (with `alpha` 0.2 when used as `activation: leaky_relu`), `swish`.",
-    "line": 421
+    "line": 425
   },
   {
     "section": "Activations",
@@ -498,7 +534,7 @@ export const languageDocs: readonly DocLine[] = [
       "swish"
     ],
     "text": "`alpha` 0.2 when used as `activation: leaky_relu`), `swish`.",
-    "line": 422
+    "line": 426
   },
   {
     "section": "Initialisers",
@@ -513,7 +549,7 @@ export const languageDocs: readonly DocLine[] = [
       "ones"
     ],
     "text": "`glorot_uniform` (the default for kernels), `glorot_normal`, `he_uniform`, `he_normal`, `lecun_normal`, `lecun_uniform`, `zeros` (the default for biases), `ones`.",
-    "line": 426
+    "line": 430
   },
   {
     "section": "Initialisers",
@@ -523,7 +559,7 @@ export const languageDocs: readonly DocLine[] = [
       "ones"
     ],
     "text": "`lecun_uniform`, `zeros` (the default for biases), `ones`.",
-    "line": 427
+    "line": 431
   },
   {
     "section": "Losses",
@@ -532,7 +568,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `mse` | regression: mean squared error |",
     "header": "| loss | for |",
-    "line": 433
+    "line": 437
   },
   {
     "section": "Losses",
@@ -541,7 +577,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `mae` | regression: mean absolute error |",
     "header": "| loss | for |",
-    "line": 434
+    "line": 438
   },
   {
     "section": "Losses",
@@ -550,7 +586,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `huber(delta)` | regression: squared below `delta` (default 1), absolute above |",
     "header": "| loss | for |",
-    "line": 435
+    "line": 439
   },
   {
     "section": "Losses",
@@ -559,7 +595,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `binary_crossentropy` | two classes, one `sigmoid` output |",
     "header": "| loss | for |",
-    "line": 436
+    "line": 440
   },
   {
     "section": "Losses",
@@ -568,7 +604,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `categorical_crossentropy` | K classes, K `softmax` outputs (labels one-hot encoded by netc) |",
     "header": "| loss | for |",
-    "line": 437
+    "line": 441
   },
   {
     "section": "Losses",
@@ -577,7 +613,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `sparse_categorical_crossentropy` | K classes, K `softmax` outputs, integer labels |",
     "header": "| loss | for |",
-    "line": 438
+    "line": 442
   },
   {
     "section": "Optimizers",
@@ -586,7 +622,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `sgd(lr, momentum, nesterov)` | `lr: 0.01`, `momentum: 0`, `nesterov: false`, `weight_decay: 0`, `clipnorm: 0` |",
     "header": "| optimizer | arguments (defaults) |",
-    "line": 449
+    "line": 453
   },
   {
     "section": "Optimizers",
@@ -595,7 +631,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `adam(lr, beta1, beta2, epsilon)` | `lr: 0.001`, `beta1: 0.9`, `beta2: 0.999`, `epsilon: 1e-7`, `clipnorm: 0` |",
     "header": "| optimizer | arguments (defaults) |",
-    "line": 450
+    "line": 454
   },
   {
     "section": "Optimizers",
@@ -604,7 +640,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `adamw(lr, weight_decay, beta1, beta2, epsilon)` | `lr: 0.001`, `weight_decay: 0.004`, `beta1: 0.9`, `beta2: 0.999`, `epsilon: 1e-7`, `clipnorm: 0` |",
     "header": "| optimizer | arguments (defaults) |",
-    "line": 451
+    "line": 455
   },
   {
     "section": "Optimizers",
@@ -613,7 +649,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `rmsprop(lr, rho, momentum, epsilon)` | `lr: 0.001`, `rho: 0.9`, `momentum: 0`, `epsilon: 1e-7`, `clipnorm: 0` |",
     "header": "| optimizer | arguments (defaults) |",
-    "line": 452
+    "line": 456
   },
   {
     "section": "Data sources",
@@ -622,7 +658,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `xor(n, noise)` | `n: 200`, `noise: 0.1` | points `[2]` in 2 classes, generated from the seed |",
     "header": "| source | arguments (defaults) | gives |",
-    "line": 461
+    "line": 465
   },
   {
     "section": "Data sources",
@@ -631,7 +667,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `moons(n, noise)` | `n: 400`, `noise: 0.1` | two interleaved half circles: `[2]`, 2 classes |",
     "header": "| source | arguments (defaults) | gives |",
-    "line": 462
+    "line": 466
   },
   {
     "section": "Data sources",
@@ -640,7 +676,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `spirals(n, classes, noise)` | `n: 400`, `classes: 2`, `noise: 0.1` | interleaved spirals: `[2]`, `classes` classes |",
     "header": "| source | arguments (defaults) | gives |",
-    "line": 463
+    "line": 467
   },
   {
     "section": "Data sources",
@@ -649,7 +685,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `iris(limit, offset)` | `limit: 150`, `offset: 0` | Fisher's 150 irises: `[4]`, 3 classes |",
     "header": "| source | arguments (defaults) | gives |",
-    "line": 464
+    "line": 468
   },
   {
     "section": "Data sources",
@@ -658,7 +694,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `mnist(limit, offset)` | `limit: 10000` (at most 10000), `offset: 0` | handwritten digits `[28, 28, 1]`, 10 classes |",
     "header": "| source | arguments (defaults) | gives |",
-    "line": 465
+    "line": 469
   },
   {
     "section": "Data sources",
@@ -667,7 +703,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `fashion_mnist(limit, offset)` | `limit: 10000` (at most 10000), `offset: 0` | clothing images `[28, 28, 1]`, 10 classes |",
     "header": "| source | arguments (defaults) | gives |",
-    "line": 466
+    "line": 470
   },
   {
     "section": "Data sources",
@@ -676,7 +712,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `csv(\"file.csv\", label: \"y\")` | the path; `label:` a column or a list of columns (default: the first) | a header row, then numbers: the other columns are the features |",
     "header": "| source | arguments (defaults) | gives |",
-    "line": 467
+    "line": 471
   },
   {
     "section": "Data sources",
@@ -685,7 +721,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `idx(images: \"...\", labels: \"...\", classes:)` | both paths required; `classes: 10` | the MNIST file format, plain or gzip |",
     "header": "| source | arguments (defaults) | gives |",
-    "line": 468
+    "line": 472
   },
   {
     "section": "Data sources",
@@ -694,7 +730,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `npy(x: \"...\", y: \"...\", classes:)` | both paths required; `classes: 10` | NumPy `.npy` arrays: features x `[count, ...]`, labels y |",
     "header": "| source | arguments (defaults) | gives |",
-    "line": 469
+    "line": 473
   },
   {
     "section": "Data sources",
@@ -703,6 +739,6 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `npz(\"file.npz\", x: \"...\", y: \"...\", classes:)` | the path and both keys required; `classes: 10` | two arrays of a NumPy `.npz` archive (`np.savez`, `np.savez_compressed`) |",
     "header": "| source | arguments (defaults) | gives |",
-    "line": 470
+    "line": 474
   }
 ];

@@ -26,6 +26,7 @@ const tfInitializers: Record<Initializer, string> = {
   lecun_normal: 'leCunNormal',
   zeros: 'zeros',
   ones: 'ones',
+  random_uniform: 'randomUniform',
 };
 
 /** The op's layers by its kind's reference rule, on its inputs, the first on them all, each after on the one before. */
@@ -34,7 +35,7 @@ function applyReference(tf: TF, ir: ModelIR, op: IrOp, hyperparameters: MemberHy
   if (!hasRule(rule)) throw new UnsupportedLayerError(`${op.name}: tfjs-layers cannot express a '${op.op}' layer: ${rule.unsupported}`);
   // without the initializers netc used, tfjs-layers would write its own defaults (glorotNormal)
   const initializers = op.params.map((param) => tfInitializers[ir.params.find((p) => p.name === param)!.init]);
-  const [first, ...after] = rule.layers({ tf, name: op.name, args: memberArgs(op, hyperparameters), initializers });
+  const [first, ...after] = rule.layers({ tf, name: op.name, args: memberArgs(op, hyperparameters), inputShapes: op.inputs.map((i) => ir.ops[i].shape), initializers });
   const out = first.apply(ins.length === 1 ? ins[0] : ins) as tfjs.SymbolicTensor;
   return after.reduce((x, layer) => layer.apply(x) as tfjs.SymbolicTensor, out);
 }

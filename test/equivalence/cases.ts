@@ -10,6 +10,10 @@ export const layerCases: Record<string, { input: number[]; layers: string }> = {
   'conv2d valid': { input: [6, 6, 2], layers: 'conv2d(3, kernel: 3, activation: relu)\nflatten()\ndense(2)' },
   'conv2d same and strided': { input: [7, 7, 2], layers: 'conv2d(3, kernel: 3, stride: 2, padding: same)\nconv2d(2, kernel: 2, stride: 2)\nflatten()\ndense(2)' },
   'conv2d rectangular': { input: [6, 5, 1], layers: 'conv2d(2, kernel: [3, 2], stride: [1, 2], padding: same, activation: sigmoid)\nflatten()\ndense(1)' },
+  // the sequence kinds, as their 2-D kinds on one row: valid and strided same, and after a per-member conv
+  conv1d: { input: [7, 2], layers: 'conv1d(3, kernel: 3, activation: relu)\nconv1d(2, kernel: 2, stride: 2, padding: same)\nflatten()\ndense(2)' },
+  maxpool1d: { input: [8, 2], layers: 'conv1d(3, kernel: 2, padding: same)\nmaxpool1d(2)\nmaxpool1d(3, stride: 2, padding: same)\nflatten()\ndense(2)' },
+  avgpool1d: { input: [8, 2], layers: 'avgpool1d(3, stride: 1)\nconv1d(2, kernel: 2)\navgpool1d(2, padding: same)\nflatten()\ndense(2)' },
   maxpool2d: { input: [6, 6, 2], layers: 'conv2d(2, kernel: 3, padding: same)\nmaxpool2d(2)\nflatten()\ndense(2)' },
   avgpool2d: { input: [6, 6, 2], layers: 'conv2d(2, kernel: 3, padding: same)\navgpool2d(2, stride: 1)\nflatten()\ndense(2)' },
   'pooling a shared input': { input: [6, 6, 1], layers: 'maxpool2d(2)\nconv2d(2, kernel: 2)\navgpool2d(2, padding: same)\nflatten()\ndense(2)' },
@@ -17,6 +21,9 @@ export const layerCases: Record<string, { input: number[]; layers: string }> = {
   global_avg_pool: { input: [5, 4, 2], layers: 'conv2d(3, kernel: 3, padding: same, activation: relu)\nglobal_avg_pool()\ndense(2)' },
   global_max_pool: { input: [5, 4, 2], layers: 'conv2d(3, kernel: 3, padding: same)\nglobal_max_pool()\ndense(2)' },
   'global pools of a shared input and of a conv': { input: [4, 4, 2], layers: 'a = global_max_pool()\nc = conv2d(3, kernel: 2, from: input)\nm = global_avg_pool()\nconcat(a, m)\ndense(2)' },
+  // each member's table read at the shared ids (a shared table: test/equivalence/shared.test.ts)
+  embedding: { input: [5], layers: 'embedding(7, 3)\nflatten()\ndense(2)' },
+  'global pools over steps': { input: [5, 3], layers: 'a = global_max_pool()\nc = conv1d(4, kernel: 2, from: input, activation: relu)\nm = global_avg_pool()\nconcat(a, m)\ndense(2)' },
   flatten: { input: [2, 3, 2], layers: 'flatten()\ndense(3, activation: elu)' },
   dropout: { input: [4], layers: 'dense(5)\ndropout(0.5)\ndense(2)' },
   'batchnorm on features': { input: [4], layers: 'dense(5, bias: false)\nbatchnorm(momentum: 0.9)\nrelu()\ndense(2)' },

@@ -2,7 +2,7 @@
 // member i equals member i's own tfjs-layers model on the same input.
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { lowerings } from '../../src/layers/forward.js';
-import { alone, backends, build, expectClose, memberRows, randomBatch, tf, useBackend } from './harness.js';
+import { alone, backends, build, expectClose, inputBatch, memberRows, tf, useBackend } from './harness.js';
 
 import { layerCases, source } from './cases.js';
 
@@ -16,7 +16,7 @@ describe.each(backends)('forward on %s', (backend) => {
     describe(name, () => {
       it.each(lowerings)('%s', (lowering) => {
         const b = build(source(c), lowering, MEMBERS);
-        const x = randomBatch(1, [BATCH, ...c.input]);
+        const x = inputBatch(b.ir, 1, [BATCH, ...c.input]);
         const trainingModes = name.startsWith('batchnorm') ? [false, true] : [false];
         for (const training of trainingModes) {
           const out = b.pop.forward(x, training);

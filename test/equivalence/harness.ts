@@ -14,6 +14,7 @@ import type { TF } from '../../src/kernels/tf.js';
 import { Rng } from '../../src/util/rng.js';
 import { registerWasmKernels } from '../../src/kernels/wasm-kernels.js';
 import type { ModelIR } from '../../src/ir/model-ir.js';
+import { layerKind } from '../../src/layers/registry.js';
 import type { Program } from '../../src/check/program.js';
 
 export { tf };
@@ -106,6 +107,27 @@ export function randomBatch(seed: number, shape: number[], scale = 1): tf.Tensor
   const rng = Rng.of(seed, 'test-batch');
   const size = shape.reduce((a, b) => a * b, 1);
   return tf.tensor(Float32Array.from({ length: size }, () => rng.range(-scale, scale)), shape);
+}
+
+/** The number of token ids a model's input holds (the least of its readers' kinds' tokenIds: embedding's vocab), or undefined where it holds features. */
+export function inputTokens(ir: ModelIR): number | undefined {
+  const ns = ir.ops.filter((op) => op.inputs.includes(0)).flatMap((op) => layerKind(op.op)?.tokenIds?.(op.attrs) ?? []);
+  return ns.length ? Math.min(...ns) : undefined;
+}
+
+/** inputTokens of an equivalence case's model. */
+export const caseTokens = (c: { input: number[]; layers: string }): number | undefined => {
+  const ir = compile(`model m(input: [${c.input.join(', ')}]) {\n${c.layers}\n}\n`, 'case.net', { lowering: 'grouped', members: 1 }).ir;
+  return ir && inputTokens(ir);
+};
+
+/** randomBatch for a model's input: where it holds token ids, reproducible integers in [0, n) instead. */
+export function inputBatch(ir: ModelIR, seed: number, shape: number[], scale = 1): tf.Tensor {
+  const n = inputTokens(ir);
+  if (n === undefined) return randomBatch(seed, shape, scale);
+  const rng = Rng.of(seed, 'test-batch');
+  const size = shape.reduce((a, b) => a * b, 1);
+  return tf.tensor(Float32Array.from({ length: size }, () => Math.min(n - 1, Math.floor(rng.range(0, n)))), shape);
 }
 
 export function maxRelDiff(actual: ArrayLike<number>, expected: ArrayLike<number>): number {

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lowerings } from '../../src/layers/forward.js';
 import { getWeights } from '../../src/serve/layers-model.js';
 import type { ModelIR } from '../../src/ir/model-ir.js';
-import { alone, backends, build, expectClose, randomBatch, tf, useBackend, type Built } from './harness.js';
+import { alone, backends, build, caseTokens, expectClose, inputBatch, randomBatch, tf, useBackend, type Built } from './harness.js';
 
 const MEMBERS = 3;
 const BATCH = 4;
@@ -26,6 +26,8 @@ const cases: Record<string, { input: number[]; layers: string }> = {
   'a shared conv2d after per-member layers': { input: [5, 5, 2], layers: 'conv2d(2, kernel: 2, padding: same)\nshared conv2d(3, kernel: 3, activation: elu)\nflatten()\ndense(2)' },
   'a shared layernorm between per-member layers': { input: [4], layers: 'dense(5)\nshared layernorm(epsilon: 0.01)\ndense(2)' },
   // its running statistics too: the reference's trunk, run once per step, updates them once
+  // one table for every member (the common case of a shared embedding with per-member heads), on token ids
+  'an embedding trunk': { input: [4], layers: 'shared embedding(6, 3)\nflatten()\ndense(2)' },
   'a batchnorm trunk': { input: [4], layers: 'shared dense(5, bias: false)\nshared batchnorm(momentum: 0.9)\nrelu()\ndense(2)' },
 };
 
@@ -109,11 +111,12 @@ describe.each(backends)('shared layers against one TF.js network with one trunk 
 
   for (const [name, c] of Object.entries(cases)) {
     for (const [optName, optimizer] of Object.entries(optimizers)) {
-      it.each(lowerings)(`${name}, ${optName}: %s`, async (lowering) => {
+      // tf.layers.embedding cannot train on wasm (its gradient's UnsortedSegmentSum is not there)
+      it.skipIf(backend === 'wasm' && caseTokens(c) !== undefined).each(lowerings)(`${name}, ${optName}: %s`, async (lowering) => {
         const b = build(source(c, optimizer), lowering, MEMBERS);
         expect(b.ir.params.some((p) => p.shared)).toBe(true);
         const out = b.ir.ops[b.ir.output].shape;
-        const data = Array.from({ length: STEPS }, (_, s) => ({ x: randomBatch(700 + s, [BATCH, ...c.input]), y: randomBatch(800 + s, [BATCH, ...out]) }));
+        const data = Array.from({ length: STEPS }, (_, s) => ({ x: inputBatch(b.ir, 700 + s, [BATCH, ...c.input]), y: randomBatch(800 + s, [BATCH, ...out]) }));
         for (const { x, y } of data) b.pop.step({ kind: 'tensors', x, y }).dispose();
         const expected = trainReference(b, optimizer, data);
         for (let m = 0; m < MEMBERS; m++) {

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lowerings } from '../../src/layers/forward.js';
 import { getWeights } from '../../src/serve/layers-model.js';
-import { alone, backends, build, expectClose, randomBatch, tf, useBackend, type Built } from './harness.js';
+import { alone, backends, build, expectClose, caseTokens, inputBatch, randomBatch, tf, useBackend, type Built } from './harness.js';
 import { layerCases, lossCases, lossSource, OPT_STEPS, optimizerCases, optimizerModels, optimizerSource, source, type LossCase } from './cases.js';
 import { Rng } from '../../src/util/rng.js';
 
@@ -14,9 +14,9 @@ const STEPS = 3;
 const LRS = [0.1, 0.03, 0.2];
 
 /** STEPS batches for a model; targets in the model's output shape. */
-function batches(input: number[], output: number[], onehot = false) {
+function batches(input: number[], output: number[], onehot = false, ir?: Built['ir']) {
   return Array.from({ length: STEPS }, (_, s) => {
-    const x = randomBatch(100 + s, [BATCH, ...input]);
+    const x = ir ? inputBatch(ir, 100 + s, [BATCH, ...input]) : randomBatch(100 + s, [BATCH, ...input]);
     const y = onehot ? tf.oneHot(tf.tensor1d([s % 2, 1, 0, (s + 1) % 2], 'int32'), output[0]).toFloat() : randomBatch(200 + s, [BATCH, ...output]);
     return { x, y };
   });
@@ -39,9 +39,11 @@ describe.each(backends)('training on %s', (backend) => {
   describe('every layer kind, with sgd and per-member learning rates', () => {
     for (const [name, c] of Object.entries(layerCases)) {
       if (name === 'dropout') continue; // its masks are netc's own: see 'dropout against plain TF.js' below
-      it.each(lowerings)(`${name}: %s`, async (lowering) => {
+      // tf.layers.embedding's gradient is TF.js's gather gradient, UnsortedSegmentSum, which the wasm backend
+      // lacks: there the reference cannot train (netc's op path scatters instead, and trains on wasm)
+      it.skipIf(backend === 'wasm' && caseTokens(c) !== undefined).each(lowerings)(`${name}: %s`, async (lowering) => {
         const b = build(withLrs(c), lowering, MEMBERS, { optimizer: { name: 'sgd', args: {} }, loss: 'mse' });
-        const data = batches(c.input, b.ir.ops[b.ir.output].shape);
+        const data = batches(c.input, b.ir.ops[b.ir.output].shape, false, b.ir);
         for (const { x, y } of data) b.pop.step({ kind: 'tensors', x, y }).dispose();
         await expectMembersMatch(b, async (m) => {
           const model = alone(b, m);

@@ -41,8 +41,9 @@ def expect_close(what, got, want):
     return diff
 
 
-def train_member(Model, row, out, x):
-    """Trains the first member a few SGD steps in PyTorch; writes trained.safetensors and its output on x."""
+def train_member(Model, row, out, x, tokens=None):
+    """Trains the first member a few SGD steps in PyTorch (on random inputs: token ids in [0, tokens) where
+    the input holds them); writes trained.safetensors and its output on x."""
     torch.manual_seed(0)
     model = Model(**row["args"])
     model.load_state_dict(load_file(out / f"member-{row['member']}" / "model.safetensors"), strict=True)
@@ -51,7 +52,8 @@ def train_member(Model, row, out, x):
     with torch.enable_grad():
         for _ in range(3):
             optimizer.zero_grad()
-            loss = model(torch.randn_like(x)).square().mean()
+            inputs = torch.randint(0, tokens, x.shape).float() if tokens else torch.randn_like(x)
+            loss = model(inputs).square().mean()
             loss.backward()
             optimizer.step()
     model.eval()
@@ -102,7 +104,7 @@ def main(out_dir, reference_path):
             want = torch.stack([tensor(e["output"]) for e in ref["members"]])
             worst = max(worst, expect_close("the members by vmap", ys, want))
             vmapped = "yes"
-        train_member(Model, listed[0], out, x)
+        train_member(Model, listed[0], out, x, ref.get("tokens"))
     print(f"ok: {out_dir}: {len(models)} members, strict load, functional_call, vmap {vmapped}, max difference {worst:.2e}")
 
 

@@ -1,0 +1,159 @@
+// embedding(vocab, dim, positions: T): a sequence of T token ids, [T] (float32 values that are integers in
+// [0, vocab)), to its rows of a learned table, [T, dim] (tfjs-layers' Embedding, whose table is
+// `embeddings`); with `positions`, a learned [T, dim] table added to every example (the position of each
+// step, as a transformer's learned position embedding).
+//
+// The gradient of a gather is a scatter-add of dy onto the rows read. TF.js's own gradient of gather is an
+// UnsortedSegmentSum, which the wasm backend lacks; ScatterNd, which sums the rows of equal ids, is on every
+// backend, so the op path takes the gather's gradient by it (gatherRows below).
+//
+// The member axis: the table is read at the member's own rows. Grouped, [N, vocab, dim] as one
+// [N*vocab, dim] table, each member's ids offset by member * vocab, so one gather serves all members;
+// blockdiag keeps the table's members side by side, [vocab, N*dim] (its input is shared: no kernel to fold),
+// so that one gather of the shared ids gives [B, T, N*dim], blockdiag's own layout.
+import { Messages } from '../diagnostics/messages.js';
+import { fmtShape, type LayerKind, type ParamSpec } from './layer-kind.js';
+import type { Tensor, TF } from '../kernels/tf.js';
+import type { ForwardContext, Params } from './forward.js';
+import { joinMembers, sharedByFolding, splitMembers } from './widened.js';
+import { UnsupportedLayerError } from './reference-rule.js';
+import type { ExportContext, ExportNode } from '../interop/export-node.js';
+import { INT64, int } from '../interop/onnx-graph.js';
+import { selfOf } from './export-rule.js';
+
+type GradFunc = Parameters<TF['customGrad']>[0];
+
+/**
+ * The rows of `table` [R, D] at the ids `idsOf()` makes (int32, any shape): [...ids, D]. Its gradient is dy
+ * scattered onto the rows and summed where ids repeat. The ids are made inside, so that they live until
+ * the backward pass.
+ */
+function gatherRows(tf: TF, table: Tensor, idsOf: () => Tensor): Tensor {
+  const [rows, dim] = table.shape;
+  const f = tf.customGrad(((t: Tensor, save: (ts: Tensor[]) => void) => {
+    const ids = idsOf();
+    save([ids]);
+    return {
+      value: tf.gather(t, ids),
+      gradFunc: (dy: Tensor, [saved]: Tensor[]) => [tf.scatterND(tf.reshape(saved, [-1, 1]), tf.reshape(dy, [-1, dim]), [rows, dim])],
+    };
+  }) as unknown as GradFunc);
+  return (f as unknown as (t: Tensor) => Tensor)(table);
+}
+
+const ids = (tf: TF, x: Tensor): Tensor => tf.cast(x, 'int32');
+
+/** One member: [B, T] ids -> [B, T, dim], plus the positions [T, dim]. */
+function single({ tf }: ForwardContext, [x]: Tensor[], p: Params): Tensor {
+  const y = gatherRows(tf, p.embeddings, () => ids(tf, x));
+  return p.positions ? tf.add(y, p.positions) : y;
+}
+
+/** Member m's ids offset by m * vocab, for a table of all members' rows: `x` [..., N, ...] with the members on axis `axis`. */
+function memberIds(tf: TF, x: Tensor, members: number, vocab: number, axis: number): Tensor {
+  const offsets = Array.from({ length: members }, (_, m) => m * vocab);
+  const shape = x.shape.map((_, a) => (a === axis ? members : 1));
+  return tf.add(ids(tf, x), tf.tensor(offsets, shape, 'int32'));
+}
+
+export const embedding: LayerKind = {
+  name: 'embedding',
+  summary: 'a learned vector for each token id: [t] to [t, dim]',
+  args: [
+    { name: 'vocab', type: { kind: 'int', min: 1 }, positional: true, required: true, shapeAffecting: true },
+    { name: 'dim', type: { kind: 'int', min: 1 }, positional: true, required: true, shapeAffecting: true },
+    { name: 'positions', type: { kind: 'int', min: 1 }, shapeAffecting: true },
+  ],
+  reads: 'previous',
+  tokenIds: (args) => args.vocab as number,
+  shape(ctx) {
+    const input = ctx.inputs[0];
+    if (input.length !== 1) {
+      const hint = input.length === 3 ? '; it reads token ids, not images' : '; it reads one sequence of token ids per example';
+      ctx.error(Messages.InputRank, undefined, 'embedding', 'a [steps] token-id', fmtShape(input), hint);
+      return undefined;
+    }
+    const positions = ctx.args.values.positions as number | undefined;
+    if (positions !== undefined && positions !== input[0]) {
+      ctx.error(Messages.OutOfRange, 'positions', 'positions', `the input's length, ${input[0]}`, String(positions));
+      return undefined;
+    }
+    return [input[0], ctx.args.values.dim as number];
+  },
+  params(args, [input]) {
+    const dim = args.dim as number;
+    const table: ParamSpec = { name: 'embeddings', shape: [args.vocab as number, dim], init: 'random_uniform', trainable: true };
+    return args.positions === undefined ? [table] : [table, { name: 'positions', shape: [input[0], dim], init: 'random_uniform', trainable: true }];
+  },
+  widen: { keepsShared: false },
+  forward: {
+    single,
+    // the members' tables as one [N*vocab, dim]: ids [N, B, T] offset by member, one gather, [N, B, T, dim]
+    grouped(ctx, [x], p) {
+      const { tf, members: n } = ctx;
+      const [, vocab, dim] = p.embeddings.shape;
+      const table = tf.reshape(p.embeddings, [n * vocab, dim]);
+      const xs = x.shared ? tf.broadcastTo(x.t, [n, ...x.t.shape]) : x.t;
+      const y = gatherRows(tf, table, () => memberIds(tf, xs, n, vocab, 0));
+      return { t: p.positions ? tf.add(y, tf.expandDims(p.positions, 1)) : y, shared: false };
+    },
+    // the table's members side by side, [vocab, N*dim]: a shared input's ids gather [B, T, N*dim] at once
+    blockdiag(ctx, [x], p) {
+      const { tf } = ctx;
+      const y = x.shared ? gatherRows(tf, p.embeddings, () => ids(tf, x.t)) : ownIdsBlocks(ctx, x.t, p.embeddings);
+      return { t: p.positions ? tf.add(y, p.positions) : y, shared: false };
+    },
+    // one table: on the shared ids once, the output still shared; on members' own ids all rows at once
+    shared: sharedByFolding((ctx, x, p) => single(ctx, x, p)),
+  },
+  wasm: { unsupported: 'no generated code gathers the rows of a table yet' },
+  wgsl: { unsupported: 'no WGSL kernel gathers the rows of a table yet' },
+  reference: {
+    layers({ tf, args, name, initializers }) {
+      // tfjs-layers has no layer that adds a learned [steps, dim] table; netc extract then writes no TF.js model
+      if (args.positions !== undefined) throw new UnsupportedLayerError(`${name}: tfjs-layers has no learned position embedding (embedding's positions:)`);
+      return [tf.layers.embedding({ inputDim: args.vocab as number, outputDim: args.dim as number, embeddingsInitializer: initializers[0] as never, name })];
+    },
+  },
+  export: { node: exportNode },
+};
+
+/**
+ * blockdiag, members' own ids [B, N*T]: the [vocab, N*dim] table as [N*vocab, dim], each member's ids offset,
+ * gathered to [B, N, T, dim] and put back member-major on the last axis, [B, T, N*dim].
+ */
+function ownIdsBlocks({ tf, members: n }: ForwardContext, x: Tensor, columns: Tensor): Tensor {
+  const [vocab, width] = columns.shape;
+  const dim = width / n;
+  const table = tf.reshape(tf.transpose(tf.reshape(columns, [vocab, n, dim]), [1, 0, 2]), [n * vocab, dim]);
+  const byMember = splitMembers(tf, x, n);
+  const y = gatherRows(tf, table, () => memberIds(tf, byMember, n, vocab, 1));
+  return joinMembers(tf, tf.transpose(y, [0, 2, 1, 3]));
+}
+
+/**
+ * PyTorch's nn.Embedding on the ids as integers (ONNX: a Cast to int64 and a Gather of the table's rows);
+ * the positions an nn.Parameter of the same module, `NAME.positions` in the state_dict, added (ONNX: Add).
+ */
+function exportNode(ctx: ExportContext): ExportNode {
+  const a = ctx.args;
+  const [vocab, dim] = [a.vocab as number, a.dim as number];
+  const steps = ctx.base.shape[0];
+  const positions = a.positions !== undefined;
+  const self = selfOf(ctx);
+  return {
+    ...ctx.base,
+    tensors: [{ name: 'weight', shape: [vocab, dim], data: ctx.param(0) }, ...(positions ? [{ name: 'positions', shape: [steps, dim], data: ctx.param(1) }] : [])],
+    torch: {
+      init: [`${self} = nn.Embedding(${vocab}, ${dim})`, ...(positions ? [`${self}.positions = nn.Parameter(torch.zeros(${steps}, ${dim}))`] : [])],
+      forward: ([x]) => (positions ? `(${self}(${x}.long()) + ${self}.positions)` : `${self}(${x}.long())`),
+    },
+    onnx({ g, xs: [x], out, tensors }) {
+      const [table, pos] = tensors();
+      const cast = g.op('Cast', [x], [int('to', INT64)]);
+      if (!positions) return g.op('Gather', [table, cast], [int('axis', 0)], out);
+      return g.op('Add', [g.op('Gather', [table, cast], [int('axis', 0)]), pos], [], out);
+    },
+    params: (t) => [t('weight'), ...(positions ? [t('positions')] : [])],
+  };
+}
