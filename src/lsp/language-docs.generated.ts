@@ -51,7 +51,7 @@ export const languageDocs: readonly DocLine[] = [
     "names": [
       "shared"
     ],
-    "text": "- `shared` goes before a layer with weights: `dense`, `conv2d`, `batchnorm`, `layernorm` (`shared relu()` is an error, NET2019). With a label it follows the `=`: `trunk = shared dense(16)`.",
+    "text": "- `shared` goes before a layer with weights: `dense`, `conv2d`, `batchnorm`, `layernorm`, `lstm`, `gru` (`shared relu()` is an error, NET2019). With a label it follows the `=`: `trunk = shared dense(16)`.",
     "line": 130
   },
   {
@@ -397,11 +397,29 @@ export const languageDocs: readonly DocLine[] = [
   {
     "section": "Layers",
     "names": [
+      "lstm"
+    ],
+    "text": "| `lstm(units, sequences:)` | `units`, `sequences: false` | a long short-term memory over a sequence: input `[t, f]`; its last state `[units]`, or every step's `[t, units]` with `sequences: true`; Keras' LSTM (tanh, sigmoid gates, the forget gate's bias starting at 1) |",
+    "header": "| layer | arguments (defaults) | notes |",
+    "line": 402
+  },
+  {
+    "section": "Layers",
+    "names": [
+      "gru"
+    ],
+    "text": "| `gru(units, sequences:, reset_after:)` | `units`, `sequences: false`, `reset_after: true` | a gated recurrent unit over a sequence: input `[t, f]`, output as `lstm`; `reset_after: true` is Keras' and PyTorch's form, `reset_after: false` TF.js's (the only one `netc extract` writes as a TF.js model) |",
+    "header": "| layer | arguments (defaults) | notes |",
+    "line": 403
+  },
+  {
+    "section": "Layers",
+    "names": [
       "add"
     ],
     "text": "| `add(a, b, ...)` | two or more labels | element-wise sum of outputs of one shape |",
     "header": "| layer | arguments (defaults) | notes |",
-    "line": 402
+    "line": 404
   },
   {
     "section": "Layers",
@@ -410,7 +428,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `concat(a, b, ...)` | two or more labels | joins outputs along the last axis |",
     "header": "| layer | arguments (defaults) | notes |",
-    "line": 403
+    "line": 405
   },
   {
     "section": "Layers",
@@ -425,7 +443,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `relu()`, `sigmoid()`, `tanh()`, `softmax()`, `gelu()`, `elu()`, `swish()` | | an activation as a layer of its own |",
     "header": "| layer | arguments (defaults) | notes |",
-    "line": 404
+    "line": 406
   },
   {
     "section": "Layers",
@@ -434,7 +452,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `leaky_relu(alpha)` | `alpha: 0.2` | |",
     "header": "| layer | arguments (defaults) | notes |",
-    "line": 405
+    "line": 407
   },
   {
     "section": "Layers",
@@ -443,7 +461,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `activation:` | `linear` | an activation (below), applied to the layer's output |",
     "header": "| option | default | values |",
-    "line": 414
+    "line": 416
   },
   {
     "section": "Layers",
@@ -452,7 +470,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `bias:` | `true` | `false` leaves the bias out |",
     "header": "| option | default | values |",
-    "line": 415
+    "line": 417
   },
   {
     "section": "Layers",
@@ -461,7 +479,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `init:` | `glorot_uniform` | the kernel's initialiser (below) |",
     "header": "| option | default | values |",
-    "line": 416
+    "line": 418
   },
   {
     "section": "Layers",
@@ -470,7 +488,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `bias_init:` | `zeros` | the bias's initialiser |",
     "header": "| option | default | values |",
-    "line": 417
+    "line": 419
   },
   {
     "section": "Activations",
@@ -488,7 +506,7 @@ export const languageDocs: readonly DocLine[] = [
       "swish"
     ],
     "text": "`linear` (the default: none), `relu`, `sigmoid`, `tanh`, `softmax`, `gelu`, `elu`, `leaky_relu` (with `alpha` 0.2 when used as `activation: leaky_relu`), `swish`.",
-    "line": 421
+    "line": 423
   },
   {
     "section": "Activations",
@@ -498,7 +516,7 @@ export const languageDocs: readonly DocLine[] = [
       "swish"
     ],
     "text": "`alpha` 0.2 when used as `activation: leaky_relu`), `swish`.",
-    "line": 422
+    "line": 424
   },
   {
     "section": "Initialisers",
@@ -513,7 +531,7 @@ export const languageDocs: readonly DocLine[] = [
       "ones"
     ],
     "text": "`glorot_uniform` (the default for kernels), `glorot_normal`, `he_uniform`, `he_normal`, `lecun_normal`, `lecun_uniform`, `zeros` (the default for biases), `ones`.",
-    "line": 426
+    "line": 428
   },
   {
     "section": "Initialisers",
@@ -523,7 +541,7 @@ export const languageDocs: readonly DocLine[] = [
       "ones"
     ],
     "text": "`lecun_uniform`, `zeros` (the default for biases), `ones`.",
-    "line": 427
+    "line": 429
   },
   {
     "section": "Losses",
@@ -532,7 +550,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `mse` | regression: mean squared error |",
     "header": "| loss | for |",
-    "line": 433
+    "line": 435
   },
   {
     "section": "Losses",
@@ -541,7 +559,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `mae` | regression: mean absolute error |",
     "header": "| loss | for |",
-    "line": 434
+    "line": 436
   },
   {
     "section": "Losses",
@@ -550,7 +568,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `huber(delta)` | regression: squared below `delta` (default 1), absolute above |",
     "header": "| loss | for |",
-    "line": 435
+    "line": 437
   },
   {
     "section": "Losses",
@@ -559,7 +577,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `binary_crossentropy` | two classes, one `sigmoid` output |",
     "header": "| loss | for |",
-    "line": 436
+    "line": 438
   },
   {
     "section": "Losses",
@@ -568,7 +586,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `categorical_crossentropy` | K classes, K `softmax` outputs (labels one-hot encoded by netc) |",
     "header": "| loss | for |",
-    "line": 437
+    "line": 439
   },
   {
     "section": "Losses",
@@ -577,7 +595,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `sparse_categorical_crossentropy` | K classes, K `softmax` outputs, integer labels |",
     "header": "| loss | for |",
-    "line": 438
+    "line": 440
   },
   {
     "section": "Optimizers",
@@ -586,7 +604,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `sgd(lr, momentum, nesterov)` | `lr: 0.01`, `momentum: 0`, `nesterov: false`, `weight_decay: 0`, `clipnorm: 0` |",
     "header": "| optimizer | arguments (defaults) |",
-    "line": 449
+    "line": 451
   },
   {
     "section": "Optimizers",
@@ -595,7 +613,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `adam(lr, beta1, beta2, epsilon)` | `lr: 0.001`, `beta1: 0.9`, `beta2: 0.999`, `epsilon: 1e-7`, `clipnorm: 0` |",
     "header": "| optimizer | arguments (defaults) |",
-    "line": 450
+    "line": 452
   },
   {
     "section": "Optimizers",
@@ -604,7 +622,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `adamw(lr, weight_decay, beta1, beta2, epsilon)` | `lr: 0.001`, `weight_decay: 0.004`, `beta1: 0.9`, `beta2: 0.999`, `epsilon: 1e-7`, `clipnorm: 0` |",
     "header": "| optimizer | arguments (defaults) |",
-    "line": 451
+    "line": 453
   },
   {
     "section": "Optimizers",
@@ -613,7 +631,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `rmsprop(lr, rho, momentum, epsilon)` | `lr: 0.001`, `rho: 0.9`, `momentum: 0`, `epsilon: 1e-7`, `clipnorm: 0` |",
     "header": "| optimizer | arguments (defaults) |",
-    "line": 452
+    "line": 454
   },
   {
     "section": "Data sources",
@@ -622,7 +640,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `xor(n, noise)` | `n: 200`, `noise: 0.1` | points `[2]` in 2 classes, generated from the seed |",
     "header": "| source | arguments (defaults) | gives |",
-    "line": 461
+    "line": 463
   },
   {
     "section": "Data sources",
@@ -631,7 +649,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `moons(n, noise)` | `n: 400`, `noise: 0.1` | two interleaved half circles: `[2]`, 2 classes |",
     "header": "| source | arguments (defaults) | gives |",
-    "line": 462
+    "line": 464
   },
   {
     "section": "Data sources",
@@ -640,7 +658,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `spirals(n, classes, noise)` | `n: 400`, `classes: 2`, `noise: 0.1` | interleaved spirals: `[2]`, `classes` classes |",
     "header": "| source | arguments (defaults) | gives |",
-    "line": 463
+    "line": 465
   },
   {
     "section": "Data sources",
@@ -649,7 +667,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `iris(limit, offset)` | `limit: 150`, `offset: 0` | Fisher's 150 irises: `[4]`, 3 classes |",
     "header": "| source | arguments (defaults) | gives |",
-    "line": 464
+    "line": 466
   },
   {
     "section": "Data sources",
@@ -658,7 +676,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `mnist(limit, offset)` | `limit: 10000` (at most 10000), `offset: 0` | handwritten digits `[28, 28, 1]`, 10 classes |",
     "header": "| source | arguments (defaults) | gives |",
-    "line": 465
+    "line": 467
   },
   {
     "section": "Data sources",
@@ -667,7 +685,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `fashion_mnist(limit, offset)` | `limit: 10000` (at most 10000), `offset: 0` | clothing images `[28, 28, 1]`, 10 classes |",
     "header": "| source | arguments (defaults) | gives |",
-    "line": 466
+    "line": 468
   },
   {
     "section": "Data sources",
@@ -676,7 +694,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `csv(\"file.csv\", label: \"y\")` | the path; `label:` a column or a list of columns (default: the first) | a header row, then numbers: the other columns are the features |",
     "header": "| source | arguments (defaults) | gives |",
-    "line": 467
+    "line": 469
   },
   {
     "section": "Data sources",
@@ -685,7 +703,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `idx(images: \"...\", labels: \"...\", classes:)` | both paths required; `classes: 10` | the MNIST file format, plain or gzip |",
     "header": "| source | arguments (defaults) | gives |",
-    "line": 468
+    "line": 470
   },
   {
     "section": "Data sources",
@@ -694,7 +712,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `npy(x: \"...\", y: \"...\", classes:)` | both paths required; `classes: 10` | NumPy `.npy` arrays: features x `[count, ...]`, labels y |",
     "header": "| source | arguments (defaults) | gives |",
-    "line": 469
+    "line": 471
   },
   {
     "section": "Data sources",
@@ -703,6 +721,6 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `npz(\"file.npz\", x: \"...\", y: \"...\", classes:)` | the path and both keys required; `classes: 10` | two arrays of a NumPy `.npz` archive (`np.savez`, `np.savez_compressed`) |",
     "header": "| source | arguments (defaults) | gives |",
-    "line": 470
+    "line": 472
   }
 ];
