@@ -67,7 +67,8 @@ export const gru: LayerKind = {
     blockdiag: (ctx, x, p) => chosen(ctx.attrs).blockdiag(ctx, x, p),
     shared: (ctx, x, p) => chosen(ctx.attrs).shared!(ctx, x, p),
   },
-  wasm: { unsupported: 'no generated kernel backpropagates through time yet' },
+  // read as "the fused step does not cover ...": another step will write the BPTT kernel
+  wasm: { unsupported: "the gru layer's backpropagation through time" },
   wgsl: { unsupported: 'no WGSL kernel backpropagates through time yet' },
   reference: {
     layers(ctx) {

@@ -37,7 +37,8 @@ export const lstm: LayerKind = {
   },
   widen: { keepsShared: false },
   forward: recurrentForward(cell),
-  wasm: { unsupported: 'no generated kernel backpropagates through time yet' },
+  // read as "the fused step does not cover ...": another step will write the BPTT kernel
+  wasm: { unsupported: "the lstm layer's backpropagation through time" },
   wgsl: { unsupported: 'no WGSL kernel backpropagates through time yet' },
   reference: {
     layers: (ctx) => [

@@ -91,7 +91,10 @@ export function recurrentForward(cell: Cell): ForwardRules {
   return { single, grouped: widened, blockdiag: widened, shared: sharedByFolding((ctx, x, p) => single(ctx, x, p)) };
 }
 
-/** The recurrent layers' own parameters' initialisers: tf.layers' defaults (Keras'), glorot_uniform and orthogonal. */
+/**
+ * The kernels' initialisers, Keras' defaults: glorot_uniform and orthogonal (tfjs-layers' LSTM and GRU default to
+ * glorotNormal kernels; netc follows Keras, as dense's glorot_uniform does, and tells the reference which it drew).
+ */
 export const kernelInits = { kernel: 'glorot_uniform', recurrent: 'orthogonal' } as const;
 
 /** An ONNX recurrent op's weights: W [1, G*u, F], R [1, G*u, u], B [1, 2*G*u] (input bias, then recurrent). */
