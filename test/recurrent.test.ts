@@ -1,7 +1,7 @@
 // lstm and gru beyond the equivalence and export tests: their initialisers (Keras' orthogonal recurrent kernel
 // and the lstm's forget-gate bias), the gate layouts' inverses that `netc import` relies on, the mistake of a
 // flat input, and the TF.js model that cannot hold gru(reset_after: true).
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import * as tf from '@tensorflow/tfjs';
 import { initialValues } from '../src/kernels/init.js';
 import { Rng } from '../src/util/rng.js';
@@ -9,6 +9,10 @@ import { gateKernel, gateVector, gateWeight, netcGateVector } from '../src/inter
 import { compile } from '../src/pipeline.js';
 import { toLayersModel, UnsupportedLayerError } from '../src/serve/layers-model.js';
 import type { TF } from '../src/kernels/tf.js';
+import { lowerings } from '../src/layers/forward.js';
+import { build, expectClose, randomBatch, useBackend } from './equivalence/harness.js';
+
+beforeAll(() => useBackend('cpu'));
 
 /** The [rows, rows] or [cols, cols] Gram matrix of a row-major [rows, cols] matrix's shorter side. */
 function gram(m: Float32Array, rows: number, cols: number): number[][] {
@@ -73,5 +77,30 @@ describe('recurrent layers in a .net file', () => {
   it('an lstm gives [units], or [steps, units] with sequences: true', () => {
     const shapes = (layers: string) => compile(model('[5, 3]', layers), 's.net', {}).ir!.ops.map((op) => op.shape);
     expect(shapes('  lstm(4, sequences: true)\n  gru(2)')).toEqual([[5, 3], [5, 4], [2]]);
+  });
+});
+
+// TF.js has no reset_after GRU to hold it to (test/export.test.ts holds it to PyTorch's nn.GRU and ONNX's GRU):
+// here every lowering must compute what the loop lowering (each member alone) computes, and train alike
+describe('gru(reset_after: true) under every lowering', () => {
+  it('computes and trains as each member alone', async () => {
+    const source = 'model m(input: [3, 2]) {\n  gru(3, sequences: true)\n  gru(2)\n  dense(2)\n}\nensemble { seed: 4 vary lr: [0.1, 0.3] }\n';
+    const x = randomBatch(1, [4, 3, 2]);
+    const y = randomBatch(2, [4, 2]);
+    const results = [];
+    for (const lowering of lowerings) {
+      const b = build(source, lowering, 2, { optimizer: { name: 'sgd', args: {} }, loss: 'mse' });
+      const out = b.pop.forward(x as never, false) as unknown as tf.Tensor;
+      const before = out.dataSync().slice();
+      out.dispose();
+      b.pop.step({ kind: 'tensors', x: x as never, y: y as never }).dispose();
+      results.push({ lowering, before, weights: await b.pop.memberWeights(1) });
+      b.pop.dispose();
+    }
+    const loop = results.find((r) => r.lowering === 'loop')!;
+    for (const r of results) {
+      expectClose(r.before, loop.before, `${r.lowering} forward`);
+      for (const [name, w] of loop.weights) expectClose(r.weights.get(name)!, w, `${r.lowering} ${name}`);
+    }
   });
 });
