@@ -11,6 +11,11 @@ export interface ExportCase {
   members: number;
   /** the input holds token ids in [0, tokens) (an embedding reads it), not numbers */
   tokens?: number;
+  /**
+   * what the exported models are held to: the TF.js LayersModel `netc extract` writes (the default), or, for
+   * a model TF.js cannot load (gru with reset_after: true), the members as netc computes them on TF.js ops
+   */
+  reference?: 'op path';
 }
 
 const train = (loss: string) => `train { data: csv("d.csv", label: "y") loss: ${loss} optimizer: adam(lr: 0.05) batch: 8 steps: 3 }`;
@@ -192,6 +197,38 @@ ${train('sparse_categorical_crossentropy')}
   dense(3, activation: softmax)
 }
 ensemble { members: 2 seed: 9 }
+${train('sparse_categorical_crossentropy')}
+`,
+  },
+  {
+    name: 'lstm and gru (reset_after: false) over sequences, every step and the last',
+    features: 15,
+    classes: 3,
+    input: [5, 3],
+    members: 2,
+    source: `model recurrent(input: [5, 3]) {
+  lstm(4, sequences: true)
+  gru(3, sequences: true, reset_after: false)
+  lstm(3)
+  dense(3, activation: softmax)
+}
+ensemble { members: 2 seed: 9 }
+${train('sparse_categorical_crossentropy')}
+`,
+  },
+  {
+    name: 'gru (reset_after: true, which TF.js cannot load), every step and the last',
+    features: 15,
+    classes: 3,
+    input: [5, 3],
+    members: 2,
+    reference: 'op path',
+    source: `model resetafter(input: [5, 3]) {
+  gru(4, sequences: true)
+  gru(3)
+  dense(3, activation: softmax)
+}
+ensemble { members: 2 seed: 10 }
 ${train('sparse_categorical_crossentropy')}
 `,
   },

@@ -117,3 +117,42 @@ export function netcVector(v: Float32Array, order: FeatureOrder): Float32Array {
   order.forEach((i, j) => (out[i] = v[j]));
   return out;
 }
+
+/**
+ * A recurrent layer's kernel, netc (Keras) [in, gates * units], its gate blocks side by side on the columns,
+ * as PyTorch's and ONNX's weight [gates * units, in], its gate blocks stacked on the rows in another order:
+ * row block b is netc's column block `order[b]` (PyTorch's LSTM keeps Keras' i, f, c(g), o; its GRU is r, z,
+ * n where Keras is z, r, h; ONNX's LSTM is i, o, f, c).
+ */
+export function gateWeight(kernel: Float32Array, inputs: number, units: number, order: readonly number[]): Float32Array {
+  const width = order.length * units;
+  const w = new Float32Array(inputs * width);
+  order.forEach((from, b) => {
+    for (let j = 0; j < units; j++) for (let i = 0; i < inputs; i++) w[(b * units + j) * inputs + i] = kernel[i * width + from * units + j];
+  });
+  return w;
+}
+
+/** netc import: gateWeight's inverse, the weight [gates * units, in] back as netc's [in, gates * units]. */
+export function gateKernel(weight: Float32Array, inputs: number, units: number, order: readonly number[]): Float32Array {
+  const width = order.length * units;
+  const kernel = new Float32Array(inputs * width);
+  order.forEach((from, b) => {
+    for (let j = 0; j < units; j++) for (let i = 0; i < inputs; i++) kernel[i * width + from * units + j] = weight[(b * units + j) * inputs + i];
+  });
+  return kernel;
+}
+
+/** A recurrent layer's bias [gates * units] with its gate blocks in `order` (block b is netc's block order[b]). */
+export function gateVector(bias: Float32Array, units: number, order: readonly number[]): Float32Array {
+  const out = new Float32Array(order.length * units);
+  order.forEach((from, b) => out.set(bias.subarray(from * units, (from + 1) * units), b * units));
+  return out;
+}
+
+/** netc import: gateVector's inverse. */
+export function netcGateVector(v: Float32Array, units: number, order: readonly number[]): Float32Array {
+  const out = new Float32Array(order.length * units);
+  order.forEach((from, b) => out.set(v.subarray(b * units, (b + 1) * units), from * units));
+  return out;
+}

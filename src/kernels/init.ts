@@ -56,8 +56,43 @@ export function initialValues(init: Initializer, shape: Shape, rng: Rng): Float3
     case 'lecun_normal':
       truncated(Math.sqrt(1 / fanIn) / TRUNCATION);
       break;
+    case 'orthogonal':
+      out.set(orthogonal(shape, rng));
+      break;
+    case 'unit_forget_bias':
+      // [4u] in the gate order i, f, c, o: the forget gate's quarter starts open
+      out.fill(1, size / 4, size / 2);
+      break;
   }
   return out;
+}
+
+/**
+ * Keras' Orthogonal (gain 1): a normal [max(rows, cols), min(rows, cols)] matrix, rows = the product of
+ * all axes but the last, drawn row-major; its QR's Q with the signs of R's diagonal made positive
+ * (modified Gram-Schmidt in float64 gives that Q directly); transposed where rows < cols.
+ */
+function orthogonal(shape: Shape, rng: Rng): Float64Array {
+  const cols = shape[shape.length - 1] ?? 1;
+  const rows = shape.slice(0, -1).reduce((a, b) => a * b, 1);
+  const [m, n] = [Math.max(rows, cols), Math.min(rows, cols)];
+  const a = Float64Array.from({ length: m * n }, () => rng.normal());
+  for (let j = 0; j < n; j++) {
+    for (let k = 0; k < j; k++) {
+      let dot = 0;
+      for (let i = 0; i < m; i++) dot += a[i * n + k] * a[i * n + j];
+      for (let i = 0; i < m; i++) a[i * n + j] -= dot * a[i * n + k];
+    }
+    let norm = 0;
+    for (let i = 0; i < m; i++) norm += a[i * n + j] * a[i * n + j];
+    norm = Math.sqrt(norm);
+    for (let i = 0; i < m; i++) a[i * n + j] /= norm;
+  }
+  if (rows >= cols) return a;
+  // Q is [cols, rows]: its transpose is the [rows, cols] parameter
+  const t = new Float64Array(m * n);
+  for (let i = 0; i < m; i++) for (let j = 0; j < n; j++) t[j * m + i] = a[i * n + j];
+  return t;
 }
 
 /** What initialisation reads of a parameter (the model IR's IrParam has it): a member's own shape. */

@@ -27,6 +27,9 @@ const tfInitializers: Record<Initializer, string> = {
   zeros: 'zeros',
   ones: 'ones',
   random_uniform: 'randomUniform',
+  orthogonal: 'orthogonal',
+  // Keras writes an lstm's forget-gate ones as unit_forget_bias beside a zeros bias initializer (the lstm's reference says it)
+  unit_forget_bias: 'zeros',
 };
 
 /** The op's layers by its kind's reference rule, on its inputs, the first on them all, each after on the one before. */

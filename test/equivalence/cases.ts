@@ -34,6 +34,10 @@ export const layerCases: Record<string, { input: number[]; layers: string }> = {
   add: { input: [4], layers: 'h = dense(4, activation: relu)\nr = dense(4)\nadd(h, r)\ndense(2)' },
   'add with the input': { input: [3], layers: 'h = dense(3, activation: tanh)\nadd(h, input)\ndense(2)' },
   concat: { input: [4], layers: 'a = dense(3)\nb = dense(2, activation: sigmoid, from: input)\nconcat(a, b)\ndense(2)' },
+  // recurrent layers on the shared input and on a member's own sequence; gru in tfjs-layers' form (reset_after: false)
+  lstm: { input: [4, 3], layers: 'lstm(5)\ndense(2)' },
+  'lstm sequences into gru': { input: [4, 3], layers: 'lstm(4, sequences: true)\ngru(3, reset_after: false)\ndense(2)' },
+  'gru sequences': { input: [4, 3], layers: 'gru(4, sequences: true, reset_after: false)\nflatten()\ndense(2)' },
   'concat of images': { input: [4, 4, 1], layers: 'a = conv2d(2, kernel: 3, padding: same)\nb = conv2d(3, kernel: 3, padding: same, from: input)\nconcat(a, b)\nflatten()\ndense(1)' },
 };
 for (const a of activations.filter((x) => x !== 'linear')) {

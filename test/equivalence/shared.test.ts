@@ -25,6 +25,8 @@ const cases: Record<string, { input: number[]; layers: string }> = {
   'a shared dense after per-member layers': { input: [3], layers: 'dense(4, activation: tanh)\nshared dense(3, activation: relu)\ndense(2)' },
   'a shared conv2d after per-member layers': { input: [5, 5, 2], layers: 'conv2d(2, kernel: 2, padding: same)\nshared conv2d(3, kernel: 3, activation: elu)\nflatten()\ndense(2)' },
   'a shared layernorm between per-member layers': { input: [4], layers: 'dense(5)\nshared layernorm(epsilon: 0.01)\ndense(2)' },
+  // the members' sequences folded into one batch for the one lstm
+  'a shared lstm after per-member grus': { input: [3, 2], layers: 'gru(3, sequences: true, reset_after: false)\nshared lstm(3)\ndense(2)' },
   // its running statistics too: the reference's trunk, run once per step, updates them once
   // one table for every member (the common case of a shared embedding with per-member heads), on token ids
   'an embedding trunk': { input: [4], layers: 'shared embedding(6, 3)\nflatten()\ndense(2)' },

@@ -6,7 +6,8 @@ DIR holds member-K/model.py + model.safetensors for each member, model.py, ensem
 members.json; REFERENCE.json the input (NCHW) and each member's output as the TF.js model computes it. Each
 member's module loads its state_dict strictly and computes the reference within TOLERANCE; every member
 computes it again from ensemble.safetensors through torch.func.functional_call (all at once with
-torch.func.vmap where the members share their layer arguments), and ensemble.safetensors is what
+torch.func.vmap where the members share their layer arguments and it has no nn.LSTM or nn.GRU, which vmap
+cannot batch), and ensemble.safetensors is what
 torch.func.stack_module_state makes of the members' modules. Exits 1 with a line saying what differs.
 """
 import importlib.util
@@ -15,6 +16,7 @@ import sys
 from pathlib import Path
 
 import torch
+from torch import nn
 from safetensors.torch import load_file, save_file
 from torch.func import functional_call, stack_module_state, vmap
 
@@ -96,7 +98,11 @@ def main(out_dir, reference_path):
             state = {name: t[i] for name, t in stacked.items()}
             worst = max(worst, expect_close(f"member {row['member']} by functional_call", functional_call(base, state, (x,)), tensor(entry["output"])))
         vmapped = "no"
-        if all(row["args"] == listed[0]["args"] for row in listed):
+        # torch.func.vmap has no batching rule for aten::lstm and aten::gru (nn.LSTM, nn.GRU): functional_call above runs them
+        recurrent = any(isinstance(m, nn.RNNBase) for m in Model(**listed[0]["args"]).modules())
+        if recurrent:
+            vmapped = "no (nn.LSTM and nn.GRU have no vmap batching rule)"
+        elif all(row["args"] == listed[0]["args"] for row in listed):
             base = Model(**listed[0]["args"]).eval()
             p = {n: stacked[n] for n, _ in base.named_parameters()}
             b = {n: stacked[n] for n, _ in base.named_buffers()}
