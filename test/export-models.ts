@@ -9,6 +9,11 @@ export interface ExportCase {
   classes: number;
   input: number[];
   members: number;
+  /**
+   * false for a model tfjs-layers cannot express (attention): its reference is then netc's own forward pass,
+   * the run's population in inference mode, which PyTorch and onnxruntime are held to
+   */
+  layersReference?: false;
 }
 
 const train = (loss: string) => `train { data: csv("d.csv", label: "y") loss: ${loss} optimizer: adam(lr: 0.05) batch: 8 steps: 3 }`;
@@ -165,6 +170,30 @@ ${train('sparse_categorical_crossentropy')}
   dense(3, activation: softmax)
 }
 ensemble { members: 2 seed: 7 }
+${train('sparse_categorical_crossentropy')}
+`,
+  },
+  {
+    name: 'a transformer encoder on a sequence: attention, causal attention, dense and layernorm on [steps, features]',
+    features: 24,
+    classes: 3,
+    input: [4, 6],
+    members: 2,
+    layersReference: false,
+    source: `model encoder(input: [4, 6]) {
+  h = dense(8)
+  a = attention(2)
+  r = add(h, a)
+  n = layernorm()
+  dense(16, activation: relu)
+  f = dense(8)
+  add(n, f)
+  layernorm(epsilon: 0.01)
+  attention(heads: 4, causal: true)
+  flatten()
+  dense(3, activation: softmax)
+}
+ensemble { members: 2 seed: 9 }
 ${train('sparse_categorical_crossentropy')}
 `,
   },

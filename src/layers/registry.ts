@@ -10,8 +10,9 @@ import { layernorm } from './layernorm.js';
 import { add, concat } from './merge.js';
 import { activationLayers } from './activation-layers.js';
 import { globalAvgPool, globalMaxPool } from './global-pool.js';
+import { attention } from './attention.js';
 
-export const layerKinds: readonly LayerKind[] = [dense, conv2d, maxpool2d, avgpool2d, globalAvgPool, globalMaxPool, flatten, dropout, batchnorm, layernorm, add, concat, ...activationLayers];
+export const layerKinds: readonly LayerKind[] = [dense, conv2d, maxpool2d, avgpool2d, globalAvgPool, globalMaxPool, flatten, dropout, batchnorm, layernorm, attention, add, concat, ...activationLayers];
 
 const byName = new Map(layerKinds.map((k) => [k.name, k]));
 
