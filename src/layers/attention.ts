@@ -68,7 +68,7 @@ export const attention: LayerKind = {
   wasm: { unsupported: "the generated step has no attention code yet (its per-head products and softmax over a sequence's steps)" },
   wgsl: { unsupported: "no WGSL kernel multiplies a sequence's steps by each other yet" },
   // tfjs-layers has no public MultiHeadAttention layer: the reference for attention is PyTorch, through the export
-  reference: { unsupported: 'tfjs-layers has no multi-head attention layer; extract it as PyTorch or ONNX' },
+  reference: { unsupported: 'it has no multi-head attention layer; extract it with --format pytorch or --format onnx' },
   export: { node: exportNode },
 };
 
