@@ -232,4 +232,28 @@ ensemble { members: 2 seed: 10 }
 ${train('sparse_categorical_crossentropy')}
 `,
   },
+  {
+    name: 'a transformer encoder on a sequence: attention, causal attention, dense and layernorm on [steps, features]',
+    features: 24,
+    classes: 3,
+    input: [4, 6],
+    members: 2,
+    reference: 'op path',
+    source: `model encoder(input: [4, 6]) {
+  h = dense(8)
+  a = attention(2)
+  r = add(h, a)
+  n = layernorm()
+  dense(16, activation: relu)
+  f = dense(8)
+  add(n, f)
+  layernorm(epsilon: 0.01)
+  attention(heads: 4, causal: true)
+  flatten()
+  dense(3, activation: softmax)
+}
+ensemble { members: 2 seed: 9 }
+${train('sparse_categorical_crossentropy')}
+`,
+  },
 ];

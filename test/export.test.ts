@@ -14,12 +14,12 @@ import { exportCases } from './export-models.js';
 import { extract, maxDiff, randomInput, tmp, toExported, trainTiny } from './export-helpers.js';
 import { registerFileScheme } from '../src/serve/file-io.js';
 import { netc } from './helpers.js';
+import { openRun } from '../src/cli/run-dir.js';
 import { onnxType, schemaDescriptor } from '../src/export/onnx-schema.js';
 import { onnxSchema } from '../src/export/onnx-schema.generated.js';
 import { ONNX_OPSET } from '../src/export/onnx.js';
 import { voteClasses } from '../src/serve/inference.js';
 import type { TF } from '../src/kernels/tf.js';
-import { openRun } from '../src/cli/run-dir.js';
 
 // TF.js as netc loads it, without TF.js's Node.js banner on the first cpu tensor (issue 37)
 await loadTF();

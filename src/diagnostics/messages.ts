@@ -47,6 +47,7 @@ export const Messages = {
   EmptyOutput: error(2017, '{0} produces an empty output {1} from input {2}'),
   NeedsInputs: error(2018, '{0} needs at least {1} labelled inputs, got {2}'),
   SharedWithoutWeights: error(2019, "'shared' goes before a layer with weights ({0}); {1} has none to share"),
+  HeadsDoNotDivide: error(2021, '{0}: heads must divide the width {1} of its input {2} (each head takes width / heads features), got heads: {3}'),
 
   // --- ensemble and schedules ----------------------------------------------------------------
   UnknownEnsembleKey: error(3002, "unknown ensemble key '{0}'{1}; expected one of: {2}"),

@@ -48,3 +48,9 @@ export class OnnxGraph {
     return name;
   }
 }
+
+/** x · weightᵀ (+ bias) on the last axis of x, whatever its rank (a Linear's weight [out, in]; ONNX's Gemm takes matrices only). */
+export function onnxLinear(g: OnnxGraph, x: string, [weight, bias]: string[], name?: string): string {
+  const y = g.op('MatMul', [x, g.op('Transpose', [weight], [ints('perm', [1, 0])])], [], bias ? undefined : name);
+  return bias ? g.op('Add', [y, bias], [], name) : y;
+}

@@ -1,4 +1,5 @@
-// dense(units): y = activation(x · kernel + bias) on a flat input. Shared, one kernel serves every member.
+// dense(units): y = activation(x · kernel + bias) on the last axis of a flat input [F] or of a sequence
+// [T, F] (each step alike, as Keras' Dense on a 3-D input). Shared, one kernel serves every member.
 import { Messages } from '../diagnostics/messages.js';
 import type { Initializer } from '../vocabulary/initializers.js';
 import { weightedArgs } from './common-args.js';
@@ -6,7 +7,7 @@ import { fmtShape, type LayerKind } from './layer-kind.js';
 import { activate } from '../kernels/activations.js';
 import { activateWide } from './activate.js';
 import { matMul, matMulOfData } from '../kernels/matmul.js';
-import type { Tensor } from '../kernels/tf.js';
+import type { Tensor, TF } from '../kernels/tf.js';
 import type { ForwardContext, Params } from './forward.js';
 import { sharedByFolding } from './widened.js';
 import type { WasmContext, WasmRule } from './wasm-rule.js';
@@ -19,27 +20,27 @@ import { activationArgOf, biasTensor, selfOf } from './export-rule.js';
 import type { ExportContext, ExportNode } from '../interop/export-node.js';
 import { denseKernel as denseKernelOf, linearWeight } from '../interop/layout.js';
 import { onnxActivated, torchActivation } from '../interop/activation-forms.js';
-import { int } from '../interop/onnx-graph.js';
+import { int, onnxLinear } from '../interop/onnx-graph.js';
 import { activationOf, denseDinput, denseForwardKernel, denseUpdates, whyNotActivation } from '../wgsl/dense.js';
 import { sharedDinput, sharedUpdates } from '../wgsl/shared.js';
 import type { DenseLayer, WgslLayerRule } from '../wgsl/rule.js';
 
 export const dense: LayerKind = {
   name: 'dense',
-  summary: 'fully connected layer on a flat input: activation(x · kernel + bias)',
+  summary: 'fully connected layer on the last axis: activation(x · kernel + bias)',
   args: [{ name: 'units', type: { kind: 'int', min: 1 }, positional: true, required: true, shapeAffecting: true }, ...weightedArgs],
   reads: 'previous',
   shape(ctx) {
     const input = ctx.inputs[0];
-    if (input.length !== 1) {
-      ctx.error(Messages.InputRank, undefined, 'dense', 'a flat [features]', fmtShape(input), '; add flatten() before it');
+    if (input.length !== 1 && input.length !== 2) {
+      ctx.error(Messages.InputRank, undefined, 'dense', 'a flat [features] or a sequence [steps, features]', fmtShape(input), '; add flatten() before it');
       return undefined;
     }
-    return [ctx.args.values.units as number];
+    return [...input.slice(0, -1), ctx.args.values.units as number];
   },
   params(args, [input]) {
     const units = args.units as number;
-    const kernel = { name: 'kernel', shape: [input[0], units], init: args.init as Initializer, trainable: true };
+    const kernel = { name: 'kernel', shape: [input[input.length - 1], units], init: args.init as Initializer, trainable: true };
     return args.bias ? [kernel, { name: 'bias', shape: [units], init: args.bias_init as Initializer, trainable: true }] : [kernel];
   },
   widen: { keepsShared: false, kernels: ['kernel'] },
@@ -47,25 +48,31 @@ export const dense: LayerKind = {
     single: (ctx, x, p) => apply(ctx, x, p, false),
     // [N, B, in] x [N, in, out]; a shared [B, in] input meets all members' kernels side by side in one
     // wide [B, in] x [in, N*out] matMul
+    // (a sequence's steps are folded into its rows: [B, T, in] as [B*T, in], and back after)
     grouped(ctx, [x], p) {
       const { tf } = ctx;
       let y;
       if (x.shared) {
-        const wide = (x.data ? matMulOfData : matMul)(tf, x.t, p.kernel);
+        const rows = foldSteps(tf, x.t, 1);
+        const wide = (x.data ? matMulOfData : matMul)(tf, rows, p.kernel);
         const [b, nOut] = wide.shape;
         const units = nOut / ctx.members;
         y = tf.transpose(tf.reshape(p.bias ? tf.add(wide, p.bias) : wide, [b, ctx.members, units]), [1, 0, 2]);
+        y = unfoldSteps(tf, y, x.t.shape, 1);
       } else {
         // each member's own rows: [N, B, in] x [N, in, out] (data, the members' own inputs, needs no gradient)
-        y = (x.data ? matMulOfData : matMul)(tf, x.t, p.kernel);
+        y = (x.data ? matMulOfData : matMul)(tf, foldSteps(tf, x.t, 2), p.kernel);
         if (p.bias) y = tf.add(y, tf.expandDims(p.bias, 1));
+        y = unfoldSteps(tf, y, x.t.shape, 2);
       }
       return activateWide(ctx, ctx.attrs.activation as string, { t: y, shared: false });
     },
     // [B, N*in] x [N*in, N*out] (block-diagonal), or a shared [B, in] x [in, N*out]
     blockdiag(ctx, [x], p) {
-      const y = (x.data ? matMulOfData : matMul)(ctx.tf, x.t, p.kernel);
-      return activateWide(ctx, ctx.attrs.activation as string, { t: p.bias ? ctx.tf.add(y, p.bias) : y, shared: false });
+      const { tf } = ctx;
+      const y = (x.data ? matMulOfData : matMul)(tf, foldSteps(tf, x.t, 1), p.kernel);
+      const z = unfoldSteps(tf, p.bias ? tf.add(y, p.bias) : y, x.t.shape, 1);
+      return activateWide(ctx, ctx.attrs.activation as string, { t: z, shared: false });
     },
     // one [in, out] kernel: on a shared [B, in] input once, on per-member inputs all members' rows at once
     shared: sharedByFolding(apply),
@@ -76,10 +83,13 @@ export const dense: LayerKind = {
   wgsl: denseWgsl(),
 };
 
-/** A PyTorch Linear (an ONNX Gemm) and its activation; the weight [out, in], its columns in the input's feature order. */
+/**
+ * A PyTorch Linear (an ONNX Gemm, or on a sequence MatMul and Add, which act on the last axis) and its
+ * activation; the weight [out, in], its columns in the input's feature order.
+ */
 function exportNode(ctx: ExportContext): ExportNode {
   const [x] = ctx.inputs;
-  const [inFeatures] = x.shape;
+  const inFeatures = x.shape[x.shape.length - 1];
   const outFeatures = ctx.args.units as number;
   const bias = !!ctx.args.bias;
   const act = activationArgOf(ctx.args.activation);
@@ -93,7 +103,7 @@ function exportNode(ctx: ExportContext): ExportNode {
       init: [`${self} = nn.Linear(${inFeatures}, ${outFeatures}${bias ? '' : ', bias=False'})`],
       forward: ([v]) => torchActivation(act, `${self}(${v})`, ctx.base.shape),
     },
-    onnx: ({ g, xs, out, tensors }) => onnxActivated(g, act, ctx.base.shape, out, (name) => g.op('Gemm', [xs[0], ...tensors()], [int('transB', 1)], name)),
+    onnx: ({ g, xs, out, tensors }) => onnxActivated(g, act, ctx.base.shape, out, (name) => (x.shape.length === 1 ? g.op('Gemm', [xs[0], ...tensors()], [int('transB', 1)], name) : onnxLinear(g, xs[0], tensors(), name))),
     params: (t, input) => [denseKernelOf(t('weight'), inFeatures, outFeatures, input.order), ...(bias ? [t('bias')] : [])],
   };
 }
@@ -104,7 +114,7 @@ function exportNode(ctx: ExportContext): ExportNode {
  */
 function denseWgsl(): WgslLayerRule<DenseLayer> {
   return {
-    whyNot: (op, c) => whyNotActivation(op, c.activations),
+    whyNot: (op, c) => (c.inputs[0].shape.length > 1 ? `the dense layer ${op.name} on a sequence [${c.inputs[0].shape.join(', ')}]` : whyNotActivation(op, c.activations)),
     sharedParams: true,
     onShared: 'sums',
     layer: (b) => ({ ...b.base, ...activationOf(b), family: 'dense', kernel: b.param('kernel'), bias: b.param('bias'), keys: [], clipFloats: b.base.inWidth * b.base.width, order: [0] }),
@@ -134,7 +144,9 @@ function denseKernel(): WasmRule {
     return alpha;
   };
   return {
-    whyNot: (attrs) => (kernelActivations.has(attrs.activation as string) ? undefined : `the ${String(attrs.activation)} activation`),
+    // a sequence's steps would be more rows of the batch, but the step's loops and saved buffers count rows by
+    // the batch alone: it trains on the op path
+    whyNot: (attrs, [input]) => (input.length > 1 ? `dense of a sequence ${fmtShape(input)}` : kernelActivations.has(attrs.activation as string) ? undefined : `the ${String(attrs.activation)} activation`),
     forward(k) {
       const act = k.attrs.activation as string;
       const z = act === 'linear' ? k.output : k.saved('z', k.output.width);
@@ -154,8 +166,25 @@ function denseKernel(): WasmRule {
   };
 }
 
-/** activation(x · kernel + bias) for [rows, in] inputs; `data`: x needs no gradient. */
+/** activation(x · kernel + bias) for [rows, in] or [rows, T, in] inputs; `data`: x needs no gradient. */
 function apply({ tf, attrs }: ForwardContext, [x]: Tensor[], p: Params, data: boolean): Tensor {
-  const y = (data ? matMulOfData : matMul)(tf, x, p.kernel);
-  return activate(tf, attrs.activation as string, p.bias ? tf.add(y, p.bias) : y);
+  const y = (data ? matMulOfData : matMul)(tf, foldSteps(tf, x, 1), p.kernel);
+  return activate(tf, attrs.activation as string, unfoldSteps(tf, p.bias ? tf.add(y, p.bias) : y, x.shape, 1));
+}
+
+/**
+ * A sequence's steps folded into its rows: `lead` leading axes kept ([N, B] or [B]), then [B*T, in] where the
+ * example is [T, in], so that one product serves every step. A flat example is returned as it is, so that a
+ * flat dense runs the very ops it always has.
+ */
+function foldSteps(tf: TF, x: Tensor, lead: 1 | 2): Tensor {
+  if (x.rank === lead + 1) return x;
+  const s = x.shape as number[];
+  return tf.reshape(x, [...s.slice(0, lead - 1), s[lead - 1] * s[lead], s[s.length - 1]]);
+}
+
+/** The rows of foldSteps back as [..., B, T, out], the input being `input` (a flat one's are as they are). */
+function unfoldSteps(tf: TF, y: Tensor, input: number[], lead: 1 | 2): Tensor {
+  if (input.length === lead + 1) return y;
+  return tf.reshape(y, [...y.shape.slice(0, -2), input[lead - 1], input[lead], y.shape[y.rank - 1]]);
 }

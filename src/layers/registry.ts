@@ -15,8 +15,9 @@ import { conv1d } from './conv1d.js';
 import { maxpool1d, avgpool1d } from './pool1d.js';
 import { lstm } from './lstm.js';
 import { gru } from './gru.js';
+import { attention } from './attention.js';
 
-export const layerKinds: readonly LayerKind[] = [dense, conv2d, conv1d, maxpool2d, avgpool2d, maxpool1d, avgpool1d, globalAvgPool, globalMaxPool, embedding, flatten, dropout, batchnorm, layernorm, lstm, gru, add, concat, ...activationLayers];
+export const layerKinds: readonly LayerKind[] = [dense, conv2d, conv1d, maxpool2d, avgpool2d, maxpool1d, avgpool1d, globalAvgPool, globalMaxPool, embedding, flatten, dropout, batchnorm, layernorm, lstm, gru, attention, add, concat, ...activationLayers];
 
 const byName = new Map(layerKinds.map((k) => [k.name, k]));
 

@@ -51,7 +51,7 @@ export const languageDocs: readonly DocLine[] = [
     "names": [
       "shared"
     ],
-    "text": "- `shared` goes before a layer with weights: `dense`, `conv2d`, `conv1d`, `embedding`, `batchnorm`, `layernorm`, `lstm`, `gru` (`shared relu()` is an error, NET2019). With a label it follows the `=`: `trunk = shared dense(16)`.",
+    "text": "- `shared` goes before a layer with weights: `dense`, `conv2d`, `conv1d`, `embedding`, `batchnorm`, `layernorm`, `lstm`, `gru`, `attention` (`shared relu()` is an error, NET2019). With a label it follows the `=`: `trunk = shared dense(16)`.",
     "line": 130
   },
   {
@@ -317,7 +317,7 @@ export const languageDocs: readonly DocLine[] = [
     "names": [
       "dense"
     ],
-    "text": "| `dense(units)` | `units` | a fully connected layer; input `[n]` |",
+    "text": "| `dense(units)` | `units` | a fully connected layer on the last axis; input `[n]`, or a sequence `[t, n]` to `[t, units]` (every step by the same kernel, as Keras' `Dense`) |",
     "header": "| layer | arguments (defaults) | notes |",
     "line": 393
   },
@@ -426,7 +426,7 @@ export const languageDocs: readonly DocLine[] = [
     "names": [
       "layernorm"
     ],
-    "text": "| `layernorm(epsilon:)` | `epsilon: 0.001` | normalises over the last axis |",
+    "text": "| `layernorm(epsilon:)` | `epsilon: 0.001` | normalises over the last axis (each step of a sequence on its own) |",
     "header": "| layer | arguments (defaults) | notes |",
     "line": 405
   },
@@ -451,11 +451,20 @@ export const languageDocs: readonly DocLine[] = [
   {
     "section": "Layers",
     "names": [
+      "attention"
+    ],
+    "text": "| `attention(heads, causal:)` | `heads`, `causal: false` | multi-head self-attention over a sequence `[t, f]` to `[t, f]`: query, key, value and output projections (`[f, f]` kernels and biases), `heads` heads of `f / heads` features each (`heads` must divide `f`), scores scaled by `1 / sqrt(f / heads)`; `causal: true` lets a step attend to itself and earlier steps only. It trains on TF.js ops, and `netc extract` writes it for PyTorch and ONNX but not for TF.js (tfjs-layers has no such layer) |",
+    "header": "| layer | arguments (defaults) | notes |",
+    "line": 408
+  },
+  {
+    "section": "Layers",
+    "names": [
       "add"
     ],
     "text": "| `add(a, b, ...)` | two or more labels | element-wise sum of outputs of one shape |",
     "header": "| layer | arguments (defaults) | notes |",
-    "line": 408
+    "line": 409
   },
   {
     "section": "Layers",
@@ -464,7 +473,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `concat(a, b, ...)` | two or more labels | joins outputs along the last axis |",
     "header": "| layer | arguments (defaults) | notes |",
-    "line": 409
+    "line": 410
   },
   {
     "section": "Layers",
@@ -479,7 +488,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `relu()`, `sigmoid()`, `tanh()`, `softmax()`, `gelu()`, `elu()`, `swish()` | | an activation as a layer of its own |",
     "header": "| layer | arguments (defaults) | notes |",
-    "line": 410
+    "line": 411
   },
   {
     "section": "Layers",
@@ -488,7 +497,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `leaky_relu(alpha)` | `alpha: 0.2` | |",
     "header": "| layer | arguments (defaults) | notes |",
-    "line": 411
+    "line": 412
   },
   {
     "section": "Layers",
@@ -497,7 +506,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `activation:` | `linear` | an activation (below), applied to the layer's output |",
     "header": "| option | default | values |",
-    "line": 420
+    "line": 421
   },
   {
     "section": "Layers",
@@ -506,7 +515,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `bias:` | `true` | `false` leaves the bias out |",
     "header": "| option | default | values |",
-    "line": 421
+    "line": 422
   },
   {
     "section": "Layers",
@@ -515,7 +524,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `init:` | `glorot_uniform` | the kernel's initialiser (below) |",
     "header": "| option | default | values |",
-    "line": 422
+    "line": 423
   },
   {
     "section": "Layers",
@@ -524,7 +533,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `bias_init:` | `zeros` | the bias's initialiser |",
     "header": "| option | default | values |",
-    "line": 423
+    "line": 424
   },
   {
     "section": "Activations",
@@ -542,7 +551,7 @@ export const languageDocs: readonly DocLine[] = [
       "swish"
     ],
     "text": "`linear` (the default: none), `relu`, `sigmoid`, `tanh`, `softmax`, `gelu`, `elu`, `leaky_relu` (with `alpha` 0.2 when used as `activation: leaky_relu`), `swish`.",
-    "line": 427
+    "line": 428
   },
   {
     "section": "Activations",
@@ -552,7 +561,7 @@ export const languageDocs: readonly DocLine[] = [
       "swish"
     ],
     "text": "`alpha` 0.2 when used as `activation: leaky_relu`), `swish`.",
-    "line": 428
+    "line": 429
   },
   {
     "section": "Initialisers",
@@ -567,7 +576,7 @@ export const languageDocs: readonly DocLine[] = [
       "ones"
     ],
     "text": "`glorot_uniform` (the default for kernels), `glorot_normal`, `he_uniform`, `he_normal`, `lecun_normal`, `lecun_uniform`, `zeros` (the default for biases), `ones`.",
-    "line": 432
+    "line": 433
   },
   {
     "section": "Initialisers",
@@ -577,7 +586,7 @@ export const languageDocs: readonly DocLine[] = [
       "ones"
     ],
     "text": "`lecun_uniform`, `zeros` (the default for biases), `ones`.",
-    "line": 433
+    "line": 434
   },
   {
     "section": "Losses",
@@ -586,7 +595,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `mse` | regression: mean squared error |",
     "header": "| loss | for |",
-    "line": 439
+    "line": 440
   },
   {
     "section": "Losses",
@@ -595,7 +604,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `mae` | regression: mean absolute error |",
     "header": "| loss | for |",
-    "line": 440
+    "line": 441
   },
   {
     "section": "Losses",
@@ -604,7 +613,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `huber(delta)` | regression: squared below `delta` (default 1), absolute above |",
     "header": "| loss | for |",
-    "line": 441
+    "line": 442
   },
   {
     "section": "Losses",
@@ -613,7 +622,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `binary_crossentropy` | two classes, one `sigmoid` output |",
     "header": "| loss | for |",
-    "line": 442
+    "line": 443
   },
   {
     "section": "Losses",
@@ -622,7 +631,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `categorical_crossentropy` | K classes, K `softmax` outputs (labels one-hot encoded by netc) |",
     "header": "| loss | for |",
-    "line": 443
+    "line": 444
   },
   {
     "section": "Losses",
@@ -631,7 +640,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `sparse_categorical_crossentropy` | K classes, K `softmax` outputs, integer labels |",
     "header": "| loss | for |",
-    "line": 444
+    "line": 445
   },
   {
     "section": "Optimizers",
@@ -640,7 +649,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `sgd(lr, momentum, nesterov)` | `lr: 0.01`, `momentum: 0`, `nesterov: false`, `weight_decay: 0`, `clipnorm: 0` |",
     "header": "| optimizer | arguments (defaults) |",
-    "line": 455
+    "line": 456
   },
   {
     "section": "Optimizers",
@@ -649,7 +658,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `adam(lr, beta1, beta2, epsilon)` | `lr: 0.001`, `beta1: 0.9`, `beta2: 0.999`, `epsilon: 1e-7`, `clipnorm: 0` |",
     "header": "| optimizer | arguments (defaults) |",
-    "line": 456
+    "line": 457
   },
   {
     "section": "Optimizers",
@@ -658,7 +667,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `adamw(lr, weight_decay, beta1, beta2, epsilon)` | `lr: 0.001`, `weight_decay: 0.004`, `beta1: 0.9`, `beta2: 0.999`, `epsilon: 1e-7`, `clipnorm: 0` |",
     "header": "| optimizer | arguments (defaults) |",
-    "line": 457
+    "line": 458
   },
   {
     "section": "Optimizers",
@@ -667,7 +676,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `rmsprop(lr, rho, momentum, epsilon)` | `lr: 0.001`, `rho: 0.9`, `momentum: 0`, `epsilon: 1e-7`, `clipnorm: 0` |",
     "header": "| optimizer | arguments (defaults) |",
-    "line": 458
+    "line": 459
   },
   {
     "section": "Data sources",
@@ -676,7 +685,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `xor(n, noise)` | `n: 200`, `noise: 0.1` | points `[2]` in 2 classes, generated from the seed |",
     "header": "| source | arguments (defaults) | gives |",
-    "line": 467
+    "line": 468
   },
   {
     "section": "Data sources",
@@ -685,7 +694,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `moons(n, noise)` | `n: 400`, `noise: 0.1` | two interleaved half circles: `[2]`, 2 classes |",
     "header": "| source | arguments (defaults) | gives |",
-    "line": 468
+    "line": 469
   },
   {
     "section": "Data sources",
@@ -694,7 +703,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `spirals(n, classes, noise)` | `n: 400`, `classes: 2`, `noise: 0.1` | interleaved spirals: `[2]`, `classes` classes |",
     "header": "| source | arguments (defaults) | gives |",
-    "line": 469
+    "line": 470
   },
   {
     "section": "Data sources",
@@ -703,7 +712,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `iris(limit, offset)` | `limit: 150`, `offset: 0` | Fisher's 150 irises: `[4]`, 3 classes |",
     "header": "| source | arguments (defaults) | gives |",
-    "line": 470
+    "line": 471
   },
   {
     "section": "Data sources",
@@ -712,7 +721,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `mnist(limit, offset)` | `limit: 10000` (at most 10000), `offset: 0` | handwritten digits `[28, 28, 1]`, 10 classes |",
     "header": "| source | arguments (defaults) | gives |",
-    "line": 471
+    "line": 472
   },
   {
     "section": "Data sources",
@@ -721,7 +730,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `fashion_mnist(limit, offset)` | `limit: 10000` (at most 10000), `offset: 0` | clothing images `[28, 28, 1]`, 10 classes |",
     "header": "| source | arguments (defaults) | gives |",
-    "line": 472
+    "line": 473
   },
   {
     "section": "Data sources",
@@ -730,7 +739,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `csv(\"file.csv\", label: \"y\")` | the path; `label:` a column or a list of columns (default: the first) | a header row, then numbers: the other columns are the features |",
     "header": "| source | arguments (defaults) | gives |",
-    "line": 473
+    "line": 474
   },
   {
     "section": "Data sources",
@@ -739,7 +748,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `idx(images: \"...\", labels: \"...\", classes:)` | both paths required; `classes: 10` | the MNIST file format, plain or gzip |",
     "header": "| source | arguments (defaults) | gives |",
-    "line": 474
+    "line": 475
   },
   {
     "section": "Data sources",
@@ -748,7 +757,7 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `npy(x: \"...\", y: \"...\", classes:)` | both paths required; `classes: 10` | NumPy `.npy` arrays: features x `[count, ...]`, labels y |",
     "header": "| source | arguments (defaults) | gives |",
-    "line": 475
+    "line": 476
   },
   {
     "section": "Data sources",
@@ -757,6 +766,6 @@ export const languageDocs: readonly DocLine[] = [
     ],
     "text": "| `npz(\"file.npz\", x: \"...\", y: \"...\", classes:)` | the path and both keys required; `classes: 10` | two arrays of a NumPy `.npz` archive (`np.savez`, `np.savez_compressed`) |",
     "header": "| source | arguments (defaults) | gives |",
-    "line": 476
+    "line": 477
   }
 ];

@@ -31,6 +31,12 @@ export const layerCases: Record<string, { input: number[]; layers: string }> = {
   'batchnorm on the input': { input: [3], layers: 'batchnorm()\ndense(2)' },
   layernorm: { input: [4], layers: 'dense(5)\nlayernorm(epsilon: 0.01)\ndense(2)' },
   'layernorm on images': { input: [3, 3, 2], layers: 'conv2d(4, kernel: 2)\nlayernorm()\nflatten()\ndense(2)' },
+  // a sequence [T, F]: dense and layernorm on its last axis, on the shared input and on members' own values
+  'dense and layernorm on a sequence': { input: [3, 4], layers: 'dense(5, activation: tanh)\nlayernorm(epsilon: 0.01)\ndense(3)\nflatten()\ndense(2)' },
+  // attention has no tfjs-layers reference: these compare each member with a run of it alone (the `single` rule
+  // under the loop lowering), and test/export.test.ts holds that to PyTorch and onnxruntime
+  // (a causal one on the shared input, another on members' own values)
+  attention: { input: [3, 4], layers: 'attention(heads: 2, causal: true)\ndense(6)\nattention(3)\nflatten()\ndense(2)' },
   add: { input: [4], layers: 'h = dense(4, activation: relu)\nr = dense(4)\nadd(h, r)\ndense(2)' },
   'add with the input': { input: [3], layers: 'h = dense(3, activation: tanh)\nadd(h, input)\ndense(2)' },
   concat: { input: [4], layers: 'a = dense(3)\nb = dense(2, activation: sigmoid, from: input)\nconcat(a, b)\ndense(2)' },

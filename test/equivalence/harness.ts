@@ -16,6 +16,7 @@ import { registerWasmKernels } from '../../src/kernels/wasm-kernels.js';
 import type { ModelIR } from '../../src/ir/model-ir.js';
 import { layerKind } from '../../src/layers/registry.js';
 import type { Program } from '../../src/check/program.js';
+import { hasRule } from '../../src/layers/layer-kind.js';
 
 export { tf };
 
@@ -100,6 +101,19 @@ export function alone(b: Built, id: number): tf.LayersModel {
   const model = toLayersModel(tf as unknown as TF, b.ir, memberHyperparameters(b.hyper, id));
   setWeights(tf as unknown as TF, model, b.ir, initMember(b.ir, b.program.ensemble.seed, id));
   return model;
+}
+
+/** Whether every layer of the model has a tfjs-layers reference (attention's is PyTorch, through the export). */
+export function hasLayersReference(b: Built): boolean {
+  return b.ir.ops.slice(1).every((op) => hasRule(layerKind(op.op)!.reference));
+}
+
+/**
+ * Member `id` of `source` as a population of its own under the loop lowering (the kinds' `single` rules), with
+ * its own hyperparameters and initial weights: the reference of a model without a tfjs-layers one.
+ */
+export function aloneFused(source: string, id: number, members: number, options: BuildOptions = {}): Built {
+  return build(source, 'loop', members, { ...options, memberIds: [id] });
 }
 
 /** Reproducible inputs and targets. */
