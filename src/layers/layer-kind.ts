@@ -40,6 +40,8 @@ export interface LayerKind {
   shape(ctx: ShapeContext): Shape | undefined;
   /** the parameters of one member, in a fixed order */
   params(args: BoundArgs['values'], input: Shape[]): ParamSpec[];
+  /** this layer reads its input as integer token ids in [0, n): n from its arguments (embedding's vocab) */
+  tokenIds?(args: BoundArgs['values']): number;
   /** how the layer widens to N members */
   widen: WidenRule;
   /** how it computes on TF.js ops, alone and widened (the op path) */
