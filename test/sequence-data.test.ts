@@ -12,6 +12,10 @@ import { encodeTexts, learnVocabulary, tokenize } from '../src/data/text.js';
 import { checkTokenIds } from '../src/data/token-ids.js';
 import { spamAssassinFiles } from '../src/data/spam.js';
 import { formatDataError, type Dataset } from '../src/data/dataset.js';
+import { checkDataFit } from '../src/check/data-fit.js';
+import { DiagnosticSink } from '../src/diagnostics/sink.js';
+import type { LayerKind } from '../src/layers/layer-kind.js';
+import type { ModelCheck } from '../src/check/check-model.js';
 import { call, dataErrorOf, expectMatchesShape, tempDir } from './data/helpers.js';
 import { npyBytes, npzBytes } from './data/npy-writer.js';
 
@@ -77,6 +81,25 @@ describe('the token-id range check', () => {
     expect(error([0, 1, 2, 3, 12001, 5])).toBe(`npy(x: "data/spam.npy"): error NET4090: row 1 (counting from 0), step 1: token id 12001 is outside the vocabulary [0, 10000) of embedding_1, which reads the model's input`);
     expect(error([0, 0.5, 2])).toBe(`npy(x: "data/spam.npy"): error NET4090: row 0 (counting from 0), step 1: token id 0.5 is not a whole number: embedding_1 reads the model's input as token ids in [0, 10000)`);
     expect(error([0, 1, -1])).toContain('step 2: token id -1 is outside');
+  });
+});
+
+describe('a text source against the layer that reads token ids, at check time', () => {
+  // no layer kind reads token ids yet on this branch: a stand-in with the embedding's rule
+  const embedding = { name: 'embedding', tokenIds: (a: Record<string, unknown>) => a.vocab as number } as unknown as LayerKind;
+  const model = (vocab: number): ModelCheck => ({
+    input: [4],
+    model: { name: 'm', input: [4], layers: [{ index: 0, kind: embedding, shared: false, args: { vocab }, inputs: [-1], shape: [4, 8], span: { start: 0, length: 1 } }] },
+  });
+  const reported = (tokens: number, vocab: number) => {
+    const sink = new DiagnosticSink('f.net');
+    const at = { start: 10, length: 5 };
+    checkDataFit(model(vocab), { features: [4], labels: { kind: 'values', columns: 1 }, tokens }, undefined, { data: at, loss: at }, 'text', sink);
+    return sink.diagnostics.map((d) => [d.code, d.message]);
+  };
+  it('is NET4091 when the data gives more ids than the layer looks up', () => {
+    expect(reported(10000, 10000)).toEqual([]);
+    expect(reported(20000, 10000)).toEqual([[4091, 'text() gives token ids in [0, 20000) (vocab: 20000), but embedding reads ids in [0, 10000): give the data vocab: 10000 or less, or the layer a vocabulary of 20000']]);
   });
 });
 
