@@ -4,25 +4,14 @@ import { checkClassLabels } from '../data/class-labels.js';
 import type { Dataset } from '../data/dataset.js';
 import type { ModelIR } from '../ir/model-ir.js';
 import { losses } from '../vocabulary/losses.js';
-import { layerKind } from '../layers/registry.js';
-import { checkTokenIds, type TokenReader } from '../data/token-ids.js';
+import { checkTokenIds } from '../data/token-ids.js';
+import { tokenReader } from '../ir/token-reader.js';
 
 /** Throws a DataError for a label that is no class index of the model's output under the sparse loss `lossName`. */
 export function checkLoadedLabels(ds: Dataset, lossName: string | undefined, ir: ModelIR): void {
   const loss = losses.find((l) => l.name === lossName);
   const out = ir.ops[ir.output].shape;
   if (loss && out.length === 1) checkClassLabels(ds, loss, out[0]);
-}
-
-/** The layer that reads the model's input as token ids (an embedding), with its vocabulary's size: the smallest, if several do. */
-export function tokenReader(ir: ModelIR): TokenReader | undefined {
-  let reader: TokenReader | undefined;
-  for (const op of ir.ops) {
-    const kind = op.inputs.includes(0) ? layerKind(op.op) : undefined;
-    const vocab = kind?.tokenIds?.(op.attrs);
-    if (vocab !== undefined && (!reader || vocab < reader.vocab)) reader = { layer: op.name, vocab };
-  }
-  return reader;
 }
 
 /** Throws a DataError for a token id, in any example of any split, that the layer reading the model's input cannot look up. */
