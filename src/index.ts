@@ -9,7 +9,7 @@ export { train, batchesPerEpoch, type TrainSetup, type TrainResult, type EpochRe
 export type { MemberMetrics } from './train/member-metrics.js';
 export { selectBackend, loadTF, type BackendName } from './runtime/backend.js';
 export { loadDataset } from './data/load.js';
-export { splitValidation } from './data/split.js';
+export { holdoutOf, splitValidation } from './data/split.js';
 export type { EnsembleIR, WideOp, WideParam } from './ensemble/ensemble-ir.js';
 export type { ParamLayout } from './core/layout.js';
 export type { ModelIR } from './ir/model-ir.js';

@@ -82,7 +82,7 @@ export function checkTrain(block: EntriesBlock, model: ModelCheck, sink: Diagnos
   let dataShape: DataShape | undefined;
   if (data && dataArg) {
     const shape = data.spec.shape(data.config.args, host);
-    if (shape && 'error' in shape) sink.report(shape.code ? { code: shape.code, category: 'error', text: '{0}' } : Messages.DataFile, dataArg.value.span, shape.error);
+    if (shape && 'error' in shape) sink.report(shape.code ? { code: shape.code, category: 'error', text: '{0}' } : Messages.DataFile, (shape.arg && data.spans[shape.arg]) || dataArg.value.span, shape.error);
     else if (shape && 'missing' in shape) sink.report(Messages.DataFileMissing, dataArg.value.span, shape.missing);
     else dataShape = shape;
     if (dataShape?.labelTaken !== undefined) sink.report(Messages.CsvLabelTaken, dataArg.value.span, `${data.config.name}("${data.config.args.path as string}")`, dataShape.labelTaken);

@@ -50,6 +50,7 @@ export function checkDataFit(model: ModelCheck, data: DataShape, loss: LossSpec 
   if (model.input && !inputFits(data.features, model.input)) {
     sink.report(Messages.InputDoesNotFitData, spans.data, fmtShape(model.input), `${source}()`, `examples of shape ${fmtShape(data.features)}`);
   }
+  checkTokenVocabulary(model, data, spans.data, source, sink);
   if (!loss) return;
   const expected = expectedOutput(loss, data.labels);
   if (typeof expected === 'string') {
@@ -80,6 +81,15 @@ export function checkDataFit(model: ModelCheck, data: DataShape, loss: LossSpec 
   }
   const advice = activationAdvice(loss, actual, out[0]);
   if (advice) sink.report(Messages.ActivationLossMismatch, spans.loss, advice);
+}
+
+/** A text source's vocabulary against the layers that read the model's input as token ids (their ids must be below its size). */
+function checkTokenVocabulary(model: ModelCheck, data: DataShape, at: Span, source: string, sink: DiagnosticSink): void {
+  if (data.tokens === undefined || !model.model) return;
+  for (const layer of model.model.layers) {
+    const vocab = layer.inputs.includes(-1) ? layer.kind.tokenIds?.(layer.args) : undefined;
+    if (vocab !== undefined && data.tokens > vocab) sink.report(Messages.TokensPastVocabulary, at, `${source}()`, data.tokens, layer.kind.name, vocab);
+  }
 }
 
 /** A csv label column read at check time against a sparse loss: every label an integer in [0, units). */

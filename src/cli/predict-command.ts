@@ -7,8 +7,10 @@ import { dirname, join, resolve } from 'node:path';
 import { expectedOutput, inputFits } from '../check/data-fit.js';
 import { formatDataSource, parseDataSource } from '../check/data-expression.js';
 import type { CallConfig } from '../core/arg-spec.js';
-import { splitData } from '../data/split.js';
-import { checkLoadedLabels } from './loaded-labels.js';
+import { holdoutOf, splitData } from '../data/split.js';
+import { textSources } from '../data/text.js';
+import { checkLoadedLabels, checkLoadedTokens } from './loaded-labels.js';
+import { tokenReader } from '../ir/token-reader.js';
 import { dataSources } from '../data/sources.js';
 import { loadDataset } from '../data/load.js';
 import { splitText } from '../vocabulary/splits.js';
@@ -145,7 +147,23 @@ async function givenData(config: CallConfig, options: InferenceCommandOptions, i
   if (generatedSets.includes(config.name) && options.seed === undefined) {
     io.err(`note: ${config.name}() is drawn from the run's seed (${seed}), as its training data was, so its examples overlap those the run trained on; give --seed for new ones, or leave out --data to use the run's held-out split\n`);
   }
-  return { data: withRunClasses(await loadDataset(config, { baseDir: process.cwd(), seed }), config, info), text: options.data!, split: null };
+  const vocabulary = await runVocabulary(config, info);
+  const tokenIds = tokenReader(info.model) !== undefined;
+  const data = await loadDataset(config, { baseDir: process.cwd(), seed, tokenIds, ...(vocabulary ? { vocabulary } : {}) });
+  checkLoadedTokens(data, info.model);
+  return { data: withRunClasses(data, config, info), text: options.data!, split: null };
+}
+
+/**
+ * Text given with --data to a run trained on text: its words take the ids the run trained on, the run's own
+ * vocabulary (learnt again from its training rows), not one learnt from the new texts.
+ */
+async function runVocabulary(config: CallConfig, info: RunInfo): Promise<string[] | undefined> {
+  const train = info.program.train;
+  if (!train || !textSources.includes(config.name) || !textSources.includes(train.data.name)) return undefined;
+  const seed = info.program.ensemble.seed;
+  const baseDir = info.base_dir ?? dirname(resolve(info.file));
+  return (await loadDataset(train.data, { baseDir, seed, holdout: holdoutOf(train, seed) })).vocabulary;
 }
 
 const generatedSets = ['xor', 'moons', 'spirals'];
@@ -162,8 +180,10 @@ async function runSplit(runDir: string, info: RunInfo, io: Io): Promise<ChosenDa
   const none = `give --data: ${runDir} holds out no data of its own (its train block sets neither test: nor validation:${own})`;
   if (!train || (fractions.test === 0 && fractions.validation === 0)) throw new UsageError(none);
   const text = formatDataSource(train.data);
-  const all = await loadDataset(train.data, { baseDir: info.base_dir ?? dirname(resolve(info.file)), seed: info.program.ensemble.seed });
+  const tokenIds = tokenReader(info.model) !== undefined;
+  const all = await loadDataset(train.data, { baseDir: info.base_dir ?? dirname(resolve(info.file)), seed: info.program.ensemble.seed, holdout: holdoutOf(train, info.program.ensemble.seed), tokenIds });
   checkLoadedLabels(all, train.loss.name, info.model);
+  checkLoadedTokens(all, info.model);
   const splits = splitData(all, fractions.validation, fractions.test, train.holdout === 'shuffled' ? info.program.ensemble.seed : undefined);
   const split = splits.test ? 'test' : splits.validation ? 'validation' : undefined;
   if (!split) throw new UsageError(none);

@@ -8,8 +8,9 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { Messages } from '../diagnostics/messages.js';
 import { dataSize, loadDataset } from '../data/load.js';
 import { DataError, formatDataError } from '../data/dataset.js';
-import { splitData, splitValidation } from '../data/split.js';
-import { checkLoadedLabels } from './loaded-labels.js';
+import { holdoutOf, splitData, splitValidation } from '../data/split.js';
+import { checkLoadedLabels, checkLoadedTokens } from './loaded-labels.js';
+import { tokenReader } from '../ir/token-reader.js';
 import { warnHeldOutClasses } from './held-out-classes.js';
 import { describeSplit, splitNote } from '../data/member-splits.js';
 import { shownHyperparameters, type HyperTable } from '../runtime/hyper.js';
@@ -282,8 +283,10 @@ function finished(runDir: string, at: number): boolean {
 async function loadData(state: CompileState, baseDir: string, io: Io): Promise<{ seen: Split; tested: number } | undefined> {
   const program = state.program!;
   try {
-    const all = await loadDataset(program.train!.data, { baseDir, seed: program.ensemble.seed });
+    const tokenIds = tokenReader(state.ir!) !== undefined;
+    const all = await loadDataset(program.train!.data, { baseDir, seed: program.ensemble.seed, holdout: holdoutOf(program.train!, program.ensemble.seed), tokenIds });
     checkLoadedLabels(all, program.train!.loss.name, state.ir!);
+    checkLoadedTokens(all, state.ir!);
     // the test split stays here: the trainer is given the train and validation splits alone
     const splits = splitData(all, program.train!.validation, program.train!.test, program.train!.holdout === 'shuffled' ? program.ensemble.seed : undefined);
     const { test, ...seen } = splits;

@@ -13,7 +13,7 @@ const numeric = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 
 /** `file` is the path to open and to name in errors; `shown` is how the .net file wrote it. */
 export function loadCsv(file: string, shown: string, label: string[] | undefined): Dataset {
-  const rows = parseRows(file, shown);
+  const rows = readCsvRows(file, shown);
   const header = rows[0];
   if (!header) throw dataError(Messages.DataBadFile, [`the csv file "${shown}" is empty; it needs a header row`], file);
   const columns = header.record.map((c) => c.trim());
@@ -33,19 +33,22 @@ export function loadCsv(file: string, shown: string, label: string[] | undefined
   for (let r = 0; r < count; r++) {
     const { record, line } = rows[r + 1];
     if (record.length !== columns.length) throw dataError(Messages.DataFieldCount, [record.length, columns.length], file, line, Math.min(record.length, columns.length) + 1);
-    const value = (at: number) => {
-      const text = record[at].trim();
-      if (text === '') throw dataError(Messages.DataMissingValue, [columns[at]], file, line, at + 1);
-      if (!numeric.test(text)) throw dataError(Messages.DataNotANumber, [columns[at], text], file, line, at + 1);
-      // 3.5e38 and 1e400 are decimal numbers, but float32 holds them as Infinity
-      const v = Number(text);
-      if (!Number.isFinite(Math.fround(v))) throw dataError(Messages.DataNotFloat32, [`column "${columns[at]}"`, text], file, line, at + 1);
-      return v;
-    };
+    const value = (at: number) => csvNumber(record, at, columns, file, line);
     featureAt.forEach((at, j) => (x[r * featureAt.length + j] = value(at)));
     labelAt.forEach((at, j) => (y[r * labelAt.length + j] = value(at)));
   }
   return { name: `csv("${shown}")`, count, x, featureShape: [featureAt.length], y, labels: { kind: 'values', columns: labelAt.length } };
+}
+
+/** Field `at` of a record as a number: a DataError at its line and column when it is missing or no finite float32. */
+export function csvNumber(record: string[], at: number, columns: string[], file: string, line: number): number {
+  const text = record[at].trim();
+  if (text === '') throw dataError(Messages.DataMissingValue, [columns[at]], file, line, at + 1);
+  if (!numeric.test(text)) throw dataError(Messages.DataNotANumber, [columns[at], text], file, line, at + 1);
+  // 3.5e38 and 1e400 are decimal numbers, but float32 holds them as Infinity
+  const v = Number(text);
+  if (!Number.isFinite(Math.fround(v))) throw dataError(Messages.DataNotFloat32, [`column "${columns[at]}"`, text], file, line, at + 1);
+  return v;
 }
 
 /** The records of csv text with the (1-based) line each ends on; blank lines are skipped. Throws csv-parse's errors. */
@@ -75,8 +78,8 @@ export function summarizeLabels(rows: { record: string[]; line: number }[], file
   return summary;
 }
 
-/** The records with the (1-based) line each ends on; blank lines are skipped. */
-function parseRows(file: string, shown: string): { record: string[]; line: number }[] {
+/** The records of the csv file `file` (named `shown`) with the (1-based) line each ends on; blank lines are skipped. */
+export function readCsvRows(file: string, shown: string): { record: string[]; line: number }[] {
   let text: Buffer;
   const kind = notARegularFile(file);
   if (kind) throw dataError(Messages.DataFileUnreadable, [shown, `it is ${kind}, not a file`], file);

@@ -20,6 +20,8 @@ export interface Dataset {
   /** labels: one class index per example (labels.kind 'classes') or `columns` values per example */
   y: Float32Array;
   labels: Labels;
+  /** a text source's vocabulary: the word of each token id (text.ts) */
+  vocabulary?: string[];
 }
 
 /** How the loss wants labels: see encodeLabels. */

@@ -11,12 +11,24 @@ import { loadIdx } from './idx.js';
 import { loadImages } from './images.js';
 import { iris } from './iris.js';
 import { loadNpy, loadNpz } from './numpy.js';
+import { loadSpamAssassin } from './spam.js';
+import type { Holdout } from './split.js';
+import { loadTextCsv, type TextOptions } from './text.js';
 
 export interface LoadOptions {
   /** the folder file paths are relative to */
   baseDir: string;
   /** the seed of the generated sets (xor, moons, spirals) */
   seed: number;
+  /**
+   * the train block's held-out fractions (and the holdout seed under `holdout: shuffled`): a text source
+   * learns its vocabulary from the examples that train, never from those held out
+   */
+  holdout?: Holdout;
+  /** the model reads the features as token ids: an npy or npz x of uint8 holds ids, not pixels to scale to [0, 1] */
+  tokenIds?: boolean;
+  /** a text source's vocabulary learnt before (the run's, for `netc predict --data`), used instead of learning one */
+  vocabulary?: readonly string[];
 }
 
 /** The size of a data set known before it loads: its examples and the bytes they take. */
@@ -53,6 +65,10 @@ export async function loadDataset(config: CallConfig, options: LoadOptions): Pro
     case 'mnist':
     case 'fashion_mnist':
       return loadImages(config.name, num('limit'), num('offset'));
+    case 'text':
+      return loadTextCsv(file(str('path')), str('path'), { text: str('text'), label: str('label') }, textOptions(config, options));
+    case 'spam_assassin':
+      return loadSpamAssassin(num('limit'), num('offset'), textOptions(config, options));
     case 'csv': {
       const label = a.label as string | string[] | undefined;
       return loadCsv(file(str('path')), str('path'), typeof label === 'string' ? [label] : label);
@@ -63,12 +79,18 @@ export async function loadDataset(config: CallConfig, options: LoadOptions): Pro
     }
     case 'npy': {
       const shown = new Map([[file(str('x')), str('x')], [file(str('y')), str('y')]]);
-      return loadNpy(file(str('x')), file(str('y')), a.classes as number | undefined, (f) => shown.get(f) ?? f);
+      return loadNpy(file(str('x')), file(str('y')), a.classes as number | undefined, (f) => shown.get(f) ?? f, options.tokenIds);
     }
     case 'npz':
-      return loadNpz(file(str('path')), str('x'), str('y'), a.classes as number | undefined, str('path'));
+      return loadNpz(file(str('path')), str('x'), str('y'), a.classes as number | undefined, str('path'), options.tokenIds);
     default:
       // the checker only lets through the names in sources.ts
       throw new Error(`internal error: no loader for the data source '${config.name}'`);
   }
+}
+
+/** How a text source's call and the load options turn its texts into token ids. */
+function textOptions(config: CallConfig, options: LoadOptions): TextOptions {
+  const { holdout, vocabulary } = options;
+  return { vocab: config.args.vocab as number, length: config.args.length as number, ...(holdout ? { holdout } : {}), ...(vocabulary ? { vocabulary } : {}) };
 }

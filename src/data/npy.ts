@@ -155,7 +155,30 @@ export function npyValues(bytes: Uint8Array, header: NpyHeader, where: NpyWhere)
   const data = bytes.subarray(dataStart, dataStart + need);
   const values = convert(data, type, count);
   if (type.kind === 'f') refuseNonFinite(values, data, type, dataStart, where);
+  if ((type.kind === 'i' || type.kind === 'u') && type.size >= 4) refuseInexact(values, data, header, where);
   return values;
+}
+
+// float32 holds every whole number up to 2^24 exactly; a value that converts to one this large may have been rounded
+const EXACT_INTEGERS = 2 ** 24;
+
+/** An integer that float32 rounds (an int64 token id of 2^24 + 1) is refused, by its row: a token id must stay the id it is. */
+function refuseInexact(values: Float32Array, data: Uint8Array, header: NpyHeader, where: NpyWhere): void {
+  const { type, shape } = header;
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  const le = type.littleEndian;
+  const exact = (i: number): bigint => {
+    const at = i * type.size;
+    if (type.size === 8) return type.kind === 'i' ? view.getBigInt64(at, le) : view.getBigUint64(at, le);
+    return BigInt(type.kind === 'i' ? view.getInt32(at, le) : view.getUint32(at, le));
+  };
+  for (let i = 0; i < values.length; i++) {
+    if (Math.abs(values[i]) < EXACT_INTEGERS) continue;
+    const raw = exact(i);
+    if (raw === BigInt(values[i])) continue;
+    const width = shape.slice(1).reduce((a, b) => a * b, 1);
+    throw dataError(Messages.NpyInexactInteger, [where.shown, Math.floor(i / width), `${raw} (${header.descr})`], where.file);
+  }
 }
 
 /** `(3, 4)`, as NumPy writes a shape. */

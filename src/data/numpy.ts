@@ -24,17 +24,17 @@ export interface NpyArray {
 export type LabelForm = { kind: 'index' } | { kind: 'onehot'; classes: number };
 
 /** `x.npy` and `y.npy`, paths to open; `shown` maps each to how the .net file wrote it. */
-export function loadNpy(x: string, y: string, classes: number | undefined, shown: (file: string) => string = (f) => f): Dataset {
+export function loadNpy(x: string, y: string, classes: number | undefined, shown: (file: string) => string = (f) => f, tokenIds = false): Dataset {
   const array = (file: string) => npyArray(readDataFile(file, shown(file)), { file, shown: `"${shown(file)}"` });
-  return numpyDataset(array(x), array(y), classes, `npy(x: "${shown(x)}")`);
+  return numpyDataset(array(x), array(y), classes, `npy(x: "${shown(x)}")`, tokenIds);
 }
 
 /** The arrays `xKey` and `yKey` of the archive `file`; `shown` is how the .net file wrote its path. */
-export function loadNpz(file: string, xKey: string, yKey: string, classes: number | undefined, shown: string = file): Dataset {
+export function loadNpz(file: string, xKey: string, yKey: string, classes: number | undefined, shown: string = file, tokenIds = false): Dataset {
   const bytes = readDataFile(file, shown);
   const members = npzMembers(bytes, [xKey, yKey], { file, shown });
   const array = (key: string): NpyArray => npzArray(bytes, members.get(key)!, { archive: { file, shown }, array: npzWhere(file, shown, key) });
-  return numpyDataset(array(xKey), array(yKey), classes, `npz("${shown}", x: "${xKey}")`);
+  return numpyDataset(array(xKey), array(yKey), classes, `npz("${shown}", x: "${xKey}")`, tokenIds);
 }
 
 /** How messages name array `key` of an archive. */
@@ -44,12 +44,13 @@ export function npyArray(bytes: Uint8Array, where: NpyWhere): NpyArray {
   return { bytes, header: parseNpyHeader(bytes, where), where };
 }
 
-function numpyDataset(x: NpyArray, y: NpyArray, given: number | undefined, name: string): Dataset {
+/** `tokenIds`: the model reads x as token ids, so uint8 values are ids, taken as they are, not pixels. */
+function numpyDataset(x: NpyArray, y: NpyArray, given: number | undefined, name: string, tokenIds: boolean): Dataset {
   const featureShape = exampleShape(x);
   const form = labelForm(y, given);
   checkRows(x, y);
   const xValues = npyValues(x.bytes, x.header, x.where);
-  if (x.header.type.kind === 'u' && x.header.type.size === 1) for (let i = 0; i < xValues.length; i++) xValues[i] /= 255;
+  if (x.header.type.kind === 'u' && x.header.type.size === 1 && !tokenIds) for (let i = 0; i < xValues.length; i++) xValues[i] /= 255;
   const labels = classLabels(npyValues(y.bytes, y.header, y.where), form, given, y.where);
   return { name, count: x.header.shape[0], x: xValues, featureShape, y: labels.y, labels: { kind: 'classes', classes: labels.classes } };
 }

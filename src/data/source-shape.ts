@@ -11,6 +11,8 @@ export interface DataShape {
   labelColumn?: LabelColumn;
   /** the column a csv() without label: takes as its label */
   labelTaken?: string;
+  /** a text source's features are token ids in [0, tokens) (its vocab) */
+  tokens?: number;
 }
 
 /** A data file that cannot be read: a warning at check time (it may not exist yet), an error when training. */

@@ -7,14 +7,24 @@ import { npyShape, npzShape } from './numpy-shape.js';
 import type { LabelColumn } from './class-labels.js';
 import { parseCsvRows, summarizeLabels } from './csv.js';
 import { bytesMemo } from './bytes-memo.js';
+import { SPAM_ASSASSIN_EMAILS } from './spam.js';
 
 export type { DataShape, Host, MissingFile } from './source-shape.js';
 
 export interface DataSourceSpec {
   name: string;
   args: ArgSpec[];
-  /** the shape, or a message saying why it cannot be known (with its own code, else NET4008's) */
-  shape(args: Record<string, BoundValue>, host: Host | undefined): DataShape | { error: string; code?: number } | MissingFile | undefined;
+  /**
+   * the shape, or a message saying why it cannot be known (with its own code, else NET4008's, at the
+   * argument `arg` when it is about one, else at the call)
+   */
+  shape(args: Record<string, BoundValue>, host: Host | undefined): DataShape | ShapeError | MissingFile | undefined;
+}
+
+export interface ShapeError {
+  error: string;
+  code?: number;
+  arg?: string;
 }
 
 const n = (value: number): ArgSpec => ({ name: 'n', type: { kind: 'int', min: 1 }, default: value });
@@ -23,6 +33,9 @@ const noise = (value: number): ArgSpec => ({ name: 'noise', type: { kind: 'numbe
 const limit = (total: number): ArgSpec => ({ name: 'limit', type: { kind: 'int', min: 1, max: total }, default: total });
 const offset = (total: number): ArgSpec => ({ name: 'offset', type: { kind: 'int', min: 0, max: total - 1 }, default: 0 });
 const images = (): DataShape => ({ features: [28, 28, 1], labels: { kind: 'classes', classes: 10 } });
+// text as token ids (text.ts): the vocabulary's size (padding and out-of-vocabulary included) and each text's length
+const vocab: ArgSpec = { name: 'vocab', type: { kind: 'int', min: 3 }, default: 10000 };
+const length: ArgSpec = { name: 'length', type: { kind: 'int', min: 1 }, default: 100 };
 
 export const dataSources: DataSourceSpec[] = [
   { name: 'xor', args: [n(200), noise(0.1)], shape: () => ({ features: [2], labels: { kind: 'classes', classes: 2 } }) },
@@ -42,6 +55,22 @@ export const dataSources: DataSourceSpec[] = [
       { name: 'label', type: { kind: 'strings' } },
     ],
     shape: (a, host) => csvShape(a.path as string, a.label as string[] | undefined, host),
+  },
+  {
+    name: 'text',
+    args: [
+      { name: 'path', type: { kind: 'string' }, positional: true, required: true },
+      { name: 'text', type: { kind: 'string' }, required: true },
+      { name: 'label', type: { kind: 'string' }, required: true },
+      vocab,
+      length,
+    ],
+    shape: (a, host) => textShape(a, host),
+  },
+  {
+    name: 'spam_assassin',
+    args: [vocab, length, limit(SPAM_ASSASSIN_EMAILS), offset(SPAM_ASSASSIN_EMAILS)],
+    shape: (a) => ({ features: [a.length as number], labels: { kind: 'classes', classes: 2 }, tokens: a.vocab as number }),
   },
   {
     name: 'idx',
@@ -75,13 +104,20 @@ export const dataSources: DataSourceSpec[] = [
   },
 ];
 
-function csvShape(path: string, label: string[] | undefined, host: Host | undefined): ReturnType<DataSourceSpec['shape']> {
-  if (!host) return undefined;
+/** The columns a csv file's header row names, or why it has none. */
+function csvColumns(path: string, host: Host): string[] | ShapeError | MissingFile {
   const bytes = host.readBytes(path, 64 * 1024);
   if (!bytes) return { missing: `cannot read the csv file "${path}"` };
   const header = new TextDecoder().decode(bytes).split(/\r?\n/, 1)[0] ?? '';
   const columns = header.split(',').map((c) => c.trim().replace(/^"|"$/g, ''));
   if (columns.length < 2 || columns.some((c) => c === '')) return { error: `the csv file "${path}" needs a header row naming at least two columns` };
+  return columns;
+}
+
+function csvShape(path: string, label: string[] | undefined, host: Host | undefined): ReturnType<DataSourceSpec['shape']> {
+  if (!host) return undefined;
+  const columns = csvColumns(path, host);
+  if (!Array.isArray(columns)) return columns;
   const labels = label ?? [columns[0]];
   const missing = labels.find((l) => !columns.includes(l));
   if (missing) return { error: `the csv file "${path}" has no column "${missing}"; its columns are: ${columns.join(', ')}` };
@@ -93,6 +129,22 @@ function csvShape(path: string, label: string[] | undefined, host: Host | undefi
     ...(labelColumn ? { labelColumn } : {}),
     ...(label ? {} : { labelTaken: columns[0] }),
   };
+}
+
+/** text("file.csv", text: "body", label: "y"): both columns must be in the header; the label column is read as csv's is. */
+function textShape(a: Record<string, BoundValue>, host: Host | undefined): ReturnType<DataSourceSpec['shape']> {
+  const path = a.path as string;
+  if (!host || path === undefined) return undefined;
+  const columns = csvColumns(path, host);
+  if (!Array.isArray(columns)) return columns;
+  for (const arg of ['text', 'label']) {
+    const column = a[arg] as string | undefined;
+    if (column !== undefined && !columns.includes(column)) return { error: `the csv file "${path}" has no column "${column}"; its columns are: ${columns.join(', ')}`, arg };
+  }
+  if (a.text === undefined || a.label === undefined) return undefined;
+  if (a.text === a.label) return { error: `the text and the label must be two columns; both are "${a.text as string}"`, arg: 'label' };
+  const labelColumn = csvLabelColumn(path, a.label as string, host);
+  return { features: [a.length as number], labels: { kind: 'values', columns: 1 }, tokens: a.vocab as number, ...(labelColumn ? { labelColumn } : {}) };
 }
 
 // csv files up to this size have their label column read at check time; a larger one is checked when it loads

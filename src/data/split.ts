@@ -12,7 +12,8 @@ import { labelWidth, permuted, sliceDataset, type Dataset } from './dataset.js';
 export function splitData(ds: Dataset, validation: number, test = 0, seed?: number): { train: Dataset; validation?: Dataset; test?: Dataset } {
   const tested = Math.floor(ds.count * test);
   const validated = Math.floor(ds.count * validation);
-  if (seed !== undefined && tested + validated > 0) ds = permuted(ds, Rng.of(seed, 'holdout').permutation(ds.count));
+  const order = holdoutOrder(ds.count, validation, test, seed);
+  if (order) ds = permuted(ds, order);
   const trainEnd = ds.count - tested - validated;
   const validationEnd = ds.count - tested;
   return {
@@ -35,4 +36,33 @@ export function classesLacking(train: Dataset, held: Dataset): number[] {
   const [inTrain, inHeld] = [seen(train), seen(held)];
   if ([...inTrain].some((c) => !Number.isInteger(c))) return [];
   return [...inTrain].filter((c) => !inHeld.has(c)).sort((a, b) => a - b);
+}
+
+/** The Holdout of a train block (its fractions and `holdout:`) under the ensemble's seed. */
+export function holdoutOf(train: { validation: number; test: number; holdout?: string }, seed: number): Holdout {
+  return { validation: train.validation, test: train.test, ...(train.holdout === 'shuffled' ? { seed } : {}) };
+}
+
+/** How a train block holds data out: its fractions, and the seed that orders the examples under `holdout: shuffled`. */
+export interface Holdout {
+  validation: number;
+  test: number;
+  seed?: number;
+}
+
+/** The order splitData puts `count` examples in before it cuts: undefined for their own order. */
+function holdoutOrder(count: number, validation: number, test: number, seed?: number): Int32Array | undefined {
+  const held = Math.floor(count * test) + Math.floor(count * validation);
+  return seed !== undefined && held > 0 ? Rng.of(seed, 'holdout').permutation(count) : undefined;
+}
+
+/**
+ * Which of `count` examples splitData gives the train split, by their index, in its order: what a source
+ * that learns from its own rows (a text vocabulary) may learn from without seeing a held-out example.
+ */
+export function trainingRows(count: number, holdout: Holdout | undefined): Int32Array {
+  const { validation = 0, test = 0, seed } = holdout ?? {};
+  const trainEnd = count - Math.floor(count * test) - Math.floor(count * validation);
+  const order = holdoutOrder(count, validation, test, seed);
+  return order ? order.subarray(0, Math.max(0, trainEnd)) : Int32Array.from({ length: Math.max(0, trainEnd) }, (_, i) => i);
 }

@@ -119,6 +119,11 @@ export const Messages = {
   NpyNotOneHot: error(4077, 'row {1} of {0} (counting from 0) is not one-hot: {2}'),
   NpzBadArchive: error(4078, '{0} is not a readable .npz file (a zip archive of .npy arrays): {1}'),
   NpzMissingKey: error(4079, '{0} has no array "{1}"; the arrays it holds are: {2}'),
+  NpyInexactInteger: error(4080, '{0} row {1} (counting from 0) holds {2}, which float32 cannot hold exactly (it holds every whole number up to 2^24 = 16777216, past that only some); token ids must be below 2^24, and measurements may be converted with array.astype(np.float32) to be taken rounded'),
+
+  // --- token ids (text sources, and the layers that read the model's input as token ids) ----------------
+  DataTokenOutOfRange: error(4090, 'row {0} (counting from 0), step {1}: token id {2} {3}'),
+  TokensPastVocabulary: error(4091, '{0} gives token ids in [0, {1}) (vocab: {1}), but {2} reads ids in [0, {3}): give the data vocab: {3} or less, or the layer a vocabulary of {1}'),
 } as const satisfies Record<string, MessageDef>;
 
 export type MessageName = keyof typeof Messages;

@@ -17,6 +17,8 @@ import type { ModuleParam } from '../kernels/module-population.js';
 import type { TF } from '../kernels/tf.js';
 import { traceStep, type TracedStep } from './trace-step.js';
 import { splitText } from '../vocabulary/splits.js';
+import { textSources } from '../data/text.js';
+import { tokenReader } from '../ir/token-reader.js';
 
 export interface EmitInfo {
   /** the .net file as the user named it: shown in the header and kept in the module */
@@ -372,7 +374,11 @@ function nodePart({ run, info }: ModuleContext): string[] {
   L.push("  const backend = await netc.selectBackend(options.backend ?? 'auto', { log });");
   // holdout: shuffled draws the held-out examples from the seed, as netc train does
   const holdoutSeed = run.program.train!.holdout === 'shuffled' ? ', seed' : '';
-  L.push(`  const data = netc.splitValidation(await netc.loadDataset(trainConfig.data, { baseDir: await dataDir(), seed }), trainConfig.validation, trainConfig.test${holdoutSeed});`);
+  // a text source learns its vocabulary from the examples that train, as netc train's does
+  const holdout = textSources.includes(run.program.train!.data.name) ? ', holdout: netc.holdoutOf(trainConfig, seed)' : '';
+  // a model that reads token ids is given an npy x of uint8 as ids, not as pixels, as netc train gives it
+  const tokenIds = tokenReader(run.model) ? ', tokenIds: true' : '';
+  L.push(`  const data = netc.splitValidation(await netc.loadDataset(trainConfig.data, { baseDir: await dataDir(), seed${holdout}${tokenIds} }), trainConfig.validation, trainConfig.test${holdoutSeed});`);
   L.push('  const perEpoch = netc.batchesPerEpoch({ program, data });');
   L.push("  // as netc train: --steps, else --epochs, else the train block's");
   L.push('  const steps = options.steps ?? (options.epochs !== undefined ? options.epochs * perEpoch : (trainConfig.steps ?? trainConfig.epochs! * perEpoch));');

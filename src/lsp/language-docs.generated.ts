@@ -767,5 +767,23 @@ export const languageDocs: readonly DocLine[] = [
     "text": "| `npz(\"file.npz\", x: \"...\", y: \"...\", classes:)` | the path and both keys required; `classes: 10` | two arrays of a NumPy `.npz` archive (`np.savez`, `np.savez_compressed`) |",
     "header": "| source | arguments (defaults) | gives |",
     "line": 477
+  },
+  {
+    "section": "Data sources",
+    "names": [
+      "text"
+    ],
+    "text": "| `text(\"file.csv\", text: \"...\", label: \"...\", vocab:, length:)` | the path and both columns required; `vocab: 10000`, `length: 100` | a csv column of text as `length` token ids `[length]`, labels as csv's |",
+    "header": "| source | arguments (defaults) | gives |",
+    "line": 478
+  },
+  {
+    "section": "Data sources",
+    "names": [
+      "spam_assassin"
+    ],
+    "text": "| `spam_assassin(vocab, length, limit, offset)` | `vocab: 10000`, `length: 100`, `limit: 6046`, `offset: 0` | 6,046 emails as token ids `[length]`: ham 0, spam 1 |",
+    "header": "| source | arguments (defaults) | gives |",
+    "line": 479
   }
 ];
