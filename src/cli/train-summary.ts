@@ -12,6 +12,7 @@ import { writeAtomicChunks } from '../util/write-atomic.js';
 import { collectGarbage } from '../util/collect.js';
 import { crossValidation, settingsLeaderboard } from './cross-validation.js';
 import { settingOf, splitText, type MemberSplit } from '../vocabulary/splits.js';
+import { inProcess, type ReportWriter } from './report-worker.js';
 
 export interface RunEnd {
   runDir: string;
@@ -46,7 +47,7 @@ export interface RunEnd {
  * Writes summary.json and report.html, prints the leaderboard and what was trained: the training's seconds and the
  * command's (since the process started: loading modules, data, the report), which a user waited for.
  */
-export async function finishRun(end: RunEnd, io: Io): Promise<void> {
+export async function finishRun(end: RunEnd, io: Io, report: ReportWriter = inProcess): Promise<void> {
   if (end.large) collectGarbage();
   const rows = memberRows(end);
   const { result } = end;
@@ -71,12 +72,11 @@ export async function finishRun(end: RunEnd, io: Io): Promise<void> {
     per_member: rows,
   };
   writeAtomicChunks(join(end.runDir, 'summary.json'), summaryChunks(summary));
-  // the report loads vega lazily; a report that fails does not fail the training run
+  // the report loads vega lazily (or has loaded it on its own thread); a report that fails does not fail the training run
   if (end.large) collectGarbage();
-  const { writeReport } = await import('../report/report.js');
   let reportLine = '';
   try {
-    reportLine = `report: ${await writeReport(end.runDir, summary)}\n`;
+    reportLine = `report: ${await report.write(end.runDir, summary)}\n`;
   } catch (e) {
     io.err(`netc: could not write ${join(end.runDir, 'report.html')}: ${(e as Error).message}\n`);
   }
