@@ -30,6 +30,8 @@ import { checkpointPolicy, keptOptions, queueHoldsPassword, queueNotKept, resume
 import { LineBuffer } from './line-buffer.js';
 import { TrainProgress } from './train-progress.js';
 import { finishRun } from './train-summary.js';
+import { runThreads } from './threads-option.js';
+import { closeThreadPools } from '../runtime/threads.js';
 import { makeTransport } from './transport-option.js';
 import { QueueError } from '../scale/queue-error.js';
 import { memoryProblem } from './memory-budget.js';
@@ -126,6 +128,8 @@ async function trainLocked(net: NetFile, run: RunInfo | undefined, options: Trai
       `${at !== undefined ? `, resuming at step ${at}` : ''}\n`,
   );
   if (engine.note) io.err(`${engine.note}\n`);
+  const threads = runThreads(options.threads, engine.plan, ensemble, options.workers !== undefined || options.queue !== undefined);
+  if (threads.note) io.err(`${threads.note}\n`);
   if (options.queue !== undefined && queueHoldsPassword(options.queue)) io.err(queueNotKept(options.queue));
   if (program.ensemble.split) io.err(`split: ${describeSplit(program.ensemble.split, data.train.count)}\n`);
   const padding = program.ensemble.split && splitNote(program.ensemble.split, data.train.count, program.train!.batch);
@@ -133,7 +137,12 @@ async function trainLocked(net: NetFile, run: RunInfo | undefined, options: Trai
 
   const compiled = state.run!;
   const large = largeState(compiled.ensemble, program.train!.optimizer.name);
-  const trained = await runTraining({ tf: chosen.tf, backend: chosen.name, run: compiled, data, steps, epochs, perEpoch, runDir, resume, options, large, plan: engine.plan }, io);
+  let trained: Awaited<ReturnType<typeof runTraining>>;
+  try {
+    trained = await runTraining({ tf: chosen.tf, backend: chosen.name, run: compiled, data, steps, epochs, perEpoch, runDir, resume, options, large, plan: engine.plan }, io);
+  } finally {
+    closeThreadPools();
+  }
   if (typeof trained === 'number') return trained;
   const { result, stopped, timings, transport } = trained;
   result.dispose();
@@ -141,7 +150,7 @@ async function trainLocked(net: NetFile, run: RunInfo | undefined, options: Trai
   const { members, lowering } = ensemble;
   const finishing = finishDespiteCtrlC(io);
   try {
-    await finishRun({ runDir, file: path, model, members, split: program.ensemble.split, epochs, backend: chosen.name, lowering, engine: engine.plan.engine, engineName: engine.name, seed: program.ensemble.seed, table: compiled.hyper, result, stopped, resumedFrom: at, timings, transport: transport?.name ?? 'in-process', shards: transport?.slots ?? 1, large }, io);
+    await finishRun({ runDir, file: path, model, members, split: program.ensemble.split, epochs, backend: chosen.name, lowering, engine: engine.plan.engine, engineName: engine.name, threads: threads.used, seed: program.ensemble.seed, table: compiled.hyper, result, stopped, resumedFrom: at, timings, transport: transport?.name ?? 'in-process', shards: transport?.slots ?? 1, large }, io);
   } finally {
     finishing.off();
   }

@@ -27,6 +27,8 @@ export interface RunEnd {
   engine: 'fused' | 'ops';
   /** the engine as the first line named it: `fused step`, `fused WGSL step` or `TF.js ops` */
   engineName: string;
+  /** the threads the steps ran on at the run's start (--threads, or fewer: cli/threads-option.ts) */
+  threads: number;
   seed: number;
   table: HyperTable;
   result: TrainResult;
@@ -61,6 +63,7 @@ export async function finishRun(end: RunEnd, io: Io): Promise<void> {
     backend: end.backend,
     lowering: end.lowering,
     engine: end.engine,
+    threads: end.threads,
     seed: end.seed,
     transport: end.transport,
     shards: end.shards,
