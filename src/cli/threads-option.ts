@@ -5,7 +5,7 @@
 // says why.
 import { availableParallelism } from 'node:os';
 import { MEMBERS_PER_THREAD, stepsUncoveredBy, threadsFor, type StepPlan } from '../runtime/fused-step.js';
-import { threadPool } from '../runtime/threads.js';
+import { ThreadPool, threadPool } from '../runtime/threads.js';
 import type { EnsembleIR } from '../ensemble/ensemble-ir.js';
 import { envVar } from '../util/env.js';
 import { plural } from '../util/plural.js';
@@ -34,6 +34,7 @@ export function runThreads(given: number | undefined, plan: StepPlan, ensemble: 
 function whyOneThread(plan: StepPlan, ensemble: EnsembleIR, sharded: boolean): string | undefined {
   if (plan.engine !== 'fused' || plan.target !== 'webassembly') return 'threads run the fused WebAssembly step only';
   if (sharded) return 'shard jobs take one step to a call, on one thread';
+  if (!ThreadPool.available()) return "this Node has no process.getBuiltinModule('node:worker_threads') (Node 20.16 or later has)";
   if (!ensemble.ops[0].shared) return 'members on data of their own take one step to a call';
   const uncovered = stepsUncoveredBy(ensemble);
   if (uncovered === 'shared layers') return "shared layers: their gradient is every member's sum, added in one order";
