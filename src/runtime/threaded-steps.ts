@@ -69,7 +69,7 @@ export function runThreaded(call: ThreadedCall): number | undefined {
     for (const { region, to } of placed) if (address >= region.at && address < region.at + region.bytes) return to + (address - region.at);
     throw new Error(`internal error: the threaded step's record points outside the regions copied (${address})`);
   };
-  for (let t = 0; t < threads; t++) writeRecords(call, heap, shared, recordsAt[t], scratchAt[t], moved);
+  for (let t = 0; t < threads; t++) writeRecords(call, heap, shared, recordsAt[t], scratchAt[t], placed);
   const jobs: StepsArgs[] = [];
   for (let t = 0; t < threads; t++) jobs.push([recordsAt[t], count, n, recordBytes, moved(call.flags), ...memberRange(n, threads, t)]);
   const done = pool.run(call.module, jobs);
@@ -82,16 +82,30 @@ export function runThreaded(call: ThreadedCall): number | undefined {
   return done[0];
 }
 
-/** One thread's copy of the records: every address moved with its region, the arena its own scratch. */
-function writeRecords(call: ThreadedCall, heap: Int32Array, shared: Int32Array, at: number, scratch: number, moved: (address: number) => number): void {
+/**
+ * One thread's copy of the records: every address moved with its region, the arena its own scratch. Each
+ * entry's region is looked up once and kept while the entry's addresses stay in it (a parameter's always, a
+ * batch's while the steps' data lie in one buffer): N=100's 256 steps a call spent 1.4 ms in a search.
+ */
+function writeRecords(call: ThreadedCall, heap: Int32Array, shared: Int32Array, at: number, scratch: number, placed: { region: Region; to: number }[]): void {
   const { table, count, recordBytes, records } = call;
+  const kept: ({ region: Region; to: number } | undefined)[] = table.map(() => undefined);
+  const within = (p: { region: Region } | undefined, v: number) => p !== undefined && v >= p.region.at && v < p.region.at + p.region.bytes;
   for (let j = 0; j < count; j++) {
     const from = (records + j * recordBytes) / 4;
     const to = (at + j * recordBytes) / 4;
-    table.forEach((e, i) => {
+    for (let i = 0; i < table.length; i++) {
+      const kind = table[i].kind;
       const v = heap[from + i];
-      shared[to + i] = e.kind === 'arena' ? scratch : e.kind === 'xStride' || e.kind === 'yStride' || (e.kind === 'rows' && v === 0) ? v : moved(v);
-    });
+      if (kind === 'arena') shared[to + i] = scratch;
+      else if (kind === 'xStride' || kind === 'yStride' || (kind === 'rows' && v === 0)) shared[to + i] = v;
+      else {
+        if (!within(kept[i], v)) kept[i] = placed.find((p) => within(p, v));
+        const p = kept[i];
+        if (!p) throw new Error(`internal error: the threaded step's record points outside the regions copied (${v})`);
+        shared[to + i] = p.to + (v - p.region.at);
+      }
+    }
     // the batch size and the interval's-end flag
     shared[to + table.length] = heap[from + table.length];
     shared[to + table.length + 1] = heap[from + table.length + 1];
