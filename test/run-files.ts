@@ -13,7 +13,7 @@ export function paramBytes(dir: string): Buffer {
 }
 
 /** What summary.json says that the clock, the resume point or the transport decide, not the training. */
-const CIRCUMSTANTIAL = ['train_seconds', 'member_steps_per_second', 'epoch_timings', 'resumed_from_step', 'transport', 'shards'];
+const CIRCUMSTANTIAL = ['train_seconds', 'member_steps_per_second', 'epoch_timings', 'resumed_from_step', 'transport', 'shards', 'threads'];
 
 /**
  * The files a run leaves that another run of the same population (resumed, in waves, sharded) must share

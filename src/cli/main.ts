@@ -91,6 +91,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     .option('--checkpoint-minutes <m>', `write a checkpoint once this many minutes have passed since the last (default: ${DEFAULT_CHECKPOINT_MINUTES}), and at the end`, positiveNumberOption)
     .option('--checkpoint-every <steps>', 'write a checkpoint every this many steps instead of on the clock, and at the end', intOption(1))
     .option('--resident <k>', 'keep at most K members on the device: train the population in waves of K', intOption(1))
+    .option('--threads <n>', 'run the fused step on N threads of this process (default: one per core; 1: the main thread alone)', intOption(1))
     .option('--workers <k>', "train in K worker processes on this machine ('auto': one per core)", workersOption)
     .option('--queue <url>', 'train through a BullMQ queue on Redis (redis://HOST:PORT), served by netc worker processes anywhere')
     .option('--shards <k>', 'with --queue: cut the population into K shards (default: the workers connected at the start)', intOption(1))

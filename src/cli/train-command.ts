@@ -32,6 +32,8 @@ import { LineBuffer } from './line-buffer.js';
 import { TrainProgress } from './train-progress.js';
 import { finishRun } from './train-summary.js';
 import { inProcess, startReportWriter, type ReportWriter } from './report-worker.js';
+import { runThreads } from './threads-option.js';
+import { closeThreadPools } from '../runtime/threads.js';
 import { makeTransport } from './transport-option.js';
 import { QueueError } from '../scale/queue-error.js';
 import { memoryProblem } from './memory-budget.js';
@@ -133,6 +135,8 @@ async function trainLocked(net: NetFile, run: RunInfo | undefined, options: Trai
       `${at !== undefined ? `, resuming at step ${at}` : ''}\n`,
   );
   if (engine.note) io.err(`${engine.note}\n`);
+  const threads = runThreads(options.threads, engine.plan, ensemble, options.workers !== undefined || options.queue !== undefined);
+  if (threads.note) io.err(`${threads.note}\n`);
   if (options.queue !== undefined && queueHoldsPassword(options.queue)) io.err(queueNotKept(options.queue));
   if (program.ensemble.split) io.err(`split: ${describeSplit(program.ensemble.split, data.train.count)}\n`);
   const padding = program.ensemble.split && splitNote(program.ensemble.split, data.train.count, program.train!.batch);
@@ -140,7 +144,12 @@ async function trainLocked(net: NetFile, run: RunInfo | undefined, options: Trai
 
   const compiled = state.run!;
   const large = largeState(compiled.ensemble, program.train!.optimizer.name);
-  const trained = await runTraining({ tf: chosen.tf, backend: chosen.name, run: compiled, data, steps, epochs, perEpoch, runDir, resume, options, large, plan: engine.plan }, io);
+  let trained: Awaited<ReturnType<typeof runTraining>>;
+  try {
+    trained = await runTraining({ tf: chosen.tf, backend: chosen.name, run: compiled, data, steps, epochs, perEpoch, runDir, resume, options, large, plan: engine.plan }, io);
+  } finally {
+    closeThreadPools();
+  }
   if (typeof trained === 'number') return trained;
   const { result, stopped, timings, transport } = trained;
   result.dispose();
@@ -148,7 +157,7 @@ async function trainLocked(net: NetFile, run: RunInfo | undefined, options: Trai
   const { members, lowering } = ensemble;
   const finishing = finishDespiteCtrlC(io);
   try {
-    await finishRun({ runDir, file: path, model, members, split: program.ensemble.split, epochs, backend: chosen.name, lowering, engine: engine.plan.engine, engineName: engine.name, seed: program.ensemble.seed, table: compiled.hyper, result, stopped, resumedFrom: at, timings, transport: transport?.name ?? 'in-process', shards: transport?.slots ?? 1, large }, io, report);
+    await finishRun({ runDir, file: path, model, members, split: program.ensemble.split, epochs, backend: chosen.name, lowering, engine: engine.plan.engine, engineName: engine.name, threads: threads.used, seed: program.ensemble.seed, table: compiled.hyper, result, stopped, resumedFrom: at, timings, transport: transport?.name ?? 'in-process', shards: transport?.slots ?? 1, large }, io, report);
   } finally {
     finishing.off();
   }

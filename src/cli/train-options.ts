@@ -40,6 +40,8 @@ export interface TrainOptions {
   progress?: boolean;
   /** without a bar: a progress line at least this often (default 10 s) */
   progressSeconds?: number;
+  /** threads of this process that run the fused step (default: one per core; not kept in run.json: it changes no number) */
+  threads?: number;
   /** worker processes on this machine ('auto': one per core) */
   workers?: number | 'auto';
   /** a BullMQ queue on Redis, redis://HOST:PORT; kept unless it holds a password */

@@ -28,6 +28,8 @@ export interface RunEnd {
   engine: 'fused' | 'ops';
   /** the engine as the first line named it: `fused step`, `fused WGSL step` or `TF.js ops` */
   engineName: string;
+  /** the threads the steps ran on at the run's start (--threads, or fewer: cli/threads-option.ts) */
+  threads: number;
   seed: number;
   table: HyperTable;
   result: TrainResult;
@@ -63,6 +65,7 @@ export async function finishRun(end: RunEnd, io: Io, report: ReportWriter = inPr
     backend: end.backend,
     lowering: end.lowering,
     engine: end.engine,
+    threads: end.threads,
     seed: end.seed,
     transport: end.transport,
     shards: end.shards,

@@ -12,6 +12,8 @@ import { envVar } from '../util/env.js';
 import { advanceBetaPowers, derivedValues, StepHyper } from './step-hyper.js';
 import { layerKind } from '../layers/registry.js';
 import { hasRule } from '../layers/layer-kind.js';
+import type { ThreadPool } from './threads.js';
+import { runThreaded, type Region } from './threaded-steps.js';
 
 interface TensorInfo {
   dataId: object;
@@ -51,6 +53,20 @@ export interface FusedHost {
   seed: number;
   memberIds: number[];
   step(): number;
+  /** the worker threads that run several steps to a call (runHostSteps), where there are any (`--threads`) */
+  threads?: ThreadPool;
+}
+
+/**
+ * The fewest members a thread is given: below it, a call runs on fewer threads, as a thread's share of a
+ * call would take little more than waking it. Chosen, not measured: this project's 2-core machine was
+ * too loaded to time it when threads came (docs/step.md).
+ */
+export const MEMBERS_PER_THREAD = 8;
+
+/** How many threads a call of several steps takes for n members, of `threads` at most (MEMBERS_PER_THREAD). */
+export function threadsFor(n: number, threads: number): number {
+  return Math.max(1, Math.min(threads, Math.floor(n / MEMBERS_PER_THREAD)));
 }
 
 /** How a training step runs (PopulationSpec.engine): `auto` is `fused` where the generated step covers the model. */
@@ -78,6 +94,8 @@ export interface StepPlan {
   code: StepCode;
   /** why the step runs on ops where `auto` or `fused` was asked for */
   why?: string;
+  /** the threads that run several steps to a call (`netc train --threads`), where the run has more than one */
+  threads?: ThreadPool;
 }
 
 /**
@@ -226,9 +244,7 @@ export class FusedStep {
   stepsUncovered(): string | undefined {
     if (!this.training) return 'an evaluation';
     if (this.host.volatile) return "a compiled module's population";
-    if (this.host.ir.params.some((p) => p.layout === 'shared')) return 'shared layers';
-    if (this.host.ir.ops.some((op) => op.id > 0 && drawsInStep(op.op))) return "dropout's draws";
-    return undefined;
+    return stepsUncoveredBy(this.host.ir);
   }
 
   /**
@@ -285,7 +301,8 @@ export class FusedStep {
       at = rowsAt + keys.length * n * 4;
       stepped();
     }
-    const done = g.steps(ioAt, count, n, recordBytes, flagsAt);
+    const call = { g, records: ioAt, count, recordBytes, flags: flagsAt, used: at - ioAt, base, outAt };
+    const done = this.threadedSteps(call, metrics) ?? g.steps(ioAt, count, n, recordBytes, flagsAt);
     if (this.training && done < count) {
       [state.accBeta1, state.accBeta2] = before;
       for (let j = 0; j < done; j++) this.advance(false, j > 0);
@@ -300,6 +317,47 @@ export class FusedStep {
       results.push(values);
     }
     return { done, values: results };
+  }
+
+  /**
+   * The written records' steps on the host's threads (runThreaded), where there are several for this N:
+   * how many ran, or undefined where the call is to run on this thread (no threads, too few members, or
+   * threads that stopped after different steps, whose work is dropped: one thread then runs it from the
+   * same state).
+   */
+  private threadedSteps(call: { g: Generated; records: number; count: number; recordBytes: number; flags: number; used: number; base: number; outAt: number[] }, metrics: readonly string[]): number | undefined {
+    const { threads: pool, n } = this.host;
+    const threads = pool ? threadsFor(n, pool.threads) : 1;
+    if (!pool || threads < 2 || !this.training) return undefined;
+    const { g } = call;
+    const backend = this.host.tf.backend() as unknown as WasmBackend;
+    const { module } = this.host.code.wasm({ maxBatch: g.maxBatch, metrics, clipping: g.clipping, training: true, ranged: true });
+    const table = g.step.layout.table;
+    const first = this.heap(backend.wasm.asm.memory).i32;
+    const regions: Region[] = [];
+    table.forEach((e, i) => {
+      if (e.kind === 'param') regions.push({ at: first[call.records / 4 + i], bytes: this.host.variables.get(e.param)![0].size * 4, back: true });
+      if (e.kind === 'slot') regions.push({ at: first[call.records / 4 + i], bytes: this.host.slots(e.param).get(e.slot)!.size * 4, back: true });
+    });
+    const hyperBytes = this.hyperBytes(g.step);
+    if (hyperBytes) regions.push({ at: call.base + g.hyperAt, bytes: hyperBytes, back: false });
+    regions.push({ at: call.records, bytes: call.used, back: false });
+    const outBytes = g.outputs.length * n * 4;
+    return runThreaded({
+      pool,
+      module,
+      heap: backend.wasm.asm.memory.buffer,
+      table,
+      records: call.records,
+      count: call.count,
+      recordBytes: call.recordBytes,
+      n,
+      flags: call.flags,
+      regions,
+      outputs: call.outAt.map((at) => ({ at, bytes: outBytes })),
+      scratchBytes: g.step.layout.arenaBytes + 16,
+      threads,
+    });
   }
 
   /** The table, the hyperparameters and the draws written, the generated step called, the parameters' ids renewed. */
@@ -612,6 +670,13 @@ interface StepAddresses {
   base: number;
   /** each member's real rows, where some have fewer than B */
   rows?: Int32Array;
+}
+
+/** Why a model's steps cannot run several to a call (FusedStep.stepsUncovered), or undefined where they can. */
+export function stepsUncoveredBy(ir: EnsembleIR): string | undefined {
+  if (ir.params.some((p) => p.layout === 'shared')) return 'shared layers';
+  if (ir.ops.some((op) => op.id > 0 && drawsInStep(op.op))) return "dropout's draws";
+  return undefined;
 }
 
 /** Whether the layer's generated step reads the host's draws (dropout). */

@@ -250,6 +250,7 @@ export class Population {
         memberIds: this.memberIds,
         step: () => this.stepsTaken,
         code: this.plan.code,
+        ...(this.plan.threads ? { threads: this.plan.threads } : {}),
       };
       if (this.plan.target === 'wgsl') {
         this.gpuStep = new GpuFusedStep(host);

@@ -139,16 +139,20 @@ export function generateStep(cfg: StepConfig): GeneratedStep {
     ...shared.map((key, index) => ({ kind: 'shared' as const, key, index })),
     ...draws.map((d) => ({ kind: 'draws' as const, op: d.op })),
   ];
-  const mb = new ModuleBuilder();
+  const ranged = cfg.ranged === true;
+  if (ranged && shared.length) throw new Error("internal error: the threaded step does not cover shared layers (their gradient is every member's sum)");
+  const mb = new ModuleBuilder(ranged);
   let arenaBytes = 0;
-  const step = mb.func(['i32', 'i32', 'i32'], [], (c) => {
+  // the ranged variant's functions take the member range [first, end) after their own arguments
+  const range: ('i32')[] = ranged ? ['i32', 'i32'] : [];
+  const step = mb.func(['i32', 'i32', 'i32', ...range], [], (c) => {
     arenaBytes = emitStep(c, cfg, { table, places, placeOf: new Map(places.map((p) => [p.param.name, p])), slotNames, hyper, shared });
   }, 'step');
   // every member's own parameters (not the shared layers': one copy, which every member reads)
   const entryIndex = new Map(table.map((e, i) => [entryName(e), i]));
   const scanned = places.filter((p) => !p.shared).map((p) => ({ ...p, entry: entryIndex.get(`param:${p.param.name}`)! }));
-  const scan = mb.func(['i32', 'i32', 'i32'], [], (c) => emitScan(c, scanned), 'nonfinite');
-  mb.func(['i32', 'i32', 'i32', 'i32', 'i32'], ['i32'], (c) => emitSteps(c, { step, scan, tableLength: table.length, losses: entryIndex.get('losses')! }), 'steps');
+  const scan = mb.func(['i32', 'i32', 'i32', ...range], [], (c) => emitScan(c, scanned, ranged), 'nonfinite');
+  mb.func(['i32', 'i32', 'i32', 'i32', 'i32', ...range], ['i32'], (c) => emitSteps(c, { step, scan, tableLength: table.length, losses: entryIndex.get('losses')!, ranged }), 'steps');
   return { bytes: mb.bytes(), layout: { table, hyper, shared, arenaBytes, draws }, functions: mb.count };
 }
 
@@ -169,6 +173,8 @@ const ownRows = (e: EnsembleIR) => !e.ops[0].shared;
 function emitStep(c: Code, cfg: StepConfig, plan: Plan): number {
   const e = cfg.ensemble;
   const [tablePtr, n, batch] = [c.param(0), c.param(1), c.param(2)];
+  // the members this call trains: [first, end) in the ranged variant, else all N
+  const [first, end] = cfg.ranged ? [() => c.get(c.param(3)), () => c.get(c.param(4))] : [() => c.i32(0), () => c.get(n)];
   const entry = new Map<string, Local>();
   plan.table.forEach((e, i) => {
     const l = c.local('i32');
@@ -206,7 +212,7 @@ function emitStep(c: Code, cfg: StepConfig, plan: Plan): number {
   const dValues = new Map<number, Mat>();
   const saved = new Map<string, Mat>();
   const needsGrad = dependsOnParams(e);
-  c.for(m, () => c.i32(0), () => c.get(n), () => {
+  c.for(m, first, end, () => {
     c.get(at('x')).get(m).get(at('xStride')).i32Mul().i32Add().set(xBase);
     c.get(at('y')).get(m).get(at('yStride')).i32Mul().i32Add().set(yBase);
     if (memberBatch !== batch) c.get(at('rows')).if(() => c.get(at('rows')).get(m).i32(4).i32Mul().i32Add().loadI32().set(memberBatch), () => c.get(batch).set(memberBatch));

@@ -20,6 +20,12 @@ export interface StepConfig {
   clipping: boolean;
   /** false: the function evaluates (forward in inference mode, the loss and the metrics) and trains nothing */
   training?: boolean;
+  /**
+   * true: the threaded variant (runtime/threads.ts): the module imports a shared memory, and step, nonfinite
+   * and steps take the member range [first, end) to train after their own arguments, so that each thread
+   * runs its own members; every member's arithmetic is the same as in the plain module
+   */
+  ranged?: boolean;
 }
 
 /** The step's configuration as a run fixes it, before a variant's batch size, and whether it clips, are chosen. */

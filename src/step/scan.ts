@@ -17,8 +17,10 @@ export interface ScanPlace {
 }
 
 /** The body of nonfinite(table, n, out): sum(0 * value) per member, lane by lane, then across the lanes. */
-export function emitScan(c: Code, places: ScanPlace[]): void {
+export function emitScan(c: Code, places: ScanPlace[], ranged = false): void {
   const [table, n, out] = [c.param(0), c.param(1), c.param(2)];
+  // the ranged variant (threads) scans the members [first, end) only
+  const [first, end] = ranged ? [() => c.get(c.param(3)), () => c.get(c.param(4))] : [() => c.i32(0), () => c.get(n)];
   const m = c.local('i32');
   const w = c.local('i32');
   const r = c.local('i32');
@@ -27,7 +29,7 @@ export function emitScan(c: Code, places: ScanPlace[]): void {
   const zero = c.local('v128');
   const off = c.local('i32');
   c.v128Const([0, 0, 0, 0]).set(zero);
-  c.for(m, () => c.i32(0), () => c.get(n), () => {
+  c.for(m, first, end, () => {
     c.get(zero).set(lanes);
     c.f32(0).set(tail);
     for (const p of places) {

@@ -16,6 +16,8 @@ export interface StepVariant {
   clipping: boolean;
   /** false: an evaluation (forward in inference mode, the loss and the metrics) */
   training: boolean;
+  /** the threaded variant: a shared memory, and each function takes a member range (StepConfig.ranged) */
+  ranged?: boolean;
 }
 
 /** A generated WebAssembly step and its module, compiled (by the optimizing tier where V8 lets us ask). */
@@ -24,7 +26,7 @@ export interface WasmCode {
   module: WebAssembly.Module;
 }
 
-const variantKey = (v: StepVariant): string => `${v.maxBatch}|${v.metrics.join()}|${v.clipping}|${v.training}`;
+const variantKey = (v: StepVariant): string => `${v.maxBatch}|${v.metrics.join()}|${v.clipping}|${v.training}${v.ranged ? '|ranged' : ''}`;
 
 /** The generated steps of one configuration, each made on first ask. */
 export class StepCode {
@@ -57,7 +59,7 @@ export class StepCode {
     const key = variantKey(v);
     let code = this.wasmSteps.get(key);
     if (!code) {
-      const step = generateStep({ ...this.config, metrics: v.metrics, maxBatch: v.maxBatch, clipping: v.clipping, training: v.training });
+      const step = generateStep({ ...this.config, metrics: v.metrics, maxBatch: v.maxBatch, clipping: v.clipping, training: v.training, ...(v.ranged ? { ranged: true } : {}) });
       code = { step, module: optimizedModule(step.bytes) };
       this.wasmSteps.set(key, code);
     }

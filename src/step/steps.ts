@@ -14,11 +14,17 @@ export interface StepsPlan {
   tableLength: number;
   /** the table entry of the losses [N] */
   losses: number;
+  /** the threaded variant: steps(records, count, n, recordBytes, flags, first, end) trains and checks the members [first, end) only */
+  ranged?: boolean;
 }
 
 /** The body of steps(records, count, n, recordBytes, flags). */
 export function emitSteps(c: Code, plan: StepsPlan): void {
   const [records, count, n, recordBytes, flags] = [0, 1, 2, 3, 4].map((i) => c.param(i));
+  const [first, end] = plan.ranged ? [() => c.get(c.param(5)), () => c.get(c.param(6))] : [() => c.i32(0), () => c.get(n)];
+  const range = () => {
+    if (plan.ranged) first(), end();
+  };
   const j = c.local('i32');
   const rec = c.local('i32');
   const m = c.local('i32');
@@ -26,7 +32,7 @@ export function emitSteps(c: Code, plan: StepsPlan): void {
   const stopUnlessFinite = (at: () => void) => {
     // poison = sum over m of 0 * value[m]: NaN where one is NaN or infinite
     c.f32(0).set(poison);
-    c.for(m, () => c.i32(0), () => c.get(n), () => {
+    c.for(m, first, end, () => {
       c.get(poison);
       at();
       c.get(m).i32(4).i32Mul().i32Add().loadF32().f32(0).f32Mul().f32Add().set(poison);
@@ -37,10 +43,14 @@ export function emitSteps(c: Code, plan: StepsPlan): void {
   };
   c.for(j, () => c.i32(0), () => c.get(count), () => {
     c.get(records).get(j).get(recordBytes).i32Mul().i32Add().set(rec);
-    c.get(rec).get(n).get(rec).loadI32(plan.tableLength * 4).call(plan.step);
+    c.get(rec).get(n).get(rec).loadI32(plan.tableLength * 4);
+    range();
+    c.call(plan.step);
     stopUnlessFinite(() => c.get(rec).loadI32(plan.losses * 4));
     c.get(rec).loadI32((plan.tableLength + 1) * 4).if(() => {
-      c.get(rec).get(n).get(flags).call(plan.scan);
+      c.get(rec).get(n).get(flags);
+      range();
+      c.call(plan.scan);
       stopUnlessFinite(() => c.get(flags));
     });
   });

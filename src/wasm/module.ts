@@ -440,6 +440,9 @@ interface FunctionDef {
 export class ModuleBuilder {
   private readonly functions: FunctionDef[] = [];
 
+  /** `shared`: the imported memory is a shared one (threads), of at most 65,536 pages (4 GiB) */
+  constructor(private readonly sharedMemory = false) {}
+
   /** Adds a function; returns its index (for `call`). `body` writes its code. */
   func(params: ValType[], results: ValType[], body: (code: Code) => void, exportAs?: string): number {
     const code = new Code(params, this);
@@ -474,8 +477,10 @@ export class ModuleBuilder {
       }
       return found;
     });
-    // memory import: env.memory, limits min 0, no max (the importer's memory, whatever its size)
-    const imports = vec([[...name('env'), ...name('memory'), 0x02, 0x00, 0x00]]);
+    // memory import: env.memory, limits min 0, no max (the importer's memory, whatever its size); a shared
+    // memory must declare a maximum: the largest there is, so that any shared memory is accepted
+    const limits = this.sharedMemory ? [0x03, 0x00, ...uleb(65536)] : [0x00, 0x00];
+    const imports = vec([[...name('env'), ...name('memory'), 0x02, ...limits]]);
     const exported = this.functions.flatMap((f, i) => (f.exportAs ? [[...name(f.exportAs), 0x00, ...uleb(i)]] : []));
     const bodies = this.functions.map((f) => f.code.encode());
     const code = concat([uleb(bodies.length), ...bodies]);
