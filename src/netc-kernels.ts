@@ -7,6 +7,7 @@ export { matMul, matMulOfData, concatFlat, splitFlat } from './kernels/matmul.js
 export { conv2d, conv2dOfData, conv2dOfRows, groupedConv2d } from './kernels/conv.js';
 export { binaryCrossentropy } from './kernels/losses.js';
 export { blockVector } from './kernels/block-vector.js';
+export { gatherRows } from './kernels/gather.js';
 export { advanceBetaPowers } from './kernels/optimizers.js';
 export { registerWasmKernels } from './kernels/wasm-kernels.js';
 export { fusedEngineOf, fusedStep, type ModuleStepSpec } from './runtime/module-fused-step.js';

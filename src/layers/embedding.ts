@@ -5,7 +5,7 @@
 //
 // The gradient of a gather is a scatter-add of dy onto the rows read. TF.js's own gradient of gather is an
 // UnsortedSegmentSum, which the wasm backend lacks; ScatterNd, which sums the rows of equal ids, is on every
-// backend, so the op path takes the gather's gradient by it (gatherRows below).
+// backend, so the op path takes the gather's gradient by it (the gatherRows kernel, src/kernels/gather.ts).
 //
 // The member axis: the table is read at the member's own rows. Grouped, [N, vocab, dim] as one
 // [N*vocab, dim] table, each member's ids offset by member * vocab, so one gather serves all members;
@@ -13,7 +13,8 @@
 // so that one gather of the shared ids gives [B, T, N*dim], blockdiag's own layout.
 import { Messages } from '../diagnostics/messages.js';
 import { fmtShape, type LayerKind, type ParamSpec } from './layer-kind.js';
-import type { Tensor, TF } from '../kernels/tf.js';
+import type { Tensor } from '../kernels/tf.js';
+import { gatherRows } from '../kernels/gather.js';
 import type { ForwardContext, Params } from './forward.js';
 import { joinMembers, sharedByFolding, splitMembers } from './widened.js';
 import { UnsupportedLayerError } from './reference-rule.js';
@@ -21,39 +22,10 @@ import type { ExportContext, ExportNode } from '../interop/export-node.js';
 import { INT64, int } from '../interop/onnx-graph.js';
 import { selfOf } from './export-rule.js';
 
-type GradFunc = Parameters<TF['customGrad']>[0];
-
-/**
- * The rows of `table` [R, D] at the ids `idsOf()` makes (int32, any shape): [...ids, D]. Its gradient is dy
- * scattered onto the rows and summed where ids repeat. The ids are made inside, so that they live until
- * the backward pass.
- */
-function gatherRows(tf: TF, table: Tensor, idsOf: () => Tensor): Tensor {
-  const [rows, dim] = table.shape;
-  const f = tf.customGrad(((t: Tensor, save: (ts: Tensor[]) => void) => {
-    const ids = idsOf();
-    save([ids]);
-    return {
-      value: tf.gather(t, ids),
-      gradFunc: (dy: Tensor, [saved]: Tensor[]) => [tf.scatterND(tf.reshape(saved, [-1, 1]), tf.reshape(dy, [-1, dim]), [rows, dim])],
-    };
-  }) as unknown as GradFunc);
-  return (f as unknown as (t: Tensor) => Tensor)(table);
-}
-
-const ids = (tf: TF, x: Tensor): Tensor => tf.cast(x, 'int32');
-
 /** One member: [B, T] ids -> [B, T, dim], plus the positions [T, dim]. */
 function single({ tf }: ForwardContext, [x]: Tensor[], p: Params): Tensor {
-  const y = gatherRows(tf, p.embeddings, () => ids(tf, x));
+  const y = gatherRows(tf, p.embeddings, x, 0, 0, 0);
   return p.positions ? tf.add(y, p.positions) : y;
-}
-
-/** Member m's ids offset by m * vocab, for a table of all members' rows: `x` [..., N, ...] with the members on axis `axis`. */
-function memberIds(tf: TF, x: Tensor, members: number, vocab: number, axis: number): Tensor {
-  const offsets = Array.from({ length: members }, (_, m) => m * vocab);
-  const shape = x.shape.map((_, a) => (a === axis ? members : 1));
-  return tf.add(ids(tf, x), tf.tensor(offsets, shape, 'int32'));
 }
 
 export const embedding: LayerKind = {
@@ -94,13 +66,13 @@ export const embedding: LayerKind = {
       const [, vocab, dim] = p.embeddings.shape;
       const table = tf.reshape(p.embeddings, [n * vocab, dim]);
       const xs = x.shared ? tf.broadcastTo(x.t, [n, ...x.t.shape]) : x.t;
-      const y = gatherRows(tf, table, () => memberIds(tf, xs, n, vocab, 0));
+      const y = gatherRows(tf, table, xs, n, vocab, 0);
       return { t: p.positions ? tf.add(y, tf.expandDims(p.positions, 1)) : y, shared: false };
     },
     // the table's members side by side, [vocab, N*dim]: a shared input's ids gather [B, T, N*dim] at once
     blockdiag(ctx, [x], p) {
       const { tf } = ctx;
-      const y = x.shared ? gatherRows(tf, p.embeddings, () => ids(tf, x.t)) : ownIdsBlocks(ctx, x.t, p.embeddings);
+      const y = x.shared ? gatherRows(tf, p.embeddings, x.t, 0, 0, 0) : ownIdsBlocks(ctx, x.t, p.embeddings);
       return { t: p.positions ? tf.add(y, p.positions) : y, shared: false };
     },
     // one table: on the shared ids once, the output still shared; on members' own ids all rows at once
@@ -127,7 +99,7 @@ function ownIdsBlocks({ tf, members: n }: ForwardContext, x: Tensor, columns: Te
   const dim = width / n;
   const table = tf.reshape(tf.transpose(tf.reshape(columns, [vocab, n, dim]), [1, 0, 2]), [n * vocab, dim]);
   const byMember = splitMembers(tf, x, n);
-  const y = gatherRows(tf, table, () => memberIds(tf, byMember, n, vocab, 1));
+  const y = gatherRows(tf, table, byMember, n, vocab, 1);
   return joinMembers(tf, tf.transpose(y, [0, 2, 1, 3]));
 }
 
