@@ -654,14 +654,14 @@ async function seed000WholeProcesses(): Promise<void> {
   log(`  whole processes, ${k} runs each one after another, the least counts:`);
   const said = (r: WholeProcessRow) => log(`    ${r.command}: ${r.seconds === undefined ? `FAILED ${r.error}` : `${r.seconds.toFixed(3)} s (runs ${r.runs.map((x) => x.toFixed(2)).join(', ')})`}`);
   // netc train's defaults (engine, backend, checkpoints); --out only keeps the run out of the checkout's runs/
-  wholeProcess.netc = await wholeProcessRow('netc train bench/seed000.net', join(root, 'bin', 'netc.js'), (r) => ['train', 'bench/seed000.net', '--out', join(workDir, `seed000-whole-${r}`)], k, root);
+  wholeProcess.netc = await wholeProcessRow('netc train', 'netc train bench/seed000.net --out $TMP', join(root, 'bin', 'netc.js'), (r) => ['train', 'bench/seed000.net', '--out', join(workDir, `seed000-whole-${r}`)], k, root);
   said(wholeProcess.netc);
   for (const t of trainingTorches) {
-    wholeProcess.torch.push(await wholeProcessRow(`PyTorch ${t.torch}'s merged script (one thread)`, t.python, () => ['bench/seed000.py', '--merged-only'], k, root));
+    wholeProcess.torch.push(await wholeProcessRow(`PyTorch ${t.torch}'s merged script (one thread)`, `${t.python} bench/seed000.py --merged-only`, t.python, () => ['bench/seed000.py', '--merged-only'], k, root));
     said(wholeProcess.torch[wholeProcess.torch.length - 1]);
   }
   if (jaxXla) {
-    wholeProcess.jax = await wholeProcessRow(`JAX ${jaxXla.jax}'s script (one jit(lax.scan), default threads)`, jaxXla.python, () => ['bench/seed000_jax.py'], k, root);
+    wholeProcess.jax = await wholeProcessRow(`JAX ${jaxXla.jax}'s script (one jit(lax.scan), default threads)`, `${jaxXla.python} bench/seed000_jax.py`, jaxXla.python, () => ['bench/seed000_jax.py'], k, root);
     said(wholeProcess.jax);
   }
 }
@@ -1367,7 +1367,7 @@ function trainTables(): string[] {
       '',
     );
     const withJax = trainRows.some((r) => r.jax);
-    out.push(`| N | netc train member-steps/s | netc s | ${versions.map((v) => `torch ${v} loop member-steps/s | torch s | netc ÷ torch ${v}`).join(' | ')}${withJax ? ' | JAX (XLA, one thread) member-steps/s | JAX s | netc ÷ JAX | target: >= 2x JAX and >= 2x the fastest torch' : ''} |`);
+    out.push(`| N | netc train member-steps/s | netc s | ${versions.map((v) => `torch ${v} loop member-steps/s | torch s | netc ÷ torch ${v}`).join(' | ')}${withJax ? ' | JAX (XLA, one thread) member-steps/s | JAX s (CPU s) | netc ÷ JAX | target: >= 2x JAX and >= 2x the fastest torch' : ''} |`);
     out.push(`|---:|---:|---:|${versions.map(() => '---:|---:|---:').join('|')}${withJax ? '|---:|---:|---:|---' : ''}|`);
     const notes = footnotes();
     for (const r of trainRows) {
@@ -1421,7 +1421,8 @@ function jaxTrainCells(r: TrainRow, notes: ReturnType<typeof footnotes>): string
   const netc = r.netc?.memberStepsPerSecond;
   const best = Math.max(0, ...r.torch.filter((t) => t.result).map((t) => t.result!.memberStepsPerSecond));
   const met = netc === undefined ? 'not measured' : netc >= 2 * jax.memberStepsPerSecond && (best === 0 || netc >= 2 * best) ? `met${best === 0 ? ' (JAX; no torch)' : ''}` : 'not met';
-  return [jax.memberStepsPerSecond.toFixed(0), jax.seconds.toFixed(3), netc === undefined ? '' : `${(netc / jax.memberStepsPerSecond).toFixed(2)}x`, met];
+  // the CPU seconds beside: on one thread, what the machine's other load does not inflate
+  return [jax.memberStepsPerSecond.toFixed(0), `${jax.seconds.toFixed(3)} (${jax.trainCpuSeconds.toFixed(3)})`, netc === undefined ? '' : `${(netc / jax.memberStepsPerSecond).toFixed(2)}x`, met];
 }
 
 /** The forum at plan.jaxXla.wholeMachineN with each side's default threading: netc train, JAX, each torch's loop. */
@@ -1453,7 +1454,7 @@ function wholeProcessTable(): string[] {
   out.push('| command | least s | runs | ÷ netc | target |', '|---|---:|---|---:|---|');
   const line = (r: WholeProcessRow, target: string) => {
     const ratio = r.seconds !== undefined && netc !== undefined && r !== w.netc ? `${(r.seconds / netc).toFixed(2)}x` : '';
-    out.push(`| \`${r.command.replace(workDir, '$TMP')}\` | ${r.seconds === undefined ? `failed: ${r.error}` : r.seconds.toFixed(3)} | ${r.runs.map((x) => x.toFixed(2)).join(', ')} | ${ratio} | ${target} |`);
+    out.push(`| ${r.name}: \`${r.command}\` | ${r.seconds === undefined ? `failed: ${r.error}` : r.seconds.toFixed(3)} | ${r.runs.map((x) => x.toFixed(2)).join(', ')} | ${ratio} | ${target} |`);
   };
   line(w.netc, netc === undefined ? '' : `<= 0.5 s: ${netc <= 0.5 ? 'met' : 'not met'}`);
   for (const r of [...(w.jax ? [w.jax] : []), ...w.torch]) line(r, r.seconds === undefined || netc === undefined ? '' : `>= 2x: ${r.seconds / netc >= 2 ? 'met' : 'not met'}`);

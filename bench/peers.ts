@@ -73,12 +73,14 @@ export interface WholeProcessRow {
   error?: string;
 }
 
-/** A command run `repeats` times one after another, each in a fresh process: the least of its wall times counts (the others are load). */
-export async function wholeProcessRow(name: string, command: string, args: (run: number) => string[], repeats: number, cwd: string, env?: NodeJS.ProcessEnv): Promise<WholeProcessRow> {
-  const shown = [command === process.execPath ? 'node' : command, ...args(0)].join(' ');
+/**
+ * A command run `repeats` times one after another, each in a fresh process: the least of its wall times counts
+ * (the others are load). `shown`: the command as a user types it, for the tables.
+ */
+export async function wholeProcessRow(name: string, shown: string, command: string, args: (run: number) => string[], repeats: number, cwd: string): Promise<WholeProcessRow> {
   const row: WholeProcessRow = { name, command: shown, runs: [] };
   try {
-    for (let k = 0; k < repeats; k++) row.runs.push(await timeProcess(command, args(k), cwd, env));
+    for (let k = 0; k < repeats; k++) row.runs.push(await timeProcess(command, args(k), cwd));
     row.seconds = Math.min(...row.runs);
   } catch (e) {
     row.error = (e as Error).message;
