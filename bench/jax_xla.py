@@ -11,7 +11,8 @@
 # exits 0 when jax can be imported (the bench reports the JAX rows as skipped, with the reason, otherwise).
 #
 # threads: 1 sets XLA_FLAGS='--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1' before jax is
-# imported (one XLA thread); null leaves JAX's default threading (every core).
+# imported (one XLA thread) and pins the process to one core: with the flags alone, jax 0.10.2 still spent 1.4
+# CPU seconds a wall second at N=1000 (its runtime's other threads); null leaves JAX's default (every core).
 #
 # forum (2-20-1 sigmoid MLP, binary cross-entropy clipped at 1e-7 as TF.js's, Adam lr 0.02 beta1 0.9 beta2
 # 0.999 epsilon 1e-7, batch 5): the members' weights stacked ([N, 2, 20], [N, 20], [N, 20, 1], [N, 1]),
@@ -39,6 +40,8 @@ def import_jax(threads):
     """jax, with one XLA thread when threads == 1 (the flags must be set before the first import)."""
     if threads == 1:
         os.environ['XLA_FLAGS'] = (os.environ.get('XLA_FLAGS', '') + ' ' + ONE_THREAD_FLAGS).strip()
+        if hasattr(os, 'sched_setaffinity'):
+            os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     os.environ.setdefault('JAX_PLATFORMS', 'cpu')
     import jax
     return jax
@@ -244,6 +247,7 @@ def run(job):
     result = (run_forum if job['model'] == 'forum' else run_lenet)(jax, job)
     return {**result, 'model': job['model'], 'n': job['n'], 'threads': threads,
             'xlaFlags': os.environ.get('XLA_FLAGS', ''), 'jax': jax.__version__, 'cores': os.cpu_count(),
+            'coresAllowed': len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else None,
             'cpuSeconds': time.process_time() - cpu0, 'peakRss': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
 
 
