@@ -4,8 +4,9 @@
 // `ops`, TF.js ops with autodiff) against a naive loop of separate tf.sequential models, against the same
 // workloads in PyTorch on one thread (bench/torch_bench.py, with every Python whose `import torch` works,
 // one row per torch version) and against jax-js (bench/jax_bench.ts, the forum step); `netc train` end to end
-// against a PyTorch user's own loop (bench/train_loop.py); Seed 000's workload (bench/seed000.net against
-// bench/seed000.py); the forum and LeNet steps on webgpu, the generated WGSL step against TF.js's webgpu op path, side
+// against a PyTorch user's own loop (bench/train_loop.py) and JAX on XLA (bench/jax_xla.py: one XLA thread,
+// and every core at N=1000); LeNet-5 in JAX on XLA; Seed 000's workload (bench/seed000.net against
+// bench/seed000.py), also as whole processes beside bench/seed000_jax.py (--no-jax: neither JAX); the forum and LeNet steps on webgpu, the generated WGSL step against TF.js's webgpu op path, side
 // by side (on a machine without a GPU, Mesa's lavapipe: only the ratio counts); memory per configuration, and compile time of every example; writes DIR/results.json and
 // DIR/RESULTS.md (DIR: bench/, or bench/quick/ for the quick smoke run, so that it never overwrites a full
 // run's). Every configuration runs in a process of its own (bench/worker.ts, or the Python or jax-js
@@ -16,13 +17,14 @@ import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Lowering } from '../src/layers/forward.js';
-import type { BackendChoice, CompileResult, JaxJob, JaxResult, Job, ModelName, NaiveMethod, NetcEngine, StepResult, Timing, TorchJob, TorchMethod, TorchResult, TrainRunResult, Unavailable } from './lib.js';
+import type { BackendChoice, CompileResult, JaxJob, JaxResult, JaxXlaJob, JaxXlaResult, Job, ModelName, NaiveMethod, NetcEngine, StepResult, Timing, TorchJob, TorchMethod, TorchResult, TrainRunResult, Unavailable } from './lib.js';
 import { median } from './lib.js';
 import { measureScale, scaleRatio, type ScalePlan, type ScaleRow } from './scale.js';
 import { describeFloor, floorMissing, floorMs, forumStepCost, measureRates, type MachineRates } from './floor.js';
 import { lenetMacs } from './simd-rates.js';
 import { packageVersion } from './timing.js';
 import { baselineTable, checkoutBaseline, compareWithBaseline, type BaselineRow } from './baseline.js';
+import { findPythonJax, netcHasThreadsOption, ONE_XLA_THREAD, rateTarget, wholeProcessRow, wholeProcessTargets, type Peer, type PythonJax, type WholeProcessRow } from './peers.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = dirname(here);
@@ -72,6 +74,10 @@ const plan = quick
       allTorchesForTraining: false,
       train: { n: [15], steps: 100, memory: { n: 10000, steps: 5 }, steady: { n: 15, steps: 200 } },
       seed000: { steps: 50, repeats: 1 },
+      // JAX on XLA (bench/jax_xla.py): the forum at N=15, one XLA thread, beside netc train; nothing else (it
+      // compiles for seconds); Seed 000's whole processes not at all (seconds each)
+      jaxXla: { forumN: [15], wholeMachineN: [] as number[], lenetN: [] as number[], lenetSteps: 0 },
+      wholeProcessRepeats: 0,
     }
   : {
       forumN: [1, 5, 15, 100, 1000],
@@ -109,6 +115,11 @@ const plan = quick
       // each side runs this many times, each in a process of its own, and the median counts: one run of
       // 0.1 s varies by a third between runs on this machine
       seed000: { steps: 1000, repeats: 5 },
+      // JAX on XLA (bench/jax_xla.py): netc train's forum at each N on one XLA thread, at wholeMachineN with
+      // JAX's default threading too (against netc's and PyTorch's defaults); LeNet-5 at lenetN, lenetSteps steps
+      jaxXla: { forumN: [15, 100, 1000], wholeMachineN: [1000], lenetN: [30], lenetSteps: 40 },
+      // Seed 000 as whole processes (start-up, imports, compile, training): each command this many times, the least counts
+      wholeProcessRepeats: 5,
     };
 
 /** Which PyTorch methods run at which N, per model (plan.torch: the newest torch found; plan.torchOthers: any other version). */
@@ -300,6 +311,20 @@ const jaxNote = noJax
     : 'jax-js not measured: @jax-js/jax is not installed (npm ci installs it: a devDependency)';
 log(`jax: ${jaxNote}`);
 
+// JAX in Python on XLA's CPU backend: the same Pythons as PyTorch's, the first that imports jax
+const wantsJaxXla = ['lenet', 'train', 'seed000'].some((w) => only.has(w));
+const jaxXlaFound: { found?: PythonJax; why?: string } = noJax
+  ? { why: '--no-jax' }
+  : wantsJaxXla
+    ? findPythonJax(here, process.env.NETC_BENCH_PYTHON ? process.env.NETC_BENCH_PYTHON.split(':').filter(Boolean) : ['python3', '/usr/bin/python3'])
+    : { why: 'no lenet, train or seed000 workload in --only' };
+const jaxXla = jaxXlaFound.found;
+const jaxXlaNote = jaxXla
+  ? `JAX ${jaxXla.jax} (jaxlib ${jaxXla.jaxlib}; ${jaxXla.python}, Python ${jaxXla.python_version}) on XLA's CPU backend: jit of vmap(value_and_grad(one member's loss)) and Adam written out, the forum's epochs each one lax.scan, XLA's compile outside the time (bench/jax_xla.py); one XLA thread (XLA_FLAGS=${ONE_XLA_THREAD}) unless said`
+  : `JAX (Python) not measured: ${jaxXlaFound.why}`;
+log(`jax (Python, XLA): ${jaxXlaNote}`);
+const runJaxXla = (job: JaxXlaJob) => runResult<JaxXlaResult>(jaxXla!.python, [join(here, 'jax_xla.py'), JSON.stringify(job)], 'jax_xla.py');
+
 /** The PyTorch configurations of a model at one N, with every torch version found, measured right after netc's (so side by side in time). */
 async function measureTorch(model: ModelName, n: number, timing: Timing): Promise<void> {
   for (const t of torches) {
@@ -316,6 +341,20 @@ async function measureTorch(model: ModelName, n: number, timing: Timing): Promis
 async function measureJax(n: number, timing: Timing): Promise<void> {
   if (noJax || !jaxVersion || !plan.jaxN.includes(n)) return;
   rows.push(await measure({ model: 'forum', impl: 'jax', backend: 'jax', n, measuredMembers: n }, () => runJax({ n, ...timing })));
+}
+
+/** LeNet-5 in JAX on XLA at each N of plan.jaxXla.lenetN: one XLA thread, plan.jaxXla.lenetSteps steps. */
+const jaxLenet: (Peer<JaxXlaResult> & { n: number })[] = [];
+async function measureJaxLenet(n: number): Promise<void> {
+  if (!jaxXla || !plan.jaxXla.lenetN.includes(n)) return;
+  try {
+    const result = await runJaxXla({ model: 'lenet', n, steps: plan.jaxXla.lenetSteps, threads: 1 });
+    jaxLenet.push({ n, result });
+    log(`  lenet N=${n} JAX ${result.jax} (XLA, one thread): ${fmt(result.msMedian!)} ms a step, ${result.memberStepsPerSecond.toFixed(1)} member-steps/s over ${result.steps} steps (compile ${result.compileSeconds.toFixed(1)} s, outside)`);
+  } catch (e) {
+    jaxLenet.push({ n, error: (e as Error).message });
+    log(`  lenet N=${n} JAX (XLA): FAILED ${(e as Error).message}`);
+  }
 }
 
 async function chooseNaive(model: ModelName, candidates: { backend: BackendChoice; method: NaiveMethod; timing: Timing }[]): Promise<void> {
@@ -388,6 +427,7 @@ if (only.has('lenet')) {
       }
     }
     await measureTorch('lenet', n, t);
+    await measureJaxLenet(n);
   }
   sectionSeconds['lenet'] = (performance.now() - sectionStarted) / 1000;
   log(`  [lenet: ${sectionSeconds['lenet'].toFixed(0)} s]`);
@@ -432,6 +472,10 @@ interface TrainRow {
   netcError?: string;
   /** bench/train_loop.py with each torch version found */
   torch: { torch: string; python: string; result?: TorchLoopResult; error?: string }[];
+  /** bench/jax_xla.py on one XLA thread (at plan.jaxXla.forumN, where a Python imports jax) */
+  jax?: Peer<JaxXlaResult>;
+  /** at plan.jaxXla.wholeMachineN: each side with its default threading (netc: without --threads; the one-core run where netc train has no such option) */
+  machine?: { netc: Peer<TrainRunResult> & { sameAsOneCore: boolean }; jax?: Peer<JaxXlaResult>; torch: (Peer<TorchLoopResult> & { torch: string })[] };
 }
 interface TorchLoopResult {
   seconds: number;
@@ -484,39 +528,86 @@ let trainSteadyError: string | undefined;
 const steadyMs = (r: TrainRunResult) => (r.seconds * 1000) / plan.train.steady.steps;
 /** the torches that netc train and Seed 000 are held against */
 const trainingTorches = plan.allTorchesForTraining ? torches : torches.slice(0, 1);
+/** The one-core netc train rows pass `--threads 1` where netc train has that option (another branch adds it); without it, netc train runs one thread anyway. */
+const netcThreads = only.has('train') && netcHasThreadsOption(join(root, 'bin', 'netc.js'));
+const netcOneCore = netcThreads ? ['--threads', '1'] : [];
+const netcThreadsNote = netcThreads
+  ? 'netc train: --threads 1 in the one-core rows, its default threading in the whole-machine row'
+  : 'netc train: no --threads option in `netc train --help` here, so every netc row runs its default (wasm, one thread): the whole-machine row is the one-core run';
+
+/** bench/train_loop.py on the data file: one thread (torch_common's), or torch's default threading (every core). */
+async function trainTorchLoop(t: TorchFound, data: string, n: number, steps: number, threads: 'one thread' | 'default threads'): Promise<Peer<TorchLoopResult>> {
+  const job = { data, n, steps, ...(threads === 'default threads' ? { threads: 'default' } : {}) };
+  try {
+    const result = await runResult<TorchLoopResult>(t.python, [join(here, 'train_loop.py'), JSON.stringify(job)], 'train_loop.py', threads === 'one thread' ? torchEnv : process.env);
+    log(`  N=${n} torch ${t.torch} loop, ${threads}: ${result.memberStepsPerSecond.toFixed(0)} member-steps/s (${result.seconds.toFixed(2)} s)`);
+    return { result };
+  } catch (e) {
+    log(`  N=${n} torch ${t.torch} loop, ${threads}: FAILED ${(e as Error).message}`);
+    return { error: (e as Error).message };
+  }
+}
+
+/** bench/jax_xla.py's forum on the data file: one XLA thread (1) or JAX's default (null). */
+async function trainJax(data: string, n: number, steps: number, threads: 1 | null): Promise<Peer<JaxXlaResult>> {
+  const what = threads === 1 ? 'one XLA thread' : 'default threads';
+  try {
+    const result = await runJaxXla({ model: 'forum', data, n, steps, threads });
+    log(`  N=${n} JAX ${result.jax} (XLA), ${what}: ${result.memberStepsPerSecond.toFixed(0)} member-steps/s (${result.seconds.toFixed(3)} s, ${result.trainCpuSeconds.toFixed(3)} s of CPU; compile ${result.compileSeconds.toFixed(1)} s, outside)`);
+    return { result };
+  } catch (e) {
+    log(`  N=${n} JAX (XLA), ${what}: FAILED ${(e as Error).message}`);
+    return { error: (e as Error).message };
+  }
+}
+
+/** The forum at one N with every side's default threading: netc train without --threads, JAX's default, torch's default. */
+async function wholeMachine(file: string, data: string, row: TrainRow): Promise<NonNullable<TrainRow['machine']>> {
+  let netc: Peer<TrainRunResult> & { sameAsOneCore: boolean } = { result: row.netc, error: row.netcError, sameAsOneCore: true };
+  if (netcThreads) {
+    try {
+      netc = { result: await runWorker<TrainRunResult>({ kind: 'train', file, args: ['--backend', 'wasm'] }), sameAsOneCore: false };
+      log(`  N=${row.n} netc train, default threads: ${netc.result!.memberStepsPerSecond.toFixed(0)} member-steps/s`);
+    } catch (e) {
+      netc = { error: (e as Error).message, sameAsOneCore: false };
+      log(`  N=${row.n} netc train, default threads: FAILED ${netc.error}`);
+    }
+  }
+  const jax = jaxXla ? await trainJax(data, row.n, row.steps, null) : undefined;
+  const torch: NonNullable<TrainRow['machine']>['torch'] = [];
+  for (const t of trainingTorches) torch.push({ torch: t.torch, ...(await trainTorchLoop(t, data, row.n, row.steps, 'default threads')) });
+  return { netc, jax, torch };
+}
+
 if (only.has('train')) {
   const sectionStarted = performance.now();
   const { steps } = plan.train;
-  log(`netc train end to end: the forum problem, ${steps} steps, no validation, against a PyTorch user's loop (bench/train_loop.py) on the same batches`);
+  log(`netc train end to end: the forum problem, ${steps} steps, no validation, against a PyTorch user's loop (bench/train_loop.py) and JAX (bench/jax_xla.py) on the same batches`);
+  log(`  ${netcThreadsNote}`);
   for (const n of plan.train.n) {
     const file = join(workDir, `forum-train-${n}.net`);
     writeFileSync(file, trainFile(n, steps));
     const row: TrainRow = { n, steps, torch: [] };
     try {
-      row.netc = await runWorker<TrainRunResult>({ kind: 'train', file, args: ['--backend', 'wasm'] });
+      row.netc = await runWorker<TrainRunResult>({ kind: 'train', file, args: ['--backend', 'wasm', ...netcOneCore] });
       log(`  N=${n} netc train: ${row.netc.memberStepsPerSecond.toFixed(0)} member-steps/s (${row.netc.seconds.toFixed(2)} s of training, ${(row.netc.wallMs / 1000).toFixed(1)} s with start-up)`);
     } catch (e) {
       row.netcError = (e as Error).message;
       log(`  N=${n} netc train: FAILED ${row.netcError}`);
     }
-    if (trainingTorches.length) {
+    const wantsJax = jaxXla !== undefined && plan.jaxXla.forumN.includes(n);
+    if (trainingTorches.length || wantsJax) {
       const data = join(workDir, `forum-train-${n}.json`);
       try {
         const batches = 1000 / 5;
         await runWorker({ kind: 'dataset', file, epochs: Math.ceil(steps / batches), out: data });
-        for (const t of trainingTorches) {
-          try {
-            const result = await runResult<TorchLoopResult>(t.python, [join(here, 'train_loop.py'), JSON.stringify({ data, n, steps })], 'train_loop.py', torchEnv);
-            row.torch.push({ torch: t.torch, python: t.python, result });
-            log(`  N=${n} torch ${t.torch} loop: ${result.memberStepsPerSecond.toFixed(0)} member-steps/s (${result.seconds.toFixed(2)} s)`);
-          } catch (e) {
-            row.torch.push({ torch: t.torch, python: t.python, error: (e as Error).message });
-            log(`  N=${n} torch ${t.torch} loop: FAILED ${(e as Error).message}`);
-          }
-        }
+        for (const t of trainingTorches) row.torch.push({ torch: t.torch, python: t.python, ...(await trainTorchLoop(t, data, n, steps, 'one thread')) });
+        if (wantsJax) row.jax = await trainJax(data, n, steps, 1);
+        if (plan.jaxXla.wholeMachineN.includes(n)) row.machine = await wholeMachine(file, data, row);
       } catch (e) {
         for (const t of trainingTorches) row.torch.push({ torch: t.torch, python: t.python, error: `the data file: ${(e as Error).message}` });
-        log(`  N=${n} the data for PyTorch: FAILED ${(e as Error).message}`);
+        if (wantsJax) row.jax = { error: `the data file: ${(e as Error).message}` };
+        log(`  N=${n} the data for PyTorch and JAX: FAILED ${(e as Error).message}`);
       }
     }
     trainRows.push(row);
@@ -556,6 +647,25 @@ interface Seed000Torch {
   error?: string;
 }
 const seed000: { steps: number; repeats: number; netc: { name: string; args: string[]; result?: TrainRunResult; runs?: number[]; error?: string }[]; torch: Seed000Torch[] } = { steps: plan.seed000.steps, repeats: plan.seed000.repeats, netc: [], torch: [] };
+/** Seed 000 as whole processes, as a user types each command: start-up, imports, compile, training and files. */
+const wholeProcess: { repeats: number; netc?: WholeProcessRow; torch: WholeProcessRow[]; jax?: WholeProcessRow } = { repeats: plan.wholeProcessRepeats, torch: [] };
+async function seed000WholeProcesses(): Promise<void> {
+  const k = plan.wholeProcessRepeats;
+  log(`  whole processes, ${k} runs each one after another, the least counts:`);
+  const said = (r: WholeProcessRow) => log(`    ${r.command}: ${r.seconds === undefined ? `FAILED ${r.error}` : `${r.seconds.toFixed(3)} s (runs ${r.runs.map((x) => x.toFixed(2)).join(', ')})`}`);
+  // netc train's defaults (engine, backend, checkpoints); --out only keeps the run out of the checkout's runs/
+  wholeProcess.netc = await wholeProcessRow('netc train', 'netc train bench/seed000.net --out $TMP', join(root, 'bin', 'netc.js'), (r) => ['train', 'bench/seed000.net', '--out', join(workDir, `seed000-whole-${r}`)], k, root);
+  said(wholeProcess.netc);
+  for (const t of trainingTorches) {
+    wholeProcess.torch.push(await wholeProcessRow(`PyTorch ${t.torch}'s merged script (one thread)`, `${t.python} bench/seed000.py --merged-only`, t.python, () => ['bench/seed000.py', '--merged-only'], k, root));
+    said(wholeProcess.torch[wholeProcess.torch.length - 1]);
+  }
+  if (jaxXla) {
+    wholeProcess.jax = await wholeProcessRow(`JAX ${jaxXla.jax}'s script (one jit(lax.scan), default threads)`, `${jaxXla.python} bench/seed000_jax.py`, jaxXla.python, () => ['bench/seed000_jax.py'], k, root);
+    said(wholeProcess.jax);
+  }
+}
+
 if (only.has('seed000')) {
   const sectionStarted = performance.now();
   const { steps } = plan.seed000;
@@ -594,6 +704,7 @@ if (only.has('seed000')) {
       log(`  PyTorch ${t.torch}: FAILED ${(e as Error).message}`);
     }
   }
+  if (plan.wholeProcessRepeats > 0) await seed000WholeProcesses();
   sectionSeconds['seed000'] = (performance.now() - sectionStarted) / 1000;
   log(`  [seed000: ${sectionSeconds['seed000'].toFixed(0)} s]`);
 }
@@ -770,6 +881,17 @@ function webgpuTargets(): void {
   }
 }
 
+/** At N=1000 with every side's default threading: netc train against JAX and a PyTorch user's loop (the fastest torch), >= 3x each. */
+function wholeMachineTargets(): void {
+  const m = trainRows.find((r) => r.n === 1000)?.machine;
+  const netc = m?.netc.result?.memberStepsPerSecond;
+  const why = m?.netc.error ? `failed: netc: ${m.netc.error}` : 'not measured';
+  const jax = m?.jax?.result;
+  targets.push(rateTarget('whole machine at N=1000: netc train (its defaults) / JAX on XLA (its default threading), member-steps/s', 3, netc, jax?.memberStepsPerSecond, 'JAX', m?.jax?.error ? `failed: ${m.jax.error}` : jaxXla ? why : 'not measured (no JAX here)'));
+  const best = m?.torch.filter((t) => t.result).sort((a, b) => b.result!.memberStepsPerSecond - a.result!.memberStepsPerSecond)[0];
+  targets.push(rateTarget("whole machine at N=1000: netc train (its defaults) / a PyTorch user's loop (torch's default threading), member-steps/s", 3, netc, best?.result?.memberStepsPerSecond, `torch ${best?.torch}`, torch ? why : notMeasuredTorch));
+}
+
 /**
  * The generated step's targets: netc train against a PyTorch user's own loop (the fastest torch found) and
  * against jax-js's compiled step (its member-steps/s from the step's time, no loop around it), at N = 15, 100
@@ -798,7 +920,13 @@ function fusedStepTargets(): void {
       pass: j === undefined ? null : j >= 2,
       value: j,
     });
+    const why = row?.jax?.error ? `failed: ${row.jax.error}` : jaxXla ? 'not measured' : 'not measured (no JAX here)';
+    targets.push(rateTarget(`netc train / JAX on XLA at N=${n}, member-steps/s, one core each`, 2, netc, row?.jax?.result?.memberStepsPerSecond, 'JAX', why));
   }
+  wholeMachineTargets();
+  const quickWhy = plan.wholeProcessRepeats === 0 ? 'not measured (quick mode)' : 'not measured';
+  const fastestScript = wholeProcess.torch.filter((r) => r.seconds !== undefined).sort((a, b) => a.seconds! - b.seconds!)[0] ?? wholeProcess.torch[0];
+  targets.push(...wholeProcessTargets(wholeProcess.netc, [{ label: 'the JAX script (bench/seed000_jax.py)', row: wholeProcess.jax }, { label: 'the merged PyTorch script (bench/seed000.py --merged-only)', row: fastestScript }], quickWhy));
   const netcSeed = seed000.netc[0]?.result?.seconds;
   const merged = seed000.torch.filter((t) => t.merged).reduce<Seed000Torch | undefined>((a, t) => (!a || t.merged!.seconds < a.merged!.seconds ? t : a), undefined);
   const m = netcSeed && merged ? merged.merged!.seconds / netcSeed : undefined;
@@ -891,6 +1019,9 @@ const results = {
     all: torches.map((t) => ({ ...t, blas: blasOf(t.torch) })),
   },
   jax: { available: !noJax && jaxVersion !== undefined, version: jaxVersion ?? null, note: jaxNote },
+  /** JAX in Python on XLA (bench/jax_xla.py, bench/seed000_jax.py): the train rows' `jax` and `machine`, lenetJax, seed000.whole */
+  jaxXla: { available: jaxXla !== undefined, version: jaxXla?.jax ?? null, python: jaxXla?.python ?? null, note: jaxXlaNote, netcThreadsOption: netcThreads },
+  lenetJax: jaxLenet,
   method: {
     step: 'one optimizer step of every member on the same batch, then every member\'s loss read back (dataSync); warm-up steps first, then steps are timed until the budget is spent; msPerStep is the median (mean also recorded)',
     timing: { fast: plan.fast, slow: plan.slow },
@@ -904,6 +1035,8 @@ const results = {
     jax: 'bench/jax_bench.ts, one process per N: jit of (vmap(valueAndGrad(one member\'s loss)) over the stacked weights, then Adam written out), the losses read back with dataSync every step; the same timing rule; jax-js\'s wasm device, one thread; the first step (trace and compile) is a warm-up step',
     train:
       'netc: `netc train FILE --backend wasm` compiled (dist/cli/main.js, as `npx netc train` runs it) in a worker process, FILE the forum model with members N, xor(n: 1000, noise: 0.3), validation 0, no metrics, batch 5, adam(lr: 0.02), steps S; the rate and seconds are summary.json\'s (the trainer\'s own clock: from the first step to the last checkpoint, one at the end; compile, data and backend start-up outside it). PyTorch: bench/train_loop.py on the same examples in the same order (netc\'s training split and epoch orders, written by a worker), stacked weights, torch.baddbmm, one Adam, each member\'s epoch-mean loss kept on the tensor side and read back at each epoch\'s end; timed from the first step to the last epoch\'s read-back',
+    jaxXla:
+      'bench/jax_xla.py, one Python process per configuration: forum, on the train rows\' data file (netc\'s batches), stacked weights, jit of vmap(value_and_grad(one member\'s loss)) and Adam written out, each epoch one lax.scan, each epoch\'s losses read back; every epoch length compiled and run once before the clock (XLA\'s compile outside); one XLA thread (XLA_FLAGS set before jax is imported) or, at wholeMachineN, JAX\'s default beside netc train without --threads (where it has the option) and train_loop.py with torch\'s default threading; lenet: the same jit of vmap(value_and_grad) with Adam, one warm-up step, then lenetSteps steps each read back. Seed 000 whole processes: each command spawned wholeProcessRepeats times one after another, the least wall time counts',
     seed000:
       'bench/seed000.net (15 members, csv of 5 rows, validation 0, batch 5, adam(lr: 0.02), one step an epoch) by `netc train` as in train, its summary.json train_seconds; bench/seed000.py: the naive loop (15 nn.Modules and 15 Adams, one after another) and the merged model (stacked weights, baddbmm, one Adam), each timed from its first step to its last on one thread, the losses read back at the end',
   },
@@ -921,7 +1054,7 @@ const results = {
     })),
   webgpu: gpuRows,
   train: { steps: plan.train.steps, rows: trainRows, memory: { ...plan.train.memory, result: trainMemory ?? null, error: trainMemoryError ?? null }, steady: { ...plan.train.steady, result: trainSteady ?? null, error: trainSteadyError ?? null } },
-  seed000,
+  seed000: { ...seed000, whole: wholeProcess },
   floor: { rates: floorRates ?? null, costs: plan.forumN.map((n) => ({ n, cost: forumStepCost(n) ?? null })), missing: floorRates && plan.forumN.every((n) => forumStepCost(n)) ? null : floorMissing },
   compile: compileResult ?? { error: compileError },
   scale: { rows: scaleRows, queueNote: scaleQueueNote },
@@ -942,6 +1075,7 @@ function markdown(): string {
   const blas = results.torch.all.filter((t) => t.blas).map((t) => `${t.torch}: ${t.blas!.join(', ')}`);
   out.push(`${torchNote}${blas.length ? `; BLAS: ${blas.join('; ')}` : ''}.`, '');
   out.push(`${jaxNote}.`, '');
+  out.push(`${jaxXlaNote}.`, '');
   out.push('Time per training step: one optimizer step of every member on the same batch, every loss read back; median of the timed steps after warm-up. netc runs on wasm, the embedded default backend. Speed-up = naive ms / netc ms at the same N.', '');
   out.push(...speedTables());
   if (baseline) out.push(...('error' in baseline ? [`## This checkout against ${baseline.ref}`, '', `Not measured: ${baseline.error}`, ''] : baselineTable(baseline.rows, baseline.ref, baseline.sha, baselineRounds)));
@@ -1065,7 +1199,24 @@ function speedTables(): string[] {
     for (const f of failed) out.push('', `Failed: ${f.impl} ${f.lowering ?? f.method} N=${f.n}: ${f.error}`);
     out.push('');
     out.push(...(model === 'forum' ? sideBySide() : torchTable(model)));
+    if (model === 'lenet') out.push(...jaxLenetTable());
   }
+  return out;
+}
+
+/** LeNet-5 in JAX on XLA, one thread, against netc grouped's bench step (engine auto's: fused where it ran) at the same N. */
+function jaxLenetTable(): string[] {
+  if (!jaxLenet.length) return only.has('lenet') && !jaxXla ? [`${jaxXlaNote}.`, ''] : [];
+  const out = [`### LeNet-5 in JAX on XLA, one XLA thread: jit(vmap(value_and_grad)) and Adam, ${plan.jaxXla.lenetSteps} steps after one to compile (bench/jax_xla.py)`, ''];
+  out.push('| N | JAX ms/step (median) | JAX CPU ms/step | JAX member-steps/s | netc grouped ms/step (engine) | netc member-steps/s | netc ÷ JAX |', '|---:|---:|---:|---:|---:|---:|---:|');
+  for (const { n, result, error } of jaxLenet) {
+    const g = netcBest('lenet', n);
+    const netcRate = g ? n / (g.msPerStep / 1000) : undefined;
+    const jax = result ? [fmt(result.msMedian!), fmt(result.cpuMsMedian!), result.memberStepsPerSecond.toFixed(1)] : [`failed: ${error}`, '', ''];
+    const ratio = netcRate && result ? `${(netcRate / result.memberStepsPerSecond).toFixed(2)}x` : '';
+    out.push(`| ${n} | ${jax.join(' | ')} | ${g ? `${fmt(g.msPerStep)} (${g.engine})` : '—'} | ${netcRate ? netcRate.toFixed(1) : '—'} | ${ratio} |`);
+  }
+  out.push('');
   return out;
 }
 
@@ -1215,8 +1366,9 @@ function trainTables(): string[] {
       `member-steps/s (members x steps / training seconds). netc: \`netc train\` on wasm, engine ${engineSaid(trainRows.map((r) => r.netc))}, the trainer's own clock (summary.json: its first step to its last checkpoint, at the end; start-up and compile outside), the compiled CLI (dist/) run in the bench's worker process. PyTorch: bench/train_loop.py, a user's own loop on the same batches (stacked weights, torch.baddbmm, one Adam, epoch losses read back), one thread. netc ÷ torch: above 1x netc is faster.`,
       '',
     );
-    out.push(`| N | netc train member-steps/s | netc s | ${versions.map((v) => `torch ${v} loop member-steps/s | torch s | netc ÷ torch ${v}`).join(' | ')} |`);
-    out.push(`|---:|---:|---:|${versions.map(() => '---:|---:|---:').join('|')}|`);
+    const withJax = trainRows.some((r) => r.jax);
+    out.push(`| N | netc train member-steps/s | netc s | ${versions.map((v) => `torch ${v} loop member-steps/s | torch s | netc ÷ torch ${v}`).join(' | ')}${withJax ? ' | JAX (XLA, one thread) member-steps/s | JAX s (CPU s) | netc ÷ JAX | target: >= 2x JAX and >= 2x the fastest torch' : ''} |`);
+    out.push(`|---:|---:|---:|${versions.map(() => '---:|---:|---:').join('|')}${withJax ? '|---:|---:|---:|---' : ''}|`);
     const notes = footnotes();
     for (const r of trainRows) {
       const netc = r.netc ? [r.netc.memberStepsPerSecond.toFixed(0), r.netc.seconds.toFixed(2)] : [`—${notes.mark(`netc train N=${r.n} failed: ${r.netcError}`)}`, ''];
@@ -1226,9 +1378,11 @@ function trainTables(): string[] {
         const ratio = r.netc ? `${(r.netc.memberStepsPerSecond / t.result.memberStepsPerSecond).toFixed(2)}x` : '';
         return [t.result.memberStepsPerSecond.toFixed(0), t.result.seconds.toFixed(2), ratio].join(' | ');
       });
-      out.push(`| ${r.n} | ${netc.join(' | ')} | ${cells.join(' | ')} |`);
+      out.push(`| ${r.n} | ${netc.join(' | ')} | ${cells.join(' | ')}${withJax ? ` | ${jaxTrainCells(r, notes).join(' | ')}` : ''} |`);
     }
     out.push(...notes.lines());
+    out.push('', `${netcThreadsNote}. ${jaxXlaNote}.`);
+    out.push(...machineTable());
     if (!versions.length) out.push('', `${torchNote}.`);
     if (trainSteady) out.push('', `forum x${plan.train.steady.n} by \`netc train\`, ${plan.train.steady.steps} steps: ${fmt(steadyMs(trainSteady))} ms a step by its own clock (${trainSteady.memberStepsPerSecond.toFixed(0)} member-steps/s), long enough that V8 has compiled the trainer's JavaScript; the rows above (${plan.train.steps} steps) include that warm-up.`);
     if (trainMemory) out.push('', `forum x${plan.train.memory.n} by \`netc train\`, ${plan.train.memory.steps} steps (${trainMemory.engine ?? 'auto'} engine): peak RSS ${trainMemory.trainingPeakRss === undefined ? 'not sampled (too short)' : mb(trainMemory.trainingPeakRss)} MB while it trains (\`node bin/netc.js train\` in a process of its own, its VmRSS read from /proc every 25 ms from its "training" line until summary.json appears, so its checkpoints count), ${mb(trainMemory.peakRss)} MB for the whole process (its VmHWM as it exits; the run's files, summary.json, report.html and the leaderboard, are written after the training). MB here are 10^6 bytes.`);
@@ -1256,5 +1410,55 @@ function trainTables(): string[] {
     if (!seed000.torch.length) out.push('', `${torchNote}.`);
     out.push('');
   }
+  out.push(...wholeProcessTable());
+  return out;
+}
+
+/** A train row's JAX cells: member-steps/s, seconds, netc's ratio, and whether the one-core targets (2x JAX, 2x the fastest torch) are met. */
+function jaxTrainCells(r: TrainRow, notes: ReturnType<typeof footnotes>): string[] {
+  const jax = r.jax?.result;
+  if (!jax) return [r.jax?.error ? `—${notes.mark(`JAX N=${r.n} failed: ${r.jax.error}`)}` : '—', '', '', ''];
+  const netc = r.netc?.memberStepsPerSecond;
+  const best = Math.max(0, ...r.torch.filter((t) => t.result).map((t) => t.result!.memberStepsPerSecond));
+  const met = netc === undefined ? 'not measured' : netc >= 2 * jax.memberStepsPerSecond && (best === 0 || netc >= 2 * best) ? `met${best === 0 ? ' (JAX; no torch)' : ''}` : 'not met';
+  // the CPU seconds beside: on one thread, what the machine's other load does not inflate
+  return [jax.memberStepsPerSecond.toFixed(0), `${jax.seconds.toFixed(3)} (${jax.trainCpuSeconds.toFixed(3)})`, netc === undefined ? '' : `${(netc / jax.memberStepsPerSecond).toFixed(2)}x`, met];
+}
+
+/** The forum at plan.jaxXla.wholeMachineN with each side's default threading: netc train, JAX, each torch's loop. */
+function machineTable(): string[] {
+  const rowsWith = trainRows.filter((r) => r.machine);
+  if (!rowsWith.length) return [];
+  const out = ['', `### The whole machine (${cpus().length} cores): each side's default threading`, '', '| N | implementation | member-steps/s | s | netc ÷ it | target: >= 3x |', '|---:|---|---:|---:|---:|---|'];
+  for (const r of rowsWith) {
+    const m = r.machine!;
+    const netc = m.netc.result?.memberStepsPerSecond;
+    out.push(`| ${r.n} | netc train, its defaults${m.netc.sameAsOneCore ? ' (the one-core run: no --threads option)' : ''} | ${netc === undefined ? `failed: ${m.netc.error}` : netc.toFixed(0)} | ${m.netc.result ? m.netc.result.seconds.toFixed(2) : ''} | | |`);
+    const peers: [string, Peer<{ memberStepsPerSecond: number; seconds: number }> | undefined][] = [[`JAX on XLA, its default threading`, m.jax], ...m.torch.map((t): [string, Peer<TorchLoopResult>] => [`torch ${t.torch} loop, its default threading`, t])];
+    for (const [name, p] of peers) {
+      const rate = p?.result?.memberStepsPerSecond;
+      const ratio = rate && netc ? netc / rate : undefined;
+      out.push(`| ${r.n} | ${name} | ${rate === undefined ? (p?.error ? `failed: ${p.error}` : '—') : rate.toFixed(0)} | ${p?.result ? p.result.seconds.toFixed(2) : ''} | ${ratio === undefined ? '' : `${ratio.toFixed(2)}x`} | ${ratio === undefined ? '' : ratio >= 3 ? 'met' : 'not met'} |`);
+    }
+  }
+  return out;
+}
+
+/** Seed 000 as whole processes: each command's least wall time of its runs, netc's against 0.5 s and each script's against netc's. */
+function wholeProcessTable(): string[] {
+  const w = wholeProcess;
+  if (!w.netc) return [];
+  const netc = w.netc.seconds;
+  const out = [`## Seed 000 as whole processes: Python's or Node's start-up, imports, compile, training (${seed000.steps === 1000 ? '1000' : seed000.steps} steps), files`, ''];
+  out.push(`Wall seconds from spawning the command to its exit, ${w.repeats} runs one after another, the least counts (the rest is other processes' load). netc: its defaults (the command a user types, --out a temporary directory); PyTorch: bench/seed000.py --merged-only (one thread, the stacked model); JAX: bench/seed000_jax.py (one jit(lax.scan) of every step, JAX's default threading).`, '');
+  out.push('| command | least s | runs | ÷ netc | target |', '|---|---:|---|---:|---|');
+  const line = (r: WholeProcessRow, target: string) => {
+    const ratio = r.seconds !== undefined && netc !== undefined && r !== w.netc ? `${(r.seconds / netc).toFixed(2)}x` : '';
+    out.push(`| ${r.name}: \`${r.command}\` | ${r.seconds === undefined ? `failed: ${r.error}` : r.seconds.toFixed(3)} | ${r.runs.map((x) => x.toFixed(2)).join(', ')} | ${ratio} | ${target} |`);
+  };
+  line(w.netc, netc === undefined ? '' : `<= 0.5 s: ${netc <= 0.5 ? 'met' : 'not met'}`);
+  for (const r of [...(w.jax ? [w.jax] : []), ...w.torch]) line(r, r.seconds === undefined || netc === undefined ? '' : `>= 2x: ${r.seconds / netc >= 2 ? 'met' : 'not met'}`);
+  if (!w.jax) out.push('', `${jaxXlaNote}.`);
+  out.push('');
   return out;
 }

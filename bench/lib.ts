@@ -60,6 +60,35 @@ export interface JaxResult extends Omit<StepResult, 'tfBytes' | 'tfTensors' | 'p
   threads: 1 | null;
 }
 
+/**
+ * A configuration of JAX in Python on XLA's CPU backend (bench/jax_xla.py, a Python process of its own):
+ * forum, `steps` steps on `data` (a TrainData file: netc's batches), each epoch one lax.scan; lenet, `steps`
+ * jitted steps on the bench's LeNet batch. threads: 1, one XLA thread; null, JAX's default (every core).
+ */
+export type JaxXlaJob = ({ model: 'forum'; data: string } | { model: 'lenet' }) & { n: number; steps: number; threads: 1 | null };
+
+/** What bench/jax_xla.py prints for a JaxXlaJob: the timed run's member-steps/s, XLA's compile outside it. */
+export interface JaxXlaResult {
+  model: ModelName;
+  n: number;
+  /** seconds from the first step to the last losses read back (the compile, with one run of each shape, before) */
+  seconds: number;
+  memberStepsPerSecond: number;
+  steps: number;
+  /** the process's CPU seconds over those steps (user + system): what other processes' load does not inflate on one thread */
+  trainCpuSeconds: number;
+  compileSeconds: number;
+  lastLoss: number;
+  threads: 1 | null;
+  xlaFlags: string;
+  jax: string;
+  /** lenet: the median and least wall ms of a step, and the median CPU ms */
+  msMedian?: number;
+  msMin?: number;
+  cpuMsMedian?: number;
+  peakRss: number;
+}
+
 /** The .net file each benchmark model comes from, and its batch size. */
 export const models: Record<ModelName, { file: string; batch: number }> = {
   forum: { file: 'examples/forum.net', batch: 5 },

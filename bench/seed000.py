@@ -82,8 +82,11 @@ def main():
     else:
         print(f"PyTorch {result['torch']}, one thread: {MEMBERS} MLPs, {len(xs)} rows, {args.steps} Adam steps")
         for name in ('naive', 'merged'):
-            print(f"  {name:6}  {result[name]['seconds']:.3f} s  (mean loss {result[name]['meanLoss']:.4f})")
-        print(f"  naive / merged: {result['naive']['seconds'] / result['merged']['seconds']:.1f}x")
+            if name in result:
+                print(f"  {name:6}  {result[name]['seconds']:.3f} s  (mean loss {result[name]['meanLoss']:.4f})")
+        # with --merged-only there is no naive loop to compare
+        if 'naive' in result:
+            print(f"  naive / merged: {result['naive']['seconds'] / result['merged']['seconds']:.1f}x")
 
 
 if __name__ == '__main__':

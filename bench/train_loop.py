@@ -12,18 +12,30 @@
 # ([N, 2, 20], [N, 1, 20], [N, 20, 1], [N, 1, 1]), torch.baddbmm, one torch.optim.Adam (lr 0.02, epsilon
 # 1e-7 as netc's), a batch of 5 cut from the data by the epoch's order each step; each member's mean loss
 # over the epoch accumulated on the tensor side and read back at the epoch's end (what netc's trainer
-# reports per epoch). One thread. Timed from before the first step to after the last epoch's losses are
+# reports per epoch). One thread; with "threads": "default" in the job, torch's default threading (every
+# core: bench/bench.ts's whole-machine row against netc's and JAX's defaults). Timed from before the first step to after the last epoch's losses are
 # read back: importing torch, reading the data and building the weights are outside it, as netc train's
 # start-up is outside its train_seconds.
 import json
+import os
 import sys
 import time
 
 from torch_common import single_threaded_torch, stacked_forum_step
 
 
+def default_threaded_torch():
+    """torch with its default threading: torch_common pinned the BLAS variables to one thread on import, so
+    they are removed again before torch is imported."""
+    for var in ('OMP_NUM_THREADS', 'MKL_NUM_THREADS', 'OPENBLAS_NUM_THREADS'):
+        os.environ.pop(var, None)
+    import torch
+    torch.manual_seed(0)
+    return torch
+
+
 def run(job):
-    torch = single_threaded_torch()
+    torch = default_threaded_torch() if job.get('threads') == 'default' else single_threaded_torch()
     with open(job['data']) as f:
         data = json.load(f)
     n, steps, lr = job['n'], job['steps'], job.get('lr', 0.02)

@@ -127,6 +127,19 @@ describe('npm run bench -- --quick', () => {
       expect(finite(t.result.memberStepsPerSecond) && t.result.memberStepsPerSecond > 0).toBe(true);
     }
 
+    // JAX on XLA (bench/jax_xla.py): the forum at N=15 on one XLA thread beside netc train where a Python
+    // imports jax; otherwise (CI) skipped at once, with the reason
+    expect(typeof results.jaxXla.note).toBe('string');
+    if (results.jaxXla.available) {
+      expect(train15.jax.error).toBeUndefined();
+      expect(train15.jax.result.threads).toBe(1);
+      expect(train15.jax.result.steps).toBe(results.train.steps);
+      expect(finite(train15.jax.result.memberStepsPerSecond) && train15.jax.result.memberStepsPerSecond > 0).toBe(true);
+    } else {
+      expect(train15.jax).toBeUndefined();
+      expect(r.stdout).toMatch(/jax \(Python, XLA\): JAX \(Python\) not measured: /);
+    }
+
     // Seed 000's workload: netc train with its defaults and with one checkpoint, and PyTorch's two versions
     expect(results.seed000.netc.length).toBe(2);
     for (const v of results.seed000.netc) {
@@ -154,8 +167,9 @@ describe('npm run bench -- --quick', () => {
     // train against torch and jax-js at three N, Seed 000, the floor), then the WGSL step against the webgpu
     // op path (quick mode: forum N=15 and LeNet N=2), then netc train's step against the bench's at N=15,
     // forum x100,000's memory while training and in all (quick mode: x10,000) and LeNet x30's netc train
-    // against the PyTorch loop (not measured in quick mode)
-    expect(results.targets.length).toBe(11 + 2 + 8 + 2 + 4);
+    // against the PyTorch loop (not measured in quick mode); JAX on XLA's eight (netc train against it at three
+    // N, the whole machine against JAX and PyTorch at N=1000, Seed 000's whole processes: three)
+    expect(results.targets.length).toBe(11 + 2 + 8 + 2 + 4 + 8);
     // netc train's long run at N=15 trained, and its ratio to the bench's step is measured
     expect(results.train.steady.error).toBeNull();
     const steadyTarget = results.targets.find((t: { name: string }) => t.name.startsWith("netc train's ms per step"));
