@@ -18,6 +18,7 @@ import type { LayerKind } from '../src/layers/layer-kind.js';
 import type { ModelCheck } from '../src/check/check-model.js';
 import { call, dataErrorOf, expectMatchesShape, tempDir } from './data/helpers.js';
 import { npyBytes, npzBytes } from './data/npy-writer.js';
+import { netc } from './helpers.js';
 
 const dir = tempDir();
 const fixtures = join(import.meta.dirname, 'fixtures', 'text');
@@ -165,5 +166,18 @@ describe('images as sequences', () => {
     for (const set of ['mnist', 'fashion_mnist']) {
       expect(checked(`${set}(limit: 100)`, '[28, 28]', 'flatten()\n  dense(10, activation: softmax)'), set).toEqual([]);
     }
+  });
+});
+
+describe('netc train on token ids outside an embedding’s vocabulary', () => {
+  it('stops at load time with NET4090, naming the row, the step and the id', async () => {
+    const rows = ['a,b,c,y', '1,2,3,0', '4,5,6,1', '7,12,0,1', '3,2,1,0'];
+    writeFileSync(join(dir, 'ids.csv'), rows.join('\n') + '\n');
+    const net = join(dir, 'ids.net');
+    writeFileSync(net, 'model m(input: [3]) {\n  embedding(10, 2)\n  flatten()\n  dense(1, activation: sigmoid)\n}\nensemble { members: 2 seed: 1 }\ntrain { data: csv("ids.csv", label: "y") loss: binary_crossentropy optimizer: sgd(lr: 0.1) batch: 2 epochs: 1 }\n');
+    const { code, err } = await netc('train', net, '--out', join(dir, 'ids-run'));
+    expect(code).toBe(1);
+    expect(err).toContain('error NET4090: row 2 (counting from 0), step 1: token id 12 is outside the vocabulary [0, 10) of embedding_1');
+    expect(err).not.toMatch(/\n\s+at /);
   });
 });
