@@ -96,7 +96,7 @@ export function loadTF(): Promise<TF> {
 
 async function importTF(requested: string): Promise<TF> {
   try {
-    const tf = requireTF<TF>('@tensorflow/tfjs');
+    const tf = await requireTF<TF>('@tensorflow/tfjs', () => import('@tensorflow/tfjs') as unknown as Promise<TF>);
     // quiet wherever netc loads TF.js, not only where it selects a backend (see quietCpuBanner)
     quietCpuBanner(tf);
     return tf;
@@ -217,10 +217,17 @@ const require = createRequire(import.meta.url);
  * A TF.js package by require(), not import(): they are CommonJS, and an import() of one has Node scan its
  * file and every file it re-exports (tfjs-core, -layers, -converter, -data, the backends: megabytes) for the
  * names it exports, which took 2-3x the time of loading them (about 0.4 of 0.6 s of CPU for @tensorflow/tfjs
- * and the wasm backend). Either way it is the one copy that Node's module cache holds.
+ * and the wasm backend). Either way it is the one copy that Node's module cache holds. Where require() finds
+ * no such package, `imported` (the same package by a literal import()) loads it: a bundle (bench/gpu.sh's,
+ * by esbuild) holds TF.js inside itself, and esbuild bundles a literal import() but not a require() of a name.
  */
-function requireTF<T>(pkg: string): T {
-  return require(pkg) as T;
+async function requireTF<T>(pkg: string, imported: () => Promise<T>): Promise<T> {
+  try {
+    return require(pkg) as T;
+  } catch (error) {
+    if ((error as { code?: string }).code !== 'MODULE_NOT_FOUND') throw error;
+    return imported();
+  }
 }
 
 /** Whether a package can be resolved from here, without loading it. */
@@ -292,7 +299,7 @@ let wasmPathsSet = false;
 async function activateWasm(tf: TF): Promise<string> {
   let wasm: typeof import('@tensorflow/tfjs-backend-wasm');
   try {
-    wasm = requireTF<typeof import('@tensorflow/tfjs-backend-wasm')>('@tensorflow/tfjs-backend-wasm');
+    wasm = await requireTF('@tensorflow/tfjs-backend-wasm', () => import('@tensorflow/tfjs-backend-wasm'));
   } catch (error) {
     throw new BackendError(
       'wasm',
