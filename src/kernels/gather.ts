@@ -1,7 +1,7 @@
 // The rows of a table at a tensor's token ids, with its gradient scattered back onto the rows: the
 // embedding layer's op (src/layers/embedding.ts). A kernel, so that the compiled module calls it as netc
-// runs it: TF.js's own gradient of gather is an UnsortedSegmentSum, which the wasm backend lacks and which
-// sums repeated ids in another order; ScatterNd is on every backend.
+// runs it: TF.js's own gradient of gather is an UnsortedSegmentSum, which TF.js's wasm backend lacks (netc
+// registers one for tfjs-layers models); ScatterNd is on every backend.
 import { kernel } from './kernel.js';
 import type { TF, Tensor } from './tf.js';
 

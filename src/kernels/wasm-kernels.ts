@@ -44,6 +44,7 @@ export function registerWasmKernels(tf: TF): void {
     },
   });
   registerSliceKernels(tf);
+  registerSegmentSum(tf);
   tf.registerKernel({
     kernelName: 'Conv2DBackpropFilter',
     backendName: 'wasm',
@@ -186,6 +187,36 @@ export function maxPoolGrad(
  * These copy only what each slice holds, heap to heap: the same values. String tensors go to the
  * backend's own kernels.
  */
+/**
+ * UnsortedSegmentSum, the gradient TF.js takes of a gather (tf.layers.embedding's): the rows of x summed into
+ * the rows their segment ids name, in row order, as the cpu backend sums them. Without it an embedding model
+ * of tfjs-layers (an extracted member, the equivalence tests' reference) cannot train on wasm.
+ */
+function registerSegmentSum(tf: TF): void {
+  if (tf.getKernel('UnsortedSegmentSum', 'wasm')) return;
+  tf.registerKernel({
+    kernelName: 'UnsortedSegmentSum',
+    backendName: 'wasm',
+    kernelFunc: ({ inputs, backend, attrs }) => {
+      const wasm = backend as unknown as WasmBackend;
+      const { x, segmentIds } = inputs as unknown as { x: TensorInfo; segmentIds: TensorInfo };
+      const segments = (attrs as unknown as { numSegments: number }).numSegments;
+      const rows = segmentIds.shape.reduce((a, b) => a * b, 1);
+      const inner = x.shape.slice(segmentIds.shape.length);
+      const out = wasm.makeOutput([segments, ...inner], 'float32');
+      const [xs, ids, sums] = [wasm.typedArrayFromHeap(x), wasm.typedArrayFromHeap(segmentIds), wasm.typedArrayFromHeap(out)];
+      const width = inner.reduce((a, b) => a * b, 1);
+      sums.fill(0);
+      for (let r = 0; r < rows; r++) {
+        const id = ids[r];
+        if (id < 0 || id >= segments) continue;
+        for (let c = 0; c < width; c++) sums[id * width + c] += xs[r * width + c];
+      }
+      return out as never;
+    },
+  });
+}
+
 function registerSliceKernels(tf: TF): void {
   const original = (name: string) => tf.getKernel(name, 'wasm')?.kernelFunc;
   const slice0 = original('Slice');

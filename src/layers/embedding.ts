@@ -4,8 +4,9 @@
 // step, as a transformer's learned position embedding).
 //
 // The gradient of a gather is a scatter-add of dy onto the rows read. TF.js's own gradient of gather is an
-// UnsortedSegmentSum, which the wasm backend lacks; ScatterNd, which sums the rows of equal ids, is on every
-// backend, so the op path takes the gather's gradient by it (the gatherRows kernel, src/kernels/gather.ts).
+// UnsortedSegmentSum, which TF.js's wasm backend lacks (netc registers one there, src/kernels/wasm-kernels.ts,
+// for tfjs-layers models); ScatterNd, which sums the rows of equal ids, is on every backend, so the op path
+// takes the gather's gradient by it (the gatherRows kernel, src/kernels/gather.ts).
 //
 // The member axis: the table is read at the member's own rows. Grouped, [N, vocab, dim] as one
 // [N*vocab, dim] table, each member's ids offset by member * vocab, so one gather serves all members;
@@ -78,7 +79,7 @@ export const embedding: LayerKind = {
     // one table: on the shared ids once, the output still shared; on members' own ids all rows at once
     shared: sharedByFolding((ctx, x, p) => single(ctx, x, p)),
   },
-  wasm: { unsupported: 'no generated code gathers the rows of a table yet' },
+  wasm: { unsupported: "the embedding layer's gather of its table's rows" },
   wgsl: { unsupported: 'no WGSL kernel gathers the rows of a table yet' },
   reference: {
     layers({ tf, args, name, initializers }) {

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lowerings } from '../../src/layers/forward.js';
 import { getWeights } from '../../src/serve/layers-model.js';
-import { alone, aloneFused, backends, build, expectClose, caseTokens, hasLayersReference, inputBatch, randomBatch, tf, useBackend, type Built } from './harness.js';
+import { alone, aloneFused, backends, build, expectClose, hasLayersReference, inputBatch, randomBatch, tf, useBackend, type Built } from './harness.js';
 import { layerCases, lossCases, lossSource, OPT_STEPS, optimizerCases, optimizerModels, optimizerSource, source, type LossCase } from './cases.js';
 import { Rng } from '../../src/util/rng.js';
 
@@ -39,9 +39,7 @@ describe.each(backends)('training on %s', (backend) => {
   describe('every layer kind, with sgd and per-member learning rates', () => {
     for (const [name, c] of Object.entries(layerCases)) {
       if (name === 'dropout') continue; // its masks are netc's own: see 'dropout against plain TF.js' below
-      // tf.layers.embedding's gradient is TF.js's gather gradient, UnsortedSegmentSum, which the wasm backend
-      // lacks: there the reference cannot train (netc's op path scatters instead, and trains on wasm)
-      it.skipIf(backend === 'wasm' && caseTokens(c) !== undefined).each(lowerings)(`${name}: %s`, async (lowering) => {
+      it.each(lowerings)(`${name}: %s`, async (lowering) => {
         const b = build(withLrs(c), lowering, MEMBERS, { optimizer: { name: 'sgd', args: {} }, loss: 'mse' });
         const data = batches(c.input, b.ir.ops[b.ir.output].shape, false, b.ir);
         for (const { x, y } of data) b.pop.step({ kind: 'tensors', x, y }).dispose();
