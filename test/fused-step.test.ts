@@ -167,7 +167,7 @@ describe('what the generated step does not cover trains on ops, and says why', (
   const uncovered: [string, string, number[], string][] = [
     ['layernorm of an image', 'conv2d(3, kernel: 3, activation: relu)\n  layernorm()\n  flatten()\n  dense(1)', [6, 6, 2], 'layernorm of an input with more than one axis (layernorm_1)'],
     ['one filter on one channel', 'conv2d(1, kernel: 3, activation: relu)\n  conv2d(1, kernel: 2)\n  flatten()\n  dense(1)', [6, 6, 1], 'conv2d with one filter on one channel (conv2d_1)'],
-    ['an embedding', 'embedding(5, 2)\n  flatten()\n  dense(1)', [4], 'no generated code gathers the rows of a table yet (embedding_1)'],
+    ['an embedding', 'embedding(5, 2)\n  flatten()\n  dense(1)', [4], "the embedding layer's gather of its table's rows (embedding_1)"],
   ];
   for (const [name, model, input, why] of uncovered) {
     it(name, () => {

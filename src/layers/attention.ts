@@ -65,7 +65,7 @@ export const attention: LayerKind = {
     // one set of projections for every member: the examples do not interact, so the members' fold into the batch
     shared: sharedByFolding(single),
   },
-  wasm: { unsupported: "the generated step has no attention code yet (its per-head products and softmax over a sequence's steps)" },
+  wasm: { unsupported: "the attention layer's per-head products and softmax over a sequence's steps" },
   wgsl: { unsupported: "no WGSL kernel multiplies a sequence's steps by each other yet" },
   // tfjs-layers has no public MultiHeadAttention layer: the reference for attention is PyTorch, through the export
   reference: { unsupported: 'it has no multi-head attention layer; extract it with --format pytorch or --format onnx' },
