@@ -132,13 +132,14 @@ it('bundles a compiled module for the browser with TF.js and netc/kernels only',
   const ours = bundle.sources.filter((f) => f !== fixture && !f.endsWith(`${cases[1].name}.ts`));
   // what the module pulled in of netc: netc/kernels' entry and the floors below it (kernels and the layout
   // rule, seeded streams), and the generated steps (k.fusedStep: the generators in step/, wasm/ and wgsl/, the
-  // elementwise rules of math/, the layer kinds with every target's rule (their export rules' interop/ helpers too), the runtime files that run them on TF.js's wasm memory or webgpu device); nothing of the rest of
+  // elementwise rules of math/, the layer kinds with every target's rule (their export rules' interop/ helpers too), the runtime files that run them on TF.js's wasm memory or webgpu device, and the copy of a call's state to a
+  // shared memory for threads, which imports nothing of Node); nothing of the rest of
   // the runtime, the trainer or the CLI
   expect(ours.length).toBeGreaterThan(0);
   expect(ours).toContain('src/netc-kernels.ts');
   expect(ours).toContain('src/runtime/module-fused-step.ts');
   for (const f of ours) {
-    expect(f).toMatch(/^src\/(kernels|core|util|math|wasm|wgsl|interop|step|layers|vocabulary)\/|^src\/netc-kernels\.ts$|^src\/runtime\/(module-|gpu-)?fused-step\.ts$|^src\/runtime\/step-hyper\.ts$|^src\/diagnostics\/messages\.ts$/);
+    expect(f).toMatch(/^src\/(kernels|core|util|math|wasm|wgsl|interop|step|layers|vocabulary)\/|^src\/netc-kernels\.ts$|^src\/runtime\/(module-|gpu-)?fused-step\.ts$|^src\/runtime\/step-hyper\.ts$|^src\/runtime\/threaded-steps\.ts$|^src\/diagnostics\/messages\.ts$/);
   }
   // and no package beyond what a page with TF.js alone bundles
   const plain = await bundleForBrowser('test/browser/fixture-train.ts', { backend: 'wasm' });

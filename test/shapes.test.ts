@@ -11,7 +11,7 @@ describe('dense', () => {
   it('maps [in] to [units]', () => expect(shapeOf([2], 'dense(20)')).toEqual([20]));
   it('has a kernel and a bias', () => expect(paramShapes([2], 'dense(20)')).toEqual(['dense_1/kernel [2,20]', 'dense_1/bias [20]']));
   it('can drop the bias', () => expect(paramShapes([2], 'dense(3, bias: false)')).toEqual(['dense_1/kernel [2,3]']));
-  it('needs a flat input', () => expectError(modelSource([4, 4, 1], 'dense(2)'), 2014, 'dense expects a flat [features] input, got shape [4, 4, 1]; add flatten() before it'));
+  it('needs a flat input', () => expectError(modelSource([4, 4, 1], 'dense(2)'), 2014, 'dense expects a flat [features] or a sequence [steps, features] input, got shape [4, 4, 1]; add flatten() before it'));
 });
 
 describe('conv2d', () => {
@@ -24,6 +24,22 @@ describe('conv2d', () => {
   it('a kernel larger than its input', () => expectError(modelSource([4, 4, 1], 'conv2d(2, kernel: 5)'), 2015, 'conv2d window 5x5 is larger than its input 4x4'));
   it('a kernel exactly the size of its input', () => expect(shapeOf([5, 5, 1], 'conv2d(2, kernel: 5)')).toEqual([1, 1, 2]));
   it('needs a spatial input', () => expectError(modelSource([16], 'conv2d(2)'), 2014, 'conv2d expects a spatial [height, width, channels] input, got shape [16]'));
+});
+
+describe('sequences', () => {
+  it('dense acts on the last axis of [steps, features]', () => expect(paramShapes([5, 3], 'dense(4)\nflatten()\ndense(1)')).toEqual(['dense_1/kernel [3,4]', 'dense_1/bias [4]', 'dense_2/kernel [20,1]', 'dense_2/bias [1]']));
+  it('lstm: its last state, or every step', () => {
+    expect(shapeOf([6, 3], 'lstm(4)')).toEqual([4]);
+    expect(shapeOf([6, 3], 'lstm(4, sequences: true)')).toEqual([6, 4]);
+  });
+  it("lstm's kernels in Keras' layout", () => expect(paramShapes([6, 3], 'lstm(4)')).toEqual(['lstm_1/kernel [3,16]', 'lstm_1/recurrent_kernel [4,16]', 'lstm_1/bias [16]']));
+  it("gru's bias: two rows with reset_after, one without", () => {
+    expect(paramShapes([6, 3], 'gru(2)')).toEqual(['gru_1/kernel [3,6]', 'gru_1/recurrent_kernel [2,6]', 'gru_1/bias [2,6]']);
+    expect(paramShapes([6, 3], 'gru(2, sequences: true, reset_after: false)')).toEqual(['gru_1/kernel [3,6]', 'gru_1/recurrent_kernel [2,6]', 'gru_1/bias [6]']);
+  });
+  it('lstm on a flat value', () => expectError(modelSource([6], 'lstm(4)'), 2014, 'lstm expects'));
+  it('attention keeps [steps, features]', () => expect(shapeOf([5, 8], 'attention(heads: 2, causal: true)')).toEqual([5, 8]));
+  it("attention's width must divide by its heads", () => expectError(modelSource([5, 6], 'attention(heads: 4)'), 2021, 'heads'));
 });
 
 describe('pooling', () => {
