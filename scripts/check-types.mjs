@@ -1,0 +1,31 @@
+// npm test's first part: the build (dist/, which the tests that run bin/netc.js use) and the type checks of
+// the tests, the bench and the editor extension, two at a time. Each is one tsc, mostly on one core, and CI
+// has two: side by side they take about the time of the longest pair rather than of all four in a row.
+// Fails, after all have finished, if any failed; each one's errors are printed as tsc prints them.
+import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+
+const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+const lanes = [
+  [['-p', 'tsconfig.json', '--noEmit'], ['-p', 'editors/vscode/tsconfig.json']],
+  [['-p', 'tsconfig.build.json'], ['-p', 'bench/tsconfig.json', '--noEmit']],
+];
+
+function run(args) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [tsc, ...args], { stdio: 'inherit' });
+    child.on('close', (code) => resolve(code === 0 ? [] : [`tsc ${args.join(' ')}`]));
+  });
+}
+
+async function lane(jobs) {
+  const failed = [];
+  for (const args of jobs) failed.push(...(await run(args)));
+  return failed;
+}
+
+const failed = (await Promise.all(lanes.map(lane))).flat();
+if (failed.length) {
+  console.error(`failed: ${failed.join(', ')}`);
+  process.exit(1);
+}
