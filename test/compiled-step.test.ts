@@ -100,10 +100,21 @@ async function same(a: Tensor, b: Tensor, what: string): Promise<void> {
   expect(Buffer.from(p.buffer).equals(Buffer.from(q.buffer)), what).toBe(true);
 }
 
+const modules = new Map<string, Promise<{ state: ReturnType<typeof compiled>; module: Awaited<ReturnType<typeof importModule>> }>>();
+
+/** A file's compiled module under a lowering, written and imported once: the cpu and wasm cases share it. */
+function compiledModule(file: string, lowering: (typeof lowerings)[number]) {
+  const key = `${file}|${lowering}`;
+  if (!modules.has(key)) {
+    const state = compiled(file, lowering);
+    modules.set(key, importModule(tf, state).then((module) => ({ state, module })));
+  }
+  return modules.get(key)!;
+}
+
 async function compare(file: string, lowering: (typeof lowerings)[number], backend: 'cpu' | 'wasm'): Promise<void> {
   await tf.setBackend('cpu');
-  const state = compiled(file, lowering);
-  const module = await importModule(tf, state);
+  const { state, module } = await compiledModule(file, lowering);
   await tf.setBackend(backend);
   // after the first step each member takes the next one's hyperparameters, as PBT's exploit would: the
   // module must read them from the population, never from the values it was compiled with
