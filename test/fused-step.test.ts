@@ -101,6 +101,13 @@ const cases: Case[] = [
   { name: 'a shared layernorm after per-member layers', model: 'dense(6, activation: relu)\n  shared dense(4, activation: relu)\n  shared layernorm()\n  dense(1)', input: [2], k: 1, loss: 'mse', optimizer: 'adam(lr: 0.01)', tolerance: 1e-5 },
   { name: 'a residual block (add with the shared input)', model: 'h = dense(2, activation: relu)\n  s = add(h, input)\n  relu()\n  dense(1, activation: sigmoid)', input: [2], k: 1, loss: 'binary_crossentropy', optimizer: 'adamw(lr: 0.01)' },
   { name: 'a learning-rate schedule', model: mlp('tanh', 1), input: [2], k: 1, loss: 'mse', optimizer: 'adam(lr: 0.02)', lrFactor: (m, t) => 1 / (1 + 0.03 * t * (m + 1)) },
+  // lstm backpropagating through time: each step's products in the op path's order, its parameters' shares
+  // added step by step from the last, as autodiff adds them. The sigmoid's and tanh's polynomials differ from
+  // TF.js's in the last bit now and then, five of them per unit and step: one step's gradients are ~2e-7
+  // apart already (dense_1's too, from the lstm's value alone), and through two lstms 100 steps end ~2e-6
+  // apart (under sgd, sgd with momentum or adam alike)
+  { name: 'lstm, its last state', model: 'lstm(5)\n  dense(1, activation: sigmoid)', input: [4, 3], k: 1, loss: 'binary_crossentropy', optimizer: 'adam(lr: 0.01)', data: 'csv("images.csv")' },
+  { name: 'lstm of every step into an lstm', model: 'lstm(6, sequences: true)\n  lstm(3)\n  dense(1)', input: [5, 2], k: 1, loss: 'mse', optimizer: 'sgd(lr: 0.05, momentum: 0.9)', data: 'csv("images.csv")', tolerance: 1e-5 },
   // conv models: XNNPACK's conv sums over the window's (row, column, channel) in order, and the generated
   // step in the same order (src/wasm/conv.ts)
   ...convCases(),
@@ -168,6 +175,7 @@ describe('what the generated step does not cover trains on ops, and says why', (
     ['layernorm of an image', 'conv2d(3, kernel: 3, activation: relu)\n  layernorm()\n  flatten()\n  dense(1)', [6, 6, 2], 'layernorm of an input with more than one axis (layernorm_1)'],
     ['one filter on one channel', 'conv2d(1, kernel: 3, activation: relu)\n  conv2d(1, kernel: 2)\n  flatten()\n  dense(1)', [6, 6, 1], 'conv2d with one filter on one channel (conv2d_1)'],
     ['an embedding', 'embedding(5, 2)\n  flatten()\n  dense(1)', [4], 'no generated code gathers the rows of a table yet (embedding_1)'],
+    ['a shared lstm', 'shared lstm(3)\n  dense(1)', [4, 2], "a shared lstm (the op path sums each step's gradient over every member's rows before the next step's) (lstm_1)"],
   ];
   for (const [name, model, input, why] of uncovered) {
     it(name, () => {
@@ -299,7 +307,7 @@ describe('the step plan, made once per run', () => {
 });
 
 describe('the generated evaluation (forward in inference mode, loss and metrics)', () => {
-  const evalCases = cases.filter((c) => ['dropout, its rate varied per member', 'batchnorm, its momentum and epsilon varied per member', 'batchnorm after conv2d, its momentum and epsilon varied', 'categorical cross-entropy', 'a shared trunk on the input, heads of their own, lr varied per head', 'no bias'].includes(c.name));
+  const evalCases = cases.filter((c) => ['dropout, its rate varied per member', 'batchnorm, its momentum and epsilon varied per member', 'batchnorm after conv2d, its momentum and epsilon varied', 'categorical cross-entropy', 'a shared trunk on the input, heads of their own, lr varied per head', 'no bias', 'lstm of every step into an lstm'].includes(c.name));
   for (const c of evalCases) {
     it(`${c.name}: the op path's values after 20 steps, on batches of 64 and a short one`, async () => {
       const [ops, fused] = populations(source(c), ['ops', 'fused']);
