@@ -19,10 +19,10 @@ function populations(source: string, engines: Engine[], lrFactor?: (member: numb
   return engines.map((engine) => populationOf(state, engine, { lrFactor }));
 }
 
-/** Reproducible batches for a loss: x [B, ...input], labels as the loss reads them. */
-function batchFor(step: number, input: number[], loss: string, k: number, b = 6): { x: Tensor; y: Tensor } {
+/** Reproducible batches for a loss: x [B, ...input] (token ids in [0, ids) where given), labels as the loss reads them. */
+function batchFor(step: number, input: number[], loss: string, k: number, b = 6, ids?: number): { x: Tensor; y: Tensor } {
   const rng = Rng.of(step, 'fused-step');
-  const x = tf.tensor(Float32Array.from({ length: b * input.reduce((a, d) => a * d, 1) }, () => rng.normal()), [b, ...input]);
+  const x = tf.tensor(Float32Array.from({ length: b * input.reduce((a, d) => a * d, 1) }, () => (ids ? Math.floor(rng.uniform() * ids) : rng.normal())), [b, ...input]);
   let y: Float32Array;
   if (loss === 'binary_crossentropy') y = Float32Array.from({ length: b * k }, () => (rng.uniform() < 0.5 ? 0 : 1));
   else if (loss === 'sparse_categorical_crossentropy') y = Float32Array.from({ length: b }, () => Math.floor(rng.uniform() * k));
@@ -41,6 +41,8 @@ interface Case {
   metrics?: string;
   vary?: string;
   data?: string;
+  /** the input is token ids in [0, ids) */
+  ids?: number;
   /**
    * a looser bound after 100 steps, with the reason: the op path's softmax is XNNPACK's, whose exp is
    * its own approximation; one step differs by ~1e-7, and 100 steps of a fast optimizer grow it
@@ -101,6 +103,18 @@ const cases: Case[] = [
   { name: 'a shared layernorm after per-member layers', model: 'dense(6, activation: relu)\n  shared dense(4, activation: relu)\n  shared layernorm()\n  dense(1)', input: [2], k: 1, loss: 'mse', optimizer: 'adam(lr: 0.01)', tolerance: 1e-5 },
   { name: 'a residual block (add with the shared input)', model: 'h = dense(2, activation: relu)\n  s = add(h, input)\n  relu()\n  dense(1, activation: sigmoid)', input: [2], k: 1, loss: 'binary_crossentropy', optimizer: 'adamw(lr: 0.01)' },
   { name: 'a learning-rate schedule', model: mlp('tanh', 1), input: [2], k: 1, loss: 'mse', optimizer: 'adam(lr: 0.02)', lrFactor: (m, t) => 1 / (1 + 0.03 * t * (m + 1)) },
+  // lstm backpropagating through time: each step's products in the op path's order, its parameters' shares
+  // added step by step from the last, as autodiff adds them. The sigmoid's and tanh's polynomials differ from
+  // TF.js's in the last bit now and then, five of them per unit and step: one step's gradients are ~2e-7
+  // apart already (dense_1's too, from the lstm's value alone), and through two lstms 100 steps end ~2e-6
+  // apart (under sgd, sgd with momentum or adam alike)
+  { name: 'lstm, its last state', model: 'lstm(5)\n  dense(1, activation: sigmoid)', input: [4, 3], k: 1, loss: 'binary_crossentropy', optimizer: 'adam(lr: 0.01)', data: 'csv("images.csv")' },
+  // an embedding's gradient is the output's scattered onto the rows read, added in order where ids repeat, as
+  // the op path's ScatterNd adds them; its positions' the output's column sums: bit for bit under a linear
+  // dense and mse. Under an lstm its table takes the lstm's last-bit differences (above): 1.4e-6 after 100 steps
+  { name: 'an embedding into an lstm', model: 'embedding(7, 3)\n  lstm(4)\n  dense(1, activation: sigmoid)', input: [5], ids: 7, k: 1, loss: 'binary_crossentropy', optimizer: 'adam(lr: 0.01)', data: 'csv("images.csv")', tolerance: 1e-5 },
+  { name: 'an embedding with positions', model: 'embedding(6, 3, positions: 4)\n  flatten()\n  dense(1)', input: [4], ids: 6, k: 1, loss: 'mse', optimizer: 'sgd(lr: 0.05)', data: 'csv("images.csv")', tolerance: 0 },
+  { name: 'lstm of every step into an lstm', model: 'lstm(6, sequences: true)\n  lstm(3)\n  dense(1)', input: [5, 2], k: 1, loss: 'mse', optimizer: 'sgd(lr: 0.05, momentum: 0.9)', data: 'csv("images.csv")', tolerance: 1e-5 },
   // conv models: XNNPACK's conv sums over the window's (row, column, channel) in order, and the generated
   // step in the same order (src/wasm/conv.ts)
   ...convCases(),
@@ -167,7 +181,8 @@ describe('what the generated step does not cover trains on ops, and says why', (
   const uncovered: [string, string, number[], string][] = [
     ['layernorm of an image', 'conv2d(3, kernel: 3, activation: relu)\n  layernorm()\n  flatten()\n  dense(1)', [6, 6, 2], 'layernorm of an input with more than one axis (layernorm_1)'],
     ['one filter on one channel', 'conv2d(1, kernel: 3, activation: relu)\n  conv2d(1, kernel: 2)\n  flatten()\n  dense(1)', [6, 6, 1], 'conv2d with one filter on one channel (conv2d_1)'],
-    ['an embedding', 'embedding(5, 2)\n  flatten()\n  dense(1)', [4], "the embedding layer's gather of its table's rows (embedding_1)"],
+    ['a gru', 'gru(3)\n  dense(1)', [4, 2], "the gru layer's backpropagation through time (gru_1)"],
+    ['a shared lstm', 'shared lstm(3)\n  dense(1)', [4, 2], "a shared lstm (the op path sums each step's gradient over every member's rows before the next step's) (lstm_1)"],
   ];
   for (const [name, model, input, why] of uncovered) {
     it(name, () => {
@@ -213,7 +228,7 @@ describe('the generated step against the op path', () => {
       const lossName = c.loss.replace(/\(.*$/, '');
       const names = c.metrics ? c.metrics.slice(1, -1).split(',').map((s) => s.trim()) : [];
       for (let step = 0; step < 100; step++) {
-        const { x, y } = batchFor(step, c.input, lossName, c.k);
+        const { x, y } = batchFor(step, c.input, lossName, c.k, 6, c.ids);
         const seen = [ops, fused].map((p) => {
           let metrics: Record<string, Tensor> = {};
           const losses = p.step({ kind: 'tensors', x, y, metrics: { names, take: (v) => (metrics = v) } });
@@ -245,7 +260,7 @@ describe('a batch from the host (step() with `host`, what netc train runs)', () 
       const names = c.metrics ? c.metrics.slice(1, -1).split(',').map((s) => s.trim()) : [];
       for (let step = 0; step < 30; step++) {
         // a short last batch now and then: the module is generated for the largest
-        const { x, y } = batchFor(step, c.input, lossName, c.k, step % 7 === 6 ? 4 : 6);
+        const { x, y } = batchFor(step, c.input, lossName, c.k, step % 7 === 6 ? 4 : 6, c.ids);
         let metrics: Record<string, Tensor> = {};
         const losses = tensors.step({ kind: 'tensors', x, y, metrics: { names, take: (v) => (metrics = v) } });
         const fromHost = host.step({ kind: 'host', x: x.dataSync() as Float32Array, y: y.dataSync() as Float32Array, size: x.shape[0], names: names });
@@ -299,19 +314,19 @@ describe('the step plan, made once per run', () => {
 });
 
 describe('the generated evaluation (forward in inference mode, loss and metrics)', () => {
-  const evalCases = cases.filter((c) => ['dropout, its rate varied per member', 'batchnorm, its momentum and epsilon varied per member', 'batchnorm after conv2d, its momentum and epsilon varied', 'categorical cross-entropy', 'a shared trunk on the input, heads of their own, lr varied per head', 'no bias'].includes(c.name));
+  const evalCases = cases.filter((c) => ['dropout, its rate varied per member', 'batchnorm, its momentum and epsilon varied per member', 'batchnorm after conv2d, its momentum and epsilon varied', 'categorical cross-entropy', 'a shared trunk on the input, heads of their own, lr varied per head', 'no bias', 'lstm of every step into an lstm', 'an embedding into an lstm'].includes(c.name));
   for (const c of evalCases) {
     it(`${c.name}: the op path's values after 20 steps, on batches of 64 and a short one`, async () => {
       const [ops, fused] = populations(source(c), ['ops', 'fused']);
       const lossName = c.loss.replace(/\(.*$/, '');
       const names = c.metrics ? c.metrics.slice(1, -1).split(',').map((s) => s.trim()) : [];
       for (let step = 0; step < 20; step++) {
-        const { x, y } = batchFor(step, c.input, lossName, c.k);
+        const { x, y } = batchFor(step, c.input, lossName, c.k, 6, c.ids);
         for (const p of [ops, fused]) p.step({ kind: 'tensors', x, y }).dispose();
         tf.dispose([x as never, y as never]);
       }
       for (const size of [64, 10]) {
-        const { x, y } = batchFor(1000 + size, c.input, lossName, c.k, size);
+        const { x, y } = batchFor(1000 + size, c.input, lossName, c.k, size, c.ids);
         const [a, b] = [ops.evaluate(x, y, names), fused.evaluate(x, y, names)];
         for (const key of ['loss', ...names]) expect(maxRelDiff(b[key].dataSync(), a[key].dataSync()), `${key} on ${size}`).toBeLessThanOrEqual(1e-5);
         tf.dispose([x as never, y as never, ...(Object.values(a) as never[]), ...(Object.values(b) as never[])]);

@@ -22,6 +22,10 @@ import { UnsupportedLayerError } from './reference-rule.js';
 import type { ExportContext, ExportNode } from '../interop/export-node.js';
 import { INT64, int } from '../interop/onnx-graph.js';
 import { selfOf } from './export-rule.js';
+import type { WasmBackwardContext, WasmContext, WasmRule } from './wasm-rule.js';
+import type { Code, Local } from '../wasm/module.js';
+import { columnSums, forRows, rowOf, type Mat, type ParamMat } from '../wasm/blocks.js';
+import { rowColumns, zeroMat } from '../wasm/sequence.js';
 
 /** One member: [B, T] ids -> [B, T, dim], plus the positions [T, dim]. */
 function single({ tf }: ForwardContext, [x]: Tensor[], p: Params): Tensor {
@@ -79,7 +83,7 @@ export const embedding: LayerKind = {
     // one table: on the shared ids once, the output still shared; on members' own ids all rows at once
     shared: sharedByFolding((ctx, x, p) => single(ctx, x, p)),
   },
-  wasm: { unsupported: "the embedding layer's gather of its table's rows" },
+  wasm: embeddingWasm(),
   wgsl: { unsupported: 'no WGSL kernel gathers the rows of a table yet' },
   reference: {
     layers({ tf, args, name, initializers }) {
@@ -129,4 +133,98 @@ function exportNode(ctx: ExportContext): ExportNode {
     },
     params: (t) => [t('weight'), ...(positions ? [t('positions')] : [])],
   };
+}
+
+/**
+ * The generated step's embedding, per member: each example's step t reads the table's row at its id (the
+ * float truncated, as the op path's cast does, and clamped into the table, so that no id reads or writes
+ * outside it), plus the positions' row t. Backward, the table's gradient is the output's gradient
+ * scattered onto the rows read and added where ids repeat, example after example and step after step, as
+ * the op path's ScatterNd adds its updates in order; the positions' is the output's column sums.
+ */
+function embeddingWasm(): WasmRule {
+  return {
+    forward(k) {
+      const c = k.code;
+      const { steps, dim } = embeddingDims(k);
+      const positions = k.params.positions as ParamMat | undefined;
+      eachToken(k, steps, (t, id, row) => {
+        const [from, pos] = [c.local('i32'), c.local('i32')];
+        tableRow(c, k.params.embeddings as ParamMat, id, from);
+        if (positions) tableRow(c, positions, t, pos);
+        rowColumns(c, dim, (v, off, col) => {
+          const at = (p: Local) => (c.get(p), off && c.get(off).i32Add());
+          at(row.y);
+          at(from);
+          v.load(col);
+          if (positions) (at(pos), v.load(col), v.add());
+          v.store(col);
+        });
+      });
+    },
+    backward(k) {
+      const c = k.code;
+      const { steps, dim, vocab } = embeddingDims(k);
+      const grad = k.grads.embeddings;
+      // a shared table's gradient adds on to the members' before: member after member, as the op path's one scatter of every member's rows
+      if (grad && !k.accumulate) zeroMat(c, () => c.i32(vocab * dim), grad);
+      if (grad) scatterAdd(k, steps, dim, grad);
+      if (k.grads.positions) columnSums(c, k.batch, k.dOutput, { ...k.grads.positions, width: steps * dim }, k.accumulate);
+      // the ids get no gradient (the op path's are made inside the gather's gradient function)
+      if (k.dInputs[0]) zeroMat(c, () => c.get(k.batch).i32(steps), k.dInputs[0]);
+    },
+  };
+}
+
+function embeddingDims(k: WasmContext): { steps: number; dim: number; vocab: number } {
+  return { steps: k.inputShapes[0][0], dim: k.attrs.dim as number, vocab: k.attrs.vocab as number };
+}
+
+/** Sets `into` to the address of row `r` (an i32 local) of a member's parameter. */
+function tableRow(c: Code, w: ParamMat, r: Local, into: Local): void {
+  c.get(w.base).get(r).get(w.rowStride).i32Mul().i32Add().set(into);
+}
+
+/**
+ * For each example b and step t: body(t, id, rows), with the token's id (truncated and clamped to
+ * [0, vocab)) and rows.y (rows.dy in the backward pass) the address of the output's (its gradient's) step t.
+ */
+function eachToken(k: WasmContext, steps: number, body: (t: Local, id: Local, rows: { y: Local }) => void, y: Mat = k.output): void {
+  const c = k.code;
+  const { dim, vocab } = embeddingDims(k);
+  const [x, out, id, t] = [c.local('i32'), c.local('i32'), c.local('i32'), c.local('i32')];
+  forRows(c, k.batch, (b) => {
+    rowOf(c, k.inputs[0], b);
+    c.set(x);
+    rowOf(c, y, b);
+    c.set(out);
+    c.for(t, () => c.i32(0), () => c.i32(steps), () => {
+      c.get(x).loadF32().i32TruncSatF32S().set(id);
+      // id < 0 ? 0 : id, then vocab - 1 < id ? vocab - 1 : id
+      c.i32(0).get(id).get(id).i32(0).i32LtS().select().set(id);
+      c.i32(vocab - 1).get(id).i32(vocab - 1).get(id).i32LtS().select().set(id);
+      body(t, id, { y: out });
+      c.get(x).i32(4).i32Add().set(x);
+      c.get(out).i32(dim * 4).i32Add().set(out);
+    });
+  });
+}
+
+/** The table's gradient += each token's row of dy, at its id's row, in order. */
+function scatterAdd(k: WasmBackwardContext, steps: number, dim: number, grad: Mat): void {
+  const c = k.code;
+  const row = c.local('i32');
+  eachToken(k, steps, (_t, id, rows) => {
+    c.get(grad.base).i32(grad.offset).i32Add().get(id).i32(dim * 4).i32Mul().i32Add().set(row);
+    rowColumns(c, dim, (v, off, col) => {
+      const at = (p: Local) => (c.get(p), off && c.get(off).i32Add());
+      at(row);
+      at(row);
+      v.load(col);
+      at(rows.y);
+      v.load(col);
+      v.add();
+      v.store(col);
+    });
+  }, k.dOutput);
 }

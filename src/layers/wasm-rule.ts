@@ -48,6 +48,8 @@ export interface WasmBackwardContext extends WasmContext {
 export interface WasmRule {
   /** why this layer, with these attributes, has no generated code (the step then runs on TF.js ops) */
   whyNot?(attrs: Record<string, BoundValue>, inputs: number[][]): string | undefined;
+  /** why this kind has no generated code as a `shared` layer, where it has none (the step then runs on TF.js ops) */
+  whyNotShared?: string;
   /** the output is the input itself (a reshape): no code, and the gradient passes through */
   alias?: true;
   /** it reads one uniform draw per element of its output, per member and step (WasmContext.draws) */

@@ -55,6 +55,7 @@ export function whyNotFused(cfg: RunStepConfig): string | undefined {
   const vocabulary = whyNotVocabulary(cfg);
   if (vocabulary) return vocabulary;
   const kindOf = new Map(e.ops.map((op) => [op.name, op.op]));
+  const layoutOf = new Map(e.params.map((p) => [p.name, p.layout]));
   for (const p of e.params) {
     if (p.layout === 'shared' && kindOf.get(p.op) === 'batchnorm') return `the shared batchnorm ${p.op} (its running statistics move by the members' mean)`;
     if (p.layout !== 'stacked' && p.layout !== 'columns' && p.layout !== 'shared') return `the ${p.layout} layout of ${p.name}`;
@@ -66,6 +67,7 @@ export function whyNotFused(cfg: RunStepConfig): string | undefined {
     if (!hasRule(kind.wasm)) return `${kind.wasm.unsupported} (${op.name})`;
     const why = kind.wasm.whyNot?.(op.attrs, op.inputs.map((i) => e.ops[i].shape));
     if (why) return `${why} (${op.name})`;
+    if (kind.wasm.whyNotShared && op.params.some((name) => layoutOf.get(name) === 'shared')) return `${kind.wasm.whyNotShared} (${op.name})`;
     if (kind.wasm.alias && (consumers.get(op.inputs[0]) ?? 0) > 1) return `${op.name}'s input, read twice`;
   }
   const out = e.ops[e.model.output];

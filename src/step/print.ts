@@ -33,7 +33,7 @@ export function printFusedStep(plan: FusedPlan): string {
   L.push('    forward');
   for (const op of e.ops) {
     if (op.id === 0) L.push(`      input       x ${shape(op.shape)}${op.shared ? ', shared by every member' : ", the member's own rows (its real ones: a short member's padding is not read)"}`);
-    else L.push(`      ${op.name.padEnd(11)} ${describe(op.op, op.attrs, op.inputs.map((i) => e.ops[i].name))} -> ${shape(op.shape)}${products(op.params.map((name) => paramOf.get(name)!), config.maxBatch)}${perChannel(op.op, op.shape)}`);
+    else L.push(`      ${op.name.padEnd(11)} ${describe(op.op, op.attrs, op.inputs.map((i) => e.ops[i].name))} -> ${shape(op.shape)}${sequenceText(op.op, op.attrs, e.ops[op.inputs[0]].shape) ?? products(op.params.map((name) => paramOf.get(name)!), config.maxBatch)}${perChannel(op.op, op.shape)}`);
   }
   const loss = config.loss.name;
   L.push(`    loss          ${loss}: the member's batch mean and dL/d(output)${config.metrics.length ? `; metrics ${config.metrics.join(', ')}` : ''}`);
@@ -63,11 +63,21 @@ function describe(kind: string, attrs: Record<string, unknown>, inputs: string[]
   const from = inputs.length > 1 ? `(${inputs.join(', ')})` : '';
   if (kind === 'dense') return `dense(${attrs.units}, ${attrs.activation})`;
   if (kind === 'dropout') return `dropout(${attrs.rate})`;
+  if (kind === 'embedding') return `embedding(${attrs.vocab}, ${attrs.dim}${attrs.positions === undefined ? '' : `, positions: ${attrs.positions}`})`;
+  if (kind === 'lstm') return `lstm(${attrs.units}${attrs.sequences ? ', sequences' : ''})`;
   if (kind === 'leaky_relu') return `leaky_relu(${attrs.alpha})`;
   const pair = (v: unknown) => (v as number[]).join('x');
   if (kind === 'conv2d') return `conv2d(${attrs.filters}, ${pair(attrs.kernel)}, stride ${pair(attrs.stride)}, ${attrs.padding}, ${attrs.activation})`;
   if (kind === 'maxpool2d' || kind === 'avgpool2d') return `${kind}(${pair(attrs.size)}, stride ${pair(attrs.stride ?? attrs.size)}, ${attrs.padding})`;
   return `${kind}${from || '()'}`;
+}
+
+/** What the embedding's and the lstm's generated code does (src/layers/embedding.ts, lstm.ts), or undefined for other kinds. */
+function sequenceText(kind: string, attrs: Record<string, unknown>, input: number[]): string | undefined {
+  if (kind === 'embedding') return `; each token's row of the table (its id truncated and clamped into it)${attrs.positions === undefined ? '' : ' plus the positions\' row'}; backward, dy scattered onto the rows read, in order`;
+  if (kind !== 'lstm') return undefined;
+  const [steps, features] = input;
+  return `; over ${steps} steps, time-major: x · kernel of every step in one product (sums over ${features} inputs), then per step h · recurrent_kernel (over ${attrs.units}), each in the op path's order, the gates i, f, c, o and the cell row by row; backward through time from the last step, each step's shares of the gradients added in autodiff's order`;
 }
 
 /** batchnorm of an image: its statistics' rows, summed in order (src/layers/channels.ts). */
