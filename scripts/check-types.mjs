@@ -1,14 +1,16 @@
 // npm test's first part: the build (dist/, which the tests that run bin/netc.js use) and the type checks of
-// the tests, the bench and the editor extension, two at a time. Each is one tsc, mostly on one core, and CI
+// the tests, the bench and the editor extension, in two lanes side by side. Each is one tsc, mostly on one core, and CI
 // has two: side by side they take about the time of the longest pair rather than of all four in a row.
 // Fails, after all have finished, if any failed; each one's errors are printed as tsc prints them.
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+// the build first in its lane: the tests' type check reads dist/ (a test imports netc/kernels by the
+// package's own name, which resolves to dist/netc-kernels.d.ts)
 const lanes = [
-  [['-p', 'tsconfig.json', '--noEmit'], ['-p', 'editors/vscode/tsconfig.json']],
-  [['-p', 'tsconfig.build.json'], ['-p', 'bench/tsconfig.json', '--noEmit']],
+  [['-p', 'tsconfig.build.json'], ['-p', 'tsconfig.json', '--noEmit']],
+  [['-p', 'bench/tsconfig.json', '--noEmit'], ['-p', 'editors/vscode/tsconfig.json']],
 ];
 
 function run(args) {
