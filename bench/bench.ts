@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [-- --out DIR] [-- --only forum,lenet,webgpu,compile,scale,train,seed000,seq] [-- --no-torch] [-- --no-jax] [-- --baseline REF]
+// npm run bench [-- --quick] [-- --out DIR] [-- --only forum,lenet,webgpu,compile,scale,train,seed000,seq] [-- --seq-workloads lstm,transformer,gru] [-- --no-torch] [-- --no-jax] [-- --baseline REF]
 //
 // Time per training step of netc's fused ensembles (engine `fused`, the generated WebAssembly step, and
 // `ops`, TF.js ops with autodiff) against a naive loop of separate tf.sequential models, against the same
@@ -726,8 +726,11 @@ if (only.has('seq')) {
   const python = (script: string, p: { python: string }) => (job: object, threads: SeqThreads) => runResult<SeqPeerResult>(p.python, [join(here, script), JSON.stringify(job)], script, threads === 'one thread' ? torchEnv : process.env);
   seqNotes.push(seqThreads ? 'netc train: --threads 1 in the one-core rows, its defaults in the others (--threads sets the generated step\'s threads; the op path these models train on is TF.js\'s wasm backend either way)' : 'netc train has no --threads option here: its one row is its default');
   seqNotes.push(torch ? `PyTorch ${torch.torch} (${torch.python})` : torchNote, jaxXla ? `JAX ${jaxXla.jax} on XLA (${jaxXla.python}), one thread: ${ONE_XLA_THREAD} and the process pinned to one core` : jaxXlaNote);
+  // --seq-workloads lstm,gru: only those (a rerun of one workload)
+  const pick = argv.indexOf('--seq-workloads');
+  const seqPlan: SeqPlan = pick >= 0 ? { ...plan.seq, workloads: argv[pick + 1].split(',') as SeqPlan['workloads'] } : plan.seq;
   seqRows.push(
-    ...(await measureSeq(plan.seq, workDir, {
+    ...(await measureSeq(seqPlan, workDir, {
       train: (file, args) => runWorker<TrainRunResult>({ kind: 'train', file, args, cli: true }),
       torch: torch ? python('seq_torch.py', torch) : undefined,
       jax: jaxXla ? python('seq_jax.py', jaxXla) : undefined,

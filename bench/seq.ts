@@ -24,7 +24,12 @@ export interface SeqPlan {
   n: number;
   netcSteps: Record<SeqWorkload, number>;
   peerSteps: Record<SeqWorkload, number>;
+  /** the workloads to run (--seq-workloads; default all three) */
+  workloads?: SeqWorkload[];
 }
+
+/** Members on the device at once when netc train's whole population runs out of wasm memory (the transformer at x32). */
+const retryResident = 8;
 
 /** One peer configuration's result: bench/seq_torch.py's or bench/seq_jax.py's RESULT line. */
 export interface SeqPeerResult {
@@ -47,7 +52,8 @@ export interface SeqRow {
   workload: SeqWorkload;
   n: number;
   netcSteps: number;
-  netc: { threads: SeqThreads; run: Peer<TrainRunResult> }[];
+  /** netc train's runs; `resident`: the retry with --resident after the whole population ran out of memory */
+  netc: { threads: SeqThreads; run: Peer<TrainRunResult>; resident?: number }[];
   peers: SeqPeerRow[];
 }
 
@@ -129,16 +135,26 @@ async function netcRuns(workload: SeqWorkload, file: string, runners: SeqRunners
   const configs: [SeqThreads, string[]][] = [['one thread', runners.netcThreads ? ['--threads', '1'] : []]];
   if (runners.netcThreads) configs.push(['default threads', []]);
   for (const [threads, extra] of configs) {
-    try {
-      const result = await runners.train(file, ['--backend', 'wasm', ...extra]);
-      out.push({ threads, run: { result } });
-      runners.log(`  ${workload} netc train, ${threads}: ${show(result.memberStepsPerSecond)} member-steps/s (${result.steps} steps in ${result.seconds.toFixed(1)} s, engine ${result.engine ?? 'auto'}), peak RSS ${(result.peakRss / 1e6).toFixed(0)} MB`);
-    } catch (e) {
-      out.push({ threads, run: { error: (e as Error).message } });
-      runners.log(`  ${workload} netc train, ${threads}: FAILED ${(e as Error).message}`);
-    }
+    const run = await netcRun(workload, file, threads, ['--backend', 'wasm', ...extra], runners);
+    out.push({ threads, run });
+    // netc's own advice for a population that does not fit: train it in waves (--resident); its rate then too
+    if (/out of memory/.test(run.error ?? '')) out.push({ threads, run: await netcRun(workload, file, threads, ['--backend', 'wasm', ...extra, '--resident', String(retryResident)], runners), resident: retryResident });
   }
   return out;
+}
+
+async function netcRun(workload: SeqWorkload, file: string, threads: SeqThreads, args: string[], runners: SeqRunners): Promise<Peer<TrainRunResult>> {
+  const what = `${workload} netc train ${args.slice(2).join(' ') || '(its defaults)'}`;
+  try {
+    const result = await runners.train(file, args);
+    runners.log(`  ${what}: ${show(result.memberStepsPerSecond)} member-steps/s (${result.steps} steps in ${result.seconds.toFixed(1)} s, engine ${result.engine ?? 'auto'}), peak RSS ${(result.peakRss / 1e6).toFixed(0)} MB`);
+    return { result };
+  } catch (e) {
+    // the CLI's own message (netc: ...), not the stack under it
+    const message = (e as Error).message.split(' | ').find((l) => l.includes('netc: ')) ?? (e as Error).message;
+    runners.log(`  ${what}: FAILED ${message}`);
+    return { error: message };
+  }
 }
 
 async function peerRun(name: string, threads: SeqThreads, run: () => Promise<SeqPeerResult>, log: (l: string) => void): Promise<SeqPeerRow> {
@@ -172,7 +188,7 @@ async function peerRuns(workload: SeqWorkload, plan: SeqPlan, runners: SeqRunner
 /** Every workload of the section: netc train's two runs, then each peer's, one process after another. */
 export async function measureSeq(plan: SeqPlan, dir: string, runners: SeqRunners): Promise<SeqRow[]> {
   const rows: SeqRow[] = [];
-  for (const workload of seqWorkloads) {
+  for (const workload of plan.workloads ?? seqWorkloads) {
     const steps = plan.netcSteps[workload];
     runners.log(`seq ${workload} x${plan.n}: netc train ${steps} steps, the peers ${plan.peerSteps[workload]}`);
     const data = workload === 'gru' ? `fashion_mnist(limit: ${count})` : writeTokens(dir, T[workload]);
@@ -187,7 +203,11 @@ export async function measureSeq(plan: SeqPlan, dir: string, runners: SeqRunners
 
 const measured = (p: SeqPeerRow) => rate(p.result) !== undefined;
 const best = (peers: SeqPeerRow[]) => peers.filter(measured).sort((a, b) => rate(b.result)! - rate(a.result)!)[0];
-const netcAt = (row: SeqRow, threads: SeqThreads) => row.netc.find((r) => r.threads === threads)?.run ?? row.netc[0]?.run;
+/** netc's run at a threading: the whole population's, or where that failed the --resident retry's. */
+const netcAt = (row: SeqRow, threads: SeqThreads) => {
+  const runs = row.netc.filter((r) => r.threads === threads);
+  return (runs.find((r) => r.run.result) ?? runs[0] ?? row.netc[0])?.run;
+};
 const title: Record<SeqWorkload, string> = {
   lstm: 'LSTM(32) text classifiers (vocab 10,000, length 100, embedding 32)',
   transformer: 'transformer encoders (embedding 32 with positions, length 200, one block, 2 heads)',
@@ -247,7 +267,7 @@ export function seqTables(rows: SeqRow[], notes: string[]): string[] {
     const ratio = (netc: number | undefined, peer: number | undefined) => (netc !== undefined && peer !== undefined ? `${(netc / peer).toFixed(3)}x` : '');
     for (const n of row.netc) {
       const r = n.run.result;
-      out.push(`| netc train (engine ${r?.engine ?? '?'}) | ${n.threads === 'one thread' ? '--threads 1' : 'its default'} | ${r?.steps ?? row.netcSteps} | ${r ? show(r.memberStepsPerSecond) : `failed: ${n.run.error}`} | ${r ? (r.peakRss / 1e6).toFixed(0) : ''} | | |`);
+      out.push(`| netc train (engine ${r?.engine ?? '?'})${n.resident ? ` --resident ${n.resident}` : ''} | ${n.threads === 'one thread' ? '--threads 1' : 'its default'} | ${r?.steps ?? row.netcSteps} | ${r ? show(r.memberStepsPerSecond) : `failed: ${n.run.error}`} | ${r ? (r.peakRss / 1e6).toFixed(0) : ''} | | |`);
     }
     for (const p of row.peers) {
       const r = p.result;
