@@ -52,7 +52,7 @@ export interface SeqRow {
   workload: SeqWorkload;
   n: number;
   netcSteps: number;
-  /** netc train's runs; `resident`: the retry with --resident after the whole population ran out of memory */
+  /** netc train's runs; `resident`: the retry with --resident after the whole population failed (out of memory) */
   netc: { threads: SeqThreads; run: Peer<TrainRunResult>; resident?: number }[];
   peers: SeqPeerRow[];
 }
@@ -137,8 +137,10 @@ async function netcRuns(workload: SeqWorkload, file: string, runners: SeqRunners
   for (const [threads, extra] of configs) {
     const run = await netcRun(workload, file, threads, ['--backend', 'wasm', ...extra], runners);
     out.push({ threads, run });
-    // netc's own advice for a population that does not fit: train it in waves (--resident); its rate then too
-    if (/out of memory/.test(run.error ?? '')) out.push({ threads, run: await netcRun(workload, file, threads, ['--backend', 'wasm', ...extra, '--resident', String(retryResident)], runners), resident: retryResident });
+    // netc's own advice for a population that does not fit (the transformer at x32: "out of memory ... train
+    // fewer members at once (--members, or --resident K)"): train it in waves; the worker's error keeps only the
+    // last lines of its stack, so any failure is retried so, beside the failed row
+    if (run.error) out.push({ threads, run: await netcRun(workload, file, threads, ['--backend', 'wasm', ...extra, '--resident', String(retryResident)], runners), resident: retryResident });
   }
   return out;
 }
