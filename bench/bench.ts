@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [-- --out DIR] [-- --only forum,lenet,webgpu,compile,scale,train,seed000] [-- --no-torch] [-- --no-jax] [-- --baseline REF]
+// npm run bench [-- --quick] [-- --out DIR] [-- --only forum,lenet,webgpu,compile,scale,train,seed000,seq] [-- --seq-workloads lstm,transformer,gru] [-- --no-torch] [-- --no-jax] [-- --baseline REF]
 //
 // Time per training step of netc's fused ensembles (engine `fused`, the generated WebAssembly step, and
 // `ops`, TF.js ops with autodiff) against a naive loop of separate tf.sequential models, against the same
@@ -7,7 +7,8 @@
 // against a PyTorch user's own loop (bench/train_loop.py) and JAX on XLA (bench/jax_xla.py: one XLA thread,
 // and every core at N=1000); LeNet-5 in JAX on XLA; Seed 000's workload (bench/seed000.net against
 // bench/seed000.py), also as whole processes beside bench/seed000_jax.py (--no-jax: neither JAX); the forum and LeNet steps on webgpu, the generated WGSL step against TF.js's webgpu op path, side
-// by side (on a machine without a GPU, Mesa's lavapipe: only the ratio counts); memory per configuration, and compile time of every example; writes DIR/results.json and
+// by side (on a machine without a GPU, Mesa's lavapipe: only the ratio counts); sequence models (bench/seq.ts: LSTM, transformer
+// and GRU populations against PyTorch and JAX; not in quick mode unless --only names seq); memory per configuration, and compile time of every example; writes DIR/results.json and
 // DIR/RESULTS.md (DIR: bench/, or bench/quick/ for the quick smoke run, so that it never overwrites a full
 // run's). Every configuration runs in a process of its own (bench/worker.ts, or the Python or jax-js
 // script), one after another, so that its peak RSS is its own and no two measurements share the machine.
@@ -24,6 +25,7 @@ import { describeFloor, floorMissing, floorMs, forumStepCost, measureRates, type
 import { lenetMacs } from './simd-rates.js';
 import { packageVersion } from './timing.js';
 import { baselineTable, checkoutBaseline, compareWithBaseline, type BaselineRow } from './baseline.js';
+import { measureSeq, seqTables, seqTargets, type SeqPeerResult, type SeqPlan, type SeqRow, type SeqThreads } from './seq.js';
 import { findPythonJax, netcHasThreadsOption, ONE_XLA_THREAD, rateTarget, wholeProcessRow, wholeProcessTargets, type Peer, type PythonJax, type WholeProcessRow } from './peers.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -36,7 +38,8 @@ const quick = argv.includes('--quick');
 const outIndex = argv.indexOf('--out');
 const outDir = outIndex >= 0 ? argv[outIndex + 1] : quick ? join(here, 'quick') : here;
 const onlyIndex = argv.indexOf('--only');
-const only = new Set(onlyIndex >= 0 ? argv[onlyIndex + 1].split(',') : ['forum', 'lenet', 'webgpu', 'compile', 'scale', 'train', 'seed000']);
+// seq (sequence models, minutes of TF.js op-path training) is left out of the quick run unless --only names it
+const only = new Set(onlyIndex >= 0 ? argv[onlyIndex + 1].split(',') : ['forum', 'lenet', 'webgpu', 'compile', 'scale', 'train', 'seed000', ...(quick ? [] : ['seq'])]);
 const noTorch = argv.includes('--no-torch');
 const noJax = argv.includes('--no-jax');
 // --baseline REF: the fused forum and LeNet steps of this checkout against REF's, in this run (bench/baseline.ts)
@@ -78,6 +81,8 @@ const plan = quick
       // compiles for seconds); Seed 000's whole processes not at all (seconds each)
       jaxXla: { forumN: [15], wholeMachineN: [] as number[], lenetN: [] as number[], lenetSteps: 0 },
       wholeProcessRepeats: 0,
+      // sequence models (--only seq): two members, two steps each side (a smoke run)
+      seq: { n: 2, netcSteps: { lstm: 2, transformer: 2, gru: 2 }, peerSteps: { lstm: 2, transformer: 2, gru: 2 } } as SeqPlan,
     }
   : {
       forumN: [1, 5, 15, 100, 1000],
@@ -120,6 +125,10 @@ const plan = quick
       jaxXla: { forumN: [15, 100, 1000], wholeMachineN: [1000], lenetN: [30], lenetSteps: 40 },
       // Seed 000 as whole processes (start-up, imports, compile, training): each command this many times, the least counts
       wholeProcessRepeats: 5,
+      // sequence models (issue 38): 32 members; netc trains them on TF.js ops (seconds to a minute a step at
+      // x32 on 2 cores), so few steps, its first (TF.js's warm-up) among them; the peers a few more after a
+      // warm-up step (the transformer's take seconds each too): the section stays near a quarter of an hour
+      seq: { n: 32, netcSteps: { lstm: 4, transformer: 3, gru: 4 }, peerSteps: { lstm: 10, transformer: 4, gru: 10 } } as SeqPlan,
     };
 
 /** Which PyTorch methods run at which N, per model (plan.torch: the newest torch found; plan.torchOthers: any other version). */
@@ -293,7 +302,7 @@ log(`netc benchmark${quick ? ' (quick mode: small sizes, short budgets; a smoke 
 log(`machine: ${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB; Node ${process.version}; load average at start ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
 const loadAtStart = loadavg();
 
-const wantsTorch = ['forum', 'lenet', 'train', 'seed000'].some((w) => only.has(w));
+const wantsTorch = ['forum', 'lenet', 'train', 'seed000', 'seq'].some((w) => only.has(w));
 const torchFound = wantsTorch ? findTorches() : { found: [] as TorchFound[], why: 'no forum, lenet, train or seed000 workload in --only' };
 const torches = torchFound.found;
 /** the newest torch found: the anchor of the targets, and the one that runs every PyTorch configuration */
@@ -312,7 +321,7 @@ const jaxNote = noJax
 log(`jax: ${jaxNote}`);
 
 // JAX in Python on XLA's CPU backend: the same Pythons as PyTorch's, the first that imports jax
-const wantsJaxXla = ['lenet', 'train', 'seed000'].some((w) => only.has(w));
+const wantsJaxXla = ['lenet', 'train', 'seed000', 'seq'].some((w) => only.has(w));
 const jaxXlaFound: { found?: PythonJax; why?: string } = noJax
   ? { why: '--no-jax' }
   : wantsJaxXla
@@ -515,7 +524,7 @@ if (only.has('webgpu')) {
   log(`  [webgpu: ${sectionSeconds['webgpu'].toFixed(0)} s]`);
 }
 
-if (only.has('train') || only.has('seed000')) ensureDist();
+if (only.has('train') || only.has('seed000') || only.has('seq')) ensureDist();
 
 const trainRows: TrainRow[] = [];
 /** forum x plan.train.memory.n by netc train: its RSS while training and the process's peak */
@@ -707,6 +716,30 @@ if (only.has('seed000')) {
   if (plan.wholeProcessRepeats > 0) await seed000WholeProcesses();
   sectionSeconds['seed000'] = (performance.now() - sectionStarted) / 1000;
   log(`  [seed000: ${sectionSeconds['seed000'].toFixed(0)} s]`);
+}
+
+const seqRows: SeqRow[] = [];
+const seqNotes: string[] = [];
+if (only.has('seq')) {
+  const sectionStarted = performance.now();
+  const seqThreads = netcHasThreadsOption(join(root, 'bin', 'netc.js'));
+  const python = (script: string, p: { python: string }) => (job: object, threads: SeqThreads) => runResult<SeqPeerResult>(p.python, [join(here, script), JSON.stringify(job)], script, threads === 'one thread' ? torchEnv : process.env);
+  seqNotes.push(seqThreads ? 'netc train: --threads 1 in the one-core rows, its defaults in the others (--threads sets the generated step\'s threads; the op path these models train on is TF.js\'s wasm backend either way)' : 'netc train has no --threads option here: its one row is its default');
+  seqNotes.push(torch ? `PyTorch ${torch.torch} (${torch.python})` : torchNote, jaxXla ? `JAX ${jaxXla.jax} on XLA (${jaxXla.python}), one thread: ${ONE_XLA_THREAD} and the process pinned to one core` : jaxXlaNote);
+  // --seq-workloads lstm,gru: only those (a rerun of one workload)
+  const pick = argv.indexOf('--seq-workloads');
+  const seqPlan: SeqPlan = pick >= 0 ? { ...plan.seq, workloads: argv[pick + 1].split(',') as SeqPlan['workloads'] } : plan.seq;
+  seqRows.push(
+    ...(await measureSeq(seqPlan, workDir, {
+      train: (file, args) => runWorker<TrainRunResult>({ kind: 'train', file, args, cli: true }),
+      torch: torch ? python('seq_torch.py', torch) : undefined,
+      jax: jaxXla ? python('seq_jax.py', jaxXla) : undefined,
+      netcThreads: seqThreads,
+      log,
+    })),
+  );
+  sectionSeconds['seq'] = (performance.now() - sectionStarted) / 1000;
+  log(`  [seq: ${sectionSeconds['seq'].toFixed(0)} s]`);
 }
 
 let scaleRows: ScaleRow[] = [];
@@ -973,11 +1006,14 @@ function fusedStepTargets(): void {
   }
 }
 
+targets.push(...seqTargets(seqRows, 'not measured'));
+
 const seconds = (performance.now() - started) / 1000;
 log('');
 for (const line of speedTables()) log(line);
 for (const line of gpuTable()) log(line);
 for (const line of trainTables()) log(line);
+for (const line of seqTables(seqRows, seqNotes)) log(line);
 log('targets (naive / netc at the same N in this run; netc on wasm, the embedded default):');
 for (const t of targets) log(`  ${t.pass === null ? 'n/a ' : t.pass ? 'PASS' : 'MISS'}  ${t.name}: ${t.measured} (target ${t.required})`);
 log(`total ${seconds.toFixed(1)} s (${Object.entries(sectionSeconds).map(([k, v]) => `${k} ${v.toFixed(0)} s`).join(', ')})`);
@@ -1058,6 +1094,7 @@ const results = {
   floor: { rates: floorRates ?? null, costs: plan.forumN.map((n) => ({ n, cost: forumStepCost(n) ?? null })), missing: floorRates && plan.forumN.every((n) => forumStepCost(n)) ? null : floorMissing },
   compile: compileResult ?? { error: compileError },
   scale: { rows: scaleRows, queueNote: scaleQueueNote },
+  seq: { plan: only.has('seq') ? plan.seq : null, rows: seqRows, notes: seqNotes },
   targets,
   baseline: baseline ?? null,
 };
@@ -1081,6 +1118,7 @@ function markdown(): string {
   if (baseline) out.push(...('error' in baseline ? [`## This checkout against ${baseline.ref}`, '', `Not measured: ${baseline.error}`, ''] : baselineTable(baseline.rows, baseline.ref, baseline.sha, baselineRounds)));
   out.push(...gpuTable());
   out.push(...trainTables());
+  out.push(...seqTables(seqRows, seqNotes));
   if (rows.length > 0) {
     out.push('## Memory', '');
     out.push('Each configuration in a process of its own. Peak RSS: largest `process.memoryUsage().rss` sampled (torch: /proc/self/statm); over baseline: minus the RSS after the backend started (torch: after `import torch`; jax-js: after its wasm device started). tf: `tf.memory().numBytes` between steps. Members per GB from each (naive N > measured: the measured models).', '');
