@@ -10,7 +10,8 @@ import type { ExportContext, ExportNode } from '../interop/export-node.js';
 import { gateKernel, gateVector, gateWeight } from '../interop/layout.js';
 import type { WasmBackwardContext, WasmContext, WasmRule } from './wasm-rule.js';
 import type { Code, Local } from '../wasm/module.js';
-import { address, columnSums, denseForward, denseGradWeights, forRows, rowOf, SUM_BLOCK, transposeParam, type Mat, type ParamMat } from '../wasm/blocks.js';
+import { columnSums, denseForward, denseGradWeights, forRows, rowOf, SUM_BLOCK, transposedParam, type Mat, type ParamMat } from '../wasm/blocks.js';
+import type { Lanes } from '../wasm/lanes.js';
 import { addFloats, copyFloats, rowColumns, stepColumns, timeStep, transposeSteps, zeroMat } from '../wasm/sequence.js';
 import { activation, activationGrad } from '../wasm/activations.js';
 import { kernelInits, onnxBias, onnxRecurrent, recurrentForward, recurrentShape, sequencesArg, unitsArg, type Cell } from './recurrent.js';
@@ -223,21 +224,9 @@ function backwardBuffersOf(k: WasmBackwardContext, d: LstmDims) {
     kernel: scratch('dkernel_t', F * 4 * u, 4 * u),
     recurrent: scratch('drecurrent_t', u * 4 * u, 4 * u),
     bias: scratch('dbias_t', 4 * u, 4 * u),
-    recurrentT: transposed(k, recurrent, scratch('recurrentT', u * 4 * u, u)),
-    kernelT: k.dInputs[0] ? transposed(k, kernel, scratch('kernelT', F * 4 * u, F)) : undefined,
+    recurrentT: transposedParam(k.code, recurrent, scratch('recurrentT', u * 4 * u, u)),
+    kernelT: k.dInputs[0] ? transposedParam(k.code, kernel, scratch('kernelT', F * 4 * u, F)) : undefined,
   };
-}
-
-/** A member's [rows, width] parameter transposed into `into`, as a ParamMat [width, rows] that sums as the parameter does. */
-function transposed(k: WasmContext, w: ParamMat, into: Mat): ParamMat {
-  const c = k.code;
-  transposeParam(c, w, into);
-  const base = c.local('i32');
-  address(c, into.base, into.offset);
-  c.set(base);
-  const rowStride = c.local('i32');
-  c.i32(w.rows * 4).set(rowStride);
-  return { base, rowStride, rows: w.width, width: w.rows, blocked: w.blocked, stride: w.rows * 4 };
 }
 
 /**
@@ -270,6 +259,22 @@ function rowPointers<K extends string>(c: Code, mats: Record<K, Mat>): { set(b: 
 const GATES = ['sigmoid', 'sigmoid', 'tanh', 'sigmoid'] as const;
 
 /**
+ * A cell's vocabulary for one chunk of columns: `load` a row's element (plus a constant offset, for a gate's
+ * block), `keep` what `push` leaves on the stack in a new local, `store` a local into a row's element.
+ */
+function cellLanes(c: Code, v: Lanes, off: Local | undefined, col: number) {
+  const load = (row: Local, extra = 0) => (element(c, row, off), v.load(col + extra));
+  const keep = (push: () => void) => {
+    const l = v.floatLocal();
+    push();
+    c.set(l);
+    return l;
+  };
+  const store = (row: Local, value: Local, extra = 0) => (element(c, row, off), c.get(value), v.store(col + extra));
+  return { load, keep, store };
+}
+
+/**
  * One step forward, row by row: z = (x_t · kernel + h · recurrent_kernel) + bias, the gates' activations in
  * place of x_t · kernel, c = f * c_prev + i * g, tanh(c), h = o * tanh(c) (and into the output's step).
  */
@@ -279,14 +284,7 @@ function cellForward(c: Code, batch: Local, u: number, m: { gates: Mat; zh: Mat;
   forRows(c, batch, (b) => {
     rows.set(b);
     rowColumns(c, u, (v, off, col) => {
-      const load = (row: Local, extra = 0) => (element(c, row, off), v.load(col + extra));
-      const keep = (push: () => void) => {
-        const l = v.floatLocal();
-        push();
-        c.set(l);
-        return l;
-      };
-      const store = (row: Local, value: Local, extra = 0) => (element(c, row, off), c.get(value), v.store(col + extra));
+      const { load, keep, store } = cellLanes(c, v, off, col);
       const a = GATES.map((act, gate) => {
         const z = keep(() => (load(p.gates, gate * u * 4), load(p.zh, gate * u * 4), v.add(), load(bias, gate * u * 4), v.add()));
         const value = keep(() => activation(v, act, z));
@@ -315,14 +313,7 @@ function cellBackward(c: Code, batch: Local, u: number, m: { gates: Mat; cPrev: 
   forRows(c, batch, (b) => {
     rows.set(b);
     rowColumns(c, u, (v, off, col) => {
-      const load = (row: Local, extra = 0) => (element(c, row, off), v.load(col + extra));
-      const keep = (push: () => void) => {
-        const l = v.floatLocal();
-        push();
-        c.set(l);
-        return l;
-      };
-      const store = (row: Local, value: Local, extra = 0) => (element(c, row, off), c.get(value), v.store(col + extra));
+      const { load, keep, store } = cellLanes(c, v, off, col);
       const [i, f, g, o] = [0, 1, 2, 3].map((gate) => keep(() => load(p.gates, gate * u * 4)));
       const tc = keep(() => load(p.tanhC));
       const dh = keep(() => (load(p.dh), p.dOut && (load(p.dOut), v.add())));

@@ -450,13 +450,18 @@ export function transposeParam(c: Code, w: ParamMat, wt: Mat): void {
  * rows sum each dx[b, i] over o in that same order, lane by lane.
  */
 export function denseGradInput(c: Code, batch: Local, dy: Mat, w: ParamMat, dx: Mat, wt: Mat): void {
-  transposeParam(c, w, wt);
+  denseForward(c, batch, dy, transposedParam(c, w, wt), undefined, dx);
+}
+
+/** A member's [rows, width] parameter transposed into `into`, as a ParamMat [width, rows] that sums as the parameter does. */
+export function transposedParam(c: Code, w: ParamMat, into: Mat): ParamMat {
+  transposeParam(c, w, into);
   const base = c.local('i32');
-  address(c, wt.base, wt.offset);
+  address(c, into.base, into.offset);
   c.set(base);
   const rowStride = c.local('i32');
   c.i32(w.rows * 4).set(rowStride);
-  denseForward(c, batch, dy, { base, rowStride, rows: w.width, width: w.rows, blocked: w.blocked, stride: w.rows * 4 }, undefined, dx);
+  return { base, rowStride, rows: w.width, width: w.rows, blocked: w.blocked, stride: w.rows * 4 };
 }
 
 /** dst += src over [B, width] (a gradient's second share). */
