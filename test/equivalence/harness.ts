@@ -129,12 +129,6 @@ export function inputTokens(ir: ModelIR): number | undefined {
   return ns.length ? Math.min(...ns) : undefined;
 }
 
-/** inputTokens of an equivalence case's model. */
-export const caseTokens = (c: { input: number[]; layers: string }): number | undefined => {
-  const ir = compile(`model m(input: [${c.input.join(', ')}]) {\n${c.layers}\n}\n`, 'case.net', { lowering: 'grouped', members: 1 }).ir;
-  return ir && inputTokens(ir);
-};
-
 /** randomBatch for a model's input: where it holds token ids, reproducible integers in [0, n) instead. */
 export function inputBatch(ir: ModelIR, seed: number, shape: number[], scale = 1): tf.Tensor {
   const n = inputTokens(ir);
