@@ -25,6 +25,8 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     testTimeout: 60_000,
+    // a beforeAll that loads TF.js or starts a child can pass vitest's 10 s default on a loaded machine
+    hookTimeout: 60_000,
     pool: 'forks',
     // vitest's default is one worker fewer than the cores: one, on CI's two. Most test files wait on child
     // processes (the CLI, workers, a browser) for much of their time, so two share two cores well
