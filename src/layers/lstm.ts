@@ -278,7 +278,9 @@ function cellLanes(c: Code, v: Lanes, off: Local | undefined, col: number) {
 
 /**
  * One step forward, row by row: z = (x_t · kernel + h · recurrent_kernel) + bias, the gates' activations in
- * place of x_t · kernel, c = f * c_prev + i * g, tanh(c), h = o * tanh(c) (and into the output's step).
+ * place of x_t · kernel, c = f * c_prev + i * g; then a second pass of tanh(c), h = o * tanh(c) (and into
+ * the output's step). Two passes, not one: tanh(c) waits on all four gates, and its own long chain overlaps
+ * the next elements' better in a loop of its own (the same operations on each element).
  */
 function cellForward(c: Code, batch: Local, u: number, m: { gates: Mat; zh: Mat; cPrev: Mat; c: Mat; tanhC: Mat; h: Mat; out?: Mat }, bias: Local): void {
   const rows = rowPointers(c, m as Record<keyof typeof m, Mat>);
@@ -293,11 +295,17 @@ function cellForward(c: Code, batch: Local, u: number, m: { gates: Mat; zh: Mat;
         store(p.gates, value, gate * u * 4);
         return value;
       });
-      const cell = keep(() => (c.get(a[1]), load(p.cPrev), v.mul(), c.get(a[0]), c.get(a[2]), v.mul(), v.add()));
-      store(p.c, cell);
+      store(p.c, keep(() => (c.get(a[1]), load(p.cPrev), v.mul(), c.get(a[0]), c.get(a[2]), v.mul(), v.add())));
+    });
+  });
+  forRows(c, batch, (b) => {
+    rows.set(b);
+    rowColumns(c, u, (v, off, col) => {
+      const { load, keep, store } = cellLanes(c, v, off, col);
+      const cell = keep(() => load(p.c));
       const tc = keep(() => activation(v, 'tanh', cell));
       store(p.tanhC, tc);
-      const h = keep(() => (c.get(a[3]), c.get(tc), v.mul()));
+      const h = keep(() => (load(p.gates, 3 * u * 4), c.get(tc), v.mul()));
       store(p.h, h);
       if (p.out) store(p.out, h);
     });
