@@ -10,7 +10,8 @@ import type { ExportContext, ExportNode } from '../interop/export-node.js';
 import { gateKernel, gateVector, gateWeight } from '../interop/layout.js';
 import type { WasmBackwardContext, WasmContext, WasmRule } from './wasm-rule.js';
 import type { Code, Local } from '../wasm/module.js';
-import { columnSums, denseForward, denseGradWeights, forRows, rowOf, SUM_BLOCK, transposedParam, type Mat, type ParamMat } from '../wasm/blocks.js';
+import { denseGradWeights, forRows, rowOf, SUM_BLOCK, transposedParam, type Mat, type ParamMat } from '../wasm/blocks.js';
+import { addColumnSums, tiledGradWeights, tiledProduct } from '../wasm/tiles.js';
 import type { Lanes } from '../wasm/lanes.js';
 import { addFloats, copyFloats, rowColumns, stepColumns, timeStep, transposeSteps, zeroMat } from '../wasm/sequence.js';
 import { activation, activationGrad } from '../wasm/activations.js';
@@ -122,7 +123,7 @@ function lstmWasm(): WasmRule {
       // x_t · kernel of every step in one product: the time-major rows are T * B rows of [F]
       const rows = c.local('i32');
       c.get(batch).i32(d.steps).i32Mul().set(rows);
-      slicedForward(c, rows, b.x, kernel, b.gates);
+      product(c, rows, b.x, kernel, b.gates);
       const slot = () => c.get(batch).i32(d.units).i32Mul();
       zeroMat(c, slot, b.h);
       zeroMat(c, slot, b.c);
@@ -130,7 +131,7 @@ function lstmWasm(): WasmRule {
       c.for(t, () => c.i32(0), () => c.i32(d.steps), () => {
         const at = (m: Mat, width: number, next = 0) => timeStep(c, m, () => (c.get(t), next && c.i32(next).i32Add()), batch, width);
         const [hPrev, h] = [at(b.h, d.units), at(b.h, d.units, 1)];
-        slicedForward(c, batch, hPrev, k.params.recurrent_kernel as ParamMat, b.zh);
+        product(c, batch, hPrev, k.params.recurrent_kernel as ParamMat, b.zh);
         const out = d.sequences ? stepColumns(c, k.output, () => c.get(t), d.units, d.steps) : undefined;
         const cell = { gates: at(b.gates, 4 * d.units), zh: b.zh, cPrev: at(b.c, d.units), c: at(b.c, d.units, 1), tanhC: at(b.tanhC, d.units), h, ...(out ? { out } : {}) };
         c.outlined(() => cellForward(c, batch, d.units, cell, k.params.bias as Local));
@@ -157,32 +158,22 @@ function lstmWasm(): WasmRule {
         const cell = { gates: at(b.gates, 4 * d.units), cPrev: at(b.c, d.units), tanhC: at(b.tanhC, d.units), dh: g.dh, dc: g.dc, dz: g.dz, ...(dOut ? { dOut } : {}) };
         c.outlined(() => cellBackward(c, batch, d.units, cell));
         stepGradients(k, d, g, at(b.x, d.features), at(b.h, d.units));
-        slicedForward(c, batch, g.dz, g.recurrentT, g.dh);
+        product(c, batch, g.dz, g.recurrentT, g.dh);
         if (k.dInputs[0]) {
           const dx = stepColumns(c, k.dInputs[0], () => c.get(t), d.features, d.steps);
-          slicedForward(c, batch, g.dz, g.kernelT!, dx);
+          product(c, batch, g.dz, g.kernelT!, dx);
         }
       });
     },
   };
 }
 
-/** The columns a product of the lstm computes at once (4 vectors of sums). */
-const SLICE = 16;
-
 /**
- * y = x · w (no bias) a slice of w's columns at a time, each a function of its own. denseForward keeps a sum
- * per column of a group of 64 in registers, 16 vectors, as many as x64 has, and V8 spills them; a slice of
- * 16 took the bench-like lstm (input [100, 32], lstm(32), 32 members, batch 32) from about 410 to 220 ms of
- * CPU a step (32 columns: 300 ms). Each column's sum is the same, in the same order.
+ * y = x · w (no bias) in register tiles (src/wasm/tiles.ts), a function of its own: every output the same sum
+ * in the same order as denseForward's.
  */
-function slicedForward(c: Code, rows: Local, x: Mat, w: ParamMat, y: Mat): void {
-  for (let first = 0; first < w.width; first += SLICE) {
-    const width = Math.min(SLICE, w.width - first);
-    const base = c.local('i32');
-    c.get(w.base).i32(first * 4).i32Add().set(base);
-    c.outlined(() => denseForward(c, rows, x, { ...w, base, width }, undefined, { ...y, offset: y.offset + first * 4 }));
-  }
+function product(c: Code, rows: Local, x: Mat, w: ParamMat, y: Mat): void {
+  c.outlined(() => tiledProduct(c, rows, x, w, y));
 }
 
 interface LstmDims {
@@ -210,7 +201,13 @@ function buffersOf(k: WasmContext, d: LstmDims) {
 
 type LstmBackward = ReturnType<typeof backwardBuffersOf>;
 
-/** The backward pass's scratch: the carried dh and dc, a step's dz, its parameters' shares, the kernels transposed. */
+/** Whether a weight's gradient sums over the batch in blocks of 48 (the op path's batched product, a batch over 48). */
+const sumsInBlocks = (k: WasmBackwardContext, w: ParamMat) => !!w.blocked && k.maxBatch > SUM_BLOCK;
+
+/**
+ * The backward pass's scratch: the carried dh and dc, a step's dz, the kernels transposed, and where a weight's
+ * gradient sums in blocks, its share of a step (summed on its own, then added).
+ */
 function backwardBuffersOf(k: WasmBackwardContext, d: LstmDims) {
   const { features: F, units: u } = d;
   // a buffer of `floats` floats, whatever the batch (k.saved's are [B, width])
@@ -221,30 +218,35 @@ function backwardBuffersOf(k: WasmBackwardContext, d: LstmDims) {
     dh: k.saved('dh', u),
     dc: k.saved('dc', u),
     dz: k.saved('dz', 4 * u),
-    kernel: scratch('dkernel_t', F * 4 * u, 4 * u),
-    recurrent: scratch('drecurrent_t', u * 4 * u, 4 * u),
-    bias: scratch('dbias_t', 4 * u, 4 * u),
+    shares: {
+      kernel: sumsInBlocks(k, kernel) ? scratch('dkernel_t', F * 4 * u, 4 * u) : undefined,
+      recurrent_kernel: sumsInBlocks(k, recurrent) ? scratch('drecurrent_t', u * 4 * u, 4 * u) : undefined,
+    },
     recurrentT: transposedParam(k.code, recurrent, scratch('recurrentT', u * 4 * u, u)),
     kernelT: k.dInputs[0] ? transposedParam(k.code, kernel, scratch('kernelT', F * 4 * u, F)) : undefined,
   };
 }
 
 /**
- * Step t's shares of the parameters' gradients, each computed alone and then added to the total (autodiff
- * adds each step's product to the sum of the later steps'): x_tᵀ dz, h_{t-1}ᵀ dz, the column sums of dz.
+ * Step t's shares of the parameters' gradients added to their totals (autodiff adds each step's product to
+ * the sum of the later steps'): x_tᵀ dz, h_{t-1}ᵀ dz, the column sums of dz. Each share is summed from 0 in
+ * registers and then added (tiles.ts); a share summed in blocks of 48 goes through its scratch.
  */
 function stepGradients(k: WasmBackwardContext, d: LstmDims, g: LstmBackward, x: Mat, hPrev: Mat): void {
   const { code: c, batch } = k;
-  const blocked = (w: ParamMat) => !!w.blocked && k.maxBatch > SUM_BLOCK;
-  // each a function of its own (Code.outlined: V8 compiles small functions better)
-  c.outlined(() => denseGradWeights(c, batch, x, g.dz, g.kernel, blocked(k.params.kernel as ParamMat)));
-  c.outlined(() => denseGradWeights(c, batch, hPrev, g.dz, g.recurrent, blocked(k.params.recurrent_kernel as ParamMat)));
-  c.outlined(() => {
-    addFloats(c, d.sizes.kernel, g.kernel, k.grads.kernel);
-    addFloats(c, d.sizes.recurrent_kernel, g.recurrent, k.grads.recurrent_kernel);
-    columnSums(c, batch, g.dz, g.bias);
-    addFloats(c, d.sizes.bias, g.bias, k.grads.bias);
-  });
+  const weight = (name: 'kernel' | 'recurrent_kernel', input: Mat) => {
+    const total = { ...k.grads[name], width: 4 * d.units };
+    const share = g.shares[name];
+    // each a function of its own (Code.outlined: V8 compiles small functions better)
+    if (!share) return void c.outlined(() => tiledGradWeights(c, batch, input, g.dz, total, true));
+    c.outlined(() => {
+      denseGradWeights(c, batch, input, g.dz, share, true);
+      addFloats(c, d.sizes[name], share, total);
+    });
+  };
+  weight('kernel', x);
+  weight('recurrent_kernel', hPrev);
+  c.outlined(() => addColumnSums(c, batch, g.dz, { ...k.grads.bias, width: 4 * d.units }));
 }
 
 /** Pushes the address of an element: a row's address (a local) + the chunk's offset (a local, or none); the constant offset goes on the load or store. */
@@ -276,7 +278,9 @@ function cellLanes(c: Code, v: Lanes, off: Local | undefined, col: number) {
 
 /**
  * One step forward, row by row: z = (x_t · kernel + h · recurrent_kernel) + bias, the gates' activations in
- * place of x_t · kernel, c = f * c_prev + i * g, tanh(c), h = o * tanh(c) (and into the output's step).
+ * place of x_t · kernel, c = f * c_prev + i * g; then a second pass of tanh(c), h = o * tanh(c) (and into
+ * the output's step). Two passes, not one: tanh(c) waits on all four gates, and its own long chain overlaps
+ * the next elements' better in a loop of its own (the same operations on each element).
  */
 function cellForward(c: Code, batch: Local, u: number, m: { gates: Mat; zh: Mat; cPrev: Mat; c: Mat; tanhC: Mat; h: Mat; out?: Mat }, bias: Local): void {
   const rows = rowPointers(c, m as Record<keyof typeof m, Mat>);
@@ -291,11 +295,17 @@ function cellForward(c: Code, batch: Local, u: number, m: { gates: Mat; zh: Mat;
         store(p.gates, value, gate * u * 4);
         return value;
       });
-      const cell = keep(() => (c.get(a[1]), load(p.cPrev), v.mul(), c.get(a[0]), c.get(a[2]), v.mul(), v.add()));
-      store(p.c, cell);
+      store(p.c, keep(() => (c.get(a[1]), load(p.cPrev), v.mul(), c.get(a[0]), c.get(a[2]), v.mul(), v.add())));
+    });
+  });
+  forRows(c, batch, (b) => {
+    rows.set(b);
+    rowColumns(c, u, (v, off, col) => {
+      const { load, keep, store } = cellLanes(c, v, off, col);
+      const cell = keep(() => load(p.c));
       const tc = keep(() => activation(v, 'tanh', cell));
       store(p.tanhC, tc);
-      const h = keep(() => (c.get(a[3]), c.get(tc), v.mul()));
+      const h = keep(() => (load(p.gates, 3 * u * 4), c.get(tc), v.mul()));
       store(p.h, h);
       if (p.out) store(p.out, h);
     });

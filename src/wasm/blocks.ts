@@ -118,7 +118,7 @@ const GROUP = 64;
 const UNROLL = 64;
 
 /** [first, end) of each block of the inner dimension k: blocks of SUM_BLOCK where the op path sums so, else one. */
-function blocksOf(k: number, blocked: boolean): [number, number][] {
+export function blocksOf(k: number, blocked: boolean): [number, number][] {
   if (!blocked) return [[0, k]];
   const out: [number, number][] = [];
   for (let k0 = 0; k0 < k; k0 += SUM_BLOCK) out.push([k0, Math.min(k, k0 + SUM_BLOCK)]);
