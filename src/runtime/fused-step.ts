@@ -277,12 +277,16 @@ export class FusedStep {
     const before: [number[], number[]] = [state.accBeta1, state.accBeta2];
     const outAt: number[] = [];
     let at = flagsAt + n * 4;
+    // the table's entries as the first step's sources give them: only the batch's and the outputs' move
+    // from step to step (a parameter made its own by the first step's writableAt stays where it went)
+    let values: number[] | undefined;
     for (let j = 0; j < count; j++) {
       const b = batches[j];
       if (this.training) this.advance(false, j > 0);
       const addresses: StepAddresses = { backend, x: at, y: at + b.x.length * 4, xStride: 0, yStride: 0, outputs: g.outputs.map((_, i) => at + (b.x.length + b.y.length + i * n) * 4), base };
       const rec = (ioAt + j * recordBytes) / 4;
-      const values = g.sources.map((source) => source(addresses));
+      if (!values) values = g.sources.map((source) => source(addresses));
+      else for (const i of g.perStep) values[i] = g.sources[i](addresses);
       // the views after every allocation (a parameter made its own may grow the memory)
       const { f32, i32 } = this.heap(memory);
       i32.set(values, rec);
@@ -308,15 +312,7 @@ export class FusedStep {
       for (let j = 0; j < done; j++) this.advance(false, j > 0);
     }
     if (this.training) this.renewIds(backend);
-    const out = this.heap(memory).f32;
-    const read = (j: number, i: number) => out.slice(outAt[j] / 4 + i * n, outAt[j] / 4 + (i + 1) * n);
-    const results: HostStepValues[] = [];
-    for (let j = 0; j < done; j++) {
-      const values: HostStepValues = { loss: read(j, 0) };
-      metrics.forEach((name, i) => (values[name] = read(j, i + 1)));
-      results.push(values);
-    }
-    return { done, values: results };
+    return { done, values: readOutputs(this.heap(memory).f32, outAt.slice(0, done), n, metrics) };
   }
 
   /**
@@ -487,6 +483,7 @@ export class FusedStep {
       rowsAt,
       scratchAt,
       hyperEntry: hyperEntries(step.layout.table),
+      perStep: perStepEntries(step.layout.table),
       sources: step.layout.table.map((entry) => this.source(entry, { scratchAt, hyperAt, sharedAt, drawsAt: drawsAts, rowsAt })),
     };
     return this.generated;
@@ -616,6 +613,31 @@ export class FusedStep {
   }
 }
 
+/**
+ * The outputs of the steps whose outputs start at `outAt` (bytes), each an array [N] of its own as a
+ * tensor's data would be: views of one copy, made at once (an array per step and output had cost an
+ * allocation each).
+ */
+function readOutputs(heap: Float32Array, outAt: readonly number[], n: number, metrics: readonly string[]): HostStepValues[] {
+  const k = 1 + metrics.length;
+  const all = new Float32Array(outAt.length * k * n);
+  const results: HostStepValues[] = [];
+  for (let j = 0; j < outAt.length; j++) {
+    all.set(heap.subarray(outAt[j] / 4, outAt[j] / 4 + k * n), j * k * n);
+    const view = (i: number) => all.subarray((j * k + i) * n, (j * k + i + 1) * n);
+    const values: HostStepValues = { loss: view(0) };
+    for (let i = 0; i < metrics.length; i++) values[metrics[i]] = view(i + 1);
+    results.push(values);
+  }
+  return results;
+}
+
+/** The entries of a table whose values move from step to step within a call: the batch's and the outputs' addresses. */
+function perStepEntries(table: TableEntry[]): number[] {
+  const kinds = new Set<TableEntry['kind']>(['x', 'y', 'losses', 'metric']);
+  return table.flatMap((e, i) => (kinds.has(e.kind) ? [i] : []));
+}
+
 /** The table entry of each hyperparameter array, by its index in StepLayout.hyper. */
 function hyperEntries(table: TableEntry[]): number[] {
   const at: number[] = [];
@@ -654,6 +676,8 @@ interface Generated {
   scratchAt: number;
   /** the table entry of each hyperparameter array, by its index in StepLayout.hyper */
   hyperEntry: number[];
+  /** the entries whose values move from step to step within a call of several (perStepEntries) */
+  perStep: number[];
   /** each table entry's value at a call */
   sources: ((at: StepAddresses) => number)[];
 }
