@@ -13,7 +13,7 @@ import { advanceBetaPowers, derivedValues, StepHyper } from './step-hyper.js';
 import { layerKind } from '../layers/registry.js';
 import { hasRule } from '../layers/layer-kind.js';
 import type { ThreadPool } from './threads.js';
-import { runThreaded, type Region } from './threaded-steps.js';
+import { Residence, runThreaded, type Region } from './threaded-steps.js';
 
 interface TensorInfo {
   dataId: object;
@@ -147,6 +147,8 @@ export class FusedStep {
   private views?: { buffer: ArrayBuffer; f32: Float32Array; i32: Int32Array };
   /** the members' hyperparameter rows, and which the arena holds already */
   private readonly hyper: StepHyper;
+  /** what the threads' shared memory holds of the population's parameters and slots between calls */
+  private readonly residence = new Residence();
 
   /**
    * `training` false: an evaluation (the forward pass with dropout off and batchnorm's running statistics,
@@ -263,34 +265,42 @@ export class FusedStep {
     const memory = backend.wasm.asm.memory;
     const { table: entries, hyper: keys } = g.step.layout;
     const recordBytes = padded((entries.length + 2) * 4);
-    const stepFloats = (b: HostBatch) => b.x.length + b.y.length + (g.outputs.length + keys.length) * n;
+    // the io buffer: the records, the flags, each step's batch and hyperparameter rows, then every step's
+    // outputs in one block (what a threaded call copies back, and nothing it copies in)
+    const stepFloats = (b: HostBatch) => b.x.length + b.y.length + keys.length * n;
+    const outFloats = g.outputs.length * n;
     const count = batches.length;
-    const io = this.ioFor((count * recordBytes) / 4 + n + batches.reduce((a, b) => a + stepFloats(b), 0));
+    const inputFloats = (count * recordBytes) / 4 + n + batches.reduce((a, b) => a + stepFloats(b), 0);
+    const io = this.ioFor(inputFloats + count * outFloats);
     this.arenaFor(g);
     const ioAt = backend.dataIdMap.get(io.tensor.dataId)!.memoryOffset;
     const base = this.arenaBase(backend);
     const flagsAt = ioAt + count * recordBytes;
+    const outputsAt = ioAt + inputFloats * 4;
     const { hyperEntry } = g;
     // the beta powers before the first step: a run that stops early (done < count) goes back to them and
     // advances them again `done` times (the first step's arrays are new, the later steps move them in place:
     // 100,000 members' 40 steps ahead had made 64 MB of arrays)
     const before: [number[], number[]] = [state.accBeta1, state.accBeta2];
-    const outAt: number[] = [];
     let at = flagsAt + n * 4;
+    // the table's entries as the first step's sources give them: only the batch's and the outputs' move
+    // from step to step (a parameter made its own by the first step's writableAt stays where it went)
+    let values: number[] | undefined;
     for (let j = 0; j < count; j++) {
       const b = batches[j];
       if (this.training) this.advance(false, j > 0);
-      const addresses: StepAddresses = { backend, x: at, y: at + b.x.length * 4, xStride: 0, yStride: 0, outputs: g.outputs.map((_, i) => at + (b.x.length + b.y.length + i * n) * 4), base };
+      const outAt = outputsAt + j * outFloats * 4;
+      const addresses: StepAddresses = { backend, x: at, y: at + b.x.length * 4, xStride: 0, yStride: 0, outputs: g.outputs.map((_, i) => outAt + i * n * 4), base };
       const rec = (ioAt + j * recordBytes) / 4;
-      const values = g.sources.map((source) => source(addresses));
+      if (!values) values = g.sources.map((source) => source(addresses));
+      else for (const i of g.perStep) values[i] = g.sources[i](addresses);
       // the views after every allocation (a parameter made its own may grow the memory)
       const { f32, i32 } = this.heap(memory);
       i32.set(values, rec);
       f32.set(b.x, addresses.x / 4);
       f32.set(b.y, addresses.y / 4);
-      outAt.push(addresses.outputs[0]);
       // the rows written for this step get copies of their own; the others stay where the arena holds them
-      const rowsAt = addresses.outputs[0] + g.outputs.length * n * 4;
+      const rowsAt = addresses.y + b.y.length * 4;
       this.hyper.rows(keys, (k, row) => {
         f32.set(row, (base + g.hyperAt) / 4 + k * n);
         f32.set(row, rowsAt / 4 + k * n);
@@ -301,22 +311,20 @@ export class FusedStep {
       at = rowsAt + keys.length * n * 4;
       stepped();
     }
-    const call = { g, records: ioAt, count, recordBytes, flags: flagsAt, used: at - ioAt, base, outAt };
-    const done = this.threadedSteps(call, metrics) ?? g.steps(ioAt, count, n, recordBytes, flagsAt);
+    const call = { g, records: ioAt, count, recordBytes, flags: flagsAt, used: at - ioAt, base, outputsAt, outFloats };
+    const done = this.threadedSteps(call, metrics) ?? this.unthreadedSteps(g, ioAt, count, recordBytes, flagsAt);
     if (this.training && done < count) {
       [state.accBeta1, state.accBeta2] = before;
       for (let j = 0; j < done; j++) this.advance(false, j > 0);
     }
     if (this.training) this.renewIds(backend);
-    const out = this.heap(memory).f32;
-    const read = (j: number, i: number) => out.slice(outAt[j] / 4 + i * n, outAt[j] / 4 + (i + 1) * n);
-    const results: HostStepValues[] = [];
-    for (let j = 0; j < done; j++) {
-      const values: HostStepValues = { loss: read(j, 0) };
-      metrics.forEach((name, i) => (values[name] = read(j, i + 1)));
-      results.push(values);
-    }
-    return { done, values: results };
+    return { done, values: readOutputs(this.heap(memory).f32, outputsAt, done, n, metrics) };
+  }
+
+  /** steps() on this thread, on TF.js's memory: what the pool's shared memory holds of the population is then stale. */
+  private unthreadedSteps(g: Generated, records: number, count: number, recordBytes: number, flags: number): number {
+    this.residence.moved();
+    return g.steps(records, count, this.host.n, recordBytes, flags);
   }
 
   /**
@@ -325,7 +333,7 @@ export class FusedStep {
    * threads that stopped after different steps, whose work is dropped: one thread then runs it from the
    * same state).
    */
-  private threadedSteps(call: { g: Generated; records: number; count: number; recordBytes: number; flags: number; used: number; base: number; outAt: number[] }, metrics: readonly string[]): number | undefined {
+  private threadedSteps(call: { g: Generated; records: number; count: number; recordBytes: number; flags: number; used: number; base: number; outputsAt: number; outFloats: number }, metrics: readonly string[]): number | undefined {
     const { threads: pool, n } = this.host;
     const threads = pool ? threadsFor(n, pool.threads) : 1;
     if (!pool || threads < 2 || !this.training) return undefined;
@@ -335,14 +343,16 @@ export class FusedStep {
     const table = g.step.layout.table;
     const first = this.heap(backend.wasm.asm.memory).i32;
     const regions: Region[] = [];
+    const region = (i: number, v: Variable): Region => ({ at: first[call.records / 4 + i], bytes: v.size * 4, back: true, token: v.dataId });
     table.forEach((e, i) => {
-      if (e.kind === 'param') regions.push({ at: first[call.records / 4 + i], bytes: this.host.variables.get(e.param)![0].size * 4, back: true });
-      if (e.kind === 'slot') regions.push({ at: first[call.records / 4 + i], bytes: this.host.slots(e.param).get(e.slot)!.size * 4, back: true });
+      if (e.kind === 'param') regions.push(region(i, this.host.variables.get(e.param)![0]));
+      if (e.kind === 'slot') regions.push(region(i, this.host.slots(e.param).get(e.slot)!));
     });
     const hyperBytes = this.hyperBytes(g.step);
     if (hyperBytes) regions.push({ at: call.base + g.hyperAt, bytes: hyperBytes, back: false });
     regions.push({ at: call.records, bytes: call.used, back: false });
-    const outBytes = g.outputs.length * n * 4;
+    const outputs = { at: call.outputsAt, bytesPerStep: call.outFloats * 4 };
+    regions.push({ at: outputs.at, bytes: call.count * outputs.bytesPerStep, back: false, into: false });
     return runThreaded({
       pool,
       module,
@@ -354,7 +364,8 @@ export class FusedStep {
       n,
       flags: call.flags,
       regions,
-      outputs: call.outAt.map((at) => ({ at, bytes: outBytes })),
+      outputs,
+      residence: this.residence,
       scratchBytes: g.step.layout.arenaBytes + 16,
       threads,
     });
@@ -363,6 +374,7 @@ export class FusedStep {
   /** The table, the hyperparameters and the draws written, the generated step called, the parameters' ids renewed. */
   private call(g: Generated, batch: number, at: StepAddresses): void {
     if (this.training) this.advance(g.step.layout.shared.length > 0);
+    if (this.training) this.residence.moved();
     const memory = at.backend.wasm.asm.memory;
     const table = this.heap(memory).i32;
     const first = at.base / 4;
@@ -487,6 +499,7 @@ export class FusedStep {
       rowsAt,
       scratchAt,
       hyperEntry: hyperEntries(step.layout.table),
+      perStep: perStepEntries(step.layout.table),
       sources: step.layout.table.map((entry) => this.source(entry, { scratchAt, hyperAt, sharedAt, drawsAt: drawsAts, rowsAt })),
     };
     return this.generated;
@@ -609,11 +622,36 @@ export class FusedStep {
   }
 
   dispose(): void {
+    this.residence.moved();
     this.arena?.tensor.dispose();
     this.arena = undefined;
     this.io?.tensor.dispose();
     this.io = undefined;
   }
+}
+
+/**
+ * The outputs of `count` steps, one block from `at` (bytes): each step's losses, then each metric, [N]
+ * each. Each an array [N] of its own as a tensor's data would be: views of one copy, made at once (an
+ * array per step and output had cost an allocation each).
+ */
+function readOutputs(heap: Float32Array, at: number, count: number, n: number, metrics: readonly string[]): HostStepValues[] {
+  const k = 1 + metrics.length;
+  const all = heap.slice(at / 4, at / 4 + count * k * n);
+  const results: HostStepValues[] = [];
+  for (let j = 0; j < count; j++) {
+    const view = (i: number) => all.subarray((j * k + i) * n, (j * k + i + 1) * n);
+    const values: HostStepValues = { loss: view(0) };
+    for (let i = 0; i < metrics.length; i++) values[metrics[i]] = view(i + 1);
+    results.push(values);
+  }
+  return results;
+}
+
+/** The entries of a table whose values move from step to step within a call: the batch's and the outputs' addresses. */
+function perStepEntries(table: TableEntry[]): number[] {
+  const kinds = new Set<TableEntry['kind']>(['x', 'y', 'losses', 'metric']);
+  return table.flatMap((e, i) => (kinds.has(e.kind) ? [i] : []));
 }
 
 /** The table entry of each hyperparameter array, by its index in StepLayout.hyper. */
@@ -654,6 +692,8 @@ interface Generated {
   scratchAt: number;
   /** the table entry of each hyperparameter array, by its index in StepLayout.hyper */
   hyperEntry: number[];
+  /** the entries whose values move from step to step within a call of several (perStepEntries) */
+  perStep: number[];
   /** each table entry's value at a call */
   sources: ((at: StepAddresses) => number)[];
 }

@@ -57,6 +57,15 @@ export interface HyperHost extends BetaHost {
   volatile?: boolean;
 }
 
+/** What a key's row is, to StepHyper.rows(). */
+const enum Row {
+  Shared,
+  Bc1,
+  Bc2,
+  Moving,
+  Fixed,
+}
+
 /**
  * The members' hyperparameters as both generated steps hand them to their memory: each key's row (derived
  * in float64, then float32), cached until changed(); which rows the step's memory holds already; whether
@@ -68,6 +77,10 @@ export class StepHyper {
   private clips?: boolean;
   /** Adam's corrections 1 - beta^t, refilled at every step without a new array */
   private readonly corrections = new Map<string, Float32Array>();
+  /** the kind of each key's row (kindsOf), for the last keys array asked about */
+  private kinds?: { keys: readonly string[]; rows: Row[] };
+  /** the keys array whose fixed rows are all written (rows()), until changed() or unwritten() */
+  private settled?: readonly string[];
 
   constructor(private readonly host: HyperHost) {}
 
@@ -76,11 +89,13 @@ export class StepHyper {
     this.cache.clear();
     this.written.clear();
     this.clips = undefined;
+    this.settled = undefined;
   }
 
   /** The step's memory lost its rows (a new buffer or arena): every row is written again. */
   unwritten(): void {
     this.written.clear();
+    this.settled = undefined;
   }
 
   /** A key's per-member values as float32, cached until changed(). */
@@ -105,19 +120,39 @@ export class StepHyper {
    */
   rows(keys: readonly string[], write: (k: number, values: Float32Array) => void): void {
     const { host } = this;
+    const kinds = this.kindsOf(keys);
+    // once every row that does not move is written, a step looks at the moving ones only
+    const settled = this.settled === keys;
     for (let k = 0; k < keys.length; k++) {
+      const kind = kinds[k];
+      if (kind === Row.Shared || (kind === Row.Fixed && settled)) continue;
       const key = keys[k];
-      // the file's values for the shared layers' step: the step writes those itself
-      if (key.startsWith('shared:')) continue;
-      if (key === 'bc1' || key === 'bc2') {
-        write(k, this.correction(key === 'bc1' ? host.state.accBeta1 : host.state.accBeta2, key));
-        continue;
+      if (kind === Row.Bc1 || kind === Row.Bc2) write(k, this.correction(kind === Row.Bc1 ? host.state.accBeta1 : host.state.accBeta2, key));
+      else if (kind === Row.Moving) write(k, Float32Array.from(derivedValues(key, (raw) => host.hyper(raw))));
+      else if (!this.written.has(key)) {
+        write(k, this.values(key));
+        this.written.add(key);
       }
-      const moving = host.volatile || (host.scheduled && (key === 'lr' || key === '-lr'));
-      if (!moving && this.written.has(key)) continue;
-      write(k, moving ? Float32Array.from(derivedValues(key, (raw) => host.hyper(raw))) : this.values(key));
-      if (!moving) this.written.add(key);
     }
+    this.settled = keys;
+  }
+
+  /**
+   * What each key's row is: the file's values for the shared layers' step (which the step writes
+   * itself), Adam's corrections, one that moves at every step (every key when the host is volatile, a
+   * scheduled lr), or one written once after a change. Kept for the last keys array asked about.
+   */
+  private kindsOf(keys: readonly string[]): Row[] {
+    if (this.kinds?.keys === keys) return this.kinds.rows;
+    const { host } = this;
+    const rows = keys.map((key) => {
+      if (key.startsWith('shared:')) return Row.Shared;
+      if (key === 'bc1') return Row.Bc1;
+      if (key === 'bc2') return Row.Bc2;
+      return host.volatile || (host.scheduled && (key === 'lr' || key === '-lr')) ? Row.Moving : Row.Fixed;
+    });
+    this.kinds = { keys, rows };
+    return rows;
   }
 
   /** 1 - beta^t of every member, float64 then float32, in an array kept for the key. */

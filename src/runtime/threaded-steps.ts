@@ -5,14 +5,53 @@
 // arena of its own, and the parameters, slots and the steps' outputs are copied back. TF.js's memory is
 // not touched until then: where the threads stopped after different steps (a loss not finite in one range
 // only), nothing is copied back and the caller runs the call again on one thread, from the same state.
+// The parameters and slots stay in the shared memory after a call (Residence): the next call of the same
+// population copies in only what was written since, or moved.
 import type { TableEntry } from '../step/generate.js';
 import type { StepsArgs, ThreadPool } from './threads.js';
 
-/** A part of TF.js's memory the records point into: `back`, copied back after the call (what the step writes). */
+/**
+ * A part of TF.js's memory the records point into: `back`, copied back after the call (what the step
+ * writes); `into` false, not copied in (what the step only writes, the outputs); `token`, the tensor's
+ * data id where the region may stay resident in the shared memory between calls (a parameter, a slot).
+ */
 export interface Region {
   at: number;
   bytes: number;
   back: boolean;
+  into?: boolean;
+  token?: object;
+}
+
+/**
+ * What the pool's shared memory holds of one population's parameters and slots as TF.js's memory holds
+ * them too: the regions its last threaded call copied back, while that call was the pool's last and
+ * nothing wrote them since. A region is held where the same tensor data lies at the same address of
+ * TF.js's memory and at the same place in the shared memory; a new tensor (an assign, a gathered
+ * population) has another data id, and a step on this thread calls moved().
+ */
+export class Residence {
+  private held?: { pool: ThreadPool; regions: Map<object, { at: number; bytes: number; to: number }> };
+
+  /** TF.js's memory of the population was written here, not through the pool: nothing is held. */
+  moved(): void {
+    this.held = undefined;
+  }
+
+  /** Whether `region`, to be placed at `to`, lies in the pool's shared memory already. */
+  holds(pool: ThreadPool, region: Region, to: number): boolean {
+    if (!region.token || this.held?.pool !== pool || pool.holder !== this) return false;
+    const r = this.held.regions.get(region.token);
+    return r !== undefined && r.at === region.at && r.bytes === region.bytes && r.to === to;
+  }
+
+  /** After a call that copied its regions back: the pool holds them. */
+  keep(pool: ThreadPool, placed: { region: Region; to: number }[]): void {
+    const regions = new Map<object, { at: number; bytes: number; to: number }>();
+    for (const { region, to } of placed) if (region.token && region.back) regions.set(region.token, { at: region.at, bytes: region.bytes, to });
+    this.held = { pool, regions };
+    pool.holder = this;
+  }
 }
 
 export interface ThreadedCall {
@@ -30,8 +69,10 @@ export interface ThreadedCall {
   /** where steps() writes the divergence guard's flags [N] */
   flags: number;
   regions: Region[];
-  /** each step's outputs (losses, then each metric, [N] each), copied back for the steps that ran */
-  outputs: { at: number; bytes: number }[];
+  /** every step's outputs (losses, then each metric, [N] each), one block from `at`: copied back for the steps that ran */
+  outputs: { at: number; bytesPerStep: number };
+  /** what the pool holds of this population between calls */
+  residence: Residence;
   /** the scratch space of one thread */
   scratchBytes: number;
   threads: number;
@@ -64,7 +105,9 @@ export function runThreaded(call: ThreadedCall): number | undefined {
   pool.reserve(end);
   const shared = new Int32Array(pool.memory.buffer);
   const heap = new Int32Array(call.heap);
-  for (const { region, to } of placed) shared.set(heap.subarray(region.at / 4, (region.at + region.bytes) / 4), to / 4);
+  for (const { region, to } of placed) {
+    if (region.into !== false && !call.residence.holds(pool, region, to)) shared.set(heap.subarray(region.at / 4, (region.at + region.bytes) / 4), to / 4);
+  }
   const moved = (address: number): number => {
     for (const { region, to } of placed) if (address >= region.at && address < region.at + region.bytes) return to + (address - region.at);
     throw new Error(`internal error: the threaded step's record points outside the regions copied (${address})`);
@@ -73,12 +116,15 @@ export function runThreaded(call: ThreadedCall): number | undefined {
   const jobs: StepsArgs[] = [];
   for (let t = 0; t < threads; t++) jobs.push([recordsAt[t], count, n, recordBytes, moved(call.flags), ...memberRange(n, threads, t)]);
   const done = pool.run(call.module, jobs);
-  if (done.some((d) => d !== done[0])) return undefined;
-  for (const { region, to } of placed) if (region.back) heap.set(shared.subarray(to / 4, (to + region.bytes) / 4), region.at / 4);
-  for (let j = 0; j < done[0]; j++) {
-    const { at, bytes } = call.outputs[j];
-    heap.set(shared.subarray(moved(at) / 4, (moved(at) + bytes) / 4), at / 4);
+  if (done.some((d) => d !== done[0])) {
+    // the threads wrote the shared memory's parameters past where TF.js's memory stays
+    call.residence.moved();
+    return undefined;
   }
+  for (const { region, to } of placed) if (region.back) heap.set(shared.subarray(to / 4, (to + region.bytes) / 4), region.at / 4);
+  const { at, bytesPerStep } = call.outputs;
+  heap.set(shared.subarray(moved(at) / 4, (moved(at) + done[0] * bytesPerStep) / 4), at / 4);
+  call.residence.keep(pool, placed);
   return done[0];
 }
 

@@ -76,6 +76,8 @@ export class ThreadPool {
   private readonly ids = new Map<WebAssembly.Module, number>();
   private readonly own = new Map<WebAssembly.Module, (...args: StepsArgs) => number>();
   private closed = false;
+  /** the population whose parameters the shared memory holds after the last call (threaded-steps.ts's Residence) */
+  holder?: object;
 
   /** `threads`: the most threads a call uses, the main thread among them */
   constructor(readonly threads: number) {

@@ -47,6 +47,8 @@ export class HostSums {
   private readonly sums = new Map<string, Float64Array>();
   /** addBatch's scratch: each batch member's position, -1 for one left out */
   private at = new Int32Array(0);
+  /** the positions of every member of one ids array, all given (positions()); forgotten with the slots */
+  private known?: { ids: readonly number[]; at: Int32Array };
   /** the arrays of the metrics before the last clear(), for the next epoch to reuse */
   private readonly spare = new Map<string, Float64Array>();
 
@@ -72,13 +74,8 @@ export class HostSums {
    * is padded (src/runtime/member-data.ts), gives each member's real rows, which count in place of `size`.
    */
   addBatch(ids: readonly number[], values: Record<string, ArrayLike<number>>, size: number, rows?: ArrayLike<number>): void {
-    const loss = values.loss;
-    if (this.at.length < ids.length) this.at = new Int32Array(ids.length);
-    const at = this.at;
-    for (let m = 0; m < ids.length; m++) {
-      at[m] = Number.isFinite(loss[m]) ? this.slot(ids[m]) : -1;
-      if (at[m] >= 0) this.counts[at[m]] += rows ? rows[m] : size;
-    }
+    const at = this.positions(ids, values.loss);
+    for (let m = 0; m < ids.length; m++) if (at[m] >= 0) this.counts[at[m]] += rows ? rows[m] : size;
     for (const name in values) {
       const sums = this.metric(name);
       const v = values[name];
@@ -101,6 +98,7 @@ export class HostSums {
   /** Forgets every member and metric (an epoch's end), keeping the arrays for the next. */
   clear(): void {
     this.slots.clear();
+    this.known = undefined;
     this.ids = [];
     this.counts.fill(0);
     for (const [name, sums] of this.sums) this.spare.set(name, sums);
@@ -112,6 +110,26 @@ export class HostSums {
     const counts = Array.from(this.counts.subarray(0, n));
     const values = Object.fromEntries([...this.sums].map(([name, sums]) => [name, Array.from(sums.subarray(0, n))]));
     return { count: counts[0] ?? 0, ids: [...this.ids], counts, values };
+  }
+
+  /**
+   * Each member's position (slot()), -1 for one whose loss is not finite. A batch whose every loss is
+   * finite has given every member of `ids` its position: the next batches of the same array take them
+   * from there, without a lookup by id per member and batch.
+   */
+  private positions(ids: readonly number[], loss: ArrayLike<number>): Int32Array {
+    if (this.at.length < ids.length) this.at = new Int32Array(ids.length);
+    const at = this.at;
+    const known = this.known?.ids === ids ? this.known.at : undefined;
+    let finite = true;
+    for (let m = 0; m < ids.length; m++) {
+      if (!Number.isFinite(loss[m])) {
+        at[m] = -1;
+        finite = false;
+      } else at[m] = known ? known[m] : this.slot(ids[m]);
+    }
+    if (!known && finite) this.known = { ids, at: at.slice(0, ids.length) };
+    return at;
   }
 
   /** The member's position, given one (zero sums) the first time it is seen. */
