@@ -333,8 +333,7 @@ function forwardBefore(k: WasmContext, d: GruDims, b: GruBuffers, s: StepMats, p
   slicedForward(c, batch, s.hPrev, parts.zr, b.zh);
   c.outlined(() => resetGates(c, batch, d.units, { gates: s.gates, zh: b.zh, hPrev: s.hPrev, rh: s.reset }));
   slicedForward(c, batch, s.reset, parts.h, b.hh!);
-  const { reset: _, ...rest } = s;
-  c.outlined(() => candidateBefore(c, batch, d.units, { ...rest, hh: b.hh! }));
+  c.outlined(() => candidateBefore(c, batch, d.units, { gates: s.gates, hh: b.hh!, hPrev: s.hPrev, h: s.h, out: s.out }));
 }
 
 /** The columns of a row of a cell, with its Mats' row pointers `p` set: rows of the batch, then columns by rowColumns. */
@@ -432,6 +431,7 @@ function backwardBuffersOf(k: WasmBackwardContext, d: GruDims) {
     kernel: scratch('dkernel_t', F * G, G),
     bias: scratch('dbias_t', G, G),
     recurrent: d.after ? scratch('drecurrent_t', u * G, G) : undefined,
+    parts,
     zr: parts && scratch('dzr_t', u * 2 * u, 2 * u),
     hh: parts && scratch('dhh_t', u * u, u),
     recurrentT: d.after ? transposedParam(k.code, recurrent, scratch('recurrentT', u * G, u)) : undefined,
@@ -468,16 +468,14 @@ function backwardAfter(k: WasmBackwardContext, d: GruDims, g: GruBackward, s: Ba
 function backwardBefore(k: WasmBackwardContext, d: GruDims, g: GruBackward, s: BackStepMats): void {
   const { code: c, batch } = k;
   const u = d.units;
-  const parts = { zr: g.zrT!, h: g.hT! };
   // dz's candidate part, and its columns as a Mat of their own (rows of the full dz)
   const dCandidate: Mat = { ...g.dz, offset: g.dz.offset + 2 * u * 4 };
   c.outlined(() => cellBackBefore(c, batch, u, { gates: s.gates, hPrev: s.hPrev, dOut: s.dOut, dhZ: g.carry.z, dhReset: g.carry.reset, dhProduct: g.carry.product, dz: g.dz }));
-  slicedForward(c, batch, dCandidate, parts.h, g.drh!);
+  slicedForward(c, batch, dCandidate, g.hT!, g.drh!);
   c.outlined(() => resetBack(c, batch, u, { gates: s.gates, hPrev: s.hPrev, drh: g.drh!, dhReset: g.carry.reset, dz: g.dz }));
-  const recurrent = recurrentParts(k, d);
   c.outlined(() => denseGradWeights(c, batch, s.x, g.dz, g.kernel, blockedGrad(k, k.params.kernel as ParamMat)));
-  c.outlined(() => denseGradWeights(c, batch, s.hPrev, g.dz, g.zr!, blockedGrad(k, recurrent.zr)));
-  c.outlined(() => denseGradWeights(c, batch, s.reset, dCandidate, g.hh!, blockedGrad(k, recurrent.h)));
+  c.outlined(() => denseGradWeights(c, batch, s.hPrev, g.dz, g.zr!, blockedGrad(k, g.parts!.zr)));
+  c.outlined(() => denseGradWeights(c, batch, s.reset, dCandidate, g.hh!, blockedGrad(k, g.parts!.h)));
   c.outlined(() => {
     addFloats(c, d.sizes.kernel, g.kernel, k.grads.kernel);
     // the split's gradient is the blocks' concatenation: each added to its columns
@@ -487,7 +485,7 @@ function backwardBefore(k: WasmBackwardContext, d: GruDims, g: GruBackward, s: B
     addFloats(c, d.sizes.bias, g.bias, k.grads.bias);
   });
   // dh's share through h · U_zr: dz's z and r columns times U_zrᵀ
-  slicedForward(c, batch, g.dz, parts.zr, g.carry.product);
+  slicedForward(c, batch, g.dz, g.zrT!, g.carry.product);
 }
 
 /**
