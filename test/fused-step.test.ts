@@ -115,6 +115,10 @@ const cases: Case[] = [
   { name: 'an embedding into an lstm', model: 'embedding(7, 3)\n  lstm(4)\n  dense(1, activation: sigmoid)', input: [5], ids: 7, k: 1, loss: 'binary_crossentropy', optimizer: 'adam(lr: 0.01)', data: 'csv("images.csv")', tolerance: 1e-5 },
   { name: 'an embedding with positions', model: 'embedding(6, 3, positions: 4)\n  flatten()\n  dense(1)', input: [4], ids: 6, k: 1, loss: 'mse', optimizer: 'sgd(lr: 0.05)', data: 'csv("images.csv")', tolerance: 0 },
   { name: 'lstm of every step into an lstm', model: 'lstm(6, sequences: true)\n  lstm(3)\n  dense(1)', input: [5, 2], k: 1, loss: 'mse', optimizer: 'sgd(lr: 0.05, momentum: 0.9)', data: 'csv("images.csv")', tolerance: 1e-5 },
+  // gru as lstm: both forms of the candidate, each step's operations in the op path's cell's order
+  ...[true, false].map((after) => ({ name: `gru(reset_after: ${after}), its last state`, model: `gru(5, reset_after: ${after})\n  dense(1, activation: sigmoid)`, input: [4, 3], k: 1, loss: 'binary_crossentropy', optimizer: 'adam(lr: 0.01)', data: 'csv("images.csv")' })),
+  { name: 'gru of every step into a gru', model: 'gru(6, sequences: true, reset_after: false)\n  gru(3)\n  dense(1)', input: [5, 2], k: 1, loss: 'mse', optimizer: 'sgd(lr: 0.05, momentum: 0.9)', data: 'csv("images.csv")', tolerance: 1e-5 },
+  { name: 'gru of every step into a global pool', model: 'gru(4, sequences: true)\n  global_avg_pool()\n  dense(1)', input: [5, 3], k: 1, loss: 'mse', optimizer: 'adam(lr: 0.01)', data: 'csv("images.csv")' },
   // conv models: XNNPACK's conv sums over the window's (row, column, channel) in order, and the generated
   // step in the same order (src/wasm/conv.ts)
   ...convCases(),
@@ -181,7 +185,7 @@ describe('what the generated step does not cover trains on ops, and says why', (
   const uncovered: [string, string, number[], string][] = [
     ['layernorm of an image', 'conv2d(3, kernel: 3, activation: relu)\n  layernorm()\n  flatten()\n  dense(1)', [6, 6, 2], 'layernorm of an input with more than one axis (layernorm_1)'],
     ['one filter on one channel', 'conv2d(1, kernel: 3, activation: relu)\n  conv2d(1, kernel: 2)\n  flatten()\n  dense(1)', [6, 6, 1], 'conv2d with one filter on one channel (conv2d_1)'],
-    ['a gru', 'gru(3)\n  dense(1)', [4, 2], "the gru layer's backpropagation through time (gru_1)"],
+    ['a shared gru', 'shared gru(3)\n  dense(1)', [4, 2], "a shared gru (the op path sums each step's gradient over every member's rows before the next step's) (gru_1)"],
     ['a shared lstm', 'shared lstm(3)\n  dense(1)', [4, 2], "a shared lstm (the op path sums each step's gradient over every member's rows before the next step's) (lstm_1)"],
   ];
   for (const [name, model, input, why] of uncovered) {
@@ -314,7 +318,7 @@ describe('the step plan, made once per run', () => {
 });
 
 describe('the generated evaluation (forward in inference mode, loss and metrics)', () => {
-  const evalCases = cases.filter((c) => ['dropout, its rate varied per member', 'batchnorm, its momentum and epsilon varied per member', 'batchnorm after conv2d, its momentum and epsilon varied', 'categorical cross-entropy', 'a shared trunk on the input, heads of their own, lr varied per head', 'no bias', 'lstm of every step into an lstm', 'an embedding into an lstm'].includes(c.name));
+  const evalCases = cases.filter((c) => ['dropout, its rate varied per member', 'batchnorm, its momentum and epsilon varied per member', 'batchnorm after conv2d, its momentum and epsilon varied', 'categorical cross-entropy', 'a shared trunk on the input, heads of their own, lr varied per head', 'no bias', 'lstm of every step into an lstm', 'an embedding into an lstm', 'gru of every step into a gru'].includes(c.name));
   for (const c of evalCases) {
     it(`${c.name}: the op path's values after 20 steps, on batches of 64 and a short one`, async () => {
       const [ops, fused] = populations(source(c), ['ops', 'fused']);

@@ -65,6 +65,7 @@ function describe(kind: string, attrs: Record<string, unknown>, inputs: string[]
   if (kind === 'dropout') return `dropout(${attrs.rate})`;
   if (kind === 'embedding') return `embedding(${attrs.vocab}, ${attrs.dim}${attrs.positions === undefined ? '' : `, positions: ${attrs.positions}`})`;
   if (kind === 'lstm') return `lstm(${attrs.units}${attrs.sequences ? ', sequences' : ''})`;
+  if (kind === 'gru') return `gru(${attrs.units}${attrs.sequences ? ', sequences' : ''}${attrs.reset_after ? '' : ', reset_after: false'})`;
   if (kind === 'leaky_relu') return `leaky_relu(${attrs.alpha})`;
   const pair = (v: unknown) => (v as number[]).join('x');
   if (kind === 'conv2d') return `conv2d(${attrs.filters}, ${pair(attrs.kernel)}, stride ${pair(attrs.stride)}, ${attrs.padding}, ${attrs.activation})`;
@@ -72,12 +73,18 @@ function describe(kind: string, attrs: Record<string, unknown>, inputs: string[]
   return `${kind}${from || '()'}`;
 }
 
-/** What the embedding's and the lstm's generated code does (src/layers/embedding.ts, lstm.ts), or undefined for other kinds. */
+/** What the embedding's, the lstm's and the gru's generated code does (src/layers/embedding.ts, lstm.ts, gru.ts), or undefined for other kinds. */
 function sequenceText(kind: string, attrs: Record<string, unknown>, input: number[]): string | undefined {
   if (kind === 'embedding') return `; each token's row of the table (its id truncated and clamped into it)${attrs.positions === undefined ? '' : ' plus the positions\' row'}; backward, dy scattered onto the rows read, in order`;
+  if (kind === 'gru') return gruText(attrs, input);
   if (kind !== 'lstm') return undefined;
   const [steps, features] = input;
   return `; over ${steps} steps, time-major: x · kernel of every step in one product (sums over ${features} inputs), then per step h · recurrent_kernel (over ${attrs.units}), each in the op path's order, the gates i, f, c, o and the cell row by row; backward through time from the last step, each step's shares of the gradients added in autodiff's order`;
+}
+
+function gruText(attrs: Record<string, unknown>, [steps, features]: number[]): string {
+  const recurrent = attrs.reset_after ? 'h · recurrent_kernel + the recurrent bias' : "h · recurrent_kernel's z and r columns, then (r * h) · its candidate columns";
+  return `; over ${steps} steps, time-major: x · kernel + bias of every step in one product (sums over ${features} inputs), then per step ${recurrent} (over ${attrs.units}), each in the op path's order, the gates z, r and the candidate row by row; backward through time from the last step, each step's shares of the gradients added in autodiff's order`;
 }
 
 /** batchnorm of an image: its statistics' rows, summed in order (src/layers/channels.ts). */
