@@ -33,7 +33,7 @@ export function printFusedStep(plan: FusedPlan): string {
   L.push('    forward');
   for (const op of e.ops) {
     if (op.id === 0) L.push(`      input       x ${shape(op.shape)}${op.shared ? ', shared by every member' : ", the member's own rows (its real ones: a short member's padding is not read)"}`);
-    else L.push(`      ${op.name.padEnd(11)} ${describe(op.op, op.attrs, op.inputs.map((i) => e.ops[i].name))} -> ${shape(op.shape)}${sequenceText(op.op, op.attrs, e.ops[op.inputs[0]].shape) ?? products(op.params.map((name) => paramOf.get(name)!), config.maxBatch)}${perChannel(op.op, op.shape)}`);
+    else L.push(`      ${op.name.padEnd(11)} ${describe(op.op, op.attrs, op.inputs.map((i) => e.ops[i].name))} -> ${shape(op.shape)}${sequenceText(op.op, op.attrs, e.ops[op.inputs[0]].shape) ?? products(op.params.map((name) => paramOf.get(name)!), config.maxBatch, e.ops[op.inputs[0]].shape)}${perChannel(op.op, op.shape)}`);
   }
   const loss = config.loss.name;
   L.push(`    loss          ${loss}: the member's batch mean and dL/d(output)${config.metrics.length ? `; metrics ${config.metrics.join(', ')}` : ''}`);
@@ -86,12 +86,21 @@ function perChannel(kind: string, s: number[]): string {
   return `; statistics per channel over the batch's ${s.slice(0, -1).join('x')} pixels, example after example, in order`;
 }
 
-/** How the op path sums a dense layer's products (the generated step sums in the same order). */
-function products(params: WideParam[], maxBatch: number): string {
+/**
+ * How the op path sums a dense layer's products (the generated step sums in the same order); on a sequence
+ * [T, F] its rows are every example's steps, B*T of them, as the op path folds them.
+ */
+function products(params: WideParam[], maxBatch: number, input: number[]): string {
   const kernel = params.find((p) => p.shape.length === 2);
   if (!kernel) return '';
+  const steps = input.length === 2 ? input[0] : 1;
+  const text = productOrder(kernel, maxBatch * steps);
+  return steps > 1 ? `${text}; on B*${steps} rows, a row per step` : text;
+}
+
+function productOrder(kernel: WideParam, maxRows: number): string {
   const [rows, width] = kernel.shape;
-  const blocked = kernel.layout === 'stacked' && maxBatch * rows * width < PER_MEMBER_MACS;
+  const blocked = kernel.layout === 'stacked' && maxRows * rows * width < PER_MEMBER_MACS;
   const order = blocked && rows > 48 ? 'in blocks of 48, as TF.js\'s batched product does' : 'in order';
   if (rowsInLanes(rows, width)) return `; sums over ${rows} inputs ${order}, ${width} output${width > 1 ? 's' : ''} for four rows at once (a row in each lane, x's rows turned into columns by shuffles), the rest row by row`;
   const lanes = [width >= 4 ? `${Math.floor(width / 4)} vector${width >= 8 ? 's' : ''}` : '', width % 4 ? `${width % 4} scalar` : ''].filter(Boolean).join(' + ');
