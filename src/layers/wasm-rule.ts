@@ -57,6 +57,8 @@ export interface WasmRule {
   draws?: true;
   forward(k: WasmContext): void;
   backward(k: WasmBackwardContext): void;
+  /** what its code does, as `netc ir --after fuse` prints it after the layer's shape (a kind with no text of its own gets none) */
+  text?(attrs: Record<string, BoundValue>, inputs: number[][], maxBatch: number): string;
 }
 
 /** A layer's buffers seen as rows of its input's last axis (see lastAxisRows). */

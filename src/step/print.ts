@@ -1,6 +1,9 @@
 // `netc ir FILE --after fuse`: the structure of the generated training step, as text: what the one
 // WebAssembly function does for each member, in order, the buffers it reads and writes, and its size.
 import type { WideParam } from '../ensemble/ensemble-ir.js';
+import type { BoundValue } from '../core/arg-spec.js';
+import { hasRule } from '../layers/layer-kind.js';
+import { layerKind } from '../layers/registry.js';
 import { PER_MEMBER_MACS } from '../kernels/matmul.js';
 import { optimizerSlots } from '../vocabulary/optimizers.js';
 import { rowsInLanes } from '../wasm/blocks.js';
@@ -33,7 +36,7 @@ export function printFusedStep(plan: FusedPlan): string {
   L.push('    forward');
   for (const op of e.ops) {
     if (op.id === 0) L.push(`      input       x ${shape(op.shape)}${op.shared ? ', shared by every member' : ", the member's own rows (its real ones: a short member's padding is not read)"}`);
-    else L.push(`      ${op.name.padEnd(11)} ${describe(op.op, op.attrs, op.inputs.map((i) => e.ops[i].name))} -> ${shape(op.shape)}${sequenceText(op.op, op.attrs, e.ops[op.inputs[0]].shape) ?? products(op.params.map((name) => paramOf.get(name)!), config.maxBatch, e.ops[op.inputs[0]].shape)}${perChannel(op.op, op.shape)}`);
+    else L.push(`      ${op.name.padEnd(11)} ${describe(op.op, op.attrs, op.inputs.map((i) => e.ops[i].name))} -> ${shape(op.shape)}${ruleText(op.op, op.attrs, op.inputs.map((i) => e.ops[i].shape), config.maxBatch) ?? sequenceText(op.op, op.attrs, e.ops[op.inputs[0]].shape) ?? products(op.params.map((name) => paramOf.get(name)!), config.maxBatch, e.ops[op.inputs[0]].shape)}${perChannel(op.op, op.shape)}`);
   }
   const loss = config.loss.name;
   L.push(`    loss          ${loss}: the member's batch mean and dL/d(output)${config.metrics.length ? `; metrics ${config.metrics.join(', ')}` : ''}`);
@@ -70,6 +73,12 @@ function describe(kind: string, attrs: Record<string, unknown>, inputs: string[]
   if (kind === 'conv2d') return `conv2d(${attrs.filters}, ${pair(attrs.kernel)}, stride ${pair(attrs.stride)}, ${attrs.padding}, ${attrs.activation})`;
   if (kind === 'maxpool2d' || kind === 'avgpool2d') return `${kind}(${pair(attrs.size)}, stride ${pair(attrs.stride ?? attrs.size)}, ${attrs.padding})`;
   return `${kind}${from || '()'}`;
+}
+
+/** What the kind's wasm rule says its code does, where it says. */
+function ruleText(kind: string, attrs: Record<string, BoundValue>, inputs: number[][], maxBatch: number): string | undefined {
+  const rule = layerKind(kind)?.wasm;
+  return rule && hasRule(rule) ? rule.text?.(attrs, inputs, maxBatch) : undefined;
 }
 
 /** What the embedding's and the lstm's generated code does (src/layers/embedding.ts, lstm.ts), or undefined for other kinds. */

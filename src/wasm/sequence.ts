@@ -104,3 +104,25 @@ export function zeroMat(c: Code, count: () => void, m: Mat): void {
     v.store();
   });
 }
+
+/**
+ * dst = each of `count` [rows, cols] matrices of src transposed to [cols, rows], matrix after matrix
+ * (`count` an i32 local): a sequence's [T, F] as [F, T], or an attention head's [T, T] scores.
+ */
+export function transposeEach(c: Code, count: Local, rows: number, cols: number, src: Mat, dst: Mat): void {
+  const [m, r, j, from, to] = [c.local('i32'), c.local('i32'), c.local('i32'), c.local('i32'), c.local('i32')];
+  c.for(m, () => c.i32(0), () => c.get(count), () => {
+    c.for(r, () => c.i32(0), () => c.i32(rows), () => {
+      // src[m, r, :] -> dst[m, :, r]
+      address(c, src.base, src.offset, m, rows * cols * 4);
+      c.get(r).i32(cols * 4).i32Mul().i32Add().set(from);
+      address(c, dst.base, dst.offset, m, rows * cols * 4);
+      c.get(r).i32(4).i32Mul().i32Add().set(to);
+      c.for(j, () => c.i32(0), () => c.i32(cols), () => {
+        c.get(to).get(from).loadF32().storeF32();
+        c.get(from).i32(4).i32Add().set(from);
+        c.get(to).i32(rows * 4).i32Add().set(to);
+      });
+    });
+  });
+}
