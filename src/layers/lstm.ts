@@ -10,7 +10,7 @@ import type { ExportContext, ExportNode } from '../interop/export-node.js';
 import { gateKernel, gateVector, gateWeight } from '../interop/layout.js';
 import type { WasmBackwardContext, WasmContext, WasmRule } from './wasm-rule.js';
 import type { Code, Local } from '../wasm/module.js';
-import { columnSums, denseForward, denseGradWeights, forRows, rowOf, SUM_BLOCK, transposedParam, type Mat, type ParamMat } from '../wasm/blocks.js';
+import { columnSums, denseGradWeights, forRows, rowOf, slicedForward, SUM_BLOCK, transposedParam, type Mat, type ParamMat } from '../wasm/blocks.js';
 import type { Lanes } from '../wasm/lanes.js';
 import { addFloats, copyFloats, rowColumns, stepColumns, timeStep, transposeSteps, zeroMat } from '../wasm/sequence.js';
 import { activation, activationGrad } from '../wasm/activations.js';
@@ -165,24 +165,6 @@ function lstmWasm(): WasmRule {
       });
     },
   };
-}
-
-/** The columns a product of the lstm computes at once (4 vectors of sums). */
-const SLICE = 16;
-
-/**
- * y = x · w (no bias) a slice of w's columns at a time, each a function of its own. denseForward keeps a sum
- * per column of a group of 64 in registers, 16 vectors, as many as x64 has, and V8 spills them; a slice of
- * 16 took the bench-like lstm (input [100, 32], lstm(32), 32 members, batch 32) from about 410 to 220 ms of
- * CPU a step (32 columns: 300 ms). Each column's sum is the same, in the same order.
- */
-function slicedForward(c: Code, rows: Local, x: Mat, w: ParamMat, y: Mat): void {
-  for (let first = 0; first < w.width; first += SLICE) {
-    const width = Math.min(SLICE, w.width - first);
-    const base = c.local('i32');
-    c.get(w.base).i32(first * 4).i32Add().set(base);
-    c.outlined(() => denseForward(c, rows, x, { ...w, base, width }, undefined, { ...y, offset: y.offset + first * 4 }));
-  }
 }
 
 interface LstmDims {
