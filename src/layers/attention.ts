@@ -16,7 +16,7 @@ import { selfOf } from './export-rule.js';
 import { lastAxisRows, type LastAxisRows, type WasmBackwardContext, type WasmContext, type WasmRule } from './wasm-rule.js';
 import type { Code, Local } from '../wasm/module.js';
 import { addInto, columnSums, denseForward, denseGradInput, denseGradWeights, forEachFloat, forRows, loadAt, address, slicedForward, type Mat, type ParamMat } from '../wasm/blocks.js';
-import { softmaxGradRows, softmaxRows } from '../wasm/activations.js';
+import { softmaxGradRows, softmaxRowsWide } from '../wasm/activations.js';
 import { transposeEach } from '../wasm/sequence.js';
 import { PER_MEMBER_MACS } from '../kernels/matmul.js';
 
@@ -324,7 +324,7 @@ function scoresToWeights(c: Code, batch: Local, d: Dims, p: Mat): void {
   }
   const rows = c.local('i32');
   c.get(blocks).i32(T).i32Mul().set(rows);
-  softmaxRows(c, rows, { ...p, width: T }, { ...p, width: T });
+  softmaxRowsWide(c, rows, { ...p, width: T }, { ...p, width: T });
 }
 
 /** m *= scale over `blocks` * `size` floats (`blocks` an i32 local). */
