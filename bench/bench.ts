@@ -724,7 +724,7 @@ if (only.has('seq')) {
   const sectionStarted = performance.now();
   const seqThreads = netcHasThreadsOption(join(root, 'bin', 'netc.js'));
   const python = (script: string, p: { python: string }) => (job: object, threads: SeqThreads) => runResult<SeqPeerResult>(p.python, [join(here, script), JSON.stringify(job)], script, threads === 'one thread' ? torchEnv : process.env);
-  seqNotes.push(seqThreads ? 'netc train: --threads 1 in the one-core rows, its defaults in the others (--threads sets the generated step\'s threads; the op path these models train on is TF.js\'s wasm backend either way)' : 'netc train has no --threads option here: its one row is its default');
+  seqNotes.push(seqThreads ? 'netc train: --threads 1 in the one-core rows, its defaults in the others (--threads sets the generated step\'s threads; the GRU, which trains on TF.js ops, runs on TF.js\'s wasm backend either way)' : 'netc train has no --threads option here: its one row is its default');
   seqNotes.push(torch ? `PyTorch ${torch.torch} (${torch.python})` : torchNote, jaxXla ? `JAX ${jaxXla.jax} on XLA (${jaxXla.python}), one thread: ${ONE_XLA_THREAD} and the process pinned to one core` : jaxXlaNote);
   // --seq-workloads lstm,gru: only those (a rerun of one workload)
   const pick = argv.indexOf('--seq-workloads');

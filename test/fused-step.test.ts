@@ -119,6 +119,22 @@ const cases: Case[] = [
   ...[true, false].map((after) => ({ name: `gru(reset_after: ${after}), its last state`, model: `gru(5, reset_after: ${after})\n  dense(1, activation: sigmoid)`, input: [4, 3], k: 1, loss: 'binary_crossentropy', optimizer: 'adam(lr: 0.01)', data: 'csv("images.csv")' })),
   { name: 'gru of every step into a gru', model: 'gru(6, sequences: true, reset_after: false)\n  gru(3)\n  dense(1)', input: [5, 2], k: 1, loss: 'mse', optimizer: 'sgd(lr: 0.05, momentum: 0.9)', data: 'csv("images.csv")', tolerance: 1e-5 },
   { name: 'gru of every step into a global pool', model: 'gru(4, sequences: true)\n  global_avg_pool()\n  dense(1)', input: [5, 3], k: 1, loss: 'mse', optimizer: 'adam(lr: 0.01)', data: 'csv("images.csv")' },
+  // dense and layernorm on a sequence [T, F]: B*T rows of F; 9 steps of batch 6 are 54 rows, so the second
+  // kernel's gradient sums them in TF.js's blocks of 48 (the first's, on the shared input, in one run): bit for
+  // bit (summed in one run, 100 steps end 2.6e-7 apart). Layernorm's pow(s, 1.5) (above): 1.4e-6
+  { name: 'dense on a sequence', model: 'dense(5, activation: relu)\n  dense(4)\n  flatten()\n  dense(1)', input: [9, 3], k: 1, loss: 'mse', optimizer: 'adam(lr: 0.01)', data: 'csv("images.csv")', tolerance: 0 },
+  { name: 'layernorm on a sequence', model: 'dense(6, activation: relu)\n  layernorm()\n  flatten()\n  dense(1)', input: [9, 3], k: 1, loss: 'mse', optimizer: 'adam(lr: 0.01)', data: 'csv("images.csv")', tolerance: 1e-5 },
+  // attention: its projections as dense layers on the B*T rows, per example and head the scores, scale, mask,
+  // softmax and products in the op path's order. Of one step its softmax is exactly 1 on both paths: bit for
+  // bit. Over more steps the softmax is XNNPACK's own exp (above): one step's gradients are ~5e-7 apart and
+  // 100 sgd steps end within 5.6e-6 (the transformer block, input [9, 3]). The key projection's bias has a
+  // gradient of exactly 0 but for rounding (a softmax is blind to adding one value to every score of a row):
+  // under sgd it stays within the 1e-2 floor of maxRelDiff, but Adam steps it by ~lr on either path's own
+  // rounding noise, so these cases run sgd (under Adam every other parameter and slot ends within 5.4e-7)
+  { name: 'attention of one step', model: 'dense(4)\n  attention(2)\n  flatten()\n  dense(1)', input: [1, 4], k: 1, loss: 'mse', optimizer: 'adam(lr: 0.01)', data: 'csv("images.csv")', tolerance: 0 },
+  { name: 'attention on the shared input', model: 'attention(2)\n  flatten()\n  dense(1)', input: [9, 8], k: 1, loss: 'mse', optimizer: 'sgd(lr: 0.01, momentum: 0.9)', data: 'csv("images.csv")', tolerance: 1e-5 },
+  { name: 'causal attention after a dense layer', model: 'dense(6)\n  attention(3, causal: true)\n  flatten()\n  dense(1)', input: [9, 3], k: 1, loss: 'mse', optimizer: 'sgd(lr: 0.05)', data: 'csv("images.csv")', tolerance: 1e-5 },
+  { name: "examples/transformer.net's encoder block", model: 'x = dense(8)\n  a = attention(2)\n  r = add(x, a)\n  n = layernorm()\n  dense(16, activation: relu)\n  f = dense(8)\n  add(n, f)\n  layernorm()\n  flatten()\n  dense(1)', input: [9, 3], k: 1, loss: 'mse', optimizer: 'sgd(lr: 0.02)', data: 'csv("images.csv")', tolerance: 1e-5 },
   // conv models: XNNPACK's conv sums over the window's (row, column, channel) in order, and the generated
   // step in the same order (src/wasm/conv.ts)
   ...convCases(),
@@ -187,6 +203,7 @@ describe('what the generated step does not cover trains on ops, and says why', (
     ['one filter on one channel', 'conv2d(1, kernel: 3, activation: relu)\n  conv2d(1, kernel: 2)\n  flatten()\n  dense(1)', [6, 6, 1], 'conv2d with one filter on one channel (conv2d_1)'],
     ['a shared gru', 'shared gru(3)\n  dense(1)', [4, 2], "a shared gru (the op path sums each step's gradient over every member's rows before the next step's) (gru_1)"],
     ['a shared lstm', 'shared lstm(3)\n  dense(1)', [4, 2], "a shared lstm (the op path sums each step's gradient over every member's rows before the next step's) (lstm_1)"],
+    ['a shared attention layer', 'shared attention(2)\n  flatten()\n  dense(1)', [3, 4], "a shared attention layer (the op path sums its projections' gradients over every member's rows at once) (attention_1)"],
   ];
   for (const [name, model, input, why] of uncovered) {
     it(name, () => {

@@ -13,6 +13,12 @@ import { denseKernel, linearWeight } from '../interop/layout.js';
 import { int, ints, onnxLinear, type OnnxGraph } from '../interop/onnx-graph.js';
 import { pyFloat } from '../interop/torch-code.js';
 import { selfOf } from './export-rule.js';
+import { lastAxisRows, type LastAxisRows, type WasmBackwardContext, type WasmContext, type WasmRule } from './wasm-rule.js';
+import type { Code, Local } from '../wasm/module.js';
+import { addInto, columnSums, denseForward, denseGradInput, denseGradWeights, forEachFloat, forRows, loadAt, address, slicedForward, type Mat, type ParamMat } from '../wasm/blocks.js';
+import { softmaxGradRows, softmaxRowsWide } from '../wasm/activations.js';
+import { transposeEach } from '../wasm/sequence.js';
+import { PER_MEMBER_MACS } from '../kernels/matmul.js';
 
 /** The four projections, in the order of the parameters (each its kernel, then its bias). */
 const projections = ['query', 'key', 'value', 'output'] as const;
@@ -65,7 +71,7 @@ export const attention: LayerKind = {
     // one set of projections for every member: the examples do not interact, so the members' fold into the batch
     shared: sharedByFolding(single),
   },
-  wasm: { unsupported: "the attention layer's per-head products and softmax over a sequence's steps" },
+  wasm: attentionWasm(),
   wgsl: { unsupported: "no WGSL kernel multiplies a sequence's steps by each other yet" },
   // tfjs-layers has no public MultiHeadAttention layer: the reference for attention is PyTorch, through the export
   reference: { unsupported: 'it has no multi-head attention layer; extract it with --format pytorch or --format onnx' },
@@ -108,6 +114,228 @@ function attend(tf: TF, q: Tensor, k: Tensor, v: Tensor, heads: number, causal: 
 /** [T, T], row i (a query step) with MASKED at the steps after i and 0 elsewhere. */
 export function causalMask(t: number): number[] {
   return Array.from({ length: t * t }, (_, at) => (at % t > Math.floor(at / t) ? MASKED : 0));
+}
+
+// --- the generated step ---------------------------------------------------------------------------
+
+interface Dims {
+  steps: number;
+  features: number;
+  heads: number;
+  /** each head's features, F / heads */
+  depth: number;
+  /** 1 / sqrt(depth) in float32, as tf.scalar holds it */
+  scale: number;
+  causal: boolean;
+  /**
+   * the per-head products ([T, d] x [d, T] and [T, T] x [T, d], and their gradients') are TF.js's batched
+   * kernel, which sums in blocks of 48, below PER_MEMBER_MACS; above it one 2-D product per head (in order)
+   */
+  blocked: boolean;
+}
+
+function dimsOf(k: WasmContext): Dims {
+  const [steps, features] = k.inputShapes[0];
+  const heads = k.attrs.heads as number;
+  const depth = features / heads;
+  return { steps, features, heads, depth, scale: Math.fround(1 / Math.sqrt(depth)), causal: !!k.attrs.causal, blocked: steps * steps * depth < PER_MEMBER_MACS };
+}
+
+/** The forward pass's buffers, which the backward pass reads: [B, T*F] each, the weights [B, heads*T*T]. */
+function forwardBuffers(k: WasmContext, d: Dims) {
+  const [tf, tt] = [d.steps * d.features, d.heads * d.steps * d.steps];
+  // kT: each example's keys transposed, [F, T]: head h's [d, T] block is rows h*d of it
+  return { q: k.saved('q', tf), k: k.saved('k', tf), v: k.saved('v', tf), kT: k.saved('kT', tf), p: k.saved('p', tt), mixed: k.saved('mixed', tf) };
+}
+
+/** The backward pass's scratch: the heads' gradients, the transposes the products read, a kernel transposed. */
+function backwardBuffers(k: WasmBackwardContext, d: Dims) {
+  const [tf, tt] = [d.steps * d.features, d.heads * d.steps * d.steps];
+  const saved = (name: string, width: number) => k.saved(name, width);
+  return {
+    dMixed: saved('dmixed', tf),
+    vT: saved('vT', tf),
+    dp: saved('dp', tt),
+    pT: saved('pT', tt),
+    dq: saved('dq', tf),
+    dk: saved('dk', tf),
+    dv: saved('dv', tf),
+    dx: saved('dx', tf),
+    kernelT: saved('kernelT', Math.ceil((d.features * d.features) / k.maxBatch)),
+  };
+}
+
+/**
+ * The generated step's attention, per member, as attendMembers computes it operation for operation: the
+ * query, key and value projections as dense layers on the B*T rows, then per example and head the scores
+ * q · kᵀ (k transposed first, so that each score row is a product's SIMD row), times the scale, plus the
+ * mask, the softmax row by row, its product with v, and the output projection of the heads side by side.
+ * Backward as autodiff takes it: the output projection's gradients, per head dP = dM · vᵀ and
+ * dv = Pᵀ · dM, the softmax's gradient times the scale, dq = dS · k and dk = dSᵀ · q, the projections'
+ * gradients, and dx as the tape adds its three shares: (value's + key's) + query's.
+ */
+function attentionWasm(): WasmRule {
+  return {
+    // a shared layer's kernels' gradients are summed over every member's rows as one batch, whose blocks of 48
+    // run across members: member after member cannot add up in that order
+    whyNotShared: "a shared attention layer (the op path sums its projections' gradients over every member's rows at once)",
+    text(attrs, [[steps, features]], maxBatch) {
+      const heads = attrs.heads as number;
+      const depth = features / heads;
+      const order = (inner: number, blocked: boolean) => (blocked && inner > 48 ? 'in blocks of 48' : 'in order');
+      const perHead = steps * steps * depth < PER_MEMBER_MACS;
+      const projections = order(features, maxBatch * steps * features * features < PER_MEMBER_MACS);
+      return `; ${heads} heads of ${depth} features: the query, key and value projections on B*${steps} rows (sums over ${features} inputs ${projections}), then per example and head the scores q · kᵀ (over ${depth}, ${order(depth, perHead)}), times 1 / sqrt(${depth})${attrs.causal ? ', plus the causal mask' : ''}, the softmax of each row, times v (over ${steps} steps, ${order(steps, perHead)}), and the output projection of the heads side by side; backward as autodiff takes it, dx's shares added value, key, query`;
+    },
+    forward(k) {
+      const { code: c } = k;
+      const d = dimsOf(k);
+      const r = lastAxisRows(k);
+      const b = forwardBuffers(k, d);
+      const x = r.of(k.inputs[0]);
+      for (const [w, y] of [['query', b.q], ['key', b.k], ['value', b.v]] as const) c.outlined(() => project(k, r, w, x, y));
+      c.outlined(() => transposeEach(c, k.batch, d.steps, d.features, b.k, b.kT));
+      c.outlined(() => eachHead(c, k.batch, d, (at) => product(c, d, at.cols(b.q), at.block(b.kT, d.depth), at.block(b.p, d.steps), d.depth, d.steps)));
+      c.outlined(() => scoresToWeights(c, k.batch, d, b.p));
+      c.outlined(() => eachHead(c, k.batch, d, (at) => product(c, d, at.block(b.p, d.steps), at.cols(b.v), at.cols(b.mixed), d.steps, d.depth)));
+      c.outlined(() => project(k, r, 'output', r.of(b.mixed), k.output));
+    },
+    backward(k) {
+      const { code: c } = k;
+      const d = dimsOf(k);
+      const r = lastAxisRows(k);
+      const b = forwardBuffers(k, d);
+      const g = backwardBuffers(k, d);
+      projectionGrads(k, r, 'output', r.of(b.mixed), r.of(k.dOutput), r.of(g.dMixed), g.kernelT);
+      headGrads(k, d, b, g);
+      const x = r.of(k.inputs[0]);
+      const dx = k.dInputs[0];
+      // dx: the value's share, then the key's and the query's added on, as the tape adds them (last reader first)
+      projectionGrads(k, r, 'value', x, r.of(g.dv), dx && r.of(dx), g.kernelT);
+      projectionGrads(k, r, 'key', x, r.of(g.dk), dx && r.of(g.dx), g.kernelT);
+      if (dx) c.outlined(() => addInto(c, k.batch, g.dx, dx));
+      projectionGrads(k, r, 'query', x, r.of(g.dq), dx && r.of(g.dx), g.kernelT);
+      if (dx) c.outlined(() => addInto(c, k.batch, g.dx, dx));
+    },
+  };
+}
+
+/** y = x · kernel + bias for one of the projections, on the B*T rows (x seen as rows, y a [B, T*F] buffer). */
+function project(k: WasmContext, r: LastAxisRows, w: Projection, x: Mat, y: Mat): void {
+  denseForward(k.code, r.rows, x, r.kernel(k.params[`${w}_kernel`] as ParamMat), k.params[`${w}_bias`] as Local, r.of(y));
+}
+
+/** A projection's kernel and bias gradients from its dy, and its input's gradient into dx where one is wanted. */
+function projectionGrads(k: WasmBackwardContext, r: LastAxisRows, w: Projection, x: Mat, dy: Mat, dx: Mat | undefined, kernelT: Mat): void {
+  const c = k.code;
+  const kernel = k.params[`${w}_kernel`] as ParamMat;
+  c.outlined(() => denseGradWeights(c, r.rows, x, dy, k.grads[`${w}_kernel`], r.blockedRows(kernel)));
+  c.outlined(() => columnSums(c, r.rows, dy, k.grads[`${w}_bias`]));
+  if (dx) c.outlined(() => denseGradInput(c, r.rows, dy, r.kernel(kernel), dx, kernelT));
+}
+
+/** Backward through the heads: from dMixed, the gradients of the query, key and value projections' outputs. */
+function headGrads(k: WasmBackwardContext, d: Dims, b: ReturnType<typeof forwardBuffers>, g: ReturnType<typeof backwardBuffers>): void {
+  const { code: c, batch } = k;
+  const { steps: T, depth } = d;
+  const blocks = c.local('i32');
+  c.get(batch).i32(d.heads).i32Mul().set(blocks);
+  // dP = dM · vᵀ and dv = Pᵀ · dM (Pᵀ: each head's weights transposed)
+  c.outlined(() => transposeEach(c, batch, T, d.features, b.v, g.vT));
+  c.outlined(() => eachHead(c, batch, d, (at) => product(c, d, at.cols(g.dMixed), at.block(g.vT, depth), at.block(g.dp, T), depth, T)));
+  c.outlined(() => transposeEach(c, blocks, T, T, b.p, g.pT));
+  c.outlined(() => eachHead(c, batch, d, (at) => product(c, d, at.block(g.pT, T), at.cols(g.dMixed), at.cols(g.dv), T, depth)));
+  // through the softmax, then the scale (the mask's add passes the gradient as it is)
+  c.outlined(() => {
+    const [rows, dp] = [c.local('i32'), { ...g.dp, width: T }];
+    c.get(blocks).i32(T).i32Mul().set(rows);
+    softmaxGradRows(c, rows, { ...b.p, width: T }, dp, dp);
+    scaleFloats(c, blocks, T * T, g.dp, d.scale);
+  });
+  // dq = dS · k, dk = dSᵀ · q
+  c.outlined(() => eachHead(c, batch, d, (at) => product(c, d, at.block(g.dp, T), at.cols(b.k), at.cols(g.dq), T, depth)));
+  c.outlined(() => transposeEach(c, blocks, T, T, g.dp, g.pT));
+  c.outlined(() => eachHead(c, batch, d, (at) => product(c, d, at.block(g.pT, T), at.cols(b.q), at.cols(g.dk), T, depth)));
+}
+
+/** Where one head of one example lies in a buffer, each view a Mat of T rows at its own base. */
+interface HeadAt {
+  /** the head's d columns of each of the example's T rows, in a [B, T*F] buffer */
+  cols(m: Mat): Mat;
+  /** the head's [rows, T] block (rows: T, or d in a transposed [F, T]) of a [B, heads*rows*T] buffer */
+  block(m: Mat, rows: number): Mat;
+}
+
+/** body(at) for every example b of the batch and head h, at its views of (b, h). */
+function eachHead(c: Code, batch: Local, d: Dims, body: (at: HeadAt) => void): void {
+  const [b, h] = [c.local('i32'), c.local('i32')];
+  const { steps: T, features: F, heads, depth } = d;
+  const view = (m: Mat, offset: () => void, width: number): Mat => {
+    const base = c.local('i32');
+    address(c, m.base, m.offset);
+    offset();
+    c.i32Add().set(base);
+    return { base, offset: 0, width };
+  };
+  c.for(b, () => c.i32(0), () => c.get(batch), () => {
+    c.for(h, () => c.i32(0), () => c.i32(heads), () => {
+      body({
+        cols: (m) => view(m, () => c.get(b).i32(T * F * 4).i32Mul().get(h).i32(depth * 4).i32Mul().i32Add(), F),
+        block: (m, rows) => view(m, () => c.get(b).i32(heads).i32Mul().get(h).i32Add().i32(rows * T * 4).i32Mul(), T),
+      });
+    });
+  });
+}
+
+/**
+ * y = x · w for one head, T rows: x's `inner` columns, w [inner, width] (a view read row by row, at its
+ * stride), summed as the op path's per-head product sums them (denseForward: in order, or in blocks of 48),
+ * 16 columns at a time (a row of scores is T wide: slicedForward says why).
+ */
+function product(c: Code, d: Dims, x: Mat, w: Mat, y: Mat, inner: number, width: number): void {
+  const [rows, stride] = [c.local('i32'), c.local('i32')];
+  c.i32(d.steps).set(rows);
+  c.i32(w.width * 4).set(stride);
+  slicedForward(c, rows, x, { base: w.base, rowStride: stride, rows: inner, width, blocked: d.blocked, stride: w.width * 4 }, y);
+}
+
+/**
+ * The scores [B, heads, T, T] into the attention weights, in place: times the scale (tf.mul), plus the mask
+ * (tf.add: MASKED after a row's own step, 0 up to it), then the softmax of each row.
+ */
+function scoresToWeights(c: Code, batch: Local, d: Dims, p: Mat): void {
+  const T = d.steps;
+  const blocks = c.local('i32');
+  c.get(batch).i32(d.heads).i32Mul().set(blocks);
+  if (!d.causal) scaleFloats(c, blocks, T * T, p, d.scale);
+  else {
+    const [t1, t2, at] = [c.local('i32'), c.local('i32'), c.local('i32')];
+    forRows(c, blocks, (m) => {
+      address(c, p.base, p.offset, m, T * T * 4);
+      c.set(at);
+      c.for(t1, () => c.i32(0), () => c.i32(T), () => {
+        c.for(t2, () => c.i32(0), () => c.i32(T), () => {
+          c.get(at).get(at).loadF32().f32(d.scale).f32Mul();
+          c.f32(MASKED).f32(0).get(t2).get(t1).i32GtS().select().f32Add().storeF32();
+          c.get(at).i32(4).i32Add().set(at);
+        });
+      });
+    });
+  }
+  const rows = c.local('i32');
+  c.get(blocks).i32(T).i32Mul().set(rows);
+  softmaxRowsWide(c, rows, { ...p, width: T }, { ...p, width: T });
+}
+
+/** m *= scale over `blocks` * `size` floats (`blocks` an i32 local). */
+function scaleFloats(c: Code, blocks: Local, size: number, m: Mat, scale: number): void {
+  forEachFloat(c, () => c.get(blocks).i32(size).i32Mul(), (v, off) => {
+    address(c, m.base, m.offset, off);
+    loadAt(v, m, off);
+    v.const(scale);
+    v.mul();
+    v.store();
+  });
 }
 
 // --- the export ---------------------------------------------------------------------------------------

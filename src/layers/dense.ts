@@ -10,8 +10,8 @@ import { matMul, matMulOfData } from '../kernels/matmul.js';
 import type { Tensor, TF } from '../kernels/tf.js';
 import type { ForwardContext, Params } from './forward.js';
 import { sharedByFolding } from './widened.js';
-import type { WasmContext, WasmRule } from './wasm-rule.js';
-import { columnSums, denseForward, denseGradInput, denseGradWeights, SUM_BLOCK, type ParamMat } from '../wasm/blocks.js';
+import { lastAxisRows, type WasmContext, type WasmRule } from './wasm-rule.js';
+import { columnSums, denseForward, denseGradInput, denseGradWeights, type ParamMat } from '../wasm/blocks.js';
 import { applyActivation, applyActivationGrad } from '../wasm/activations.js';
 import { kernelActivations, LEAKY_RELU_ALPHA } from '../math/activations.js';
 import type { Local } from '../wasm/module.js';
@@ -144,24 +144,25 @@ function denseKernel(): WasmRule {
     return alpha;
   };
   return {
-    // a sequence's steps would be more rows of the batch, but the step's loops and saved buffers count rows by
-    // the batch alone: it trains on the op path
-    whyNot: (attrs, [input]) => (input.length > 1 ? `dense of a sequence ${fmtShape(input)}` : kernelActivations.has(attrs.activation as string) ? undefined : `the ${String(attrs.activation)} activation`),
+    whyNot: (attrs) => (kernelActivations.has(attrs.activation as string) ? undefined : `the ${String(attrs.activation)} activation`),
+    // a sequence [T, F] is B*T rows of F (lastAxisRows), each step alike
     forward(k) {
       const act = k.attrs.activation as string;
+      const r = lastAxisRows(k);
       const z = act === 'linear' ? k.output : k.saved('z', k.output.width);
-      denseForward(k.code, k.batch, k.inputs[0], k.params.kernel as ParamMat, k.params.bias as Local | undefined, z);
-      if (act !== 'linear') applyActivation(k.code, act, k.batch, z, k.output, act === 'leaky_relu' ? slope(k) : undefined);
+      denseForward(k.code, r.rows, r.of(k.inputs[0]), r.kernel(k.params.kernel as ParamMat), k.params.bias as Local | undefined, r.of(z));
+      if (act !== 'linear') applyActivation(k.code, act, r.rows, r.of(z), r.of(k.output), act === 'leaky_relu' ? slope(k) : undefined);
     },
     backward(k) {
       const act = k.attrs.activation as string;
-      const dz = k.dOutput;
-      if (act !== 'linear') applyActivationGrad(k.code, act, k.batch, k.saved('z', k.output.width), k.output, dz, dz, act === 'leaky_relu' ? slope(k) : undefined);
-      // the batch is the inner dimension here: its blocks of 48 matter only for batches above 48
-      denseGradWeights(k.code, k.batch, k.inputs[0], dz, k.grads.kernel, !!(k.params.kernel as ParamMat).blocked && k.maxBatch > SUM_BLOCK, k.accumulate);
-      if (k.grads.bias) columnSums(k.code, k.batch, dz, k.grads.bias, k.accumulate);
-      const kernel = k.params.kernel as ParamMat;
-      if (k.dInputs[0]) denseGradInput(k.code, k.batch, dz, kernel, k.dInputs[0], k.saved('kernelT', Math.ceil((kernel.rows * kernel.width) / k.maxBatch)));
+      const r = lastAxisRows(k);
+      const dz = r.of(k.dOutput);
+      if (act !== 'linear') applyActivationGrad(k.code, act, r.rows, r.of(k.saved('z', k.output.width)), r.of(k.output), dz, dz, act === 'leaky_relu' ? slope(k) : undefined);
+      // the rows are the inner dimension here: its blocks of 48 matter only for more than 48 rows
+      const kernel = r.kernel(k.params.kernel as ParamMat);
+      denseGradWeights(k.code, r.rows, r.of(k.inputs[0]), dz, k.grads.kernel, r.blockedRows(k.params.kernel as ParamMat), k.accumulate);
+      if (k.grads.bias) columnSums(k.code, r.rows, dz, k.grads.bias, k.accumulate);
+      if (k.dInputs[0]) denseGradInput(k.code, r.rows, dz, kernel, r.of(k.dInputs[0]), k.saved('kernelT', Math.ceil((kernel.rows * kernel.width) / k.maxBatch)));
     },
   };
 }

@@ -15,9 +15,9 @@ import { kernelInits, onnxBias, onnxRecurrent, recurrentForward, recurrentShape,
 import type { TF, Tensor } from '../kernels/tf.js';
 import type { WasmBackwardContext, WasmContext, WasmRule } from './wasm-rule.js';
 import type { Code, Local } from '../wasm/module.js';
-import { columnSums, denseGradWeights, forRows, SUM_BLOCK, transposedParam, type Mat, type ParamMat } from '../wasm/blocks.js';
+import { columnSums, denseGradWeights, forRows, slicedForward, SUM_BLOCK, transposedParam, type Mat, type ParamMat } from '../wasm/blocks.js';
 import type { Lanes } from '../wasm/lanes.js';
-import { addColumns, addFloats, cellLanes, copyFloats, offsetBy, rowColumns, rowPointers, slicedForward, stepColumns, timeStep, transposeSteps, zeroMat } from '../wasm/sequence.js';
+import { addColumns, addFloats, cellLanes, copyFloats, offsetBy, rowColumns, rowPointers, stepColumns, timeStep, transposeSteps, zeroMat } from '../wasm/sequence.js';
 import { activation, activationGrad } from '../wasm/activations.js';
 
 /** h = z * h + (1 - z) * candidate, as tfjs-layers' GRUCell writes it. */

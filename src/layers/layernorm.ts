@@ -3,7 +3,7 @@ import type { LayerKind } from './layer-kind.js';
 import { normWgsl } from './norm-wgsl.js';
 import type { Tensor, TF } from '../kernels/tf.js';
 import { groupedMembers, groupedVector, joinMembers, splitMembers, blockMembers, sharedByFolding } from './widened.js';
-import type { WasmBackwardContext, WasmContext, WasmRule } from './wasm-rule.js';
+import { lastAxisRows, type LastAxisRows, type WasmBackwardContext, type WasmContext, type WasmRule } from './wasm-rule.js';
 import type { Code, Local } from '../wasm/module.js';
 import { address, zeroFloats, type Mat } from '../wasm/blocks.js';
 import { pow1_5 } from '../wasm/math.js';
@@ -92,16 +92,18 @@ function exportNode(ctx: ExportContext): ExportNode {
  */
 function layernormKernel(): WasmRule {
   return {
-    // an image's per-pixel rule is batchnorm's view (channels.ts), but its rsqrt gradient needs pow(s, 1.5) at
-    // every pixel, which the backend's powf gives in its own last bit about once in 1,500 (math.ts): after a
-    // conv2d, with relu, mse and adam, 20 steps ended 1.5e-6 from the op path and 100 steps 1.3e-5
-    whyNot: (_, [input]) => (input.length > 1 ? 'layernorm of an input with more than one axis' : undefined),
+    // a sequence [T, F] is B*T rows of F (lastAxisRows). An image's per-pixel rule is batchnorm's view
+    // (channels.ts), but its rsqrt gradient needs pow(s, 1.5) at every pixel, which the backend's powf gives in
+    // its own last bit about once in 1,500 (math.ts): after a conv2d, with relu, mse and adam, 20 steps ended
+    // 1.5e-6 from the op path and 100 steps 1.3e-5
+    whyNot: (_, [input]) => (input.length > 2 ? 'layernorm of an input with more than one axis' : undefined),
     forward(k) {
-      const { code: c, output } = k;
-      const width = output.width;
-      const d = k.saved('d', width);
-      const s = k.saved('s', 1);
-      eachRow(c, k, (at) => {
+      const { code: c } = k;
+      const r = lastAxisRows(k);
+      const width = r.of(k.output).width;
+      const d = r.of(k.saved('d', k.output.width));
+      const s = r.of(k.saved('s', r.steps));
+      eachRow(c, k, r, (at) => {
         const [sum, mean, rs] = [c.local('f32'), c.local('f32'), c.local('f32')];
         overColumns(c, width, (j) => c.get(sum).get(at.x).get(j).i32Add().loadF32().f32Add().set(sum), () => c.f32(0).set(sum));
         c.get(sum).f32(width).f32Div().set(mean);
@@ -126,17 +128,18 @@ function layernormKernel(): WasmRule {
       }, { d, s });
     },
     backward(k) {
-      const { code: c, output } = k;
-      const width = output.width;
-      const d = k.saved('d', width);
-      const s = k.saved('s', 1);
+      const { code: c } = k;
+      const r = lastAxisRows(k);
+      const width = r.of(k.output).width;
+      const d = r.of(k.saved('d', k.output.width));
+      const s = r.of(k.saved('s', r.steps));
       const [dGamma, dBeta] = [k.grads.gamma, k.grads.beta];
       if (!k.accumulate) {
         zeroFloats(c, dGamma, width);
         zeroFloats(c, dBeta, width);
       }
-      const dx = k.dInputs[0];
-      eachRow(c, k, (at) => {
+      const dx = k.dInputs[0] && r.of(k.dInputs[0]);
+      eachRow(c, k, r, (at) => {
         const [r, dr, dv, dm, si] = [c.local('f32'), c.local('f32'), c.local('f32'), c.local('f32'), c.local('f32')];
         c.get(at.s).loadF32().set(si);
         c.f32(1).get(si).f32Sqrt().f32Div().set(r);
@@ -189,17 +192,17 @@ interface RowAddresses {
   dx?: Local;
 }
 
-/** For each example b: the addresses of its rows (x, y, d, dy, dx) and of its s. */
-function eachRow(c: Code, k: WasmContext | WasmBackwardContext, body: (at: RowAddresses) => void, buffers: { d: Mat; s: Mat; dx?: Mat }): void {
+/** For each row b (an example, or a step of one): the addresses of its rows (x, y, d, dy, dx) and of its s. */
+function eachRow(c: Code, k: WasmContext | WasmBackwardContext, r: LastAxisRows, body: (at: RowAddresses) => void, buffers: { d: Mat; s: Mat; dx?: Mat }): void {
   const b = c.local('i32');
-  const width = k.output.width;
+  const width = r.of(k.output).width;
   const row = (m: Mat, w: number) => {
     const l = c.local('i32');
     address(c, m.base, m.offset, b, w * 4);
     c.set(l);
     return l;
   };
-  c.for(b, () => c.i32(0), () => c.get(k.batch), () => {
+  c.for(b, () => c.i32(0), () => c.get(r.rows), () => {
     const dOut = 'dOutput' in k ? (k as WasmBackwardContext).dOutput : k.output;
     const at: RowAddresses = { x: row(k.inputs[0], width), y: row(k.output, width), d: row(buffers.d, width), s: row(buffers.s, 1), dy: row(dOut, width) };
     if (buffers.dx) at.dx = row(buffers.dx, width);

@@ -3,7 +3,8 @@
 // forward rule in the same file. test/step-layers.test.ts binds the two for every kind that has one.
 import type { BoundValue } from '../core/arg-spec.js';
 import type { Code, Local } from '../wasm/module.js';
-import type { Mat, ParamMat } from '../wasm/blocks.js';
+import { SUM_BLOCK, type Mat, type ParamMat } from '../wasm/blocks.js';
+import { PER_MEMBER_MACS } from '../kernels/matmul.js';
 
 export interface WasmContext {
   code: Code;
@@ -56,4 +57,39 @@ export interface WasmRule {
   draws?: true;
   forward(k: WasmContext): void;
   backward(k: WasmBackwardContext): void;
+  /** what its code does, as `netc ir --after fuse` prints it after the layer's shape (a kind with no text of its own gets none) */
+  text?(attrs: Record<string, BoundValue>, inputs: number[][], maxBatch: number): string;
+}
+
+/** A layer's buffers seen as rows of its input's last axis (see lastAxisRows). */
+export interface LastAxisRows {
+  /** the rows: the batch, or batch * T for a sequence (an i32 local) */
+  rows: Local;
+  /** T, the rows of one example (1 for a flat input) */
+  steps: number;
+  /** a [B, T*W] buffer as its B*T rows of W */
+  of(m: Mat): Mat;
+  /**
+   * a kernel as the op path multiplies the rows by it: its product over B*T rows is a batched one (sums in
+   * blocks of 48) only while B*T rows stay below PER_MEMBER_MACS, as src/kernels/matmul.ts decides
+   */
+  kernel(w: ParamMat): ParamMat;
+  /** whether a sum over the rows (a kernel's gradient, xᵀ dy) runs in blocks of 48 */
+  blockedRows(w: ParamMat): boolean;
+}
+
+/**
+ * A layer that acts on the last axis of its input (dense, layernorm) takes a sequence [T, F] as T rows of F
+ * per example, as the op path folds the steps into its rows: the [B, T*F] buffers, row-major, are B*T rows
+ * of F. A flat input's rows are the batch itself, and its code is what it always was.
+ */
+export function lastAxisRows(k: WasmContext): LastAxisRows {
+  const shape = k.inputShapes[0];
+  const steps = shape.length === 2 ? shape[0] : 1;
+  const blockedRows = (w: ParamMat) => !!w.blocked && k.maxBatch * steps > SUM_BLOCK;
+  if (steps === 1) return { rows: k.batch, steps, of: (m) => m, kernel: (w) => w, blockedRows };
+  const rows = k.code.local('i32');
+  k.code.get(k.batch).i32(steps).i32Mul().set(rows);
+  const kernel = (w: ParamMat): ParamMat => (w.blocked ? { ...w, blocked: k.maxBatch * steps * w.rows * w.width < PER_MEMBER_MACS } : w);
+  return { rows, steps, of: (m) => ({ ...m, width: m.width / steps }), kernel, blockedRows: (w) => blockedRows(kernel(w)) };
 }

@@ -453,7 +453,7 @@ export const languageDocs: readonly DocLine[] = [
     "names": [
       "attention"
     ],
-    "text": "| `attention(heads, causal:)` | `heads`, `causal: false` | multi-head self-attention over a sequence `[t, f]` to `[t, f]`: query, key, value and output projections (`[f, f]` kernels and biases), `heads` heads of `f / heads` features each (`heads` must divide `f`), scores scaled by `1 / sqrt(f / heads)`; `causal: true` lets a step attend to itself and earlier steps only. It trains on TF.js ops, and `netc extract` writes it for PyTorch and ONNX but not for TF.js (tfjs-layers has no such layer) |",
+    "text": "| `attention(heads, causal:)` | `heads`, `causal: false` | multi-head self-attention over a sequence `[t, f]` to `[t, f]`: query, key, value and output projections (`[f, f]` kernels and biases), `heads` heads of `f / heads` features each (`heads` must divide `f`), scores scaled by `1 / sqrt(f / heads)`; `causal: true` lets a step attend to itself and earlier steps only. On wasm it trains in the generated step (a `shared` one on TF.js ops), and `netc extract` writes it for PyTorch and ONNX but not for TF.js (tfjs-layers has no such layer) |",
     "header": "| layer | arguments (defaults) | notes |",
     "line": 408
   },

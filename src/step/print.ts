@@ -1,6 +1,9 @@
 // `netc ir FILE --after fuse`: the structure of the generated training step, as text: what the one
 // WebAssembly function does for each member, in order, the buffers it reads and writes, and its size.
 import type { WideParam } from '../ensemble/ensemble-ir.js';
+import type { BoundValue } from '../core/arg-spec.js';
+import { hasRule } from '../layers/layer-kind.js';
+import { layerKind } from '../layers/registry.js';
 import { PER_MEMBER_MACS } from '../kernels/matmul.js';
 import { optimizerSlots } from '../vocabulary/optimizers.js';
 import { rowsInLanes } from '../wasm/blocks.js';
@@ -33,7 +36,7 @@ export function printFusedStep(plan: FusedPlan): string {
   L.push('    forward');
   for (const op of e.ops) {
     if (op.id === 0) L.push(`      input       x ${shape(op.shape)}${op.shared ? ', shared by every member' : ", the member's own rows (its real ones: a short member's padding is not read)"}`);
-    else L.push(`      ${op.name.padEnd(11)} ${describe(op.op, op.attrs, op.inputs.map((i) => e.ops[i].name))} -> ${shape(op.shape)}${sequenceText(op.op, op.attrs, e.ops[op.inputs[0]].shape) ?? products(op.params.map((name) => paramOf.get(name)!), config.maxBatch)}${perChannel(op.op, op.shape)}`);
+    else L.push(`      ${op.name.padEnd(11)} ${describe(op.op, op.attrs, op.inputs.map((i) => e.ops[i].name))} -> ${shape(op.shape)}${ruleText(op.op, op.attrs, op.inputs.map((i) => e.ops[i].shape), config.maxBatch) ?? sequenceText(op.op, op.attrs, e.ops[op.inputs[0]].shape) ?? products(op.params.map((name) => paramOf.get(name)!), config.maxBatch, e.ops[op.inputs[0]].shape)}${perChannel(op.op, op.shape)}`);
   }
   const loss = config.loss.name;
   L.push(`    loss          ${loss}: the member's batch mean and dL/d(output)${config.metrics.length ? `; metrics ${config.metrics.join(', ')}` : ''}`);
@@ -73,6 +76,12 @@ function describe(kind: string, attrs: Record<string, unknown>, inputs: string[]
   return `${kind}${from || '()'}`;
 }
 
+/** What the kind's wasm rule says its code does, where it says. */
+function ruleText(kind: string, attrs: Record<string, BoundValue>, inputs: number[][], maxBatch: number): string | undefined {
+  const rule = layerKind(kind)?.wasm;
+  return rule && hasRule(rule) ? rule.text?.(attrs, inputs, maxBatch) : undefined;
+}
+
 /** What the embedding's, the lstm's and the gru's generated code does (src/layers/embedding.ts, lstm.ts, gru.ts), or undefined for other kinds. */
 function sequenceText(kind: string, attrs: Record<string, unknown>, input: number[]): string | undefined {
   if (kind === 'embedding') return `; each token's row of the table (its id truncated and clamped into it)${attrs.positions === undefined ? '' : ' plus the positions\' row'}; backward, dy scattered onto the rows read, in order`;
@@ -93,12 +102,21 @@ function perChannel(kind: string, s: number[]): string {
   return `; statistics per channel over the batch's ${s.slice(0, -1).join('x')} pixels, example after example, in order`;
 }
 
-/** How the op path sums a dense layer's products (the generated step sums in the same order). */
-function products(params: WideParam[], maxBatch: number): string {
+/**
+ * How the op path sums a dense layer's products (the generated step sums in the same order); on a sequence
+ * [T, F] its rows are every example's steps, B*T of them, as the op path folds them.
+ */
+function products(params: WideParam[], maxBatch: number, input: number[]): string {
   const kernel = params.find((p) => p.shape.length === 2);
   if (!kernel) return '';
+  const steps = input.length === 2 ? input[0] : 1;
+  const text = productOrder(kernel, maxBatch * steps);
+  return steps > 1 ? `${text}; on B*${steps} rows, a row per step` : text;
+}
+
+function productOrder(kernel: WideParam, maxRows: number): string {
   const [rows, width] = kernel.shape;
-  const blocked = kernel.layout === 'stacked' && maxBatch * rows * width < PER_MEMBER_MACS;
+  const blocked = kernel.layout === 'stacked' && maxRows * rows * width < PER_MEMBER_MACS;
   const order = blocked && rows > 48 ? 'in blocks of 48, as TF.js\'s batched product does' : 'in order';
   if (rowsInLanes(rows, width)) return `; sums over ${rows} inputs ${order}, ${width} output${width > 1 ? 's' : ''} for four rows at once (a row in each lane, x's rows turned into columns by shuffles), the rest row by row`;
   const lanes = [width >= 4 ? `${Math.floor(width / 4)} vector${width >= 8 ? 's' : ''}` : '', width % 4 ? `${width % 4} scalar` : ''].filter(Boolean).join(' + ');

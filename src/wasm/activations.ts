@@ -6,6 +6,7 @@ import { exp } from './math.js';
 import { emitRule, type Binding } from './render.js';
 import { elementwiseOrThrow } from '../math/activations.js';
 import { address, columns, forEachFloat, forRows, loadAt, rowOf, type Mat } from './blocks.js';
+import { rowColumns } from './sequence.js';
 
 /** leaky_relu's slope in every lane, from an f32 local. */
 const slope = (v: Lanes, alpha?: Local): Record<string, Binding> => (alpha ? { alpha: () => (v.code.get(alpha), v.splat()) } : {});
@@ -46,6 +47,54 @@ export function softmaxRows(c: Code, batch: Local, z: Mat, a: Mat): void {
     // times 1 / sum, as TF.js's softmax (XNNPACK) scales
     c.f32(1).get(sum).f32Div().set(sum);
     for (let k = 0; k < z.width; k++) c.get(aRow).get(aRow).loadF32(k * 4).get(sum).f32Mul().storeF32(k * 4);
+  });
+}
+
+/**
+ * softmaxRows' values for long rows (attention's, T wide), its exps four at a time: an element's exp is the
+ * same bits in a vector's lane as alone (lanes.ts), the maximum and the sum still taken one float at a time in
+ * order, and the loops run-time ones where softmaxRows unrolls a row.
+ */
+export function softmaxRowsWide(c: Code, rows: Local, z: Mat, a: Mat): void {
+  const [zRow, aRow, k] = [c.local('i32'), c.local('i32'), c.local('i32')];
+  const [max, sum] = [c.local('f32'), c.local('f32')];
+  const [maxes, sums] = [c.local('v128'), c.local('v128')];
+  const overRow = (body: () => void) => c.for(k, () => c.i32(0), () => c.i32(z.width * 4), body, 4);
+  forRows(c, rows, (b) => {
+    rowOf(c, z, b);
+    c.set(zRow);
+    rowOf(c, a, b);
+    c.set(aRow);
+    c.get(zRow).loadF32().set(max);
+    overRow(() => void c.get(max).get(zRow).get(k).i32Add().loadF32().f32Max().set(max));
+    c.get(max).f32x4Splat().set(maxes);
+    rowColumns(c, z.width, (v, off, col) => {
+      const t = v.floatLocal();
+      c.get(zRow);
+      if (off) c.get(off).i32Add();
+      v.load(col);
+      c.get(v.width === 4 ? maxes : max);
+      v.sub();
+      c.set(t);
+      c.get(aRow);
+      if (off) c.get(off).i32Add();
+      exp(v, t, { nonPositive: true });
+      v.store(col);
+    });
+    c.f32(0).set(sum);
+    overRow(() => void c.get(sum).get(aRow).get(k).i32Add().loadF32().f32Add().set(sum));
+    // times 1 / sum, as softmaxRows
+    c.f32(1).get(sum).f32Div().tee(sum).f32x4Splat().set(sums);
+    rowColumns(c, z.width, (v, off, col) => {
+      c.get(aRow);
+      if (off) c.get(off).i32Add();
+      c.get(aRow);
+      if (off) c.get(off).i32Add();
+      v.load(col);
+      c.get(v.width === 4 ? sums : sum);
+      v.mul();
+      v.store(col);
+    });
   });
 }
 

@@ -105,25 +105,6 @@ export function zeroMat(c: Code, count: () => void, m: Mat): void {
   });
 }
 
-/** The columns a recurrent layer's product computes at once (4 vectors of sums). */
-const SLICE = 16;
-
-/**
- * y = x · w (+ bias) a slice of w's columns at a time, each a function of its own. denseForward keeps a sum
- * per column of a group of 64 in registers, 16 vectors, as many as x64 has, and V8 spills them; a slice of
- * 16 took the bench-like lstm (input [100, 32], lstm(32), 32 members, batch 32) from about 410 to 220 ms of
- * CPU a step (32 columns: 300 ms). Each column's sum is the same, in the same order, its bias added after.
- */
-export function slicedForward(c: Code, rows: Local, x: Mat, w: ParamMat, y: Mat, bias?: Local): void {
-  for (let first = 0; first < w.width; first += SLICE) {
-    const width = Math.min(SLICE, w.width - first);
-    const base = c.local('i32');
-    c.get(w.base).i32(first * 4).i32Add().set(base);
-    const sliceBias = bias && offsetBy(c, bias, first * 4);
-    c.outlined(() => denseForward(c, rows, x, { ...w, base, width }, sliceBias, { ...y, offset: y.offset + first * 4 }));
-  }
-}
-
 /** A new local holding an address local plus a constant number of bytes. */
 export function offsetBy(c: Code, at: Local, bytes: number): Local {
   const l = c.local('i32');
@@ -181,4 +162,26 @@ export function cellLanes(c: Code, v: Lanes, off: Local | undefined, col: number
   };
   const store = (row: Local, value: Local, extra = 0) => (element(row), c.get(value), v.store(col + extra));
   return { load, keep, store };
+}
+
+/**
+ * dst = each of `count` [rows, cols] matrices of src transposed to [cols, rows], matrix after matrix
+ * (`count` an i32 local): a sequence's [T, F] as [F, T], or an attention head's [T, T] scores.
+ */
+export function transposeEach(c: Code, count: Local, rows: number, cols: number, src: Mat, dst: Mat): void {
+  const [m, r, j, from, to] = [c.local('i32'), c.local('i32'), c.local('i32'), c.local('i32'), c.local('i32')];
+  c.for(m, () => c.i32(0), () => c.get(count), () => {
+    c.for(r, () => c.i32(0), () => c.i32(rows), () => {
+      // src[m, r, :] -> dst[m, :, r]
+      address(c, src.base, src.offset, m, rows * cols * 4);
+      c.get(r).i32(cols * 4).i32Mul().i32Add().set(from);
+      address(c, dst.base, dst.offset, m, rows * cols * 4);
+      c.get(r).i32(4).i32Mul().i32Add().set(to);
+      c.for(j, () => c.i32(0), () => c.i32(cols), () => {
+        c.get(to).get(from).loadF32().storeF32();
+        c.get(from).i32(4).i32Add().set(from);
+        c.get(to).i32(rows * 4).i32Add().set(to);
+      });
+    });
+  });
 }
