@@ -17,6 +17,7 @@ import type { WasmBackwardContext, WasmContext, WasmRule } from './wasm-rule.js'
 import type { Code, Local } from '../wasm/module.js';
 import { columnSums, denseGradWeights, forRows, slicedForward, SUM_BLOCK, transposedParam, type Mat, type ParamMat } from '../wasm/blocks.js';
 import type { Lanes } from '../wasm/lanes.js';
+import { product } from '../wasm/tiles.js';
 import { addColumns, addFloats, cellLanes, copyFloats, offsetBy, rowColumns, rowPointers, stepColumns, timeStep, transposeSteps, zeroMat } from '../wasm/sequence.js';
 import { activation, activationGrad } from '../wasm/activations.js';
 
@@ -248,7 +249,7 @@ function gruWasm(): WasmRule {
         else backwardBefore(k, d, g, step);
         if (k.dInputs[0]) {
           const dx = stepColumns(c, k.dInputs[0], () => c.get(t), d.features, d.steps);
-          slicedForward(c, batch, g.dz, g.kernelT!, dx);
+          product(c, batch, g.dz, g.kernelT!, dx);
         }
       });
     },
@@ -330,9 +331,9 @@ function forwardAfter(k: WasmContext, b: GruBuffers, s: StepMats, recurrentBias:
 
 function forwardBefore(k: WasmContext, d: GruDims, b: GruBuffers, s: StepMats, parts: { zr: ParamMat; h: ParamMat }): void {
   const { code: c, batch } = k;
-  slicedForward(c, batch, s.hPrev, parts.zr, b.zh);
+  product(c, batch, s.hPrev, parts.zr, b.zh);
   c.outlined(() => resetGates(c, batch, d.units, { gates: s.gates, zh: b.zh, hPrev: s.hPrev, rh: s.reset }));
-  slicedForward(c, batch, s.reset, parts.h, b.hh!);
+  product(c, batch, s.reset, parts.h, b.hh!);
   c.outlined(() => candidateBefore(c, batch, d.units, { gates: s.gates, hh: b.hh!, hPrev: s.hPrev, h: s.h, out: s.out }));
 }
 
@@ -462,7 +463,7 @@ function backwardAfter(k: WasmBackwardContext, d: GruDims, g: GruBackward, s: Ba
     columnSums(c, batch, g.dzh!, g.bias);
     addFloats(c, G, g.bias, { ...k.grads.bias, offset: k.grads.bias.offset + G * 4 });
   });
-  slicedForward(c, batch, g.dzh!, g.recurrentT!, g.carry.product);
+  product(c, batch, g.dzh!, g.recurrentT!, g.carry.product);
 }
 
 function backwardBefore(k: WasmBackwardContext, d: GruDims, g: GruBackward, s: BackStepMats): void {
@@ -471,7 +472,7 @@ function backwardBefore(k: WasmBackwardContext, d: GruDims, g: GruBackward, s: B
   // dz's candidate part, and its columns as a Mat of their own (rows of the full dz)
   const dCandidate: Mat = { ...g.dz, offset: g.dz.offset + 2 * u * 4 };
   c.outlined(() => cellBackBefore(c, batch, u, { gates: s.gates, hPrev: s.hPrev, dOut: s.dOut, dhZ: g.carry.z, dhReset: g.carry.reset, dhProduct: g.carry.product, dz: g.dz }));
-  slicedForward(c, batch, dCandidate, g.hT!, g.drh!);
+  product(c, batch, dCandidate, g.hT!, g.drh!);
   c.outlined(() => resetBack(c, batch, u, { gates: s.gates, hPrev: s.hPrev, drh: g.drh!, dhReset: g.carry.reset, dz: g.dz }));
   c.outlined(() => denseGradWeights(c, batch, s.x, g.dz, g.kernel, blockedGrad(k, k.params.kernel as ParamMat)));
   c.outlined(() => denseGradWeights(c, batch, s.hPrev, g.dz, g.zr!, blockedGrad(k, g.parts!.zr)));
@@ -485,7 +486,7 @@ function backwardBefore(k: WasmBackwardContext, d: GruDims, g: GruBackward, s: B
     addFloats(c, d.sizes.bias, g.bias, k.grads.bias);
   });
   // dh's share through h · U_zr: dz's z and r columns times U_zrᵀ
-  slicedForward(c, batch, g.dz, g.zrT!, g.carry.product);
+  product(c, batch, g.dz, g.zrT!, g.carry.product);
 }
 
 /**

@@ -11,7 +11,7 @@ import { gateKernel, gateVector, gateWeight } from '../interop/layout.js';
 import type { WasmBackwardContext, WasmContext, WasmRule } from './wasm-rule.js';
 import type { Code, Local } from '../wasm/module.js';
 import { denseGradWeights, forRows, rowOf, SUM_BLOCK, transposedParam, type Mat, type ParamMat } from '../wasm/blocks.js';
-import { addColumnSums, tiledGradWeights, tiledProduct } from '../wasm/tiles.js';
+import { addColumnSums, product, tiledGradWeights } from '../wasm/tiles.js';
 import type { Lanes } from '../wasm/lanes.js';
 import { addFloats, copyFloats, rowColumns, stepColumns, timeStep, transposeSteps, zeroMat } from '../wasm/sequence.js';
 import { activation, activationGrad } from '../wasm/activations.js';
@@ -166,14 +166,6 @@ function lstmWasm(): WasmRule {
       });
     },
   };
-}
-
-/**
- * y = x · w (no bias) in register tiles (src/wasm/tiles.ts), a function of its own: every output the same sum
- * in the same order as denseForward's.
- */
-function product(c: Code, rows: Local, x: Mat, w: ParamMat, y: Mat): void {
-  c.outlined(() => tiledProduct(c, rows, x, w, y));
 }
 
 interface LstmDims {
