@@ -119,7 +119,7 @@ describe('renderReport', () => {
   });
 
   it('draws one line per member in each split of the loss chart, a diverged epoch as a gap', () => {
-    const loss = svgs(withEvents)[0];
+    const loss = svgs(withEvents)[0]!;
     const lines = [...loss.matchAll(/<path aria-label="([^"]*)"[^>]*aria-roledescription="line mark" d="([^"]*)" stroke="([^"]*)"/g)];
     expect(lines).toHaveLength(12); // 6 members, train and validation
     expect(lines.filter((l) => l[3] === BEST_COLOR)).toHaveLength(2);

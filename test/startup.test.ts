@@ -19,10 +19,11 @@ describe('start-up', () => {
     expect(VERSION).toBe(pkg.version);
   });
 
-  it('loads neither bullmq, ioredis nor protobufjs with the CLI', () => {
+  // dist/bundle/main.js is what bin/netc.js runs (scripts/bundle-cli.mjs): its dynamic imports stay chunks of their own
+  it.each(['./dist/cli/main.js', './dist/bundle/main.js'])('loads neither bullmq, ioredis nor protobufjs with the CLI (%s)', (entry) => {
     const script = [
       "import { createRequire } from 'node:module';",
-      "await import('./dist/cli/main.js');",
+      `await import('${entry}');`,
       'const loaded = Object.keys(createRequire(import.meta.url).cache);',
       'console.log(JSON.stringify(loaded.filter((k) => /node_modules[\\\\/](bullmq|ioredis|protobufjs)[\\\\/]/.test(k))));',
       "console.log(loaded.some((k) => /node_modules[\\\\/]commander[\\\\/]/.test(k)));",
