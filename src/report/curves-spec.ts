@@ -33,18 +33,38 @@ export function roleLegend(best: number, drawn: (isBest: boolean) => boolean): L
  * line for an epoch written twice (a resumed run) keeps the last. Non-finite values become null (a gap).
  */
 export function curvePoints(lines: MetricsLine[], metric: CurveMetric, best: number): CurvePoint[] {
-  const latest = new Map<string, MetricsLine>();
-  for (const l of lines) latest.set(`${l.member}/${l.epoch}`, l);
+  const splits = [['train', metric], ['validation', `val_${metric}`]] as const;
+  const bestRole = bestLabel(best);
   const points: CurvePoint[] = [];
-  for (const l of latest.values()) {
-    for (const [split, key] of [['train', metric], ['validation', `val_${metric}`]] as const) {
+  for (const l of latestLines(lines)) {
+    for (const [split, key] of splits) {
       const v = l[key];
       if (v === undefined) continue;
       const isBest = l.member === best;
-      points.push({ epoch: l.epoch, member: l.member, split, value: Number.isFinite(v) ? v : null, best: isBest, role: isBest ? bestLabel(best) : OTHERS_LABEL });
+      points.push({ epoch: l.epoch, member: l.member, split, value: Number.isFinite(v) ? v : null, best: isBest, role: isBest ? bestRole : OTHERS_LABEL });
     }
   }
   return points.sort((a, b) => a.member - b.member || a.epoch - b.epoch);
+}
+
+/** A line's member and epoch (whole numbers) as one number where both fit in 26 bits (exact in a double), else as a string. */
+export const lineKey = (l: MetricsLine): number | string =>
+  l.member >= 0 && l.member < 2 ** 26 && l.epoch >= 0 && l.epoch < 2 ** 26 ? l.member * 2 ** 26 + l.epoch : `${l.member}/${l.epoch}`;
+
+const latest = new WeakMap<MetricsLine[], MetricsLine[]>();
+
+/**
+ * The last line of each member and epoch (a resumed run writes an epoch again), in first-written order;
+ * kept for the lines' array, which every curve chart reads (1000 epochs of 15 members: 15,000 lines each).
+ */
+export function latestLines(lines: MetricsLine[]): MetricsLine[] {
+  let kept = latest.get(lines);
+  if (kept) return kept;
+  const last = new Map<number | string, MetricsLine>();
+  for (const l of lines) last.set(lineKey(l), l);
+  kept = last.size === lines.length ? lines : [...last.values()];
+  latest.set(lines, kept);
+  return kept;
 }
 
 /** The chart, or undefined when no member has a value of this metric. */

@@ -3,7 +3,7 @@
 // the best one on top. Drawn only when a rate moved during the run (an lr_schedule, PBT's exploits): a
 // constant rate is already in the leaderboard.
 import { isExploit, type MetricsLine, type RunEvent } from './run-data.js';
-import { bestLabel, memberLines, OTHERS_LABEL, roleLegend } from './curves-spec.js';
+import { bestLabel, lineKey, memberLines, OTHERS_LABEL, roleLegend } from './curves-spec.js';
 import { BEST_COLOR, OTHER_COLOR, type Chart } from './chart.js';
 import { decadeTicks, useLogScale } from './scales.js';
 
@@ -21,8 +21,8 @@ export interface LrPoint {
  * epoch, the first one from step 0.
  */
 export function lrPoints(lines: MetricsLine[], best: number): LrPoint[] {
-  const latest = new Map<string, MetricsLine>();
-  for (const l of lines) if (typeof l.lr === 'number' && Number.isFinite(l.lr)) latest.set(`${l.member}/${l.epoch}`, l);
+  const latest = new Map<number | string, MetricsLine>();
+  for (const l of lines) if (typeof l.lr === 'number' && Number.isFinite(l.lr)) latest.set(lineKey(l), l);
   const points = [...latest.values()]
     .map((l) => ({ step: l.step, member: l.member, lr: l.lr!, best: l.member === best, role: l.member === best ? bestLabel(best) : OTHERS_LABEL }))
     .sort((a, b) => a.member - b.member || a.step - b.step);
