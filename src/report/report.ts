@@ -104,7 +104,8 @@ export async function renderReport(input: ReportInput): Promise<string> {
     scatters: scatterFigures,
     shared: varied.length ? {} : shared,
     varied,
-    noCurves: noCurvesNote(input.metrics),
+    // read only where there are no curves: it scans every line for each metric
+    noCurves: curveFigures.length ? undefined : noCurvesNote(input.metrics),
     lineage: input.events ? { figure: lineageFigure, events: input.events } : undefined,
   });
 }
