@@ -502,11 +502,14 @@ interface TorchLoopResult {
  */
 function ensureDist(): void {
   const newest = (dir: string): number => Math.max(0, ...readdirSync(dir, { withFileTypes: true }).map((e) => (e.isDirectory() ? newest(join(dir, e.name)) : statSync(join(dir, e.name)).mtimeMs)));
-  const built = join(root, 'dist', 'cli', 'main.js');
+  // the bundle that bin/netc.js runs is written last (scripts/bundle-cli.mjs)
+  const built = join(root, 'dist', 'bundle', 'main.js');
   if (existsSync(built) && statSync(built).mtimeMs >= newest(join(root, 'src'))) return;
-  log('building dist/ (tsc -p tsconfig.build.json): netc train runs the compiled CLI');
+  log('building dist/ (tsc -p tsconfig.build.json, then scripts/bundle-cli.mjs): netc train runs the compiled CLI');
   const r = spawnSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json')], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`tsc -p tsconfig.build.json failed: ${(r.stdout + r.stderr).trim().split('\n').slice(0, 5).join(' | ')}`);
+  const b = spawnSync(process.execPath, [join(root, 'scripts', 'bundle-cli.mjs')], { cwd: root, encoding: 'utf8' });
+  if (b.status !== 0) throw new Error(`scripts/bundle-cli.mjs failed: ${(b.stdout + b.stderr).trim().split('\n').slice(0, 5).join(' | ')}`);
 }
 /** The forum and LeNet steps on webgpu: the generated WGSL step and TF.js's op path, side by side (their own table, not the wasm rows'). */
 const gpuRows: Row[] = [];

@@ -118,6 +118,17 @@ describe('renderReport', () => {
     expect(withEvents).toContain('member 1 (best)');
   });
 
+  it('draws one line per member in each split of the loss chart, a diverged epoch as a gap', () => {
+    const loss = svgs(withEvents)[0]!;
+    const lines = [...loss.matchAll(/<path aria-label="([^"]*)"[^>]*aria-roledescription="line mark" d="([^"]*)" stroke="([^"]*)"/g)];
+    expect(lines).toHaveLength(12); // 6 members, train and validation
+    expect(lines.filter((l) => l[3] === BEST_COLOR)).toHaveLength(2);
+    const five = lines.filter((l) => l[1].includes('member: 5;')).map((l) => l[2]);
+    // member 5's loss is NaN in epochs 1 and 2: each of its lines starts at epoch 3, two thirds across a panel of 400 pixels
+    expect(five).toHaveLength(2);
+    for (const d of five) expect(d).toMatch(/^M266\.67,[\d.]+L400,[\d.]+$/);
+  });
+
   it('puts a hyperparameter spanning more than a factor of 20 on a log scale', () => {
     const scale = (param: string) => JSON.stringify(scatterSpec(input.summary.per_member, param, 'val_accuracy', 1));
     expect(scale('lr')).toContain('"type":"log"');

@@ -31,7 +31,6 @@ import { checkpointPolicy, keptOptions, queueHoldsPassword, queueNotKept, resume
 import { LineBuffer } from './line-buffer.js';
 import { TrainProgress } from './train-progress.js';
 import { finishRun } from './train-summary.js';
-import { inProcess, startReportWriter, type ReportWriter } from './report-worker.js';
 import { runThreads } from './threads-option.js';
 import { closeThreadPools } from '../runtime/threads.js';
 import { makeTransport } from './transport-option.js';
@@ -71,19 +70,14 @@ async function trainRun(file: string | undefined, given: TrainOptions, io: Io): 
   if (typeof net === 'number') return net;
   // the run directory's lock: a resume takes it before it reads the checkpoint, a new run once it makes its directory
   const held: { lock?: RunLock } = { lock: options.resume !== undefined ? lockRun(options.resume, 'train --resume') : undefined };
-  // report.html's modules load on a thread of their own while TF.js loads and the population trains; a large
-  // population's report is drawn on this thread, after the heap is collected, so that its summary is not copied
-  const program = net.state.program!;
-  const report = largeState(net.state.run!.ensemble, program.train!.optimizer.name) ? inProcess : startReportWriter();
   try {
-    return await trainLocked(net, run, options, held, report, io);
+    return await trainLocked(net, run, options, held, io);
   } finally {
     held.lock?.release();
-    report.close();
   }
 }
 
-async function trainLocked(net: NetFile, run: RunInfo | undefined, options: TrainOptions, held: { lock?: RunLock }, report: ReportWriter, io: Io): Promise<number> {
+async function trainLocked(net: NetFile, run: RunInfo | undefined, options: TrainOptions, held: { lock?: RunLock }, io: Io): Promise<number> {
   const { state, path } = net;
   const program = state.program!;
 
@@ -157,7 +151,7 @@ async function trainLocked(net: NetFile, run: RunInfo | undefined, options: Trai
   const { members, lowering } = ensemble;
   const finishing = finishDespiteCtrlC(io);
   try {
-    await finishRun({ runDir, file: path, model, members, split: program.ensemble.split, epochs, backend: chosen.name, lowering, engine: engine.plan.engine, engineName: engine.name, threads: threads.used, seed: program.ensemble.seed, table: compiled.hyper, result, stopped, resumedFrom: at, timings, transport: transport?.name ?? 'in-process', shards: transport?.slots ?? 1, large }, io, report);
+    await finishRun({ runDir, file: path, model, members, split: program.ensemble.split, epochs, backend: chosen.name, lowering, engine: engine.plan.engine, engineName: engine.name, threads: threads.used, seed: program.ensemble.seed, table: compiled.hyper, result, stopped, resumedFrom: at, timings, transport: transport?.name ?? 'in-process', shards: transport?.slots ?? 1, large }, io);
   } finally {
     finishing.off();
   }

@@ -12,7 +12,6 @@ import { writeAtomicChunks } from '../util/write-atomic.js';
 import { collectGarbage } from '../util/collect.js';
 import { crossValidation, settingsLeaderboard } from './cross-validation.js';
 import { settingOf, splitText, type MemberSplit } from '../vocabulary/splits.js';
-import { inProcess, type ReportWriter } from './report-worker.js';
 
 export interface RunEnd {
   runDir: string;
@@ -46,11 +45,11 @@ export interface RunEnd {
 }
 
 /**
- * Writes summary.json and report.html, prints the leaderboard and what was trained: the training's seconds and the
- * command's until that line (since the process started: loading modules, data), which a user waited for; then
- * the report's path once it is written (the command does not end before it).
+ * Writes summary.json, prints the leaderboard and what was trained: the training's seconds and the command's
+ * until that line (since the process started: loading modules, data), which a user waited for; then writes
+ * report.html and prints its path (the command does not end before it).
  */
-export async function finishRun(end: RunEnd, io: Io, report: ReportWriter = inProcess): Promise<void> {
+export async function finishRun(end: RunEnd, io: Io): Promise<void> {
   if (end.large) collectGarbage();
   const rows = memberRows(end);
   const { result } = end;
@@ -76,20 +75,16 @@ export async function finishRun(end: RunEnd, io: Io, report: ReportWriter = inPr
     per_member: rows,
   };
   writeAtomicChunks(join(end.runDir, 'summary.json'), summaryChunks(summary));
-  // the report loads vega lazily (or has loaded it on its own thread); a report that fails does not fail the training run
-  if (end.large) collectGarbage();
-  // the report is drawn while the leaderboard is printed (on its thread), and waited for before the command ends
-  const drawn = report.write(end.runDir, summary).then(
-    (path) => `report: ${path}\n`,
-    (e: unknown) => {
-      io.err(`netc: could not write ${join(end.runDir, 'report.html')}: ${(e as Error).message}\n`);
-      return '';
-    },
-  );
   io.out((end.split?.kind === 'kfold' ? settingsLeaderboard(crossValidation(rows, end.split), end.split.k) + '\n(each member\'s metrics are in summary.json and report.html)' : leaderboard(rows)) + '\n');
   io.out(`${trainedSteps(result.steps, end.resumedFrom)} x ${plural(end.members, 'member')}: trained in ${result.seconds.toFixed(1)} s, ${(performance.now() / 1000).toFixed(1)} s in all (${Math.round(result.memberStepsPerSecond)} member-steps/s, ${end.backend}, ${end.lowering}, ${end.engineName})\n` + `run directory: ${end.runDir}\n`);
-  const reportLine = await drawn;
-  if (reportLine) io.out(reportLine);
+  // the report is drawn after the summary is printed (it takes milliseconds); one that fails does not fail the run
+  if (end.large) collectGarbage();
+  try {
+    const { writeReport } = await import('../report/report.js');
+    io.out(`report: ${await writeReport(end.runDir, summary)}\n`);
+  } catch (e) {
+    io.err(`netc: could not write ${join(end.runDir, 'report.html')}: ${(e as Error).message}\n`);
+  }
 }
 
 /**

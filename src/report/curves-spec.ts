@@ -1,8 +1,7 @@
 // Learning curves: one line per member per epoch, the training split beside the validation split
 // (sharing the y scale), every member thin and grey and the best member drawn on top, thick and coloured.
-import type { TopLevelSpec } from 'vega-lite';
 import type { MetricsLine } from './run-data.js';
-import { BEST_COLOR, OTHER_COLOR } from './render-svg.js';
+import { BEST_COLOR, OTHER_COLOR, type Chart, type LegendEntry, type LineMark, type LinePoint, type Panel } from './chart.js';
 import { decadeTicks, useLogScale } from './scales.js';
 import type { extraMetrics } from '../vocabulary/losses.js';
 
@@ -22,17 +21,11 @@ export const OTHERS_LABEL = 'other members';
 export const bestLabel = (member: number) => `member ${member} (best)`;
 
 /**
- * The color of a best-member-against-the-others chart, with a legend entry only for the roles that have points
- * (`drawn(isBest)`): a layer with nothing to draw would give vega an empty extent.
+ * The legend of a best-member-against-the-others chart: an entry only for the roles that have points
+ * (`drawn(isBest)`), so one member's chart does not name "other members".
  */
-export function roleColor(best: number, drawn: (isBest: boolean) => boolean) {
-  const roles = [...(drawn(true) ? [[bestLabel(best), BEST_COLOR]] : []), ...(drawn(false) ? [[OTHERS_LABEL, OTHER_COLOR]] : [])];
-  return {
-    field: 'role',
-    type: 'nominal' as const,
-    scale: { domain: roles.map((r) => r[0]), range: roles.map((r) => r[1]) },
-    legend: { orient: 'top' as const, title: null, direction: 'horizontal' as const, symbolType: 'stroke', symbolSize: 300 },
-  };
+export function roleLegend(best: number, drawn: (isBest: boolean) => boolean): LegendEntry[] {
+  return [...(drawn(true) ? [{ label: bestLabel(best), color: BEST_COLOR }] : []), ...(drawn(false) ? [{ label: OTHERS_LABEL, color: OTHER_COLOR }] : [])];
 }
 
 /**
@@ -40,22 +33,42 @@ export function roleColor(best: number, drawn: (isBest: boolean) => boolean) {
  * line for an epoch written twice (a resumed run) keeps the last. Non-finite values become null (a gap).
  */
 export function curvePoints(lines: MetricsLine[], metric: CurveMetric, best: number): CurvePoint[] {
-  const latest = new Map<string, MetricsLine>();
-  for (const l of lines) latest.set(`${l.member}/${l.epoch}`, l);
+  const splits = [['train', metric], ['validation', `val_${metric}`]] as const;
+  const bestRole = bestLabel(best);
   const points: CurvePoint[] = [];
-  for (const l of latest.values()) {
-    for (const [split, key] of [['train', metric], ['validation', `val_${metric}`]] as const) {
+  for (const l of latestLines(lines)) {
+    for (const [split, key] of splits) {
       const v = l[key];
       if (v === undefined) continue;
       const isBest = l.member === best;
-      points.push({ epoch: l.epoch, member: l.member, split, value: Number.isFinite(v) ? v : null, best: isBest, role: isBest ? bestLabel(best) : OTHERS_LABEL });
+      points.push({ epoch: l.epoch, member: l.member, split, value: Number.isFinite(v) ? v : null, best: isBest, role: isBest ? bestRole : OTHERS_LABEL });
     }
   }
   return points.sort((a, b) => a.member - b.member || a.epoch - b.epoch);
 }
 
+/** A line's member and epoch (whole numbers) as one number where both fit in 26 bits (exact in a double), else as a string. */
+export const lineKey = (l: MetricsLine): number | string =>
+  l.member >= 0 && l.member < 2 ** 26 && l.epoch >= 0 && l.epoch < 2 ** 26 ? l.member * 2 ** 26 + l.epoch : `${l.member}/${l.epoch}`;
+
+const latest = new WeakMap<MetricsLine[], MetricsLine[]>();
+
+/**
+ * The last line of each member and epoch (a resumed run writes an epoch again), in first-written order;
+ * kept for the lines' array, which every curve chart reads (1000 epochs of 15 members: 15,000 lines each).
+ */
+export function latestLines(lines: MetricsLine[]): MetricsLine[] {
+  let kept = latest.get(lines);
+  if (kept) return kept;
+  const last = new Map<number | string, MetricsLine>();
+  for (const l of lines) last.set(lineKey(l), l);
+  kept = last.size === lines.length ? lines : [...last.values()];
+  latest.set(lines, kept);
+  return kept;
+}
+
 /** The chart, or undefined when no member has a value of this metric. */
-export function curvesSpec(lines: MetricsLine[], metric: CurveMetric, best: number): TopLevelSpec | undefined {
+export function curvesSpec(lines: MetricsLine[], metric: CurveMetric, best: number): Chart | undefined {
   const points = curvePoints(lines, metric, best);
   const values = points.map((p) => p.value).filter((v): v is number => v !== null);
   if (!values.length) return undefined;
@@ -63,51 +76,40 @@ export function curvesSpec(lines: MetricsLine[], metric: CurveMetric, best: numb
   const epochs = new Set(points.map((p) => p.epoch)).size;
   // a loss that spans orders of magnitude (a member diverging, or the first epoch's drop) reads better on log
   const log = metric === 'loss' && useLogScale(values);
-  const width = splits.length > 1 ? 400 : 640;
-  // a layer with nothing to draw (one member: no others; the others all diverged) would give vega an empty extent
+  const ticks = log ? decadeTicks(values) : [];
+  // a role with nothing to draw (one member: no others; the others all diverged) has no legend entry
   const drawn = (isBest: boolean) => points.some((p) => p.best === isBest && p.value !== null);
-  const color = roleColor(best, drawn);
-  const x = {
-    field: 'epoch',
-    type: 'quantitative' as const,
-    title: 'epoch',
-    scale: { domain: epochs === 1 ? [0, 2] : undefined, nice: false },
-    axis: { tickMinStep: 1, format: 'd' },
-  };
-  const y = {
-    field: 'value',
-    type: 'quantitative' as const,
-    title: log ? `${metric} (log scale)` : metric,
-    scale: log ? { type: 'log' as const, domain: [Math.min(...decadeTicks(values)), Math.max(...decadeTicks(values))] } : { zero: false, nice: true },
-    axis: log ? { values: decadeTicks(values), format: '~g' } : {},
+  const at = (p: CurvePoint) => ({ x: p.epoch, y: p.value });
+  const label = (p: CurvePoint) => `epoch: ${p.epoch}; ${metric}: ${p.value ?? 'none'}; member: ${p.member}; split: ${p.split}`;
+  const panel = (split: CurvePoint['split']): Panel => {
+    const own = points.filter((p) => p.split === split);
+    const others = memberLines(own.filter((p) => !p.best), at, label, { color: OTHER_COLOR, width: 1.2, opacity: 0.75, dots: epochs === 1 ? 30 : undefined });
+    const top = memberLines(own.filter((p) => p.best), at, label, { color: BEST_COLOR, width: 3, dots: epochs <= 30 ? 40 : undefined });
+    return { header: split, marks: [...others, ...top] };
   };
   return {
-    data: { values: points },
-    facet: { column: { field: 'split', type: 'nominal', sort: splits, title: null, header: { labelFontWeight: 'bold' } } },
-    spec: {
-      width,
-      height: 240,
-      layer: [
-        ...(drawn(false)
-          ? [
-              {
-                transform: [{ filter: 'datum.best === false' }],
-                mark: { type: 'line' as const, strokeWidth: 1.2, opacity: 0.75, point: epochs === 1 ? { size: 30 } : false },
-                encoding: { x, y, color, detail: { field: 'member', type: 'nominal' as const } },
-              },
-            ]
-          : []),
-        ...(drawn(true)
-          ? [
-              {
-                transform: [{ filter: 'datum.best === true' }],
-                mark: { type: 'line' as const, strokeWidth: 3, point: epochs <= 30 ? { size: 40, filled: true } : false },
-                encoding: { x, y, color },
-              },
-            ]
-          : []),
-      ],
+    width: splits.length > 1 ? 400 : 640,
+    height: 240,
+    x: { scale: { type: 'linear', domain: epochs === 1 ? [0, 2] : undefined, nice: false }, axis: { title: 'epoch', tickMinStep: 1, format: 'd' } },
+    y: {
+      scale: log ? { type: 'log', domain: [Math.min(...ticks), Math.max(...ticks)] } : { type: 'linear', zero: false, nice: true },
+      axis: log ? { title: `${metric} (log scale)`, values: ticks, format: '~g' } : { title: metric },
     },
-    resolve: { scale: { y: 'shared' } },
+    panels: splits.map(panel),
+    legend: { entries: roleLegend(best, drawn), symbol: 'stroke' },
   };
+}
+
+/** A line's style: its colour, width, opacity and dots. */
+export type LineStyle = Pick<LineMark, 'color' | 'width' | 'opacity' | 'dots' | 'interpolate'>;
+
+/** One line per member, in the order of `points` (sorted by member, then by x); `label` describes a line by its first point. */
+export function memberLines<T extends { member: number }>(points: T[], at: (p: T) => LinePoint, label: (first: T) => string, style: LineStyle): LineMark[] {
+  const byMember = new Map<number, T[]>();
+  for (const p of points) {
+    const own = byMember.get(p.member);
+    if (own) own.push(p);
+    else byMember.set(p.member, [p]);
+  }
+  return [...byMember.values()].map((own) => ({ kind: 'line', ...style, points: own.map(at), label: label(own[0]) }));
 }

@@ -1,9 +1,8 @@
 // The lineage of a population-based run: a lifeline per member (x = step, y = member) from step 0 to
 // where it stopped or the run ended, a segment from source to member at each exploit (weights copied
 // from `source` into `member`, the arrowhead on the member), and a cross where a member was stopped.
-import type { TopLevelSpec } from 'vega-lite';
 import { isExploit, isStop, type RunEvent } from './run-data.js';
-import { BEST_COLOR } from './render-svg.js';
+import { BEST_COLOR, type Chart, type Mark } from './chart.js';
 import { maxOf } from '../util/extrema.js';
 
 export const EXPLOIT_COLOR = '#7048e8';
@@ -12,7 +11,7 @@ const EXPLOIT_LABEL = 'exploit: source → member';
 const STOP_LABEL = 'stopped';
 const WIDTH = 760;
 
-export function lineageSpec(events: RunEvent[], members: number[], steps: number, best: number): TopLevelSpec | undefined {
+export function lineageSpec(events: RunEvent[], members: number[], steps: number, best: number): Chart | undefined {
   const exploits = events.filter(isExploit);
   const stops = events.filter(isStop);
   if (!exploits.length && !stops.length) return undefined;
@@ -30,39 +29,21 @@ export function lineageSpec(events: RunEvent[], members: number[], steps: number
     atStep.set(e.step, k + 1);
     return { x: e.step + k * nudge, step: e.step, member: e.member, source: e.source, kind: EXPLOIT_LABEL, down: e.member > e.source ? 'down' : 'up' };
   });
-  const marks = stops.map((s) => ({ x: s.step, member: s.member, kind: STOP_LABEL }));
 
-  const x = { field: 'x', type: 'quantitative' as const, title: 'step', scale: { domain: [0, end], nice: false } };
-  const y = { field: 'member', type: 'ordinal' as const, title: 'member', scale: { domain: all, padding: 0.6 }, axis: { labelOverlap: true } };
-  const color = {
-    field: 'kind',
-    type: 'nominal' as const,
-    scale: { domain: [EXPLOIT_LABEL, STOP_LABEL], range: [EXPLOIT_COLOR, STOP_COLOR] },
-    legend: { orient: 'top' as const, title: null, direction: 'horizontal' as const, labelLimit: 0 },
-  };
+  const stepLabel = (x: number, member: number, kind: string) => `step: ${x}; member: ${member}; kind: ${kind}`;
+  const marks: Mark[] = [
+    ...lifelines.map((l): Mark => ({ kind: 'rule', x: l.start, x2: l.end, y: l.member, y2: l.member, round: true, color: l.best ? BEST_COLOR : '#d1d5db', width: l.best ? 3 : 2, label: `member ${l.member}: step ${l.start} to ${l.end}` })),
+    ...segments.map((s): Mark => ({ kind: 'rule', x: s.x, x2: s.x, y: s.source, y2: s.member, color: EXPLOIT_COLOR, width: 2, label: stepLabel(s.step, s.member, s.kind) })),
+    ...segments.map((s): Mark => ({ kind: 'symbol', x: s.x, y: s.source, shape: 'circle', size: 30, opacity: 1, color: EXPLOIT_COLOR, label: `step: ${s.step}; source: ${s.source}; kind: ${s.kind}` })),
+    ...segments.map((s): Mark => ({ kind: 'symbol', x: s.x, y: s.member, shape: s.down === 'down' ? 'triangle-down' : 'triangle-up', size: 90, opacity: 1, color: EXPLOIT_COLOR, label: stepLabel(s.step, s.member, s.kind) })),
+    ...stops.map((s): Mark => ({ kind: 'symbol', x: s.step, y: s.member, shape: 'cross', size: 110, opacity: 1, color: STOP_COLOR, label: stepLabel(s.step, s.member, STOP_LABEL) })),
+  ];
   return {
     width: WIDTH,
     height: { step: all.length > 40 ? 12 : 24 },
-    layer: [
-      {
-        data: { values: lifelines },
-        mark: { type: 'rule', strokeCap: 'round' },
-        encoding: {
-          x: { ...x, field: 'start' },
-          x2: { field: 'end' },
-          y,
-          stroke: { condition: { test: 'datum.best', value: BEST_COLOR }, value: '#d1d5db' },
-          strokeWidth: { condition: { test: 'datum.best', value: 3 }, value: 2 },
-        },
-      },
-      { data: { values: segments }, mark: { type: 'rule', strokeWidth: 2 }, encoding: { x, y: { ...y, field: 'source' }, y2: { field: 'member' }, color } },
-      { data: { values: segments }, mark: { type: 'point', filled: true, size: 30, opacity: 1 }, encoding: { x, y: { ...y, field: 'source' }, color } },
-      {
-        data: { values: segments },
-        mark: { type: 'point', filled: true, size: 90, opacity: 1 },
-        encoding: { x, y, color, shape: { field: 'down', type: 'nominal', scale: { domain: ['down', 'up'], range: ['triangle-down', 'triangle-up'] }, legend: null } },
-      },
-      { data: { values: marks }, mark: { type: 'point', shape: 'cross', filled: true, size: 110, opacity: 1 }, encoding: { x, y, color } },
-    ],
+    x: { scale: { type: 'linear', domain: [0, end], nice: false }, axis: { title: 'step' } },
+    y: { scale: { type: 'point', domain: all, padding: 0.6 }, axis: { title: 'member' } },
+    panels: [{ marks }],
+    legend: { entries: [{ label: EXPLOIT_LABEL, color: EXPLOIT_COLOR }, { label: STOP_LABEL, color: STOP_COLOR }], symbol: 'circle' },
   };
 }

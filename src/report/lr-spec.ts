@@ -2,9 +2,9 @@
 // epoch's last step) drawn over that epoch, from step 0, against the step; every member thin and grey and
 // the best one on top. Drawn only when a rate moved during the run (an lr_schedule, PBT's exploits): a
 // constant rate is already in the leaderboard.
-import type { TopLevelSpec } from 'vega-lite';
 import { isExploit, type MetricsLine, type RunEvent } from './run-data.js';
-import { bestLabel, OTHERS_LABEL, roleColor } from './curves-spec.js';
+import { bestLabel, lineKey, memberLines, OTHERS_LABEL, roleLegend } from './curves-spec.js';
+import { BEST_COLOR, OTHER_COLOR, type Chart } from './chart.js';
 import { decadeTicks, useLogScale } from './scales.js';
 
 export interface LrPoint {
@@ -21,8 +21,8 @@ export interface LrPoint {
  * epoch, the first one from step 0.
  */
 export function lrPoints(lines: MetricsLine[], best: number): LrPoint[] {
-  const latest = new Map<string, MetricsLine>();
-  for (const l of lines) if (typeof l.lr === 'number' && Number.isFinite(l.lr)) latest.set(`${l.member}/${l.epoch}`, l);
+  const latest = new Map<number | string, MetricsLine>();
+  for (const l of lines) if (typeof l.lr === 'number' && Number.isFinite(l.lr)) latest.set(lineKey(l), l);
   const points = [...latest.values()]
     .map((l) => ({ step: l.step, member: l.member, lr: l.lr!, best: l.member === best, role: l.member === best ? bestLabel(best) : OTHERS_LABEL }))
     .sort((a, b) => a.member - b.member || a.step - b.step);
@@ -55,7 +55,7 @@ export function lrCaption(movers: { schedule: boolean; pbt: boolean }): string {
 }
 
 /** The chart, or undefined when no member's rate moved. */
-export function lrSpec(lines: MetricsLine[], best: number): TopLevelSpec | undefined {
+export function lrSpec(lines: MetricsLine[], best: number): Chart | undefined {
   const points = lrPoints(lines, best);
   const first = new Map<number, number>();
   for (const p of points) if (!first.has(p.member)) first.set(p.member, p.lr);
@@ -63,40 +63,21 @@ export function lrSpec(lines: MetricsLine[], best: number): TopLevelSpec | undef
   const values = points.map((p) => p.lr);
   const log = useLogScale(values);
   const ticks = log ? decadeTicks(values) : [];
-  // only the layers with points: one member has no others, and a layer with no data gives vega an empty extent
+  // only the roles with points in the legend: one member has no others
   const drawn = (isBest: boolean) => points.some((p) => p.best === isBest);
-  const color = roleColor(best, drawn);
-  const x = { field: 'step', type: 'quantitative' as const, title: 'step', scale: { nice: false }, axis: { format: 'd' } };
-  const y = {
-    field: 'lr',
-    type: 'quantitative' as const,
-    title: log ? 'learning rate (log scale)' : 'learning rate',
-    scale: log ? { type: 'log' as const, domain: [Math.min(...ticks), Math.max(...ticks)] } : { zero: true, nice: true },
-    axis: log ? { values: ticks, format: '~g' } : { format: '~g' },
-  };
+  const at = (p: LrPoint) => ({ x: p.step, y: p.lr });
+  const label = (p: LrPoint) => `step: ${p.step}; learning rate: ${p.lr}; member: ${p.member}`;
+  const others = memberLines(points.filter((p) => !p.best), at, label, { color: OTHER_COLOR, width: 1.2, opacity: 0.75, interpolate: 'step-before' });
+  const top = memberLines(points.filter((p) => p.best), at, label, { color: BEST_COLOR, width: 3, interpolate: 'step-before', dots: 30 });
   return {
-    data: { values: points },
     width: 640,
     height: 220,
-    layer: [
-      ...(drawn(false)
-        ? [
-            {
-              transform: [{ filter: 'datum.best === false' }],
-              mark: { type: 'line' as const, strokeWidth: 1.2, opacity: 0.75, interpolate: 'step-before' as const },
-              encoding: { x, y, color, detail: { field: 'member', type: 'nominal' as const } },
-            },
-          ]
-        : []),
-      ...(drawn(true)
-        ? [
-            {
-              transform: [{ filter: 'datum.best === true' }],
-              mark: { type: 'line' as const, strokeWidth: 3, interpolate: 'step-before' as const, point: { size: 30, filled: true } },
-              encoding: { x, y, color },
-            },
-          ]
-        : []),
-    ],
+    x: { scale: { type: 'linear', nice: false }, axis: { title: 'step', format: 'd' } },
+    y: {
+      scale: log ? { type: 'log', domain: [Math.min(...ticks), Math.max(...ticks)] } : { type: 'linear', zero: true, nice: true },
+      axis: log ? { title: 'learning rate (log scale)', values: ticks, format: '~g' } : { title: 'learning rate', format: '~g' },
+    },
+    panels: [{ marks: [...others, ...top] }],
+    legend: { entries: roleLegend(best, drawn), symbol: 'stroke' },
   };
 }

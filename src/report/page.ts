@@ -3,7 +3,7 @@
 import type { MemberRow } from './rank.js';
 import { escapeHtml, formatHyper, formatMetric, hyperCell } from './format.js';
 import { isExploit, isStop, metricNames, type MetricName, type RunEvent, type RunSummary } from './run-data.js';
-import { BEST_COLOR, FONT } from './render-svg.js';
+import { BEST_COLOR, FONT } from './chart.js';
 import { groupBySetting, settingsTable } from './settings.js';
 import { EVENT_ROWS, TABLE_ROWS } from './sample.js';
 

@@ -1,9 +1,9 @@
-// The training report: RUN/report.html, one self-contained page (inline SVG charts drawn with
-// vega-lite, inline CSS, no script) with the learning curves, each varied hyperparameter against the
+// The training report: RUN/report.html, one self-contained page (inline SVG charts drawn by
+// render-svg.ts, inline CSS, no script) with the learning curves, each varied hyperparameter against the
 // ranking metric, the leaderboard and, when the run has events.jsonl, the lineage of the population.
 import { writeAtomic } from '../util/write-atomic.js';
 import { join } from 'node:path';
-import type { TopLevelSpec } from 'vega-lite';
+import type { Chart as ChartSpec } from './chart.js';
 import { rank, rankKey } from './rank.js';
 import { curvesSpec, type CurveMetric } from './curves-spec.js';
 import { extraMetrics } from '../vocabulary/losses.js';
@@ -21,12 +21,12 @@ import { andList } from '../util/plural.js';
 const curveMetrics: readonly CurveMetric[] = ['loss', ...extraMetrics];
 const curveTitles: Record<CurveMetric, string> = { loss: 'Loss', accuracy: 'Accuracy', mse: 'Mean squared error', mae: 'Mean absolute error' };
 
-/** A chart to draw: its figure id (also the prefix of its SVG ids), caption and vega-lite spec. */
+/** A chart to draw: its figure id, caption and what to draw (src/report/chart.ts). */
 interface Chart {
   id: string;
   title: string;
   caption: string;
-  spec: TopLevelSpec;
+  spec: ChartSpec;
 }
 
 export type { ReportInput, RunSummary, MetricsLine, MemberSummary, RunEvent, ExploitEvent, StopEvent } from './run-data.js';
@@ -90,8 +90,8 @@ export async function renderReport(input: ReportInput): Promise<string> {
     if (spec) lineage = { id: 'lineage-chart', title: 'Exploits and stops', caption: caption + sampleNote(drawn.length, members.length), spec };
   }
 
-  const render = async (c: Chart): Promise<Figure> => ({ id: c.id, title: c.title, caption: c.caption, svg: await renderSvg(c.spec, c.id) });
-  const [curveFigures, scatterFigures, lineageFigure] = await Promise.all([Promise.all(curves.map(render)), Promise.all(scatters.map(render)), lineage ? render(lineage) : undefined]);
+  const render = (c: Chart): Figure => ({ id: c.id, title: c.title, caption: c.caption, svg: renderSvg(c.spec) });
+  const [curveFigures, scatterFigures, lineageFigure] = [curves.map(render), scatters.map(render), lineage ? render(lineage) : undefined];
 
   const first = members[0]?.hyperparameters ?? {};
   const shared = Object.fromEntries(Object.entries(first).filter(([k]) => !varied.includes(k)));
@@ -104,7 +104,8 @@ export async function renderReport(input: ReportInput): Promise<string> {
     scatters: scatterFigures,
     shared: varied.length ? {} : shared,
     varied,
-    noCurves: noCurvesNote(input.metrics),
+    // read only where there are no curves: it scans every line for each metric
+    noCurves: curveFigures.length ? undefined : noCurvesNote(input.metrics),
     lineage: input.events ? { figure: lineageFigure, events: input.events } : undefined,
   });
 }

@@ -1,8 +1,7 @@
 // One varied hyperparameter against the final ranking metric: a point per member, the best member
 // large and coloured. The x scale is logarithmic when the values span more than a factor of 20 (lr).
-import type { TopLevelSpec } from 'vega-lite';
 import type { MemberSummary, MetricName } from './run-data.js';
-import { BEST_COLOR, OTHER_COLOR } from './render-svg.js';
+import { BEST_COLOR, OTHER_COLOR, type Chart, type SymbolMark } from './chart.js';
 import { OTHERS_LABEL, bestLabel } from './curves-spec.js';
 import { logTicks, padded, useLogScale } from './scales.js';
 
@@ -27,32 +26,30 @@ export function scatterPoints(members: MemberSummary[], param: string, metric: M
 }
 
 /** The chart, or undefined when no member has a finite value and score. */
-export function scatterSpec(members: MemberSummary[], param: string, metric: MetricName, best: number): TopLevelSpec | undefined {
+export function scatterSpec(members: MemberSummary[], param: string, metric: MetricName, best: number): Chart | undefined {
   const points = scatterPoints(members, param, metric, best);
   if (!points.length) return undefined;
   const xs = points.map((p) => p.value);
   const log = useLogScale(xs);
-  const roles = [[bestLabel(best), BEST_COLOR], [OTHERS_LABEL, OTHER_COLOR]].filter(([label]) => points.some((p) => p.role === label));
-  const xAxis = log ? { values: logTicks(xs), format: '~g', labelFlush: false } : { tickCount: 6, labelFlush: false };
-  const encoding = {
-    x: { field: 'value', type: 'quantitative' as const, title: log ? `${param} (log scale)` : param, scale: { type: log ? ('log' as const) : ('linear' as const), domain: padded(xs, log), nice: false }, axis: xAxis },
-    y: { field: 'score', type: 'quantitative' as const, title: `final ${metric}`, scale: { domain: padded(points.map((p) => p.score), false), nice: false }, axis: { tickCount: 6 } },
-    color: {
-      field: 'role',
-      type: 'nominal' as const,
-      // only the roles drawn: one member, or others without a finite score, have no grey points
-      scale: { domain: roles.map((r) => r[0]), range: roles.map((r) => r[1]) },
-      legend: { orient: 'top' as const, title: null, direction: 'horizontal' as const },
-    },
-  };
+  // only the roles drawn: one member, or others without a finite score, have no grey points
+  const entries = [{ label: bestLabel(best), color: BEST_COLOR }, { label: OTHERS_LABEL, color: OTHER_COLOR }].filter((e) => points.some((p) => p.role === e.label));
+  const point = (p: ScatterPoint): SymbolMark => ({
+    kind: 'symbol',
+    x: p.value,
+    y: p.score,
+    shape: 'circle',
+    ...(p.best ? { size: 160, color: BEST_COLOR, stroke: { color: 'white', width: 1.5 } } : { size: 70, color: OTHER_COLOR, opacity: 0.8 }),
+    label: `${param}: ${p.value}; final ${metric}: ${p.score}; member: ${p.member}`,
+  });
   return {
-    data: { values: points },
     width: 300,
     height: 220,
-    layer: [
-      { transform: [{ filter: 'datum.best === false' }], mark: { type: 'point', filled: true, size: 70, opacity: 0.8 }, encoding },
-      { transform: [{ filter: 'datum.best === true' }], mark: { type: 'point', filled: true, size: 160, stroke: 'white', strokeWidth: 1.5 }, encoding },
-    ],
+    x: {
+      scale: { type: log ? 'log' : 'linear', domain: padded(xs, log), nice: false },
+      axis: log ? { title: `${param} (log scale)`, values: logTicks(xs), format: '~g', labelFlush: false } : { title: param, tickCount: 6, labelFlush: false },
+    },
+    y: { scale: { type: 'linear', domain: padded(points.map((p) => p.score), false), nice: false }, axis: { title: `final ${metric}`, tickCount: 6 } },
+    panels: [{ marks: [...points.filter((p) => !p.best).map(point), ...points.filter((p) => p.best).map(point)] }],
+    legend: { entries, symbol: 'circle' },
   };
 }
-

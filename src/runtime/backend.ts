@@ -16,6 +16,7 @@ import { registerWasmKernels } from '../kernels/wasm-kernels.js';
 import { createRequire } from 'node:module';
 import { dirname, join, sep } from 'node:path';
 import { andList } from '../util/plural.js';
+import { coreFirst } from './tf-core-first.js';
 import type * as tfjs from '@tensorflow/tfjs';
 
 export type BackendName = 'node-gpu' | 'node' | 'webgpu' | 'wasm' | 'cpu';
@@ -96,7 +97,8 @@ export function loadTF(): Promise<TF> {
 
 async function importTF(requested: string): Promise<TF> {
   try {
-    const tf = await requireTF<TF>('@tensorflow/tfjs', () => import('@tensorflow/tfjs') as unknown as Promise<TF>);
+    // its core first, the rest when used (tf-core-first.ts); a bundle that holds TF.js loads all of it
+    const tf = coreFirst(require) ?? (await requireTF<TF>('@tensorflow/tfjs', () => import('@tensorflow/tfjs') as unknown as Promise<TF>));
     // quiet wherever netc loads TF.js, not only where it selects a backend (see quietCpuBanner)
     quietCpuBanner(tf);
     return tf;
