@@ -541,9 +541,10 @@ function recorder(runDir: string, table: HyperTable, progress: TrainProgress, la
     const head = `{"epoch":${r.epoch},"step":${r.step}`;
     // in pieces of at most LINES_A_PUSH: 100,000 members' lines at once are tens of MB of strings
     for (let from = 0; from < r.metrics.length; from += LINES_A_PUSH) {
-      const lines = new Array<string>(Math.min(LINES_A_PUSH, r.metrics.length - from));
-      for (let i = 0; i < lines.length; i++) lines[i] = line(r, from + i, head);
-      metricsFile.push(lines);
+      // one string a piece, each line appended to it: not a list of lines and their join (15 members: an epoch is one string)
+      let text = '';
+      for (let m = from; m < Math.min(from + LINES_A_PUSH, r.metrics.length); m++) text += line(r, m, head) + '\n';
+      metricsFile.pushText(text);
       // a large epoch's lines are garbage once pushed: collected as they pile up, not after all of them
       if (large) collectIfGrown();
     }
