@@ -23,8 +23,12 @@ export class LineBuffer {
 
   /** Lines (without their newlines) to append; nothing for none. */
   push(lines: string[]): void {
-    if (!lines.length) return;
-    const chunk = lines.join('\n') + '\n';
+    if (lines.length) this.pushText(lines.join('\n') + '\n');
+  }
+
+  /** Lines already joined, each ending in its newline; nothing for ''. */
+  pushText(chunk: string): void {
+    if (!chunk) return;
     this.chunks.push(chunk);
     this.chars += chunk.length;
     if (this.chars >= this.limits.chars || performance.now() - this.lastWrite >= this.limits.ms) this.flush();

@@ -29,6 +29,9 @@ import { checkOutDir, claimOutDir, OutDirError, type OutDir } from './out-dir.js
 import { lockRun, type RunLock } from './run-lock.js';
 import { checkpointPolicy, keptOptions, queueHoldsPassword, queueNotKept, resumedRun, resumeOptions, type TrainOptions } from './train-options.js';
 import { LineBuffer } from './line-buffer.js';
+import { readBackLine } from './read-back-line.js';
+import type { MetricsLine } from '../report/run-data.js';
+import { CURVE_MEMBERS } from '../report/sample.js';
 import { TrainProgress } from './train-progress.js';
 import { finishRun } from './train-summary.js';
 import { runThreads } from './threads-option.js';
@@ -145,13 +148,13 @@ async function trainLocked(net: NetFile, run: RunInfo | undefined, options: Trai
     closeThreadPools();
   }
   if (typeof trained === 'number') return trained;
-  const { result, stopped, timings, transport } = trained;
+  const { result, stopped, timings, transport, lines } = trained;
   result.dispose();
   const { name: model } = state.ir!;
   const { members, lowering } = ensemble;
   const finishing = finishDespiteCtrlC(io);
   try {
-    await finishRun({ runDir, file: path, model, members, split: program.ensemble.split, epochs, backend: chosen.name, lowering, engine: engine.plan.engine, engineName: engine.name, threads: threads.used, seed: program.ensemble.seed, table: compiled.hyper, result, stopped, resumedFrom: at, timings, transport: transport?.name ?? 'in-process', shards: transport?.slots ?? 1, large }, io);
+    await finishRun({ runDir, file: path, model, members, split: program.ensemble.split, epochs, backend: chosen.name, lowering, engine: engine.plan.engine, engineName: engine.name, threads: threads.used, seed: program.ensemble.seed, table: compiled.hyper, result, stopped, resumedFrom: at, timings, transport: transport?.name ?? 'in-process', shards: transport?.slots ?? 1, large, lines }, io);
   } finally {
     finishing.off();
   }
@@ -378,13 +381,15 @@ interface Training {
 type Timings = { epoch: number; step: number; members: number; seconds: number }[];
 
 /** Trains with progress output, metrics.jsonl, events.jsonl and checkpoints; Ctrl-C stops after a step. */
-async function runTraining(t: Training, io: Io): Promise<{ result: TrainResult; stopped: boolean; timings: Timings; transport?: Transport } | number> {
+async function runTraining(t: Training, io: Io): Promise<{ result: TrainResult; stopped: boolean; timings: Timings; transport?: Transport; lines?: MetricsLine[] } | number> {
   const { run, runDir } = t;
   const { program, hyper: table } = run;
   const seed = program.ensemble.seed;
   const start = t.resume?.manifest.position;
   const progress = new TrainProgress({ io, bar: !!t.options.progress, steps: t.steps, epochs: t.epochs, start: { step: start?.step ?? 0, epoch: start?.epoch ?? 0 }, everySeconds: t.options.progressSeconds ?? 10 });
-  const { onEpoch, onEvent, timings, metricsFile } = recorder(runDir, table, progress, t.large);
+  // the report's curves from memory where they are all of metrics.jsonl and few: a resume's file holds earlier epochs too
+  const keep = !t.resume && run.ensemble.members <= CURVE_MEMBERS;
+  const { onEpoch, onEvent, timings, metricsFile, lines } = recorder(runDir, table, progress, t.large, keep);
   const ctrlC = onCtrlC(io, () => metricsFile.flush());
   const print = fingerprint(run.model);
   // metrics.jsonl holds every line up to a checkpoint before it is written: a resume drops the lines after it
@@ -422,7 +427,7 @@ async function runTraining(t: Training, io: Io): Promise<{ result: TrainResult; 
         },
         onStepEveryMs: progress.everyMs, onEpoch, onEvent, shouldStop: ctrlC.stopped, checkpoint },
     );
-    return { result, stopped: ctrlC.stopped(), timings, transport };
+    return { result, stopped: ctrlC.stopped(), timings, transport, lines };
   } catch (e) {
     if (e instanceof DivergenceError || e instanceof QueueError || e instanceof WorkerError) {
       progress.stop();
@@ -492,10 +497,12 @@ function onCtrlC(io: Io, flush: () => void): { stopped: () => boolean; off: () =
 
 /**
  * What each epoch and population event leaves: a progress line, metrics.jsonl (buffered: `metricsFile` is
- * flushed before every checkpoint and at the end), events.jsonl, the epoch's timing.
+ * flushed before every checkpoint and at the end), events.jsonl, the epoch's timing; with `keep`, also each
+ * line as the report would read it back from metrics.jsonl (`lines`), so that it is not read back.
  */
-function recorder(runDir: string, table: HyperTable, progress: TrainProgress, large: boolean) {
+function recorder(runDir: string, table: HyperTable, progress: TrainProgress, large: boolean, keep: boolean) {
   const timings: Timings = [];
+  const lines: MetricsLine[] | undefined = keep ? [] : undefined;
   const metricsFile = new LineBuffer(join(runDir, 'metrics.jsonl'));
   const shown = (member: number) => shownHyperparameters(table, (key) => table.value(key, member));
   // each member's hyperparameters as JSON, kept until a population event (an exploit changes them); the
@@ -513,6 +520,9 @@ function recorder(runDir: string, table: HyperTable, progress: TrainProgress, la
     }
     return json;
   };
+  // each member's hyperparameters as the kept lines show them, one object a member until a population event
+  const shownObjects = new Map<number, Record<string, number>>();
+  const shownObject = (member: number) => shownObjects.get(member) ?? shownObjects.set(member, shown(member)).get(member)!;
   const memberText = (member: number, lr: number) => `,"member":${member},"hyperparameters":${hyperJson(member)},"lr":${jsonNumber(lr)}`;
   /** JSON.stringify({ epoch, step, member, hyperparameters, lr, ...metrics }), each member's hyperparameters' JSON cached; `head` is `{"epoch":E,"step":S` */
   const line = (r: EpochReport, m: number, head: string) => {
@@ -527,12 +537,14 @@ function recorder(runDir: string, table: HyperTable, progress: TrainProgress, la
   const onEpoch = (r: EpochReport) => {
     timings.push({ epoch: r.epoch, step: r.step, members: r.members.length, seconds: Math.round(r.seconds * 1000) / 1000 });
     progress.epoch(r);
+    if (lines) for (let m = 0; m < r.metrics.length; m++) lines.push(readBackLine(r, m, shownObject(r.members[m])));
     const head = `{"epoch":${r.epoch},"step":${r.step}`;
     // in pieces of at most LINES_A_PUSH: 100,000 members' lines at once are tens of MB of strings
     for (let from = 0; from < r.metrics.length; from += LINES_A_PUSH) {
-      const lines = new Array<string>(Math.min(LINES_A_PUSH, r.metrics.length - from));
-      for (let i = 0; i < lines.length; i++) lines[i] = line(r, from + i, head);
-      metricsFile.push(lines);
+      // one string a piece, each line appended to it: not a list of lines and their join (15 members: an epoch is one string)
+      let text = '';
+      for (let m = from; m < Math.min(from + LINES_A_PUSH, r.metrics.length); m++) text += line(r, m, head) + '\n';
+      metricsFile.pushText(text);
       // a large epoch's lines are garbage once pushed: collected as they pile up, not after all of them
       if (large) collectIfGrown();
     }
@@ -540,12 +552,13 @@ function recorder(runDir: string, table: HyperTable, progress: TrainProgress, la
   const eventsPath = join(runDir, 'events.jsonl');
   const onEvent = (e: PopulationEvent) => {
     shownJson.clear();
+    shownObjects.clear();
     distinct.clear();
     appendFileSync(eventsPath, JSON.stringify(e) + '\n');
     if (e.event === 'exploit') progress.exploit(e);
     if (e.event === 'stop' && e.reason?.startsWith('diverged')) progress.note(`netc: member ${e.member} ${e.reason}; it is stopped, the others go on\n`);
   };
-  return { onEpoch, onEvent, timings, metricsFile };
+  return { onEpoch, onEvent, timings, metricsFile, lines };
 }
 
 /**

@@ -7,7 +7,7 @@ import { plural } from '../util/plural.js';
 import type { Io } from './io.js';
 import { leaderboard } from './leaderboard.js';
 import type { MemberRow } from '../report/rank.js';
-import type { MemberSummary } from '../report/run-data.js';
+import type { MemberSummary, MetricsLine } from '../report/run-data.js';
 import { writeAtomicChunks } from '../util/write-atomic.js';
 import { collectGarbage } from '../util/collect.js';
 import { crossValidation, settingsLeaderboard } from './cross-validation.js';
@@ -42,6 +42,8 @@ export interface RunEnd {
   shards: number;
   /** a large population: the heap is collected before summary.json and before the report (util/collect.ts) */
   large?: boolean;
+  /** metrics.jsonl's lines as the report would read them back, when netc train kept them (cli/read-back-line.ts) */
+  lines?: MetricsLine[];
 }
 
 /**
@@ -81,7 +83,7 @@ export async function finishRun(end: RunEnd, io: Io): Promise<void> {
   if (end.large) collectGarbage();
   try {
     const { writeReport } = await import('../report/report.js');
-    io.out(`report: ${await writeReport(end.runDir, summary)}\n`);
+    io.out(`report: ${await writeReport(end.runDir, summary, end.lines)}\n`);
   } catch (e) {
     io.err(`netc: could not write ${join(end.runDir, 'report.html')}: ${(e as Error).message}\n`);
   }

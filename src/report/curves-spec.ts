@@ -44,7 +44,29 @@ export function curvePoints(lines: MetricsLine[], metric: CurveMetric, best: num
       points.push({ epoch: l.epoch, member: l.member, split, value: Number.isFinite(v) ? v : null, best: isBest, role: isBest ? bestRole : OTHERS_LABEL });
     }
   }
-  return points.sort((a, b) => a.member - b.member || a.epoch - b.epoch);
+  return byMemberThenEpoch(points);
+}
+
+/**
+ * The points sorted by member, then epoch, ties in their order: as a stable sort by both, but by grouping
+ * each member's points (metrics.jsonl is written epoch by epoch, so each member's are already in epoch
+ * order) and sorting a member's only where they are not.
+ */
+function byMemberThenEpoch(points: CurvePoint[]): CurvePoint[] {
+  const own = new Map<number, CurvePoint[]>();
+  for (const p of points) {
+    const list = own.get(p.member);
+    if (list) list.push(p);
+    else own.set(p.member, [p]);
+  }
+  const out: CurvePoint[] = [];
+  for (const member of [...own.keys()].sort((a, b) => a - b)) {
+    const list = own.get(member)!;
+    let ordered = true;
+    for (let i = 1; i < list.length && ordered; i++) ordered = list[i - 1].epoch <= list[i].epoch;
+    for (const p of ordered ? list : list.sort((a, b) => a.epoch - b.epoch)) out.push(p);
+  }
+  return out;
 }
 
 /** A line's member and epoch (whole numbers) as one number where both fit in 26 bits (exact in a double), else as a string. */

@@ -54,8 +54,25 @@ export function lrCaption(movers: { schedule: boolean; pbt: boolean }): string {
   return `Each member's rate in the last step of each epoch, drawn over that epoch (the first from step 0)${why ? `; rates moved ${why}` : ''}.`;
 }
 
+/**
+ * Whether some member's finite rates differ in any of its lines. Where none do, none do among the lines
+ * lrPoints keeps either (the last of each epoch), so there is no chart.
+ */
+function anyRateMoved(lines: MetricsLine[]): boolean {
+  const first = new Map<number, number>();
+  for (const l of lines) {
+    if (typeof l.lr !== 'number' || !Number.isFinite(l.lr)) continue;
+    const rate = first.get(l.member);
+    if (rate === undefined) first.set(l.member, l.lr);
+    else if (rate !== l.lr) return true;
+  }
+  return false;
+}
+
 /** The chart, or undefined when no member's rate moved. */
 export function lrSpec(lines: MetricsLine[], best: number): Chart | undefined {
+  // most runs keep one rate: said from the lines, before a point is made for each (seed000: 15,000)
+  if (!anyRateMoved(lines)) return undefined;
   const points = lrPoints(lines, best);
   const first = new Map<number, number>();
   for (const p of points) if (!first.has(p.member)) first.set(p.member, p.lr);

@@ -11,7 +11,7 @@ import { lrCaption, lrMovers, lrSpec } from './lr-spec.js';
 import { lineageSpec } from './lineage-spec.js';
 import { page, type Figure } from './page.js';
 import { renderSvg } from './render-svg.js';
-import { isExploit, readRun, type ReportInput, type RunSummary } from './run-data.js';
+import { isExploit, readRun, type MetricsLine, type ReportInput, type RunSummary } from './run-data.js';
 import { CURVE_MEMBERS, LINEAGE_MEMBERS, SCATTER_MEMBERS, sampleNote, sampleRanked } from './sample.js';
 import { useLogScale } from './scales.js';
 import { scatterSpec, variedHyperparameters } from './scatter-spec.js';
@@ -35,16 +35,16 @@ export { readRun, RunDataError } from './run-data.js';
 /**
  * Reads summary.json, metrics.jsonl and (optional) events.jsonl in runDir and writes runDir/report.html
  * atomically; returns its path. `written`: the summary netc train has just written to summary.json, which
- * is then not read back.
+ * is then not read back, and `lines`: metrics.jsonl's lines as they would read back, which netc train kept.
  */
-export async function writeReport(runDir: string, written?: RunSummary): Promise<string> {
-  return (await writeRunReport(runDir, written)).path;
+export async function writeReport(runDir: string, written?: RunSummary, lines?: MetricsLine[]): Promise<string> {
+  return (await writeRunReport(runDir, written, lines)).path;
 }
 
 /** writeReport, also giving what the report was drawn from. */
-export async function writeRunReport(runDir: string, written?: RunSummary): Promise<{ path: string; input: ReportInput }> {
+export async function writeRunReport(runDir: string, written?: RunSummary, lines?: MetricsLine[]): Promise<{ path: string; input: ReportInput }> {
   // the members whose curves are drawn: the sample renderReport takes, so that the rest of metrics.jsonl is not kept
-  const input = await readRun(runDir, (summary) => (summary.per_member.length > CURVE_MEMBERS ? new Set(sampleRanked(rank(summary.per_member), CURVE_MEMBERS).map((m) => m.member)) : undefined), written);
+  const input = await readRun(runDir, (summary) => (summary.per_member.length > CURVE_MEMBERS ? new Set(sampleRanked(rank(summary.per_member), CURVE_MEMBERS).map((m) => m.member)) : undefined), written, lines);
   const html = await renderReport(input);
   const path = join(runDir, 'report.html');
   writeAtomic(path, html);

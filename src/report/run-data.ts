@@ -107,9 +107,10 @@ export const isStop = (e: RunEvent): e is StopEvent => e.event === 'stop';
 /**
  * Reads summary.json, metrics.jsonl and, if present, events.jsonl from a run directory. A run without
  * summary.json was killed before it finished (Ctrl-C writes one): it is read from run.json and each
- * member's last line of metrics.jsonl, and its summary says how to finish it.
+ * member's last line of metrics.jsonl, and its summary says how to finish it. `written` and `lines`: the summary
+ * and metrics.jsonl's lines netc train has just written, given so that they are not read back.
  */
-export async function readRun(runDir: string, members?: (summary: RunSummary) => Set<number> | undefined, written?: RunSummary): Promise<ReportInput> {
+export async function readRun(runDir: string, members?: (summary: RunSummary) => Set<number> | undefined, written?: RunSummary, lines?: MetricsLine[]): Promise<ReportInput> {
   const metricsPath = join(runDir, 'metrics.jsonl');
   const eventsPath = join(runDir, 'events.jsonl');
   const events = existsSync(eventsPath) ? await readJsonLines<RunEvent>(eventsPath) : undefined;
@@ -122,7 +123,7 @@ export async function readRun(runDir: string, members?: (summary: RunSummary) =>
   const summary = written ? asRead(written) : readSummary(parseJson(await readFile(summaryPath, 'utf8'), summaryPath) as RunSummary, summaryPath);
   const finishedAt = (await stat(summaryPath)).mtime;
   // only the lines of the members a report draws, where it draws a sample: metrics.jsonl grows with members x epochs
-  return { summary, metrics: await readMetrics(members?.(summary)), events, finishedAt };
+  return { summary, metrics: lines ?? (await readMetrics(members?.(summary))), events, finishedAt };
 }
 
 /** summary.json as parsed, each member with its hyperparameters and its metrics as numbers (null: NaN). */

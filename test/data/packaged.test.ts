@@ -16,7 +16,7 @@ describe('iris', () => {
     expectMatchesShape(ds, call('iris'));
     expect(ds.count).toBe(150);
     expect(classCounts(ds)).toEqual([50, 50, 50]);
-    expect(irisClasses).toEqual(['setosa', 'versicolor', 'virginica']);
+    expect(irisClasses()).toEqual(['setosa', 'versicolor', 'virginica']);
   });
 
   it('interleaves the classes, keeping each class in the package order', async () => {
