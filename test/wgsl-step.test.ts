@@ -301,6 +301,17 @@ const convCases: Case[] = [
     metrics: ['accuracy'],
     vary: 'vary lr: [0.005, 0.01, 0.03]',
   },
+  {
+    name: 'conv1d and pooling over a sequence [6, 3] (the 2-D kernels on one row): conv1d same, maxpool1d, conv1d valid without bias, avgpool1d same, flatten, dense; mse, adam, lr per member',
+    model: 'conv1d(4, kernel: 3, padding: same, activation: tanh)\n  maxpool1d(2)\n  conv1d(2, kernel: 2, activation: elu, bias: false)\n  avgpool1d(2, stride: 1, padding: same)\n  flatten()\n  dense(2)',
+    input: [6, 3],
+    inWidth: 18,
+    k: 2,
+    loss: 'mse',
+    optimizer: 'adam(lr: 0.01)',
+    metrics: ['mae'],
+    vary: 'vary lr: [0.005, 0.01, 0.03]',
+  },
 ];
 
 function source(c: Pick<Case, 'model' | 'inWidth' | 'input' | 'loss' | 'optimizer' | 'vary'>, members = 3): string {
