@@ -312,6 +312,28 @@ const convCases: Case[] = [
     metrics: ['mae'],
     vary: 'vary lr: [0.005, 0.01, 0.03]',
   },
+  {
+    name: "global_avg_pool and global_max_pool over a sequence [6, 3] (one window over its steps) of a conv1d's values, concat, dense; mse, sgd with momentum",
+    model: 'c = conv1d(4, kernel: 3, activation: tanh)\n  a = global_avg_pool(from: c)\n  g = global_max_pool(from: c)\n  concat(a, g)\n  dense(2)',
+    input: [6, 3],
+    inWidth: 18,
+    k: 2,
+    loss: 'mse',
+    optimizer: 'sgd(lr: 0.05, momentum: 0.9)',
+    metrics: ['mae'],
+    vary: 'vary momentum: [0.5, 0.8, 0.9]',
+  },
+  {
+    name: "global_max_pool of images [4, 4, 2] of a maxpool's with stride 1 (whose overlapping windows tie: TF.js's max gradient goes to each), global_avg_pool of a conv's, concat, dense; binary cross-entropy, adam",
+    model: 'c = conv2d(3, kernel: 3, padding: same, activation: tanh)\n  maxpool2d(2, stride: 1)\n  g = global_max_pool()\n  a = global_avg_pool(from: c)\n  concat(g, a)\n  dense(1, activation: sigmoid)',
+    input: [4, 4, 2],
+    inWidth: 32,
+    k: 1,
+    loss: 'binary_crossentropy',
+    optimizer: 'adam(lr: 0.01)',
+    metrics: ['accuracy'],
+    vary: 'vary lr: [0.005, 0.01, 0.03]',
+  },
 ];
 
 function source(c: Pick<Case, 'model' | 'inWidth' | 'input' | 'loss' | 'optimizer' | 'vary'>, members = 3): string {
@@ -551,12 +573,12 @@ describe.skipIf(skip)('labels in an int32 buffer', () => {
 });
 
 describe.skipIf(skip)('what the WGSL step does not cover runs on ops and says why', () => {
-  const why = (model: string, optimizer = 'adam(lr: 0.01)') => populations(source({ model, inWidth: 2, input: model.includes('2d(') ? [4, 4, 1] : undefined, loss: 'mse', optimizer, vary: '' }), ['auto'])[0];
+  const why = (model: string, optimizer = 'adam(lr: 0.01)') => populations(source({ model, inWidth: 2, input: model.includes('2d(') || model.startsWith('global_') ? [4, 4, 1] : undefined, loss: 'mse', optimizer, vary: '' }), ['auto'])[0];
   it.each([
     ['avgpool2d(2)\n  flatten()\n  dense(1)', 'adam(lr: 0.01)', "avgpool2d_1 on the input (the WGSL step pools members' own values and shared layers' values)"],
     ['maxpool2d(2)\n  flatten()\n  dense(1)', 'adam(lr: 0.01)', "maxpool2d_1 on the input (the WGSL step pools members' own values and shared layers' values)"],
     ['batchnorm()\n  conv2d(2, kernel: 3, activation: relu)\n  flatten()\n  dense(1)', 'rmsprop(lr: 0.01)', 'an input of shape [4, 4, 1]'],
-    ['conv2d(2, kernel: 3, activation: relu)\n  global_avg_pool()\n  dense(1)', 'adam(lr: 0.01)', "the global_avg_pool layer (no WGSL kernel reduces over an image's cells yet)"],
+    ['global_avg_pool()\n  dense(1)', 'adam(lr: 0.01)', "global_avg_pool_1 on the input (the WGSL step pools members' own values and shared layers' values)"],
     ['relu()\n  dense(1)', 'adam(lr: 0.01, clipnorm: 1)', 'the relu layer relu_1 on the shared input'],
     ['conv2d(2, kernel: 3)\n  softmax()\n  flatten()\n  dense(1)', 'adam(lr: 0.01)', 'the softmax layer softmax_1 on values of shape [2, 2, 2]'],
     ['h = dense(3)\n  dense(2, from: input)\n  dense(1, from: h)', 'adam(lr: 0.01)', "dense_2's value, which no layer reads"],
