@@ -334,6 +334,28 @@ const convCases: Case[] = [
     metrics: ['accuracy'],
     vary: 'vary lr: [0.005, 0.01, 0.03]',
   },
+  {
+    name: 'dense and layernorm on a sequence [6, 3] (B*T rows of F; epsilon per member), the dense on the input, flatten, dense; mse, adam',
+    model: 'dense(4, activation: tanh)\n  ln = layernorm()\n  dense(3, activation: elu)\n  flatten()\n  dense(2)',
+    input: [6, 3],
+    inWidth: 18,
+    k: 2,
+    loss: 'mse',
+    optimizer: 'adam(lr: 0.01)',
+    metrics: ['mae'],
+    vary: 'vary ln.epsilon: [0.001, 0.01, 0.5]',
+  },
+  {
+    name: "shared dense layers on a sequence [6, 3]: on the input (computed once), and on members' values after a member's dense on the shared one's; flatten, dense; mse, sgd",
+    model: 'shared dense(4, activation: tanh)\n  dense(3, activation: relu)\n  shared dense(3)\n  flatten()\n  dense(2)',
+    input: [6, 3],
+    inWidth: 18,
+    k: 2,
+    loss: 'mse',
+    optimizer: 'sgd(lr: 0.05)',
+    metrics: ['mae'],
+    vary: 'vary lr: [0.01, 0.03, 0.05]',
+  },
 ];
 
 function source(c: Pick<Case, 'model' | 'inWidth' | 'input' | 'loss' | 'optimizer' | 'vary'>, members = 3): string {
