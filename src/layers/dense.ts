@@ -116,8 +116,8 @@ function exportNode(ctx: ExportContext): ExportNode {
  */
 function denseWgsl(): WgslLayerRule<DenseLayer> {
   return {
-    whyNot: (op, c) => (c.inputs[0].shape.length > 2 ? `the dense layer ${op.name} on values of shape [${c.inputs[0].shape.join(', ')}]` : whyNotActivation(op, c.activations)),
-    // a sequence input [T, F] is B*T rows of F as it lies
+    // its input is [F] or a sequence [T, F] (its shape rule refuses an image), and a sequence input is B*T rows of F as it lies
+    whyNot: (op, c) => whyNotActivation(op, c.activations),
     readsImages: true,
     sharedParams: true,
     onShared: 'sums',
