@@ -2,7 +2,8 @@
 // (Dawn on Mesa's lavapipe here), against the webgpu op path on the same adapter: 50 steps end within
 // 1e-5 (relative, on the scale of each tensor) in every parameter and optimizer slot, for each activation,
 // loss and optimizer it covers, for dropout (its rate per member, on dense and conv values), layernorm and batchnorm (its running statistics; with adam; both of images too), shared layernorms (on the input, a shared layer's value and members' values), and for small conv models (with a concat of images among them) (conv2d, pooling, flatten; leaky_relu on conv
-// values and a conv's clipnorm against the cpu op path, which the webgpu op path cannot train), and evaluation by the WGSL kernels; a member's numbers are the same bit for bit whoever trains beside it
+// values and a conv's clipnorm against the cpu op path, which the webgpu op path cannot train), for sequences [T, F] (conv1d,
+// pool1d and global pools, dense and layernorm on B*T rows, an embedding of token ids), and evaluation by the WGSL kernels; a member's numbers are the same bit for bit whoever trains beside it
 // (N = 1, 3, 7); what it does not cover runs on ops and says why. Never a silent pass: without an adapter
 // the tests are skipped with the reason printed, and NETC_REQUIRE_WEBGPU=1 makes a missing adapter fail.
 import { beforeAll, describe, expect, it, vi } from 'vitest';
@@ -48,9 +49,10 @@ function populations(source: string, engines: Engine[], ids?: number[], lrFactor
 }
 
 /** A reproducible batch: x [B, in] (or [B, ...shape]), labels as the loss reads them (0/1, one-hot rows, class indices [B, 1], or normal). */
-function batchFor(step: number, inWidth: number, k: number, loss: string, b = 6, shape = [inWidth]): { x: Tensor; y: Tensor } {
+function batchFor(step: number, inWidth: number, k: number, loss: string, b = 6, shape = [inWidth], vocab?: number): { x: Tensor; y: Tensor } {
   const rng = Rng.of(step, 'wgsl-step');
-  const x = tf.tensor(Float32Array.from({ length: b * inWidth }, () => rng.normal()), [b, ...shape]);
+  // token ids in [0, vocab) where an embedding reads them
+  const x = tf.tensor(Float32Array.from({ length: b * inWidth }, () => (vocab ? Math.floor(rng.uniform() * vocab) : rng.normal())), [b, ...shape]);
   const classes = Array.from({ length: b }, () => Math.floor(rng.uniform() * k));
   let y: tf.Tensor;
   if (loss === 'sparse_categorical_crossentropy') y = tf.tensor(Float32Array.from(classes), [b, 1]);
@@ -81,6 +83,8 @@ interface Case {
   inWidth: number;
   /** an image input [H, W, C] (inWidth its size) */
   input?: number[];
+  /** token ids in [0, vocab) as the input (an embedding's) */
+  vocab?: number;
   k: number;
   loss: string;
   optimizer: string;
@@ -356,6 +360,28 @@ const convCases: Case[] = [
     metrics: ['mae'],
     vary: 'vary lr: [0.01, 0.03, 0.05]',
   },
+  {
+    name: 'embedding with positions on token ids [6] (a gather, its gradient scattered onto the rows read; vocab 5, so ids repeat), dense on the sequence, flatten, dense; mse, adam',
+    model: 'embedding(5, 3, positions: 6)\n  dense(2, activation: tanh)\n  flatten()\n  dense(2)',
+    inWidth: 6,
+    vocab: 5,
+    k: 2,
+    loss: 'mse',
+    optimizer: 'adam(lr: 0.01)',
+    metrics: ['mae'],
+    vary: 'vary lr: [0.005, 0.01, 0.03]',
+  },
+  {
+    name: 'embedding without positions, clipnorm per member (one never clips, one always), layernorm on the sequence, global_avg_pool, dense; mse, sgd with momentum',
+    model: 'embedding(4, 3)\n  layernorm()\n  global_avg_pool()\n  dense(2)',
+    inWidth: 6,
+    vocab: 4,
+    k: 2,
+    loss: 'mse',
+    optimizer: 'sgd(lr: 0.1, momentum: 0.9)',
+    metrics: ['mae'],
+    vary: 'vary clipnorm: [0, 0.02, 1]',
+  },
 ];
 
 function source(c: Pick<Case, 'model' | 'inWidth' | 'input' | 'loss' | 'optimizer' | 'vary'>, members = 3): string {
@@ -404,7 +430,7 @@ describe.skipIf(skip)('the WGSL step against the webgpu op path', () => {
       expect(ops.engine).toBe('ops');
       expect(fused.engine, fused.engineNote).toBe('fused');
       for (let s = 0; s < STEPS; s++) {
-        const { x, y } = batchFor(s, c.inWidth, c.k, c.loss, 6, c.input);
+        const { x, y } = batchFor(s, c.inWidth, c.k, c.loss, 6, c.input, c.vocab);
         const read = s % 10 === 9;
         const a = await step(ops, x, y, c.metrics, read);
         const b = await step(fused, x, y, c.metrics, read);
