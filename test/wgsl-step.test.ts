@@ -2,7 +2,8 @@
 // (Dawn on Mesa's lavapipe here), against the webgpu op path on the same adapter: 100 steps end within
 // 1e-5 (relative, on the scale of each tensor) in every parameter and optimizer slot, for each activation,
 // loss and optimizer it covers, for dropout (its rate per member, on dense and conv values), layernorm and batchnorm (its running statistics; with adam; both of images too), shared layernorms (on the input, a shared layer's value and members' values), and for small conv models (with a concat of images among them) (conv2d, pooling, flatten; leaky_relu on conv
-// values and a conv's clipnorm against the cpu op path, which the webgpu op path cannot train), and evaluation by the WGSL kernels; a member's numbers are the same bit for bit whoever trains beside it
+// values and a conv's clipnorm against the cpu op path, which the webgpu op path cannot train), for sequences [T, F] (conv1d,
+// pool1d and global pools, dense and layernorm on B*T rows, an embedding of token ids), and evaluation by the WGSL kernels; a member's numbers are the same bit for bit whoever trains beside it
 // (N = 1, 3, 7); what it does not cover runs on ops and says why. Never a silent pass: without an adapter
 // the tests are skipped with the reason printed, and NETC_REQUIRE_WEBGPU=1 makes a missing adapter fail.
 import { beforeAll, describe, expect, it, vi } from 'vitest';
@@ -48,9 +49,10 @@ function populations(source: string, engines: Engine[], ids?: number[], lrFactor
 }
 
 /** A reproducible batch: x [B, in] (or [B, ...shape]), labels as the loss reads them (0/1, one-hot rows, class indices [B, 1], or normal). */
-function batchFor(step: number, inWidth: number, k: number, loss: string, b = 6, shape = [inWidth]): { x: Tensor; y: Tensor } {
+function batchFor(step: number, inWidth: number, k: number, loss: string, b = 6, shape = [inWidth], vocab?: number): { x: Tensor; y: Tensor } {
   const rng = Rng.of(step, 'wgsl-step');
-  const x = tf.tensor(Float32Array.from({ length: b * inWidth }, () => rng.normal()), [b, ...shape]);
+  // token ids in [0, vocab) where an embedding reads them
+  const x = tf.tensor(Float32Array.from({ length: b * inWidth }, () => (vocab ? Math.floor(rng.uniform() * vocab) : rng.normal())), [b, ...shape]);
   const classes = Array.from({ length: b }, () => Math.floor(rng.uniform() * k));
   let y: tf.Tensor;
   if (loss === 'sparse_categorical_crossentropy') y = tf.tensor(Float32Array.from(classes), [b, 1]);
@@ -81,6 +83,8 @@ interface Case {
   inWidth: number;
   /** an image input [H, W, C] (inWidth its size) */
   input?: number[];
+  /** token ids in [0, vocab) as the input (an embedding's) */
+  vocab?: number;
   k: number;
   loss: string;
   optimizer: string;
@@ -301,6 +305,83 @@ const convCases: Case[] = [
     metrics: ['accuracy'],
     vary: 'vary lr: [0.005, 0.01, 0.03]',
   },
+  {
+    name: 'conv1d and pooling over a sequence [6, 3] (the 2-D kernels on one row): conv1d same, maxpool1d, conv1d valid without bias, avgpool1d same, flatten, dense; mse, adam, lr per member',
+    model: 'conv1d(4, kernel: 3, padding: same, activation: tanh)\n  maxpool1d(2)\n  conv1d(2, kernel: 2, activation: elu, bias: false)\n  avgpool1d(2, stride: 1, padding: same)\n  flatten()\n  dense(2)',
+    input: [6, 3],
+    inWidth: 18,
+    k: 2,
+    loss: 'mse',
+    optimizer: 'adam(lr: 0.01)',
+    metrics: ['mae'],
+    vary: 'vary lr: [0.005, 0.01, 0.03]',
+  },
+  {
+    name: "global_avg_pool and global_max_pool over a sequence [6, 3] (one window over its steps) of a conv1d's values, concat, dense; mse, sgd with momentum",
+    model: 'c = conv1d(4, kernel: 3, activation: tanh)\n  a = global_avg_pool(from: c)\n  g = global_max_pool(from: c)\n  concat(a, g)\n  dense(2)',
+    input: [6, 3],
+    inWidth: 18,
+    k: 2,
+    loss: 'mse',
+    optimizer: 'sgd(lr: 0.05, momentum: 0.9)',
+    metrics: ['mae'],
+    vary: 'vary momentum: [0.5, 0.8, 0.9]',
+  },
+  {
+    name: "global_max_pool of images [4, 4, 2] of a maxpool's with stride 1 (whose overlapping windows tie: TF.js's max gradient goes to each), global_avg_pool of a conv's, concat, dense; binary cross-entropy, adam",
+    model: 'c = conv2d(3, kernel: 3, padding: same, activation: tanh)\n  maxpool2d(2, stride: 1)\n  g = global_max_pool()\n  a = global_avg_pool(from: c)\n  concat(g, a)\n  dense(1, activation: sigmoid)',
+    input: [4, 4, 2],
+    inWidth: 32,
+    k: 1,
+    loss: 'binary_crossentropy',
+    optimizer: 'adam(lr: 0.01)',
+    metrics: ['accuracy'],
+    vary: 'vary lr: [0.005, 0.01, 0.03]',
+  },
+  {
+    name: 'dense and layernorm on a sequence [6, 3] (B*T rows of F; epsilon per member), the dense on the input, flatten, dense; mse, adam',
+    model: 'dense(4, activation: tanh)\n  ln = layernorm()\n  dense(3, activation: elu)\n  flatten()\n  dense(2)',
+    input: [6, 3],
+    inWidth: 18,
+    k: 2,
+    loss: 'mse',
+    optimizer: 'adam(lr: 0.01)',
+    metrics: ['mae'],
+    vary: 'vary ln.epsilon: [0.001, 0.01, 0.5]',
+  },
+  {
+    name: "shared dense layers on a sequence [6, 3]: on the input (computed once), and on members' values after a member's dense on the shared one's; flatten, dense; mse, sgd",
+    model: 'shared dense(4, activation: tanh)\n  dense(3, activation: relu)\n  shared dense(3)\n  flatten()\n  dense(2)',
+    input: [6, 3],
+    inWidth: 18,
+    k: 2,
+    loss: 'mse',
+    optimizer: 'sgd(lr: 0.05)',
+    metrics: ['mae'],
+    vary: 'vary lr: [0.01, 0.03, 0.05]',
+  },
+  {
+    name: 'embedding with positions on token ids [6] (a gather, its gradient scattered onto the rows read; vocab 5, so ids repeat), dense on the sequence, flatten, dense; mse, adam',
+    model: 'embedding(5, 3, positions: 6)\n  dense(2, activation: tanh)\n  flatten()\n  dense(2)',
+    inWidth: 6,
+    vocab: 5,
+    k: 2,
+    loss: 'mse',
+    optimizer: 'adam(lr: 0.01)',
+    metrics: ['mae'],
+    vary: 'vary lr: [0.005, 0.01, 0.03]',
+  },
+  {
+    name: 'embedding without positions, clipnorm per member (one never clips, one always), layernorm on the sequence, global_avg_pool, dense; mse, sgd with momentum',
+    model: 'embedding(4, 3)\n  layernorm()\n  global_avg_pool()\n  dense(2)',
+    inWidth: 6,
+    vocab: 4,
+    k: 2,
+    loss: 'mse',
+    optimizer: 'sgd(lr: 0.1, momentum: 0.9)',
+    metrics: ['mae'],
+    vary: 'vary clipnorm: [0, 0.02, 1]',
+  },
 ];
 
 function source(c: Pick<Case, 'model' | 'inWidth' | 'input' | 'loss' | 'optimizer' | 'vary'>, members = 3): string {
@@ -349,7 +430,7 @@ describe.skipIf(skip)('the WGSL step against the webgpu op path', () => {
       expect(ops.engine).toBe('ops');
       expect(fused.engine, fused.engineNote).toBe('fused');
       for (let s = 0; s < STEPS; s++) {
-        const { x, y } = batchFor(s, c.inWidth, c.k, c.loss, 6, c.input);
+        const { x, y } = batchFor(s, c.inWidth, c.k, c.loss, 6, c.input, c.vocab);
         const read = s % 10 === 9;
         const a = await step(ops, x, y, c.metrics, read);
         const b = await step(fused, x, y, c.metrics, read);
@@ -540,12 +621,12 @@ describe.skipIf(skip)('labels in an int32 buffer', () => {
 });
 
 describe.skipIf(skip)('what the WGSL step does not cover runs on ops and says why', () => {
-  const why = (model: string, optimizer = 'adam(lr: 0.01)') => populations(source({ model, inWidth: 2, input: model.includes('2d(') ? [4, 4, 1] : undefined, loss: 'mse', optimizer, vary: '' }), ['auto'])[0];
+  const why = (model: string, optimizer = 'adam(lr: 0.01)') => populations(source({ model, inWidth: 2, input: model.includes('2d(') || model.startsWith('global_') ? [4, 4, 1] : undefined, loss: 'mse', optimizer, vary: '' }), ['auto'])[0];
   it.each([
     ['avgpool2d(2)\n  flatten()\n  dense(1)', 'adam(lr: 0.01)', "avgpool2d_1 on the input (the WGSL step pools members' own values and shared layers' values)"],
     ['maxpool2d(2)\n  flatten()\n  dense(1)', 'adam(lr: 0.01)', "maxpool2d_1 on the input (the WGSL step pools members' own values and shared layers' values)"],
     ['batchnorm()\n  conv2d(2, kernel: 3, activation: relu)\n  flatten()\n  dense(1)', 'rmsprop(lr: 0.01)', 'an input of shape [4, 4, 1]'],
-    ['conv2d(2, kernel: 3, activation: relu)\n  global_avg_pool()\n  dense(1)', 'adam(lr: 0.01)', "the global_avg_pool layer (no WGSL kernel reduces over an image's cells yet)"],
+    ['global_avg_pool()\n  dense(1)', 'adam(lr: 0.01)', "global_avg_pool_1 on the input (the WGSL step pools members' own values and shared layers' values)"],
     ['relu()\n  dense(1)', 'adam(lr: 0.01, clipnorm: 1)', 'the relu layer relu_1 on the shared input'],
     ['conv2d(2, kernel: 3)\n  softmax()\n  flatten()\n  dense(1)', 'adam(lr: 0.01)', 'the softmax layer softmax_1 on values of shape [2, 2, 2]'],
     ['h = dense(3)\n  dense(2, from: input)\n  dense(1, from: h)', 'adam(lr: 0.01)', "dense_2's value, which no layer reads"],

@@ -6,7 +6,7 @@ import type { Initializer } from '../vocabulary/initializers.js';
 import { paddingArg, weightedArgs } from './common-args.js';
 import { hasRule, type LayerKind } from './layer-kind.js';
 import { conv2d } from './conv2d.js';
-import { asRow, rowForward, rowWasm, sequenceOutput } from './sequence.js';
+import { asRow, rowForward, rowWasm, rowWgsl, sequenceOutput } from './sequence.js';
 import { weightedLayers } from './reference-rule.js';
 import { activationArgOf, biasTensor, selfOf } from './export-rule.js';
 import type { ExportContext, ExportNode } from '../interop/export-node.js';
@@ -39,7 +39,7 @@ export const conv1d: LayerKind = {
   widen: { keepsShared: false, kernels: ['kernel'] },
   forward: rowForward(conv2d.forward),
   wasm: hasRule(conv2d.wasm) ? rowWasm(conv2d.wasm) : conv2d.wasm,
-  wgsl: { unsupported: 'no WGSL kernel convolves over a sequence yet' },
+  wgsl: rowWgsl(conv2d.wgsl),
   reference: {
     layers: (ctx) =>
       weightedLayers(ctx, (common) =>

@@ -22,8 +22,10 @@ import { denseKernel as denseKernelOf, linearWeight } from '../interop/layout.js
 import { onnxActivated, torchActivation } from '../interop/activation-forms.js';
 import { int, onnxLinear } from '../interop/onnx-graph.js';
 import { activationOf, denseDinput, denseForwardKernel, denseUpdates, whyNotActivation } from '../wgsl/dense.js';
-import { sharedDinput, sharedUpdates } from '../wgsl/shared.js';
-import type { DenseLayer, WgslLayerRule } from '../wgsl/rule.js';
+import { sharedDinput, sharedUpdates, type SharedWriter } from '../wgsl/shared.js';
+import type { DenseLayer, WgslLayerRule, Writers } from '../wgsl/rule.js';
+import type { WgslKernel } from '../wgsl/kernel-text.js';
+import { perCell } from '../wgsl/norm.js';
 
 export const dense: LayerKind = {
   name: 'dense',
@@ -114,22 +116,37 @@ function exportNode(ctx: ExportContext): ExportNode {
  */
 function denseWgsl(): WgslLayerRule<DenseLayer> {
   return {
-    whyNot: (op, c) => (c.inputs[0].shape.length > 1 ? `the dense layer ${op.name} on a sequence [${c.inputs[0].shape.join(', ')}]` : whyNotActivation(op, c.activations)),
+    // its input is [F] or a sequence [T, F] (its shape rule refuses an image), and a sequence input is B*T rows of F as it lies
+    whyNot: (op, c) => whyNotActivation(op, c.activations),
+    readsImages: true,
     sharedParams: true,
     onShared: 'sums',
-    layer: (b) => ({ ...b.base, ...activationOf(b), family: 'dense', kernel: b.param('kernel'), bias: b.param('bias'), keys: [], clipFloats: b.base.inWidth * b.base.width, order: [0] }),
-    forward: (w, l) => [denseForwardKernel(w.of(l), l)],
+    layer(b) {
+      const cells = b.base.op.shape.length === 2 ? b.base.op.shape[0] : 1;
+      const clipFloats = (b.base.inWidth / cells) * (b.base.width / cells);
+      return { ...b.base, ...activationOf(b), family: 'dense', kernel: b.param('kernel'), bias: b.param('bias'), keys: [], clipFloats, order: [0], cells };
+    },
+    forward: (w, l) => [denseForwardKernel(w.of(l, l.cells), perCell(l, l.cells ?? 1))],
     backward(w, l, [prev]) {
+      const cells = l.cells ?? 1;
+      const rows = perCell(l, cells);
       const kernels = [];
       // the gradient of the layer's input first: it reads the kernel before its update (a member's layer on a
       // shared layer's value: every member's gradient of it summed, as the op path's one wide product sums it)
-      if (prev) kernels.push(prev.op.shared && !l.op.shared ? sharedDinput(w.shared, l, prev) : denseDinput(w.of(l), l, prev));
-      const update = (which: 'kernel' | 'bias') => (l.kernel?.layout === 'shared' ? sharedUpdates(w.shared, l, which) : denseUpdates(w.all(), l, which));
+      if (prev) kernels.push(prev.op.shared && !l.op.shared ? sharedDinput(sharedRows(w, cells), rows, prev) : denseDinput(w.of(l, cells), rows, prev));
+      const update = (which: 'kernel' | 'bias') => (l.kernel?.layout === 'shared' ? sharedUpdates(sharedRows(w, cells), rows, which) : denseUpdates(w.all(cells), rows, which));
       if (l.kernel) kernels.push(...update('kernel'));
       if (l.bias) kernels.push(...update('bias'));
       return kernels;
     },
   };
+}
+
+/** The shared layers' writer for B*cells rows (a dense layer on a sequence: B*T rows of F); the step's own for flat values. */
+function sharedRows(w: Writers, cells: number): SharedWriter<WgslKernel> {
+  if (cells === 1) return w.shared;
+  const rows = w.all(cells);
+  return { ...w.shared, batch: rows.batch, input: (k, l) => rows.input(k, l, 'i'), dz: (k, l) => rows.dz(k, l as never) };
 }
 
 /**

@@ -26,6 +26,8 @@ import type { WasmBackwardContext, WasmContext, WasmRule } from './wasm-rule.js'
 import type { Code, Local } from '../wasm/module.js';
 import { columnSums, forRows, rowOf, type Mat, type ParamMat } from '../wasm/blocks.js';
 import { rowColumns, zeroMat } from '../wasm/sequence.js';
+import { gatherForward, gatherUpdates, type GatherLayer } from '../wgsl/gather.js';
+import type { WgslLayerRule } from '../wgsl/rule.js';
 
 /** One member: [B, T] ids -> [B, T, dim], plus the positions [T, dim]. */
 function single({ tf }: ForwardContext, [x]: Tensor[], p: Params): Tensor {
@@ -84,7 +86,7 @@ export const embedding: LayerKind = {
     shared: sharedByFolding((ctx, x, p) => single(ctx, x, p)),
   },
   wasm: embeddingWasm(),
-  wgsl: { unsupported: 'no WGSL kernel gathers the rows of a table yet' },
+  wgsl: embeddingWgsl(),
   reference: {
     layers({ tf, args, name, initializers }) {
       // tfjs-layers has no layer that adds a learned [steps, dim] table; netc extract then writes no TF.js model
@@ -227,4 +229,24 @@ function scatterAdd(k: WasmBackwardContext, steps: number, dim: number, grad: Ma
       v.store(col);
     });
   }, k.dOutput);
+}
+
+/**
+ * The WGSL step's embedding (src/wgsl/gather.ts): the gather forward, and its table's and positions' updates
+ * by the scatter-add of the gradient; it reads the shared input's ids, so there is no input gradient.
+ */
+function embeddingWgsl(): WgslLayerRule<GatherLayer> {
+  return {
+    whyNot: (op, c) => (c.onInput && c.inputs[0].op === 'input' ? undefined : `${op.name} on values other than the input's ids`),
+    onShared: 'never',
+    layer(b) {
+      const [steps, dim] = b.base.op.shape;
+      const table = b.param('embeddings')!;
+      const positions = b.param('positions');
+      const clipFloats = Math.max(table ? (b.base.op.attrs.vocab as number) * dim : 0, positions ? steps * dim : 0);
+      return { ...b.base, family: 'dense', activation: 'linear', keys: [], clipFloats, order: [0], table, positions, vocab: b.base.op.attrs.vocab as number, dim, steps };
+    },
+    forward: (w, l) => [gatherForward(w.all(), l)],
+    backward: (w, l) => gatherUpdates(w.all(), l),
+  };
 }

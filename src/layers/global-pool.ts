@@ -24,6 +24,11 @@ import type { Lanes } from '../wasm/lanes.js';
 import type { Code, Local } from '../wasm/module.js';
 import type { ExportContext, ExportNode } from '../interop/export-node.js';
 import { int, ints } from '../interop/onnx-graph.js';
+import { avgpool2d, maxpool2d } from './pool2d.js';
+import { hasRule, type Rule } from './layer-kind.js';
+import type { WgslOp } from '../wgsl/chain.js';
+import type { SpatialLayer } from '../wgsl/conv.js';
+import type { WgslLayerRule, WgslRule } from '../wgsl/rule.js';
 
 function globalPool(max: boolean): LayerKind {
   const name = max ? 'global_max_pool' : 'global_avg_pool';
@@ -61,8 +66,7 @@ function globalPool(max: boolean): LayerKind {
       },
     },
     export: { node: (ctx) => globalPoolNode(ctx, max) },
-    // the WGSL step has no reduction over a member's cells yet: a model with one trains on TF.js ops on webgpu
-    wgsl: { unsupported: "no WGSL kernel reduces over an image's cells yet" },
+    wgsl: globalWgsl(max),
   };
 }
 
@@ -188,3 +192,34 @@ function globalPoolKernel(max: boolean): WasmRule {
 
 export const globalAvgPool = globalPool(false);
 export const globalMaxPool = globalPool(true);
+
+/** An image [H, W, C], or a sequence [T, C] as the image of one row [1, T, C]. */
+const asImage = (s: number[]): number[] => (s.length === 2 ? [1, ...s] : s);
+
+/** A global pool's op as a pool's whose one window is its input's image: [H, W] (or [1, T]), valid, to [1, 1, C]. */
+function asPool(op: WgslOp, input: number[]): WgslOp {
+  const [h, w, c] = asImage(input);
+  return { ...op, attrs: { ...op.attrs, size: [h, w], stride: [h, w], padding: 'valid' }, shape: [1, 1, c] };
+}
+
+/**
+ * The WGSL step's global pool: the pool kernels (src/wgsl/conv.ts) with one window over the whole image
+ * (a sequence's steps being an image of one row); its value [C] is the pool's [1, 1, C] in the same
+ * memory. The mean's gradient is dy times 1 / count (the op path's divides by it: an ulp apart at most);
+ * the maximum's goes to every input equal to it, as TF.js's gradient of tf.max, not to the last largest.
+ */
+function globalWgsl(max: boolean): Rule<WgslRule> {
+  const pool = (max ? maxpool2d : avgpool2d).wgsl;
+  if (!hasRule(pool) || pool.alias) return pool;
+  const inner = pool as WgslLayerRule<SpatialLayer>;
+  const rule: WgslLayerRule<SpatialLayer> = {
+    ...inner,
+    ...(inner.whyNot ? { whyNot: (op, c) => inner.whyNot!(asPool(op, c.inputs[0].shape), c) } : {}),
+    layer(b) {
+      const inputs = b.inputs.map((i) => ({ ...i, shape: asImage(i.shape) }));
+      const l = inner.layer({ ...b, base: { ...b.base, op: asPool(b.base.op, b.inputs[0].shape) }, inputs });
+      return { ...l, op: b.base.op, ...(max ? { ties: true as const } : {}) };
+    },
+  };
+  return rule as WgslRule;
+}

@@ -4,7 +4,7 @@
 import { hasRule, type LayerKind } from './layer-kind.js';
 import { paddingArg } from './common-args.js';
 import { maxpool2d, avgpool2d } from './pool2d.js';
-import { asRow, rowForward, rowWasm, sequenceOutput } from './sequence.js';
+import { asRow, rowForward, rowWasm, rowWgsl, sequenceOutput } from './sequence.js';
 import type { ExportContext, ExportNode } from '../interop/export-node.js';
 import { windowPads } from '../interop/layout.js';
 import { int, ints } from '../interop/onnx-graph.js';
@@ -34,7 +34,7 @@ function pool1d(max: boolean): LayerKind {
     widen: { keepsShared: true },
     forward: rowForward(rows.forward),
     wasm: hasRule(rows.wasm) ? rowWasm(rows.wasm) : rows.wasm,
-    wgsl: { unsupported: 'no WGSL kernel pools over a sequence yet' },
+    wgsl: rowWgsl(rows.wgsl),
     reference: {
       layers({ tf, args, name: layer }) {
         const config = { poolSize: args.size as number, strides: strideOf(args), padding: args.padding as 'valid' | 'same', name: layer };

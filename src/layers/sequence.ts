@@ -10,6 +10,10 @@ import type { BoundValue } from '../core/arg-spec.js';
 import type { Tensor } from '../kernels/tf.js';
 import type { Act, ForwardContext, ForwardRules, Params } from './forward.js';
 import type { WasmRule } from './wasm-rule.js';
+import type { WgslOp } from '../wgsl/chain.js';
+import type { SpatialLayer } from '../wgsl/conv.js';
+import type { WgslLayerRule, WgslRule } from '../wgsl/rule.js';
+import { hasRule, type Rule } from './layer-kind.js';
 
 /** Checks a [T, C] input and returns the output's steps, or undefined after reporting. */
 export function sequenceOutput(ctx: ShapeContext, what: string, window: number, stride: number, padding: string): number | undefined {
@@ -78,4 +82,26 @@ export function rowWasm(rule: WasmRule): WasmRule {
     forward: (k) => rule.forward({ ...k, attrs: rowArgs(k.attrs), inputShapes: k.inputShapes.map(asRow), shape: asRow(k.shape) }),
     backward: (k) => rule.backward({ ...k, attrs: rowArgs(k.attrs), inputShapes: k.inputShapes.map(asRow), shape: asRow(k.shape) }),
   };
+}
+
+/** An op of the WGSL step as its 2-D kind's: the window arguments as pairs, the shape as a row. */
+const rowOp = (op: WgslOp): WgslOp => ({ ...op, attrs: rowArgs(op.attrs), shape: op.shape.length === 2 ? asRow(op.shape) : op.shape });
+
+/**
+ * A 2-D kind's WGSL rule as the 1-D kind's: a batch of sequences [B, T, C] is a batch of images of one row in
+ * the same memory, so the 2-D kernels run on it unchanged. The chain layer keeps the 1-D op (the step finds
+ * it by its op); only the window its rule computes from the 2-D view differs.
+ */
+export function rowWgsl(rule: Rule<WgslRule>): Rule<WgslRule> {
+  if (!hasRule(rule) || rule.alias) return rule;
+  const inner = rule as WgslLayerRule<SpatialLayer>;
+  const wrapped: WgslLayerRule<SpatialLayer> = {
+    ...inner,
+    ...(inner.whyNot ? { whyNot: (op, c) => inner.whyNot!(rowOp(op), { ...c, inputs: c.inputs.map(rowOp) }) } : {}),
+    layer(b) {
+      const inputs = b.inputs.map((i) => ({ ...i, shape: asRow(i.shape) }));
+      return { ...inner.layer({ ...b, base: { ...b.base, op: rowOp(b.base.op) }, inputs }), op: b.base.op };
+    },
+  };
+  return wrapped as WgslRule;
 }

@@ -40,6 +40,8 @@ export interface SpatialLayer extends ChainValues {
   g: Spatial;
   /** output channels: the conv's filters, the pool's input channels */
   f: number;
+  /** a max pool's gradient to every input equal to its window's max (TF.js's gradient of tf.max: a global max pool's), not to the last largest only */
+  ties?: true;
 }
 
 /** The conv or pool layer of `kind` over window `g` (its rule works it out from the op and its input's [H, W, C]), with `f` output channels. */
@@ -240,6 +242,11 @@ function poolInputGrad<K>(w: SpatialWriter<K>, l: SpatialLayer, prev: { op: { na
   const lines = [...inputCoords(w, l), '  var acc = 0.0;'];
   if (l.kind === 'avgpool2d') {
     lines.push(...gatherLoops(l.g, [`acc = acc + ${dy} * ${Math.fround(1 / (l.g.kh * l.g.kw)).toPrecision(9)};`]));
+  } else if (l.ties) {
+    // dy * (x == y ? 1 : 0), as TF.js's gradient of tf.max: every tied input gets dy
+    const x = inputAt(k, w, l, `u32(iy * ${i(l.g.w)} + ix)`, 'c');
+    const y = `${acts}[${u(l.valuesAt)} + (m * ${u(w.batch)} + b) * ${u(l.width)} + u32(oy * ${i(l.g.ow)} + ox) * ${u(l.f)} + c]`;
+    lines.push(...gatherLoops(l.g, [`acc = acc + ${dy} * select(0.0, 1.0, ${x} == ${y});`]));
   } else {
     // the window's last largest input, as TF.js's max-position shader finds it (value >= the max so far)
     const x = inputAt(k, w, l, `u32(wy * ${i(l.g.w)} + wx)`, 'c');

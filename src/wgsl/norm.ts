@@ -60,14 +60,15 @@ export interface NormLayer extends ChainValues {
 
 /** Why the WGSL step does not cover this dropout, layernorm or batchnorm, or undefined where it does. */
 export function whyNotNorm(norm: Norm, op: { op: string; name: string; shape: readonly number[] }): string | undefined {
-  // a norm of an image [H, W, C] is the flat rule on B*H*W rows of C (batchnorm's statistics per channel, layernorm's per cell)
-  const covered = norm === 'dropout' || op.shape.length === 1 || op.shape.length === 3;
+  // a norm of an image [H, W, C] is the flat rule on B*H*W rows of C (batchnorm's statistics per channel, layernorm's per cell);
+  // a layernorm of a sequence [T, F] the flat rule on B*T rows of F
+  const covered = norm === 'dropout' || op.shape.length === 1 || op.shape.length === 3 || (norm === 'layernorm' && op.shape.length === 2);
   if (!covered) return `the ${op.op} layer ${op.name} on values of shape [${op.shape.join(', ')}]`;
   return undefined;
 }
 
-/** A layer's cells per example where its norm runs per cell (batchnorm or layernorm of an image [H, W, C]: H*W), else 1. */
-export const cellsOf = (norm: Norm, shape: readonly number[]): number => (norm !== 'dropout' && shape.length === 3 ? shape[0] * shape[1] : 1);
+/** A layer's cells per example where its norm runs per cell (batchnorm or layernorm of an image [H, W, C]: H*W; a layernorm of a sequence [T, F]: T), else 1. */
+export const cellsOf = (norm: Norm, shape: readonly number[]): number => (norm === 'dropout' || shape.length === 1 ? 1 : shape.slice(0, -1).reduce((a, d) => a * d, 1));
 
 /**
  * The norm's kernels' view of a layer of `cells` cells per example: the flat rule's rows of C (width and

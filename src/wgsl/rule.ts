@@ -15,6 +15,8 @@ import type { DenseWriter } from './dense.js';
 /** A dense layer or a weightless activation layer (src/wgsl/dense.ts). */
 export interface DenseLayer extends ChainValues {
   family: 'dense' | 'activation';
+  /** a dense layer's steps per example on a sequence [T, F] (its kernels see B*T rows of F), else 1 */
+  cells?: number;
 }
 
 /** A layer of the chain, told apart by the family its rule set. */
