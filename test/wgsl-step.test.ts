@@ -378,7 +378,7 @@ const convCases: Case[] = [
     vocab: 4,
     k: 2,
     loss: 'mse',
-    optimizer: 'sgd(lr: 0.1, momentum: 0.9)',
+    optimizer: 'sgd(lr: 0.05, momentum: 0.9)',
     metrics: ['mae'],
     vary: 'vary clipnorm: [0, 0.02, 1]',
   },
