@@ -15,10 +15,11 @@ import { pyFloat } from '../interop/torch-code.js';
 import { selfOf } from './export-rule.js';
 import { lastAxisRows, type LastAxisRows, type WasmBackwardContext, type WasmContext, type WasmRule } from './wasm-rule.js';
 import type { Code, Local } from '../wasm/module.js';
-import { addInto, columnSums, denseForward, denseGradInput, denseGradWeights, forEachFloat, forRows, loadAt, address, slicedForward, type Mat, type ParamMat } from '../wasm/blocks.js';
+import { addInto, columnSums, denseForward, denseGradInput, denseGradWeights, forEachFloat, forRows, loadAt, address, type Mat, type ParamMat } from '../wasm/blocks.js';
 import { softmaxGradRows, softmaxRowsWide } from '../wasm/activations.js';
 import { transposeEach } from '../wasm/sequence.js';
 import { PER_MEMBER_MACS } from '../kernels/matmul.js';
+import { tiledProduct } from '../wasm/tiles.js';
 
 /** The four projections, in the order of the parameters (each its kernel, then its bias). */
 const projections = ['query', 'key', 'value', 'output'] as const;
@@ -290,13 +291,14 @@ function eachHead(c: Code, batch: Local, d: Dims, body: (at: HeadAt) => void): v
 /**
  * y = x · w for one head, T rows: x's `inner` columns, w [inner, width] (a view read row by row, at its
  * stride), summed as the op path's per-head product sums them (denseForward: in order, or in blocks of 48),
- * 16 columns at a time (a row of scores is T wide: slicedForward says why).
+ * in tiles.ts's register tiles (the same sums in the same order; 16-column slices of denseForward were half
+ * as fast on the transformer bench's heads).
  */
 function product(c: Code, d: Dims, x: Mat, w: Mat, y: Mat, inner: number, width: number): void {
   const [rows, stride] = [c.local('i32'), c.local('i32')];
   c.i32(d.steps).set(rows);
   c.i32(w.width * 4).set(stride);
-  slicedForward(c, rows, x, { base: w.base, rowStride: stride, rows: inner, width, blocked: d.blocked, stride: w.width * 4 }, y);
+  c.outlined(() => tiledProduct(c, rows, x, { base: w.base, rowStride: stride, rows: inner, width, blocked: d.blocked, stride: w.width * 4 }, y));
 }
 
 /**
