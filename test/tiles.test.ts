@@ -54,6 +54,8 @@ interface ProductCase {
   rowFloats: number;
   /** floats between one output row and the next (width: contiguous) */
   yFloats: number;
+  /** a bias row added after the sums */
+  bias?: boolean;
 }
 
 const products: ProductCase[] = [
@@ -62,21 +64,25 @@ const products: ProductCase[] = [
   { rows: 3, k: 100, width: 32, blocked: false, rowFloats: 32, yFloats: 96 }, // a step's columns of a sequence
   { rows: 1, k: 3, width: 3, blocked: true, rowFloats: 3, yFloats: 3 }, // one row of one partial vector
   { rows: 9, k: 16, width: 51, blocked: false, rowFloats: 64, yFloats: 55 }, // groups and a partial vector
+  { rows: 7, k: 60, width: 22, blocked: true, rowFloats: 30, yFloats: 22, bias: true }, // a bias after two blocks
+  { rows: 4, k: 9, width: 7, blocked: false, rowFloats: 7, yFloats: 11, bias: true }, // a bias's partial vector
 ];
 
 describe('the tiled product y = x · W', () => {
   for (const p of products) {
-    it(`is denseForward's bit for bit: ${p.rows} rows, ${p.k} -> ${p.width}${p.blocked ? ', blocks of 48' : ''}${p.rowFloats !== p.width ? ', rows apart' : ''}${p.yFloats !== p.width ? ', wider output rows' : ''}`, () => {
+    it(`is denseForward's bit for bit: ${p.rows} rows, ${p.k} -> ${p.width}${p.blocked ? ', blocks of 48' : ''}${p.rowFloats !== p.width ? ', rows apart' : ''}${p.yFloats !== p.width ? ', wider output rows' : ''}${p.bias ? ', plus a bias' : ''}`, () => {
       const x = values(p.rows * p.k, 3 + p.k);
       const w = values(p.k * p.rowFloats, 5 + p.width);
+      const b = p.bias ? values(p.width, 7) : [];
       const size = p.rows * p.yFloats;
-      const [ref, out] = run(p.rows, Float32Array.from([...x, ...w]), [new Float32Array(size).fill(NaN), size], (c, base, rows) => {
+      const [ref, out] = run(p.rows, Float32Array.from([...x, ...w, ...b]), [new Float32Array(size).fill(NaN), size], (c, base, rows) => {
         const stride = c.local('i32');
         c.i32(p.rowFloats * 4).set(stride);
         const kernel: ParamMat = { base: at(c, base, IN + x.length), rowStride: stride, rows: p.k, width: p.width, blocked: p.blocked };
         const xMat: Mat = { base, offset: IN * 4, width: p.k };
-        denseForward(c, rows, xMat, kernel, undefined, { base, offset: REF * 4, width: p.yFloats });
-        tiledProduct(c, rows, xMat, kernel, { base, offset: OUT * 4, width: p.yFloats });
+        const bias = p.bias ? at(c, base, IN + x.length + w.length) : undefined;
+        denseForward(c, rows, xMat, kernel, bias, { base, offset: REF * 4, width: p.yFloats });
+        tiledProduct(c, rows, xMat, kernel, { base, offset: OUT * 4, width: p.yFloats }, bias);
       });
       expect(out.some((v) => !Number.isNaN(v))).toBe(true);
       expect(bits(out)).toEqual(bits(ref));

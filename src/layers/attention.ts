@@ -15,10 +15,11 @@ import { pyFloat } from '../interop/torch-code.js';
 import { selfOf } from './export-rule.js';
 import { lastAxisRows, type LastAxisRows, type WasmBackwardContext, type WasmContext, type WasmRule } from './wasm-rule.js';
 import type { Code, Local } from '../wasm/module.js';
-import { addInto, columnSums, denseForward, denseGradInput, denseGradWeights, forEachFloat, forRows, loadAt, address, slicedForward, type Mat, type ParamMat } from '../wasm/blocks.js';
+import { addInto, columnSums, forEachFloat, forRows, loadAt, address, type Mat, type ParamMat } from '../wasm/blocks.js';
 import { softmaxGradRows, softmaxRowsWide } from '../wasm/activations.js';
 import { transposeEach } from '../wasm/sequence.js';
 import { PER_MEMBER_MACS } from '../kernels/matmul.js';
+import { rowsGradInput, rowsGradWeights, rowsProduct, tiledProduct } from '../wasm/tiles.js';
 
 /** The four projections, in the order of the parameters (each its kernel, then its bias). */
 const projections = ['query', 'key', 'value', 'output'] as const;
@@ -222,16 +223,16 @@ function attentionWasm(): WasmRule {
 
 /** y = x · kernel + bias for one of the projections, on the B*T rows (x seen as rows, y a [B, T*F] buffer). */
 function project(k: WasmContext, r: LastAxisRows, w: Projection, x: Mat, y: Mat): void {
-  denseForward(k.code, r.rows, x, r.kernel(k.params[`${w}_kernel`] as ParamMat), k.params[`${w}_bias`] as Local, r.of(y));
+  rowsProduct(k.code, r.rows, x, r.kernel(k.params[`${w}_kernel`] as ParamMat), k.params[`${w}_bias`] as Local, r.of(y));
 }
 
 /** A projection's kernel and bias gradients from its dy, and its input's gradient into dx where one is wanted. */
 function projectionGrads(k: WasmBackwardContext, r: LastAxisRows, w: Projection, x: Mat, dy: Mat, dx: Mat | undefined, kernelT: Mat): void {
   const c = k.code;
   const kernel = k.params[`${w}_kernel`] as ParamMat;
-  c.outlined(() => denseGradWeights(c, r.rows, x, dy, k.grads[`${w}_kernel`], r.blockedRows(kernel)));
+  c.outlined(() => rowsGradWeights(c, r.rows, x, dy, k.grads[`${w}_kernel`], r.blockedRows(kernel)));
   c.outlined(() => columnSums(c, r.rows, dy, k.grads[`${w}_bias`]));
-  if (dx) c.outlined(() => denseGradInput(c, r.rows, dy, r.kernel(kernel), dx, kernelT));
+  if (dx) c.outlined(() => rowsGradInput(c, r.rows, dy, r.kernel(kernel), dx, kernelT));
 }
 
 /** Backward through the heads: from dMixed, the gradients of the query, key and value projections' outputs. */
@@ -290,13 +291,14 @@ function eachHead(c: Code, batch: Local, d: Dims, body: (at: HeadAt) => void): v
 /**
  * y = x · w for one head, T rows: x's `inner` columns, w [inner, width] (a view read row by row, at its
  * stride), summed as the op path's per-head product sums them (denseForward: in order, or in blocks of 48),
- * 16 columns at a time (a row of scores is T wide: slicedForward says why).
+ * in tiles.ts's register tiles (the same sums in the same order; 16-column slices of denseForward were half
+ * as fast on the transformer bench's heads).
  */
 function product(c: Code, d: Dims, x: Mat, w: Mat, y: Mat, inner: number, width: number): void {
   const [rows, stride] = [c.local('i32'), c.local('i32')];
   c.i32(d.steps).set(rows);
   c.i32(w.width * 4).set(stride);
-  slicedForward(c, rows, x, { base: w.base, rowStride: stride, rows: inner, width, blocked: d.blocked, stride: w.width * 4 }, y);
+  c.outlined(() => tiledProduct(c, rows, x, { base: w.base, rowStride: stride, rows: inner, width, blocked: d.blocked, stride: w.width * 4 }, y));
 }
 
 /**

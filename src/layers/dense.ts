@@ -12,6 +12,7 @@ import type { ForwardContext, Params } from './forward.js';
 import { sharedByFolding } from './widened.js';
 import { lastAxisRows, type WasmContext, type WasmRule } from './wasm-rule.js';
 import { columnSums, denseForward, denseGradInput, denseGradWeights, type ParamMat } from '../wasm/blocks.js';
+import { rowsGradInput, rowsGradWeights, rowsProduct } from '../wasm/tiles.js';
 import { applyActivation, applyActivationGrad } from '../wasm/activations.js';
 import { kernelActivations, LEAKY_RELU_ALPHA } from '../math/activations.js';
 import type { Local } from '../wasm/module.js';
@@ -167,7 +168,9 @@ function denseKernel(): WasmRule {
       const act = k.attrs.activation as string;
       const r = lastAxisRows(k);
       const z = act === 'linear' ? k.output : k.saved('z', k.output.width);
-      denseForward(k.code, r.rows, r.of(k.inputs[0]), r.kernel(k.params.kernel as ParamMat), k.params.bias as Local | undefined, r.of(z));
+      // a sequence's B*T rows in register tiles (the same sums; a batch's rows keep denseForward's code)
+      const product = r.steps > 1 ? rowsProduct : denseForward;
+      product(k.code, r.rows, r.of(k.inputs[0]), r.kernel(k.params.kernel as ParamMat), k.params.bias as Local | undefined, r.of(z));
       if (act !== 'linear') applyActivation(k.code, act, r.rows, r.of(z), r.of(k.output), act === 'leaky_relu' ? slope(k) : undefined);
     },
     backward(k) {
@@ -177,9 +180,10 @@ function denseKernel(): WasmRule {
       if (act !== 'linear') applyActivationGrad(k.code, act, r.rows, r.of(k.saved('z', k.output.width)), r.of(k.output), dz, dz, act === 'leaky_relu' ? slope(k) : undefined);
       // the rows are the inner dimension here: its blocks of 48 matter only for more than 48 rows
       const kernel = r.kernel(k.params.kernel as ParamMat);
-      denseGradWeights(k.code, r.rows, r.of(k.inputs[0]), dz, k.grads.kernel, r.blockedRows(k.params.kernel as ParamMat), k.accumulate);
+      const [gradWeights, gradInput] = r.steps > 1 ? [rowsGradWeights, rowsGradInput] : [denseGradWeights, denseGradInput];
+      gradWeights(k.code, r.rows, r.of(k.inputs[0]), dz, k.grads.kernel, r.blockedRows(k.params.kernel as ParamMat), k.accumulate);
       if (k.grads.bias) columnSums(k.code, r.rows, dz, k.grads.bias, k.accumulate);
-      if (k.dInputs[0]) denseGradInput(k.code, r.rows, dz, kernel, r.of(k.dInputs[0]), k.saved('kernelT', Math.ceil((kernel.rows * kernel.width) / k.maxBatch)));
+      if (k.dInputs[0]) gradInput(k.code, r.rows, dz, kernel, r.of(k.dInputs[0]), k.saved('kernelT', Math.ceil((kernel.rows * kernel.width) / k.maxBatch)));
     },
   };
 }

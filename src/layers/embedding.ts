@@ -28,6 +28,7 @@ import { columnSums, forRows, rowOf, type Mat, type ParamMat } from '../wasm/blo
 import { rowColumns, zeroMat } from '../wasm/sequence.js';
 import { gatherForward, gatherUpdates, type GatherLayer } from '../wgsl/gather.js';
 import type { WgslLayerRule } from '../wgsl/rule.js';
+import { scalarLanes, simdLanes, type Lanes } from '../wasm/lanes.js';
 
 /** One member: [B, T] ids -> [B, T, dim], plus the positions [T, dim]. */
 function single({ tf }: ForwardContext, [x]: Tensor[], p: Params): Tensor {
@@ -154,7 +155,7 @@ function embeddingWasm(): WasmRule {
         const [from, pos] = [c.local('i32'), c.local('i32')];
         tableRow(c, k.params.embeddings as ParamMat, id, from);
         if (positions) tableRow(c, positions, t, pos);
-        rowColumns(c, dim, (v, off, col) => {
+        tokenColumns(c, dim, (v, off, col) => {
           const at = (p: Local) => (c.get(p), off && c.get(off).i32Add());
           at(row.y);
           at(from);
@@ -180,6 +181,25 @@ function embeddingWasm(): WasmRule {
 
 function embeddingDims(k: WasmContext): { steps: number; dim: number; vocab: number } {
   return { steps: k.inputShapes[0][0], dim: k.attrs.dim as number, vocab: k.attrs.vocab as number };
+}
+
+/** Rows up to this many floats wide are copied (and added) vector by vector at constant offsets. */
+const UNROLLED = 64;
+
+/**
+ * rowColumns for a token's row of `dim` floats: a row of up to UNROLLED floats written out, its vectors' v128
+ * loads and stores at constant offsets with no loop around them (a step's tokens each run the loop once:
+ * its counter and branch cost as much as the copy); wider rows in rowColumns' loop. The same operations.
+ */
+function tokenColumns(c: Code, dim: number, body: (v: Lanes, off: Local | undefined, col: number) => void): void {
+  if (dim > UNROLLED) return rowColumns(c, dim, body);
+  const vec = dim - (dim % 4);
+  if (vec) {
+    const simd = simdLanes(c);
+    for (let o = 0; o < vec; o += 4) body(simd, undefined, o * 4);
+  }
+  const scalar = scalarLanes(c);
+  for (let o = vec; o < dim; o++) body(scalar, undefined, o * 4);
 }
 
 /** Sets `into` to the address of row `r` (an i32 local) of a member's parameter. */
@@ -218,7 +238,7 @@ function scatterAdd(k: WasmBackwardContext, steps: number, dim: number, grad: Ma
   const row = c.local('i32');
   eachToken(k, steps, (_t, id, rows) => {
     c.get(grad.base).i32(grad.offset).i32Add().get(id).i32(dim * 4).i32Mul().i32Add().set(row);
-    rowColumns(c, dim, (v, off, col) => {
+    tokenColumns(c, dim, (v, off, col) => {
       const at = (p: Local) => (c.get(p), off && c.get(off).i32Add());
       at(row);
       at(row);

@@ -8,7 +8,7 @@
 // Tiles and column groups are run-time loops with small bodies (V8 compiles those best); the remainders,
 // a row at a time and a last group of whatever vectors are left, are loops and code of their own.
 import type { Code, Local } from './module.js';
-import { blocksOf, rowOf, type Mat, type ParamMat } from './blocks.js';
+import { blocksOf, denseForward, denseGradInput, denseGradWeights, rowOf, transposedParam, type Mat, type ParamMat } from './blocks.js';
 import { loadVec, storeVec, vectorsOf, type Vec } from './vectors.js';
 
 /**
@@ -54,10 +54,11 @@ function sumsFor(c: Code, cache: Map<string, Local[]>, rows: number, vecs: numbe
 /**
  * y [rows, W] = x [rows, k] · w [k, W], w a member's parameter (rows rowStride bytes apart): each output the
  * sum over i in order from 0 of x[r, i] w[i, o], in blocks of 48 where w.blocked (each block summed from 0,
- * then added to the total: y holds the total between blocks), as denseForward (no bias) sums it. Tiles of
- * ROWS rows, then the rest a row at a time.
+ * then added to the total: y holds the total between blocks), as denseForward sums it; plus the bias (a
+ * row of W floats at the local's address, where given) after the last block, as denseForward adds it. Tiles
+ * of ROWS rows, then the rest a row at a time.
  */
-export function tiledProduct(c: Code, rows: Local, x: Mat, w: ParamMat, y: Mat): void {
+export function tiledProduct(c: Code, rows: Local, x: Mat, w: ParamMat, y: Mat, bias?: Local): void {
   const blocks = blocksOf(w.rows, !!w.blocked);
   const r0 = c.local('i32');
   const xRow = c.local('i32');
@@ -67,6 +68,7 @@ export function tiledProduct(c: Code, rows: Local, x: Mat, w: ParamMat, y: Mat):
   const wq = c.local('i32');
   const yq = c.local('i32');
   const i = c.local('i32');
+  const bq = bias && c.local('i32');
   const tmp = c.local('v128');
   const xs = c.local('v128');
   const wv = Array.from({ length: VECS }, () => c.local('v128'));
@@ -92,6 +94,8 @@ export function tiledProduct(c: Code, rows: Local, x: Mat, w: ParamMat, y: Mat):
       });
       // the block's sums are the total, or added to it (0 + the first block's, as blockedSums adds them)
       c.get(yRow).get(at).i32Add().set(yq);
+      const last = block === blocks.length - 1;
+      if (bq && last) c.get(bias!).get(at).i32Add().set(bq);
       for (let r = 0; r < n; r++) {
         vecs.forEach((v, j) => {
           const off = (r * y.width + v.col) * 4;
@@ -100,6 +104,7 @@ export function tiledProduct(c: Code, rows: Local, x: Mat, w: ParamMat, y: Mat):
             else loadVec(c, yq, off, v, tmp);
             c.get(sum(r, j)).f32x4Add().set(sum(r, j));
           }
+          if (bq && last) (c.get(sum(r, j)), loadVec(c, bq, v.col * 4, v, tmp), c.f32x4Add(), c.set(sum(r, j)));
           storeVec(c, yq, off, v, sum(r, j));
         });
       }
@@ -203,4 +208,29 @@ export function addColumnSums(c: Code, batch: Local, dy: Mat, total: Mat): void 
  */
 export function product(c: Code, rows: Local, x: Mat, w: ParamMat, y: Mat): void {
   c.outlined(() => tiledProduct(c, rows, x, w, y));
+}
+
+/**
+ * A dense layer's y = x · W (+ bias) on many rows (a sequence's B*T): in register tiles, or denseForward's
+ * code where W is narrower than a vector (its rows in a vector's lanes). The same sums either way.
+ */
+export function rowsProduct(c: Code, rows: Local, x: Mat, w: ParamMat, bias: Local | undefined, y: Mat): void {
+  if (w.width < 4) return denseForward(c, rows, x, w, bias, y);
+  tiledProduct(c, rows, x, w, y, bias);
+}
+
+/** denseGradInput's dx = dy · Wᵀ (W transposed into `wt` first) on many rows, its product in register tiles. */
+export function rowsGradInput(c: Code, rows: Local, dy: Mat, w: ParamMat, dx: Mat, wt: Mat): void {
+  if (w.rows < 4) return denseGradInput(c, rows, dy, w, dx, wt);
+  tiledProduct(c, rows, dy, transposedParam(c, w, wt), dx);
+}
+
+/**
+ * denseGradWeights's dW = xᵀ dy on many rows, in register tiles where it sums as they do: over the rows in
+ * one run from zero. Summed in blocks of 48, or on from what dW holds (a shared layer's accumulation), or
+ * for a dy one column wide, it stays denseGradWeights's.
+ */
+export function rowsGradWeights(c: Code, rows: Local, x: Mat, dy: Mat, dw: Mat, blocked = false, accumulate = false): void {
+  if (blocked || accumulate || dy.width === 1) return denseGradWeights(c, rows, x, dy, dw, blocked, accumulate);
+  tiledGradWeights(c, rows, x, dy, dw, false);
 }
