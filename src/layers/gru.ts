@@ -11,7 +11,7 @@ import { selfOf } from './export-rule.js';
 import type { ExportContext, ExportNode, ExportTensor } from '../interop/export-node.js';
 import { gateKernel, gateVector, gateWeight, netcGateVector } from '../interop/layout.js';
 import { int } from '../interop/onnx-graph.js';
-import { kernelInits, onnxBias, onnxRecurrent, recurrentForward, recurrentShape, sequencesArg, unitsArg, type Cell } from './recurrent.js';
+import { kernelInits, onnxBias, onnxRecurrent, recurrentDims, recurrentForward, recurrentShape, sequencesArg, unitsArg, type Cell, type RecurrentDims } from './recurrent.js';
 import type { TF, Tensor } from '../kernels/tf.js';
 import type { WasmBackwardContext, WasmContext, WasmRule } from './wasm-rule.js';
 import type { Code, Local } from '../wasm/module.js';
@@ -256,23 +256,14 @@ function gruWasm(): WasmRule {
   };
 }
 
-interface GruDims {
-  steps: number;
-  features: number;
-  units: number;
-  sequences: boolean;
+interface GruDims extends RecurrentDims {
   /** reset_after */
   after: boolean;
-  /** each parameter's floats, by short name */
-  sizes: Record<string, number>;
 }
 
 function dimsOf(k: WasmContext): GruDims {
-  const [steps, features] = k.inputShapes[0];
-  const units = k.attrs.units as number;
   const after = !!k.attrs.reset_after;
-  const g = 3 * units;
-  return { steps, features, units, sequences: !!k.attrs.sequences, after, sizes: { kernel: features * g, recurrent_kernel: units * g, bias: (after ? 2 : 1) * g } };
+  return { ...recurrentDims(k, 3, after ? 2 : 1), after };
 }
 
 /** The bias's rows' addresses: b_i (and b_rh, reset_after's second row). */

@@ -15,7 +15,7 @@ import { addColumnSums, product, tiledGradWeights } from '../wasm/tiles.js';
 import type { Lanes } from '../wasm/lanes.js';
 import { addFloats, copyFloats, rowColumns, stepColumns, timeStep, transposeSteps, zeroMat } from '../wasm/sequence.js';
 import { activation, activationGrad } from '../wasm/activations.js';
-import { kernelInits, onnxBias, onnxRecurrent, recurrentForward, recurrentShape, sequencesArg, unitsArg, type Cell } from './recurrent.js';
+import { kernelInits, onnxBias, onnxRecurrent, recurrentDims, recurrentForward, recurrentShape, sequencesArg, unitsArg, type Cell, type RecurrentDims } from './recurrent.js';
 
 const cell: Cell = {
   states: 2,
@@ -168,20 +168,9 @@ function lstmWasm(): WasmRule {
   };
 }
 
-interface LstmDims {
-  steps: number;
-  features: number;
-  units: number;
-  sequences: boolean;
-  /** each parameter's floats, by short name */
-  sizes: Record<string, number>;
-}
+type LstmDims = RecurrentDims;
 
-function dimsOf(k: WasmContext): LstmDims {
-  const [steps, features] = k.inputShapes[0];
-  const units = k.attrs.units as number;
-  return { steps, features, units, sequences: !!k.attrs.sequences, sizes: { kernel: features * 4 * units, recurrent_kernel: units * 4 * units, bias: 4 * units } };
-}
+const dimsOf = (k: WasmContext): LstmDims => recurrentDims(k, 4);
 
 /** The forward pass's time-major buffers, which the backward pass reads. */
 function buffersOf(k: WasmContext, d: LstmDims) {

@@ -129,3 +129,21 @@ export function onnxBias(input: Float32Array, recurrent: Float32Array): Float32A
   b.set(recurrent, input.length);
   return b;
 }
+
+/** A recurrent layer's sizes in the generated step (lstm.ts's and gru.ts's wasm rules). */
+export interface RecurrentDims {
+  steps: number;
+  features: number;
+  units: number;
+  sequences: boolean;
+  /** each parameter's floats, by short name */
+  sizes: Record<string, number>;
+}
+
+/** The sizes of a layer of `gates` gates whose bias is `biasRows` rows of them (gru's reset_after keeps two). */
+export function recurrentDims(k: { inputShapes: number[][]; attrs: Record<string, unknown> }, gates: number, biasRows = 1): RecurrentDims {
+  const [steps, features] = k.inputShapes[0];
+  const units = k.attrs.units as number;
+  const width = gates * units;
+  return { steps, features, units, sequences: !!k.attrs.sequences, sizes: { kernel: features * width, recurrent_kernel: units * width, bias: biasRows * width } };
+}
