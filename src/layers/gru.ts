@@ -11,7 +11,7 @@ import { selfOf } from './export-rule.js';
 import type { ExportContext, ExportNode, ExportTensor } from '../interop/export-node.js';
 import { gateKernel, gateVector, gateWeight, netcGateVector } from '../interop/layout.js';
 import { int } from '../interop/onnx-graph.js';
-import { kernelInits, onnxBias, onnxRecurrent, recurrentDims, recurrentForward, recurrentShape, sequencesArg, unitsArg, type Cell, type RecurrentDims } from './recurrent.js';
+import { kernelInits, onnxBias, onnxRecurrent, lastStateOut, recurrentDims, recurrentForward, startCarry, stateFloats, zeroGrads, recurrentShape, sequencesArg, unitsArg, type Cell, type RecurrentDims } from './recurrent.js';
 import type { TF, Tensor } from '../kernels/tf.js';
 import type { WasmBackwardContext, WasmContext, WasmRule } from './wasm-rule.js';
 import type { Code, Local } from '../wasm/module.js';
@@ -213,7 +213,7 @@ function gruWasm(): WasmRule {
       const rows = c.local('i32');
       c.get(batch).i32(d.steps).i32Mul().set(rows);
       slicedForward(c, rows, b.x, k.params.kernel as ParamMat, b.gates, bias[0]);
-      const slot = () => c.get(batch).i32(d.units).i32Mul();
+      const slot = stateFloats(k, d);
       zeroMat(c, slot, b.h);
       const parts = d.after ? undefined : recurrentParts(k, d);
       const t = c.local('i32');
@@ -224,20 +224,19 @@ function gruWasm(): WasmRule {
         if (parts) forwardBefore(k, d, b, step, parts);
         else forwardAfter(k, b, step, bias[1]);
       });
-      if (!d.sequences) copyFloats(c, slot, timeStep(c, b.h, () => c.i32(d.steps), batch, d.units), k.output);
+      lastStateOut(k, d, b.h);
     },
     backward(k) {
       const d = dimsOf(k);
       const { code: c, batch } = k;
       const b = buffersOf(k, d);
       const g = backwardBuffersOf(k, d);
-      const slot = () => c.get(batch).i32(d.units).i32Mul();
+      const slot = stateFloats(k, d);
       // dh's carried shares start at zero, the z * h share as the output's gradient where it is the last state alone
-      if (d.sequences) zeroMat(c, slot, g.carry.z);
-      else copyFloats(c, slot, k.dOutput, g.carry.z);
+      startCarry(k, d, g.carry.z);
       zeroMat(c, slot, g.carry.reset);
       zeroMat(c, slot, g.carry.product);
-      for (const [name, m] of Object.entries(k.grads)) zeroMat(c, () => c.i32(d.sizes[name]), m);
+      zeroGrads(k, d);
       // from the last step down: t = T - 1 - s
       const [s, t] = [c.local('i32'), c.local('i32')];
       c.for(s, () => c.i32(0), () => c.i32(d.steps), () => {

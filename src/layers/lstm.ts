@@ -15,7 +15,7 @@ import { addColumnSums, product, tiledGradWeights } from '../wasm/tiles.js';
 import type { Lanes } from '../wasm/lanes.js';
 import { addFloats, copyFloats, rowColumns, stepColumns, timeStep, transposeSteps, zeroMat } from '../wasm/sequence.js';
 import { activation, activationGrad } from '../wasm/activations.js';
-import { kernelInits, onnxBias, onnxRecurrent, recurrentDims, recurrentForward, recurrentShape, sequencesArg, unitsArg, type Cell, type RecurrentDims } from './recurrent.js';
+import { kernelInits, onnxBias, onnxRecurrent, lastStateOut, recurrentDims, recurrentForward, startCarry, stateFloats, zeroGrads, recurrentShape, sequencesArg, unitsArg, type Cell, type RecurrentDims } from './recurrent.js';
 
 const cell: Cell = {
   states: 2,
@@ -124,7 +124,7 @@ function lstmWasm(): WasmRule {
       const rows = c.local('i32');
       c.get(batch).i32(d.steps).i32Mul().set(rows);
       product(c, rows, b.x, kernel, b.gates);
-      const slot = () => c.get(batch).i32(d.units).i32Mul();
+      const slot = stateFloats(k, d);
       zeroMat(c, slot, b.h);
       zeroMat(c, slot, b.c);
       const t = c.local('i32');
@@ -136,19 +136,18 @@ function lstmWasm(): WasmRule {
         const cell = { gates: at(b.gates, 4 * d.units), zh: b.zh, cPrev: at(b.c, d.units), c: at(b.c, d.units, 1), tanhC: at(b.tanhC, d.units), h, ...(out ? { out } : {}) };
         c.outlined(() => cellForward(c, batch, d.units, cell, k.params.bias as Local));
       });
-      if (!d.sequences) copyFloats(c, slot, timeStep(c, b.h, () => c.i32(d.steps), batch, d.units), k.output);
+      lastStateOut(k, d, b.h);
     },
     backward(k) {
       const d = dimsOf(k);
       const { code: c, batch } = k;
       const b = buffersOf(k, d);
       const g = backwardBuffersOf(k, d);
-      const slot = () => c.get(batch).i32(d.units).i32Mul();
+      const slot = stateFloats(k, d);
       // dh starts as the last state's gradient (the output's, where it is the last state alone), dc at zero
-      if (d.sequences) zeroMat(c, slot, g.dh);
-      else copyFloats(c, slot, k.dOutput, g.dh);
+      startCarry(k, d, g.dh);
       zeroMat(c, slot, g.dc);
-      for (const [name, m] of Object.entries(k.grads)) zeroMat(c, () => c.i32(d.sizes[name]), m);
+      zeroGrads(k, d);
       // from the last step down: t = T - 1 - s
       const [s, t] = [c.local('i32'), c.local('i32')];
       c.for(s, () => c.i32(0), () => c.i32(d.steps), () => {

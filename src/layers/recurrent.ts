@@ -18,6 +18,9 @@ import { fmtShape, type ShapeContext } from './layer-kind.js';
 import type { TF, Tensor } from '../kernels/tf.js';
 import type { ForwardContext, ForwardRules, Params } from './forward.js';
 import { fromMembersFirst, membersFirst, sharedByFolding } from './widened.js';
+import type { WasmBackwardContext, WasmContext } from './wasm-rule.js';
+import type { Mat } from '../wasm/blocks.js';
+import { copyFloats, timeStep, zeroMat } from '../wasm/sequence.js';
 import type { OnnxContext } from '../interop/export-node.js';
 import { int, ints, type Attr } from '../interop/onnx-graph.js';
 
@@ -146,4 +149,26 @@ export function recurrentDims(k: { inputShapes: number[][]; attrs: Record<string
   const units = k.attrs.units as number;
   const width = gates * units;
   return { steps, features, units, sequences: !!k.attrs.sequences, sizes: { kernel: features * width, recurrent_kernel: units * width, bias: biasRows * width } };
+}
+
+/** Pushes a state's floats for the whole batch, batch * units: the size of every [B, units] buffer of the step. */
+export const stateFloats = (k: WasmContext, d: RecurrentDims) => () => k.code.get(k.batch).i32(d.units).i32Mul();
+
+/** Where the layer returns its last state alone: h's slot after the last step (h is [T + 1, B, units]) to the output. */
+export function lastStateOut(k: WasmContext, d: RecurrentDims, h: Mat): void {
+  if (!d.sequences) copyFloats(k.code, stateFloats(k, d), timeStep(k.code, h, () => k.code.i32(d.steps), k.batch, d.units), k.output);
+}
+
+/**
+ * The carried dh before the last step's backward pass: the output's gradient where the output is the last
+ * state alone, else zero (each step's share of the output's gradient is added as the step is reached).
+ */
+export function startCarry(k: WasmBackwardContext, d: RecurrentDims, dh: Mat): void {
+  if (d.sequences) zeroMat(k.code, stateFloats(k, d), dh);
+  else copyFloats(k.code, stateFloats(k, d), k.dOutput, dh);
+}
+
+/** Every parameter's gradient at zero: the steps' shares are added to it from the last step down. */
+export function zeroGrads(k: WasmBackwardContext, d: RecurrentDims): void {
+  for (const [name, m] of Object.entries(k.grads)) zeroMat(k.code, () => k.code.i32(d.sizes[name]), m);
 }
