@@ -15,7 +15,7 @@ import { kernelInits, onnxBias, onnxRecurrent, lastStateOut, recurrentDims, recu
 import type { TF, Tensor } from '../kernels/tf.js';
 import type { WasmBackwardContext, WasmContext, WasmRule } from './wasm-rule.js';
 import type { Code, Local } from '../wasm/module.js';
-import { columnSums, denseGradWeights, forRows, slicedForward, SUM_BLOCK, transposedParam, type Mat, type ParamMat } from '../wasm/blocks.js';
+import { columnSums, denseGradWeights, forRows, SUM_BLOCK, transposedParam, type Mat, type ParamMat } from '../wasm/blocks.js';
 import type { Lanes } from '../wasm/lanes.js';
 import { product } from '../wasm/tiles.js';
 import { addColumns, addFloats, cellLanes, copyFloats, offsetBy, rowColumns, rowPointers, stepColumns, timeStep, transposeSteps, zeroMat } from '../wasm/sequence.js';
@@ -212,7 +212,7 @@ function gruWasm(): WasmRule {
       // x_t · kernel + b_i of every step in one product: the time-major rows are T * B rows of [F]
       const rows = c.local('i32');
       c.get(batch).i32(d.steps).i32Mul().set(rows);
-      slicedForward(c, rows, b.x, k.params.kernel as ParamMat, b.gates, bias[0]);
+      product(c, rows, b.x, k.params.kernel as ParamMat, b.gates, bias[0]);
       const slot = stateFloats(k, d);
       zeroMat(c, slot, b.h);
       const parts = d.after ? undefined : recurrentParts(k, d);
@@ -315,7 +315,7 @@ interface StepMats {
 function forwardAfter(k: WasmContext, b: GruBuffers, s: StepMats, recurrentBias: Local): void {
   const { code: c, batch } = k;
   const u = k.attrs.units as number;
-  slicedForward(c, batch, s.hPrev, k.params.recurrent_kernel as ParamMat, b.zh, recurrentBias);
+  product(c, batch, s.hPrev, k.params.recurrent_kernel as ParamMat, b.zh, recurrentBias);
   c.outlined(() => cellAfter(c, batch, u, { ...s, zh: b.zh }));
 }
 

@@ -236,32 +236,6 @@ export function denseForward(c: Code, batch: Local, x: Mat, w: ParamMat, bias: L
   }, from);
 }
 
-/** The columns a sliced product computes at once (4 vectors of sums). */
-const SLICE = 16;
-
-/**
- * y = x · w (no bias) a slice of w's columns at a time, each a function of its own. denseForward keeps a sum
- * per column of a group of 64 in registers, 16 vectors, as many as x64 has, and V8 spills them; a slice of
- * 16 took the bench-like lstm (input [100, 32], lstm(32), 32 members, batch 32) from about 410 to 220 ms of
- * CPU a step (32 columns: 300 ms). Each column's sum is the same, in the same order, its bias (where given)
- * added after.
- */
-export function slicedForward(c: Code, rows: Local, x: Mat, w: ParamMat, y: Mat, bias?: Local): void {
-  for (let first = 0; first < w.width; first += SLICE) {
-    const width = Math.min(SLICE, w.width - first);
-    const base = c.local('i32');
-    c.get(w.base).i32(first * 4).i32Add().set(base);
-    let sliceBias: Local | undefined;
-    if (bias) {
-      sliceBias = c.local('i32');
-      c.get(bias);
-      if (first) c.i32(first * 4).i32Add();
-      c.set(sliceBias);
-    }
-    c.outlined(() => denseForward(c, rows, x, { ...w, base, width }, sliceBias, { ...y, offset: y.offset + first * 4 }));
-  }
-}
-
 /** Whether denseForward takes a [rows, width] kernel's product four rows at a time (see denseRowsInLanes). */
 export const rowsInLanes = (rows: number, width: number) => width < 4 && rows <= UNROLL;
 

@@ -203,11 +203,11 @@ export function addColumnSums(c: Code, batch: Local, dy: Mat, total: Mat): void 
 }
 
 /**
- * y = x · w (no bias) in register tiles, a function of its own (Code.outlined: V8 compiles small functions
- * better): every output the same sum in the same order as denseForward's.
+ * y = x · w (+ bias) in register tiles, a function of its own (Code.outlined: V8 compiles small functions
+ * better): every output the same sum in the same order as denseForward's, its bias added after.
  */
-export function product(c: Code, rows: Local, x: Mat, w: ParamMat, y: Mat): void {
-  c.outlined(() => tiledProduct(c, rows, x, w, y));
+export function product(c: Code, rows: Local, x: Mat, w: ParamMat, y: Mat, bias?: Local): void {
+  c.outlined(() => tiledProduct(c, rows, x, w, y, bias));
 }
 
 /**
